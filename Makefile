@@ -1,0 +1,88 @@
+# emr-lineage: every workflow is a make target. `make help` lists them.
+#   make setup            install everything (idempotent; a second run takes seconds)
+#   make test             run the whole test suite
+#   make synth ENV=prod   synthesize one environment (no AWS credentials needed)
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+ENV ?= dev
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+CDK := $(CURDIR)/node_modules/.bin/cdk
+STAMPS := .make
+CDK_OUT := cdk.out/$(ENV)
+# Extra arguments for pytest, e.g. make test PYTEST_ARGS="-k network"
+PYTEST_ARGS ?=
+
+export PATH := $(BIN):$(CURDIR)/node_modules/.bin:$(PATH)
+# Node 20 makes jsii print an end-of-life banner on every call.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export CDK_DISABLE_CLI_TELEMETRY := true
+CDK_FLAGS := --no-notices -c env=$(ENV)
+
+# Debian packages the tests need: headless Chromium (HTML report test) and a JRE (Spark).
+APT_PACKAGES := chromium openjdk-17-jre-headless
+
+.PHONY: help setup test synth lint diff deploy destroy lock clean
+
+help: ## List the targets
+	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | sort | \
+	  awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
+
+setup: $(STAMPS)/apt $(VENV)/.installed node_modules/.installed ## Install venv, pinned Python deps, pinned CDK CLI and apt packages (idempotent)
+	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
+
+$(STAMPS)/apt:
+	@mkdir -p $(STAMPS)
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v java >/dev/null || missing="$$missing openjdk-17-jre-headless"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@touch $@
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "emr-lineage needs Python 3.11+"'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+lock: ## Re-resolve requirements.in into requirements.lock (then run make setup)
+	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links -o requirements.lock requirements.in
+
+test: ## Run all tests (CDK synth, cdk-nag, cfn-lint, tools, Spark, bootstrap)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+synth: ## Synthesize ENV's stacks into cdk.out/ENV (cdk-nag runs as part of synth)
+	$(CDK) synth $(CDK_FLAGS) --output $(CDK_OUT) --quiet
+	@echo "templates in $(CDK_OUT)/"
+
+lint: synth ## cfn-lint the synthesized templates of ENV, shellcheck the bootstrap scripts
+	$(BIN)/cfn-lint --non-zero-exit-code warning -- $(CDK_OUT)/*.template.json
+	@if compgen -G "bootstrap/*.sh" >/dev/null; then $(BIN)/shellcheck bootstrap/*.sh; fi
+	@echo "lint clean for $(ENV)"
+
+diff: ## Show what a deploy of ENV would change (needs AWS credentials)
+	$(CDK) diff $(CDK_FLAGS) --output $(CDK_OUT) --all
+
+deploy: ## Deploy all stacks of ENV (needs AWS credentials and a bootstrapped account)
+	$(CDK) deploy $(CDK_FLAGS) --output $(CDK_OUT) --all --require-approval $(if $(filter prod,$(ENV)),broadening,never)
+
+destroy: ## Delete all stacks of ENV (retained resources are listed in the README)
+	$(CDK) destroy $(CDK_FLAGS) --output $(CDK_OUT) --all
+
+clean: ## Remove build output (keeps .venv and node_modules)
+	rm -rf cdk.out .pytest_cache

@@ -1,0 +1,3 @@
+"""emr-lineage: OpenLineage lineage for Spark on Amazon EMR, with Marquez."""
+
+__version__ = "0.1.0"

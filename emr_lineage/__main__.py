@@ -1,0 +1,3 @@
+from emr_lineage.cli import main
+
+main()

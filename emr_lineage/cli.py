@@ -1,0 +1,36 @@
+"""The ``emr-lineage`` command line: a thin layer over the modules that do the work.
+
+Each sub-command lives beside the module it drives and is registered here with one
+``main.add_command(...)`` line. Errors the user can fix are raised as
+``click.ClickException`` (exit 1) or ``click.UsageError``/``BadParameter`` (exit 2),
+never as tracebacks.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from emr_lineage import __version__
+from emr_lineage.config import ConfigError, load_settings
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="emr-lineage")
+def main() -> None:
+    """Data lineage for Apache Spark on Amazon EMR, reported to Marquez."""
+
+
+@main.command("config")
+@click.option("--env", "env", default=None, help="Environment name from cdk.json (default: dev).")
+def show_config(env: str | None) -> None:
+    """Print the validated settings of one environment as JSON."""
+    try:
+        settings = load_settings(env)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(settings.model_dump(mode="json"), indent=2, sort_keys=True))
+
+
+# Sub-commands from their own modules (one line each; keep this list sorted).

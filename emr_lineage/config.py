@@ -1,0 +1,276 @@
+"""Typed, validated settings for one emr-lineage environment.
+
+The single source of truth is the ``emr-lineage`` block of ``cdk.json`` context:
+
+    "emr-lineage": {
+      "versions": {...},                 # shared by every environment
+      "environments": {"dev": {...}, "prod": {...}}
+    }
+
+The CDK app (``app.py``) and the tools (``emr-lineage ...``) both load it through
+:func:`load_settings`, so a value is read in exactly one way everywhere. Every key is
+required and unknown keys are rejected: a typo fails loudly instead of silently
+falling back to a default.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import json
+import re
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+CONTEXT_KEY = "emr-lineage"
+ENV_CONTEXT_KEY = "env"
+DEFAULT_ENV = "dev"
+CDK_JSON = Path(__file__).resolve().parent.parent / "cdk.json"
+
+
+class ConfigError(Exception):
+    """A configuration problem, with a message that names the offending key."""
+
+
+class _Strict(BaseModel):
+    # strict: "2" is not an int, "true" is not a bool; forbid: a mistyped key is an error.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class RemovalPolicyName(str, Enum):
+    DESTROY = "destroy"
+    RETAIN = "retain"
+    SNAPSHOT = "snapshot"
+
+
+InterfaceEndpoint = Literal["sts", "glue", "logs", "ssm", "ecr", "secretsmanager"]
+PositiveInt = Annotated[int, Field(gt=0)]
+# CloudWatch Logs only accepts these retention periods.
+LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
+
+
+def _cidr(value: str, key: str) -> str:
+    try:
+        network = ipaddress.ip_network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not a valid CIDR block for {key} ({exc})") from None
+    return str(network)
+
+
+class Versions(_Strict):
+    marquez: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
+
+
+class NetworkSettings(_Strict):
+    vpc_cidr: str
+    max_azs: Annotated[int, Field(ge=2, le=6)]
+    nat_gateways: Annotated[int, Field(ge=1, le=6)]
+    interface_endpoints: list[InterfaceEndpoint]
+    flow_logs_retention_days: int
+
+    @field_validator("vpc_cidr")
+    @classmethod
+    def _vpc_cidr(cls, value: str) -> str:
+        cidr = _cidr(value, "vpc_cidr")
+        prefix = ipaddress.ip_network(cidr).prefixlen
+        if not 16 <= prefix <= 24:
+            raise ValueError(f"vpc_cidr {cidr} must be between /16 and /24 to hold three subnet tiers")
+        return cidr
+
+    @field_validator("interface_endpoints")
+    @classmethod
+    def _unique_endpoints(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("interface_endpoints lists an endpoint twice")
+        return value
+
+    @field_validator("flow_logs_retention_days")
+    @classmethod
+    def _retention(cls, value: int) -> int:
+        return _check_retention(value)
+
+    @model_validator(mode="after")
+    def _nat_within_azs(self) -> NetworkSettings:
+        if self.nat_gateways > self.max_azs:
+            raise ValueError(f"nat_gateways ({self.nat_gateways}) cannot exceed max_azs ({self.max_azs})")
+        return self
+
+
+# Fargate's valid (cpu, memory) pairs for the sizes a Marquez task sensibly uses.
+_FARGATE_MEMORY = {
+    512: range(1024, 4097, 1024),
+    1024: range(2048, 8193, 1024),
+    2048: range(4096, 16385, 1024),
+    4096: range(8192, 30721, 1024),
+}
+
+
+class MarquezSettings(_Strict):
+    task_cpu: int
+    task_memory_mib: int
+    desired_count: Annotated[int, Field(ge=1, le=10)]
+    web_allowed_cidrs: Annotated[list[str], Field(min_length=1)]
+    health_check_grace_seconds: Annotated[int, Field(ge=30, le=1800)]
+
+    @field_validator("web_allowed_cidrs")
+    @classmethod
+    def _allowed(cls, value: list[str]) -> list[str]:
+        cidrs = [_cidr(v, "web_allowed_cidrs") for v in value]
+        for cidr in cidrs:
+            if ipaddress.ip_network(cidr).prefixlen == 0:
+                raise ValueError(f"{cidr} opens the lineage UI to every address; list the networks that need it")
+        return cidrs
+
+    @model_validator(mode="after")
+    def _fargate_size(self) -> MarquezSettings:
+        allowed = _FARGATE_MEMORY.get(self.task_cpu)
+        if allowed is None:
+            raise ValueError(f"task_cpu {self.task_cpu} is not one of {sorted(_FARGATE_MEMORY)}")
+        if self.task_memory_mib not in allowed:
+            raise ValueError(
+                f"task_memory_mib {self.task_memory_mib} is not valid with task_cpu {self.task_cpu} "
+                f"(Fargate allows {allowed.start}..{allowed.stop - 1} in steps of {allowed.step})"
+            )
+        return self
+
+
+class DatabaseSettings(_Strict):
+    postgres_version: Annotated[str, Field(pattern=r"^\d+\.\d+$")]
+    instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
+    allocated_storage_gib: Annotated[int, Field(ge=20, le=65536)]
+    max_allocated_storage_gib: Annotated[int, Field(ge=20, le=65536)]
+    multi_az: bool
+    backup_retention_days: Annotated[int, Field(ge=1, le=35)]
+    deletion_protection: bool
+
+    @field_validator("postgres_version")
+    @classmethod
+    def _supported_major(cls, value: str) -> str:
+        major = int(value.split(".")[0])
+        # Marquez needs PostgreSQL 14 (older majors fail its migrations; see FACTS.md).
+        if major < 14:
+            raise ValueError(f"postgres_version {value}: Marquez needs PostgreSQL 14 or newer")
+        return value
+
+    @model_validator(mode="after")
+    def _storage(self) -> DatabaseSettings:
+        if self.max_allocated_storage_gib < self.allocated_storage_gib:
+            raise ValueError("max_allocated_storage_gib must be >= allocated_storage_gib")
+        return self
+
+
+class EnvironmentSettings(_Strict):
+    """Everything that differs between environments."""
+
+    name: str
+    account: Annotated[str, Field(pattern=r"^\d{12}$")] | None
+    region: Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")] | None
+    removal_policy: RemovalPolicyName
+    log_retention_days: int
+    tags: dict[str, str]
+    network: NetworkSettings
+    marquez: MarquezSettings
+    database: DatabaseSettings
+    versions: Versions
+
+    @field_validator("log_retention_days")
+    @classmethod
+    def _retention(cls, value: int) -> int:
+        return _check_retention(value)
+
+    @field_validator("removal_policy", mode="before")
+    @classmethod
+    def _removal_policy(cls, value: Any) -> Any:
+        # Strict mode would otherwise demand an Enum instance; accept its string value.
+        if isinstance(value, str):
+            try:
+                return RemovalPolicyName(value)
+            except ValueError:
+                raise ValueError(
+                    f"{value!r} is not one of {[p.value for p in RemovalPolicyName]}"
+                ) from None
+        return value
+
+    @property
+    def resource_prefix(self) -> str:
+        return f"emr-lineage-{self.name}"
+
+
+def _check_retention(value: int) -> int:
+    if value not in LOG_RETENTION_DAYS:
+        raise ValueError(f"{value} is not a CloudWatch Logs retention period; use one of {list(LOG_RETENTION_DAYS)}")
+    return value
+
+
+_ENV_NAME = re.compile(r"^[a-z][a-z0-9-]{1,15}$")
+
+
+def _format_validation_error(exc: ValidationError, env: str, raw: dict[str, Any], model: type[BaseModel]) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = list(err["loc"])
+        key = ".".join(str(p) for p in loc)
+        where = f"environments.{env}.{key}" if loc and loc[0] != "versions" else key
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            hint = _did_you_mean(loc, model)
+            message = "unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
+        elif err["type"] == "missing":
+            message = "missing required key"
+        lines.append(f"{CONTEXT_KEY}.{where}: {message}")
+    return "invalid configuration in cdk.json context:\n  " + "\n  ".join(lines)
+
+
+def _did_you_mean(loc: list[Any], model: type[BaseModel]) -> str | None:
+    """Walk the model along ``loc`` and suggest the closest real key for the last part."""
+    current: Any = model
+    for part in loc[:-1]:
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None:
+            return None
+        current = field.annotation
+    names = list(getattr(current, "model_fields", {}))
+    match = difflib.get_close_matches(str(loc[-1]), names, n=1)
+    return match[0] if match else None
+
+
+def settings_from_context(block: Any, env: str | None) -> EnvironmentSettings:
+    """Validate the ``emr-lineage`` context block and return one environment's settings."""
+    env = env or DEFAULT_ENV
+    if not isinstance(block, dict):
+        raise ConfigError(f"cdk.json context has no {CONTEXT_KEY!r} object; see README 'Configuration reference'")
+    environments = block.get("environments")
+    if not isinstance(environments, dict) or not environments:
+        raise ConfigError(f"{CONTEXT_KEY}.environments: missing or empty; define at least one environment")
+    if env not in environments:
+        known = ", ".join(sorted(environments))
+        raise ConfigError(f"unknown environment {env!r} (-c {ENV_CONTEXT_KEY}={env}); cdk.json defines: {known}")
+    if not _ENV_NAME.match(env):
+        raise ConfigError(f"environment name {env!r}: use 2-16 lowercase letters, digits or '-', starting with a letter")
+    raw_env = environments[env]
+    if not isinstance(raw_env, dict):
+        raise ConfigError(f"{CONTEXT_KEY}.environments.{env}: expected an object, got {type(raw_env).__name__}")
+    if "versions" in raw_env or "name" in raw_env:
+        raise ConfigError(f"{CONTEXT_KEY}.environments.{env}: 'versions' and 'name' are not per-environment keys")
+    unknown_top = sorted(set(block) - {"versions", "environments"})
+    if unknown_top:
+        raise ConfigError(f"{CONTEXT_KEY}.{unknown_top[0]}: unknown key (expected 'versions' and 'environments')")
+    data = {**raw_env, "name": env, "versions": block.get("versions")}
+    try:
+        return EnvironmentSettings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc, env, data, EnvironmentSettings)) from None
+
+
+def load_settings(env: str | None = None, cdk_json: Path = CDK_JSON) -> EnvironmentSettings:
+    """Load settings for the tools, straight from ``cdk.json`` (no CDK app needed)."""
+    try:
+        document = json.loads(cdk_json.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{cdk_json}: not found; run from the emr-lineage checkout") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{cdk_json}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
+    return settings_from_context(document.get("context", {}).get(CONTEXT_KEY), env)

@@ -1,0 +1,28 @@
+"""Shared fixtures. Expensive ones (CDK synth, Spark session) are session-scoped."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+REFERENCE_DIR = REPO_ROOT.parent / "shared" / "reference"
+
+# app.py, stacks/ and jobs/ are imported by the tests from the checkout itself.
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    """../shared/reference: OpenLineage schemas/fixtures and Marquez responses (read-only)."""
+    if not REFERENCE_DIR.is_dir():
+        pytest.fail(f"reference data not found at {REFERENCE_DIR}; the checkout must sit beside shared/")
+    return REFERENCE_DIR
