@@ -60,8 +60,44 @@ def _cidr(value: str, key: str) -> str:
     return str(network)
 
 
+class ListenerArtifact(_Strict):
+    """The OpenLineage Spark listener jar: Maven coordinates and the checksum it must match."""
+
+    version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
+    scala_version: Literal["2.12", "2.13"]
+    # None until a maintainer has pinned it; stage-listener then refuses to stage (see docs/listener.md).
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None
+    maven_repository: Annotated[str, Field(pattern=r"^https?://")]
+
+    @property
+    def artifact_id(self) -> str:
+        return f"openlineage-spark_{self.scala_version}"
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.artifact_id}-{self.version}.jar"
+
+    @property
+    def download_url(self) -> str:
+        base = self.maven_repository.rstrip("/")
+        return f"{base}/io/openlineage/{self.artifact_id}/{self.version}/{self.file_name}"
+
+
 class Versions(_Strict):
     marquez: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
+    openlineage_spark: ListenerArtifact
+
+
+class OpenLineageSettings(_Strict):
+    """How Spark applications of this environment report lineage."""
+
+    namespace: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+    transport_timeout_ms: Annotated[int, Field(ge=500, le=60000)]
+    transport_compression: Literal["gzip"] | None
+    # Bootstrap: False = a node without a working listener fails the cluster (fail closed).
+    fail_open: bool
+    # EMR 7.11+ ships its own OpenLineage jar: which one runs ("bundle" = ours, pinned above).
+    listener_source: Literal["bundle", "emr"]
 
 
 class NetworkSettings(_Strict):
@@ -174,6 +210,7 @@ class EnvironmentSettings(_Strict):
     network: NetworkSettings
     marquez: MarquezSettings
     database: DatabaseSettings
+    openlineage: OpenLineageSettings
     versions: Versions
 
     @field_validator("log_retention_days")
