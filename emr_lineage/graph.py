@@ -1,0 +1,463 @@
+"""The lineage graph model, built from OpenLineage run events or from Marquez.
+
+One graph for both sources, so ``graph``, ``validate``, the renderers and the HTML report
+never care where lineage came from. Nodes carry Marquez's ids (``dataset:<ns>:<name>``,
+``job:<ns>:<name>``); edges go ``dataset -> job`` (input) and ``job -> dataset`` (output).
+
+Building from events (OpenLineage #2104, Marquez #2264/#2408/#2708):
+
+* the events of one run are cumulative and partial, so a run's inputs, outputs and dataset
+  facets are the union over all its events;
+* events may repeat and arrive in any order: everything is merged into sets and every choice
+  (a run's job name, a field type) is made by a deterministic rule after all events are
+  read, so any permutation or duplication of the events gives the same graph;
+* ``level="application"`` folds each Spark action's job into its parent application job
+  (``parent`` run facet), ``level="action"`` keeps one job per action.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping
+
+import networkx as nx
+
+from emr_lineage.naming import dataset_field_node_id, dataset_node_id, job_node_id
+
+LEVELS = ("application", "action")
+UNNAMED_JOB = "(unnamed)"
+UNKNOWN_NAMESPACE = "(unknown)"
+# Order of run states, so the merged state of a run does not depend on event order.
+_STATE_RANK = {"START": 1, "RUNNING": 2, "OTHER": 0, "COMPLETE": 3, "ABORT": 4, "FAIL": 5}
+
+
+class GraphError(ValueError):
+    """Input that cannot become a graph (e.g. an unknown level or a malformed Marquez reply)."""
+
+
+@dataclass
+class _Run:
+    """What the events of one run say, merged."""
+
+    jobs: set[tuple[str, str]] = field(default_factory=set)
+    parents: set[tuple[str, str]] = field(default_factory=set)
+    inputs: set[tuple[str, str]] = field(default_factory=set)
+    outputs: set[tuple[str, str]] = field(default_factory=set)
+    states: set[str] = field(default_factory=set)
+    is_application: bool = False
+
+
+@dataclass
+class _Dataset:
+    aliases: set[tuple[str, str, str]] = field(default_factory=set)
+    fields: dict[str, set[str]] = field(default_factory=dict)
+
+
+class LineageGraph:
+    """A lineage graph: a :class:`networkx.DiGraph` of JOB and DATASET nodes plus column lineage.
+
+    ``nodes`` maps node id to its attributes (``id``, ``type``, ``namespace``, ``name`` and,
+    for datasets, ``aliases``/``fields``; for jobs, ``runs``/``states``/``actions``).
+    ``column_edges`` holds ``{"source", "target", "transformations"}`` between
+    ``datasetField:<ns>:<dataset>:<field>`` ids.
+    """
+
+    def __init__(self, level: str = "application", source: str = "events") -> None:
+        if level not in LEVELS:
+            raise GraphError(f"unknown level {level!r} (expected one of {', '.join(LEVELS)})")
+        self.level = level
+        self.source = source
+        self.digraph: nx.DiGraph = nx.DiGraph()
+        self.column_edges: list[dict[str, Any]] = []
+
+    # -- building -------------------------------------------------------------------------
+
+    def add_dataset(self, namespace: str, name: str, **attrs: Any) -> str:
+        node_id = dataset_node_id(namespace, name)
+        if node_id not in self.digraph:
+            self.digraph.add_node(
+                node_id, id=node_id, type="DATASET", namespace=namespace, name=name, aliases=[], fields=[]
+            )
+        self.digraph.nodes[node_id].update(attrs)
+        return node_id
+
+    def add_job(self, namespace: str, name: str, **attrs: Any) -> str:
+        node_id = job_node_id(namespace, name)
+        if node_id not in self.digraph:
+            self.digraph.add_node(
+                node_id, id=node_id, type="JOB", namespace=namespace, name=name, runs=0, states=[], actions=[]
+            )
+        self.digraph.nodes[node_id].update(attrs)
+        return node_id
+
+    def add_edge(self, source: str, target: str) -> None:
+        self.digraph.add_edge(source, target)
+
+    # -- reading --------------------------------------------------------------------------
+
+    @property
+    def nodes(self) -> Mapping[str, dict[str, Any]]:
+        return self.digraph.nodes
+
+    def jobs(self) -> list[str]:
+        return sorted(n for n, a in self.digraph.nodes(data=True) if a["type"] == "JOB")
+
+    def datasets(self) -> list[str]:
+        return sorted(n for n, a in self.digraph.nodes(data=True) if a["type"] == "DATASET")
+
+    def inputs_of(self, job_id: str) -> list[str]:
+        """Dataset ids read by a job (sorted)."""
+        return sorted(self.digraph.predecessors(job_id)) if job_id in self.digraph else []
+
+    def outputs_of(self, job_id: str) -> list[str]:
+        """Dataset ids written by a job (sorted)."""
+        return sorted(self.digraph.successors(job_id)) if job_id in self.digraph else []
+
+    def edges(self) -> list[tuple[str, str]]:
+        return sorted(self.digraph.edges())
+
+    def layers(self) -> list[list[str]]:
+        """Nodes in left-to-right layers (topological generations; cycles share a layer)."""
+        condensed = nx.condensation(self.digraph)
+        layers = []
+        for generation in nx.topological_generations(condensed):
+            members = sorted(n for c in generation for n in condensed.nodes[c]["members"])
+            layers.append(members)
+        return layers
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON form: sorted ``nodes``, ``edges`` and ``columnEdges``."""
+        nodes = [dict(sorted(self.digraph.nodes[n].items())) for n in sorted(self.digraph.nodes)]
+        edges = [{"source": s, "target": t} for s, t in self.edges()]
+        columns = sorted(self.column_edges, key=lambda e: (e["source"], e["target"]))
+        return {"level": self.level, "nodes": nodes, "edges": edges, "columnEdges": columns}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LineageGraph) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        n_jobs, n_datasets = len(self.jobs()), len(self.datasets())
+        return f"LineageGraph(level={self.level!r}, jobs={n_jobs}, datasets={n_datasets}, edges={self.digraph.number_of_edges()})"
+
+
+# --- from OpenLineage events -------------------------------------------------------------
+
+
+def _pick(candidates: Iterable[tuple[str, str]]) -> tuple[str, str]:
+    # The most specific name wins: Spark may report a generic name in early events of a run.
+    return max(candidates, key=lambda job: (len(job[1]), job))
+
+
+def _dataset_key(dataset: Mapping[str, Any]) -> tuple[str, str]:
+    return dataset.get("namespace") or UNKNOWN_NAMESPACE, dataset.get("name") or ""
+
+
+class _Accumulator:
+    """Phase 1 of :func:`build_graph`: merge events per run and per dataset (order-free)."""
+
+    def __init__(self) -> None:
+        self.runs: dict[Any, _Run] = {}
+        self.datasets: dict[tuple[str, str], _Dataset] = {}
+        # (out ns, out name, out field) -> {(in ns, in name, in field, transformation types)}
+        self.columns: dict[tuple[str, str, str], set[tuple[str, str, str, str]]] = defaultdict(set)
+
+    def add(self, event: Mapping[str, Any]) -> None:
+        job = event.get("job") or {}
+        job_key = (job.get("namespace") or UNKNOWN_NAMESPACE, job.get("name") or UNNAMED_JOB)
+        run = event.get("run") or {}
+        run_id = run.get("runId")
+        # A fragment without runId: all its job's id-less events form one run.
+        key = run_id if run_id else job_key
+        acc = self.runs.get(key)
+        if acc is None:
+            acc = self.runs[key] = _Run()
+        acc.jobs.add(job_key)
+        event_type = event.get("eventType")
+        if event_type:
+            acc.states.add(event_type)
+        run_facets = run.get("facets")
+        if run_facets:
+            parent = run_facets.get("parent")
+            if parent:
+                parent_job = parent.get("job") or {}
+                if parent_job.get("name"):
+                    acc.parents.add((parent_job.get("namespace") or job_key[0], parent_job["name"]))
+        job_facets = job.get("facets")
+        if job_facets:
+            job_type = job_facets.get("jobType")
+            if job_type and job_type.get("jobType") == "APPLICATION":
+                acc.is_application = True
+        for direction, target in (("inputs", acc.inputs), ("outputs", acc.outputs)):
+            for dataset in event.get(direction) or ():
+                ds_key = _dataset_key(dataset)
+                target.add(ds_key)
+                facets = dataset.get("facets")
+                if facets:
+                    self._add_dataset_facets(ds_key, facets)
+                elif ds_key not in self.datasets:
+                    self.datasets[ds_key] = _Dataset()
+
+    def _add_dataset_facets(self, ds_key: tuple[str, str], facets: Mapping[str, Any]) -> None:
+        info = self.datasets.get(ds_key)
+        if info is None:
+            info = self.datasets[ds_key] = _Dataset()
+        symlinks = facets.get("symlinks")
+        if symlinks:
+            for ident in symlinks.get("identifiers") or ():
+                info.aliases.add((ident.get("namespace", ""), ident.get("name", ""), ident.get("type", "")))
+        schema = facets.get("schema")
+        if schema:
+            for column in schema.get("fields") or ():
+                if column.get("name"):
+                    info.fields.setdefault(column["name"], set()).add(str(column.get("type") or ""))
+        lineage = facets.get("columnLineage")
+        if lineage:
+            for out_field, spec in (lineage.get("fields") or {}).items():
+                out_key = (ds_key[0], ds_key[1], out_field)
+                for source in (spec or {}).get("inputFields") or ():
+                    kinds = sorted({t.get("type", "") for t in source.get("transformations") or () if t.get("type")})
+                    if not kinds and spec.get("transformationType"):
+                        kinds = [spec["transformationType"]]
+                    self.columns[out_key].add(
+                        (
+                            source.get("namespace") or ds_key[0],
+                            source.get("name") or "",
+                            source.get("field") or "",
+                            ",".join(kinds),
+                        )
+                    )
+
+
+def _application_of(
+    runs: Iterable[_Run],
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """Map each action job to the application job it folds into.
+
+    A job folds into its ``parent`` facet's job when that parent is itself a job of these
+    events or the child's name starts with ``<parent>.`` (Spark names actions
+    ``<app>.<action>``). An application's own parent (an orchestrator such as Airflow, set by
+    ``spark.openlineage.parent*``) is neither, so applications are not folded into it.
+    """
+    known: set[tuple[str, str]] = set()
+    parents: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+    applications: set[tuple[str, str]] = set()
+    for run in runs:
+        job = _pick(run.jobs)
+        known.add(job)
+        parents[job].update(run.parents)
+        if run.is_application:
+            applications.add(job)
+
+    def direct_parent(job: tuple[str, str]) -> tuple[str, str] | None:
+        if job in applications:
+            return None
+        eligible = sorted(
+            p for p in parents.get(job, ()) if p != job and (p in known or job[1].startswith(p[1] + "."))
+        )
+        return eligible[0] if eligible else None
+
+    folded: dict[tuple[str, str], tuple[str, str]] = {}
+    for job in known:
+        seen = {job}
+        target = job
+        while (parent := direct_parent(target)) is not None and parent not in seen:
+            seen.add(parent)
+            target = parent
+        folded[job] = target
+    return folded
+
+
+def build_graph(events: Iterable[Mapping[str, Any]], level: str = "application") -> LineageGraph:
+    """Build the lineage graph of OpenLineage run events (dicts in the JSON shape).
+
+    ``level`` is ``"application"`` (default: action jobs folded into their application job)
+    or ``"action"``. Accepts events in any order, with duplicates and partial fragments;
+    events of the ``openlineage.client`` classes can be passed through
+    :func:`emr_lineage.events.to_dict` first. Raises :class:`GraphError` for a bad level.
+    """
+    if level not in LEVELS:
+        raise GraphError(f"unknown level {level!r} (expected one of {', '.join(LEVELS)})")
+    acc = _Accumulator()
+    add = acc.add
+    for event in events:
+        add(event)
+    return _assemble(acc, level)
+
+
+def _assemble(acc: _Accumulator, level: str) -> LineageGraph:
+    graph = LineageGraph(level=level, source="events")
+    folded = _application_of(acc.runs.values()) if level == "application" else {}
+    job_runs: dict[tuple[str, str], int] = defaultdict(int)
+    job_states: dict[tuple[str, str], set[str]] = defaultdict(set)
+    job_actions: dict[tuple[str, str], set[str]] = defaultdict(set)
+    job_inputs: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+    job_outputs: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+    for run in acc.runs.values():
+        own = _pick(run.jobs)
+        job = folded.get(own, own)
+        if job == own:
+            job_runs[job] += 1
+        else:
+            job_actions[job].add(own[1])
+        if run.states:
+            job_states[job].add(max(run.states, key=lambda s: _STATE_RANK.get(s, 0)))
+        job_inputs[job] |= run.inputs
+        job_outputs[job] |= run.outputs
+        job_runs.setdefault(job, 0)
+    # Fold targets that never sent events of their own still become job nodes.
+    for job in set(folded.values()):
+        job_runs.setdefault(job, 0)
+
+    for ds_key, info in acc.datasets.items():
+        graph.add_dataset(
+            ds_key[0],
+            ds_key[1],
+            aliases=[{"namespace": a[0], "name": a[1], "type": a[2]} for a in sorted(info.aliases)],
+            fields=[{"name": n, "type": "|".join(sorted(t - {""})) or ""} for n, t in sorted(info.fields.items())],
+        )
+    for job in sorted(job_runs):
+        job_id = graph.add_job(
+            job[0],
+            job[1],
+            runs=job_runs[job],
+            states=sorted(job_states.get(job, ())),
+            actions=sorted(job_actions.get(job, ())),
+        )
+        for ds_key in job_inputs.get(job, ()):
+            graph.add_edge(graph.add_dataset(*ds_key), job_id)
+        for ds_key in job_outputs.get(job, ()):
+            graph.add_edge(job_id, graph.add_dataset(*ds_key))
+    graph.column_edges = [
+        {
+            "source": dataset_field_node_id(src[0], src[1], src[2]),
+            "target": dataset_field_node_id(out[0], out[1], out[2]),
+            "transformation": src[3],
+        }
+        for out, sources in acc.columns.items()
+        for src in sources
+    ]
+    graph.column_edges.sort(key=lambda e: (e["source"], e["target"], e["transformation"]))
+    return graph
+
+
+# --- from Marquez --------------------------------------------------------------------------
+
+
+def _split_node_id(node_id: str) -> tuple[str, str, str]:
+    """Best-effort ``(type, namespace, name)`` of a Marquez node id whose node is not given.
+
+    Namespaces may contain ``:`` (``s3://b``, ``arn:aws:glue:r:a``); the name is what follows.
+    """
+    kind, _, rest = node_id.partition(":")
+    if rest.startswith("arn:"):
+        parts = rest.split(":", 6)
+        return kind, ":".join(parts[:6]), parts[6] if len(parts) > 6 else ""
+    if "://" in rest:
+        scheme, _, tail = rest.partition("://")
+        authority, _, name = tail.partition(":")
+        return kind, f"{scheme}://{authority}", name
+    namespace, _, name = rest.partition(":")
+    return kind, namespace, name
+
+
+def graph_from_marquez(
+    response: Mapping[str, Any], level: str = "application", column_lineage: Mapping[str, Any] | None = None
+) -> LineageGraph:
+    """Build the graph from Marquez's ``GET /api/v1/lineage`` reply (``{"graph": [...]}``).
+
+    At the application level a job whose ``parentJobName`` is set is folded into its parent,
+    as for events. ``column_lineage`` is an optional ``GET /api/v1/column-lineage`` reply.
+    Raises :class:`GraphError` when the reply does not have Marquez's shape.
+    """
+    if level not in LEVELS:
+        raise GraphError(f"unknown level {level!r} (expected one of {', '.join(LEVELS)})")
+    nodes = response.get("graph") if isinstance(response, Mapping) else None
+    if not isinstance(nodes, list):
+        raise GraphError("Marquez lineage reply has no 'graph' list")
+    graph = LineageGraph(level=level, source="marquez")
+    rename: dict[str, str] = {}
+    by_id: dict[str, Mapping[str, Any]] = {}
+    for node in nodes:
+        if not isinstance(node, Mapping) or not isinstance(node.get("id"), str):
+            raise GraphError("Marquez lineage node without an 'id'")
+        by_id[node["id"]] = node
+
+    for node_id, node in by_id.items():
+        data = node.get("data") or {}
+        kind, id_ns, id_name = _split_node_id(node_id)
+        namespace = data.get("namespace") or (data.get("id") or {}).get("namespace") or id_ns
+        name = data.get("name") or (data.get("id") or {}).get("name") or id_name
+        if node.get("type") == "JOB":
+            parent = data.get("parentJobName")
+            if level == "application" and parent:
+                target = graph.add_job(namespace, parent)
+                graph.nodes[target]["actions"] = sorted({*graph.nodes[target]["actions"], name})
+                rename[node_id] = target
+                continue
+            latest = data.get("latestRun") or {}
+            graph.add_job(namespace, name, runs=1 if latest else 0, states=[latest["state"]] if latest.get("state") else [])
+            rename[node_id] = job_node_id(namespace, name)
+        elif node.get("type") == "DATASET":
+            facets = data.get("facets") or {}
+            identifiers = (facets.get("symlinks") or {}).get("identifiers") or []
+            graph.add_dataset(
+                namespace,
+                name,
+                aliases=sorted(
+                    ({"namespace": i.get("namespace", ""), "name": i.get("name", ""), "type": i.get("type", "")} for i in identifiers),
+                    key=lambda a: (a["namespace"], a["name"], a["type"]),
+                ),
+                fields=sorted(
+                    ({"name": f.get("name", ""), "type": f.get("type") or ""} for f in data.get("fields") or ()),
+                    key=lambda f: f["name"],
+                ),
+            )
+            rename[node_id] = dataset_node_id(namespace, name)
+
+    def resolve(node_id: str) -> str | None:
+        if node_id in rename:
+            return rename[node_id]
+        kind, namespace, name = _split_node_id(node_id)
+        if kind == "job":
+            return graph.add_job(namespace, name)
+        if kind == "dataset":
+            return graph.add_dataset(namespace, name)
+        return None
+
+    for node in by_id.values():
+        for edge in list(node.get("inEdges") or ()) + list(node.get("outEdges") or ()):
+            if not isinstance(edge, Mapping):
+                raise GraphError(f"Marquez lineage node {node['id']}: malformed edge")
+            source, target = resolve(str(edge.get("origin"))), resolve(str(edge.get("destination")))
+            if source and target and source != target:
+                graph.add_edge(source, target)
+    if column_lineage is not None:
+        graph.column_edges = column_edges_from_marquez(column_lineage)
+    return graph
+
+
+def column_edges_from_marquez(response: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Column edges of a ``GET /api/v1/column-lineage`` reply (DATASET_FIELD nodes)."""
+    edges = set()
+    for node in response.get("graph") or ():
+        if node.get("type") != "DATASET_FIELD":
+            continue
+        transformation = (node.get("data") or {}).get("transformationType") or ""
+        for edge in node.get("inEdges") or ():
+            edges.add((edge["origin"], edge["destination"], transformation))
+        for edge in node.get("outEdges") or ():
+            edges.add((edge["origin"], edge["destination"], ""))
+    return [{"source": s, "target": t, "transformation": x} for s, t, x in sorted(edges)]
+
+
+def iter_column_edges_of(graph: LineageGraph, dataset_id: str) -> Iterator[dict[str, Any]]:
+    """Column edges whose target column belongs to ``dataset_id``."""
+    prefix = "datasetField:" + dataset_id[len("dataset:") :] + ":"
+    for edge in graph.column_edges:
+        if edge["target"].startswith(prefix):
+            yield edge
