@@ -1,0 +1,334 @@
+"""Staging the OpenLineage listener jar: a local HTTP server stands in for Maven Central, moto for S3."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import io
+import json
+import threading
+import zipfile
+from pathlib import Path
+
+import boto3
+import pytest
+from click.testing import CliRunner
+from moto import mock_aws
+
+from emr_lineage import parameters
+from emr_lineage.cli import main
+from emr_lineage.commands import listener as listener_command
+from emr_lineage.config import load_settings
+from emr_lineage.listener import (
+    BOOTSTRAP_SCRIPT,
+    UNPINNED,
+    ChecksumMismatchError,
+    DownloadError,
+    ListenerNotPinnedError,
+    bootstrap_arguments,
+    http_session,
+    listener_s3_key,
+    stage_listener,
+)
+
+BUCKET = "emr-lineage-dev-artifacts-test"
+REGION = "us-east-1"
+
+
+def build_test_jar() -> bytes:
+    """A small real jar (zip with a manifest and one class-like entry)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as jar:
+        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: emr-lineage tests\n")
+        jar.writestr("io/openlineage/spark/agent/OpenLineageSparkListener.class", b"\xca\xfe\xba\xbe" + b"\0" * 64)
+    return buffer.getvalue()
+
+
+class FakeMaven:
+    """Serves one jar under the Maven layout; can be told to fail the next N requests with 503."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.requests: list[str] = []
+        self.fail_next = 0
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server API)
+                fake.requests.append(self.path)
+                if fake.fail_next > 0:
+                    fake.fail_next -= 1
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                body = fake.files.get(self.path)
+                if body is None:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/java-archive")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/maven2"
+
+    def publish(self, artifact, body: bytes) -> None:
+        path = artifact.model_copy(update={"maven_repository": self.url}).download_url
+        self.files[path.removeprefix(f"http://127.0.0.1:{self.server.server_address[1]}")] = body
+
+    def reset(self) -> None:
+        self.files.clear()
+        self.requests.clear()
+        self.fail_next = 0
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="session")
+def test_jar() -> bytes:
+    return build_test_jar()
+
+
+@pytest.fixture(scope="session")
+def test_jar_sha256(test_jar: bytes) -> str:
+    return hashlib.sha256(test_jar).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def maven_server():
+    server = FakeMaven()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def maven(maven_server: FakeMaven, test_jar: bytes):
+    """The fake Maven repository, serving the configured artifact's path with the test jar."""
+    maven_server.reset()
+    maven_server.publish(load_settings("dev").versions.openlineage_spark, test_jar)
+    yield maven_server
+    maven_server.reset()
+
+
+@pytest.fixture
+def s3(monkeypatch):
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        client = boto3.client("s3", region_name=REGION)
+        client.create_bucket(Bucket=BUCKET)
+        yield client
+
+
+def pinned(sha256: str | None):
+    return load_settings("dev").versions.openlineage_spark.model_copy(update={"sha256": sha256})
+
+
+def keys(s3_client) -> list[str]:
+    return [o["Key"] for o in s3_client.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
+
+
+fast_session = functools.partial(http_session, backoff_factor=0.01)
+
+
+# --- stage_listener -----------------------------------------------------------------------------
+
+def test_stage_verifies_and_uploads_with_checksum_metadata(maven, s3, test_jar, test_jar_sha256):
+    artifact = pinned(test_jar_sha256)
+    result = stage_listener(artifact, BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+
+    assert result.uploaded and result.pinned
+    assert result.key == "listener/openlineage-spark_2.12-1.54.0.jar" == listener_s3_key(artifact)
+    stored = s3.get_object(Bucket=BUCKET, Key=result.key)
+    assert stored["Body"].read() == test_jar
+    assert stored["Metadata"] == {"sha256": test_jar_sha256}
+    assert maven.requests == ["/maven2/io/openlineage/openlineage-spark_2.12/1.54.0/openlineage-spark_2.12-1.54.0.jar"]
+
+
+def test_second_stage_changes_nothing(maven, s3, test_jar_sha256):
+    artifact = pinned(test_jar_sha256)
+    first = stage_listener(artifact, BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+    etag = s3.head_object(Bucket=BUCKET, Key=first.key)["LastModified"]
+    second = stage_listener(artifact, BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+
+    assert first.uploaded and not second.uploaded
+    assert s3.head_object(Bucket=BUCKET, Key=first.key)["LastModified"] == etag
+    assert keys(s3) == [first.key]
+
+
+def test_checksum_mismatch_uploads_nothing(maven, s3, test_jar_sha256):
+    wrong = "0" * 64
+    with pytest.raises(ChecksumMismatchError, match=f"SHA-256 mismatch, downloaded {test_jar_sha256}.*pins {wrong}"):
+        stage_listener(pinned(wrong), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+    assert keys(s3) == []
+
+
+def test_missing_artifact_is_a_download_error_and_uploads_nothing(maven, s3, test_jar_sha256):
+    maven.files.clear()
+    with pytest.raises(DownloadError, match=r"download failed: GET http://127\.0\.0\.1:\d+/maven2/.*answered HTTP 404"):
+        stage_listener(pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+    assert keys(s3) == []
+
+
+def test_unreachable_repository_is_a_download_error(s3, test_jar_sha256):
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(DownloadError, match=f"download failed: GET http://127.0.0.1:{port}/"):
+        stage_listener(pinned(test_jar_sha256), BUCKET, s3_client=s3,
+                       session=fast_session(total_retries=1), maven_repository=f"http://127.0.0.1:{port}")
+    assert keys(s3) == []
+
+
+def test_transient_server_errors_are_retried(maven, s3, test_jar_sha256):
+    maven.fail_next = 2
+    result = stage_listener(pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+    assert result.uploaded
+    assert len(maven.requests) == 3
+
+
+def test_unpinned_is_refused_before_any_download(maven, s3):
+    with pytest.raises(ListenerNotPinnedError, match="no SHA-256 pinned in cdk.json.*stage-listener --pin"):
+        stage_listener(pinned(None), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+    assert maven.requests == []
+    assert keys(s3) == []
+
+
+def test_trust_on_first_use_reports_the_checksum_to_pin(maven, s3, test_jar_sha256):
+    result = stage_listener(pinned(None), BUCKET, s3_client=s3, session=fast_session(),
+                            maven_repository=maven.url, trust_on_first_use=True)
+    assert result.uploaded and not result.pinned
+    assert result.sha256 == test_jar_sha256
+    assert s3.head_object(Bucket=BUCKET, Key=result.key)["Metadata"]["sha256"] == test_jar_sha256
+
+
+def test_a_changed_object_in_the_bucket_is_replaced(maven, s3, test_jar, test_jar_sha256):
+    key = listener_s3_key(pinned(test_jar_sha256))
+    s3.put_object(Bucket=BUCKET, Key=key, Body=b"tampered", Metadata={"sha256": "f" * 64})
+    result = stage_listener(pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+    assert result.uploaded
+    assert s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == test_jar
+
+
+# --- the CLI ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def cdk_json_pinned(tmp_path: Path, repo_root: Path, monkeypatch, test_jar_sha256):
+    """A copy of cdk.json whose listener checksum is pinned to the test jar's; the command loads it."""
+    document = json.loads((repo_root / "cdk.json").read_text())
+    document["context"]["emr-lineage"]["versions"]["openlineage_spark"]["sha256"] = test_jar_sha256
+    path = tmp_path / "cdk.json"
+    path.write_text(json.dumps(document))
+    monkeypatch.setattr(listener_command, "load_settings", functools.partial(load_settings, cdk_json=path))
+    return path
+
+
+def test_cli_stages_to_the_bucket_named_in_ssm(maven, s3, cdk_json_pinned, test_jar_sha256):
+    boto3.client("ssm", region_name=REGION).put_parameter(
+        Name=parameters.artifacts_bucket("dev"), Value=BUCKET, Type="String")
+    result = CliRunner().invoke(main, ["stage-listener", "--env", "dev", "--maven-repository", maven.url])
+    assert result.exit_code == 0, result.output
+    assert f"s3://{BUCKET}/listener/openlineage-spark_2.12-1.54.0.jar: uploaded" in result.output
+    assert test_jar_sha256 in result.output
+
+    again = CliRunner().invoke(main, ["stage-listener", "--env", "dev", "--maven-repository", maven.url])
+    assert again.exit_code == 0
+    assert "already staged, unchanged" in again.output
+
+
+def test_cli_missing_ssm_parameter_is_one_clear_line(maven, s3, cdk_json_pinned):
+    result = CliRunner().invoke(main, ["stage-listener", "--env", "dev", "--maven-repository", maven.url])
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        "Error: SSM parameter /emr-lineage/dev/emr/artifacts-bucket not found: deploy the dev stacks first, or pass --bucket"
+    )
+    assert maven.requests == []
+
+
+def test_cli_checksum_mismatch_exits_non_zero_and_uploads_nothing(maven, s3, cdk_json_pinned):
+    maven.publish(load_settings("dev").versions.openlineage_spark, b"PK\x03\x04 not the pinned jar")
+    result = CliRunner().invoke(main, ["stage-listener", "--bucket", BUCKET, "--maven-repository", maven.url])
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1
+    assert "SHA-256 mismatch" in result.output and "nothing uploaded" in result.output
+    assert keys(s3) == []
+
+
+def test_cli_download_failure_exits_non_zero_and_uploads_nothing(maven, s3, cdk_json_pinned):
+    maven.files.clear()
+    result = CliRunner().invoke(main, ["stage-listener", "--bucket", BUCKET, "--maven-repository", maven.url])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: download failed:") and "HTTP 404" in result.output
+    assert keys(s3) == []
+
+
+def test_cli_missing_bucket_is_a_clear_error(maven, s3, cdk_json_pinned):
+    result = CliRunner().invoke(main, ["stage-listener", "--bucket", "no-such-bucket", "--maven-repository", maven.url])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: uploading to s3://no-such-bucket:")
+    assert "Traceback" not in result.output
+
+
+def test_cli_refuses_unpinned_and_pin_flag_prints_the_checksum(maven, s3, test_jar_sha256):
+    # The real cdk.json: no checksum pinned yet.
+    assert load_settings("dev").versions.openlineage_spark.sha256 is None
+    refused = CliRunner().invoke(main, ["stage-listener", "--bucket", BUCKET, "--maven-repository", maven.url])
+    assert refused.exit_code == 1 and "no SHA-256 pinned" in refused.output
+    assert keys(s3) == []
+
+    pinned_run = CliRunner().invoke(main, ["stage-listener", "--bucket", BUCKET, "--pin", "--maven-repository", maven.url])
+    assert pinned_run.exit_code == 0, pinned_run.output
+    assert f'"sha256": "{test_jar_sha256}"' in pinned_run.output
+    assert keys(s3) == ["listener/openlineage-spark_2.12-1.54.0.jar"]
+
+
+def test_cli_maven_repository_from_environment(maven, s3, cdk_json_pinned, monkeypatch):
+    monkeypatch.setenv("EMR_LINEAGE_MAVEN_REPOSITORY", maven.url)
+    result = CliRunner().invoke(main, ["stage-listener", "--bucket", BUCKET])
+    assert result.exit_code == 0, result.output
+    assert len(maven.requests) == 1
+
+
+# --- bootstrap action arguments -----------------------------------------------------------------
+
+def test_bootstrap_arguments_follow_the_environment_settings(test_jar_sha256):
+    settings = load_settings("prod")
+    settings = settings.model_copy(update={"versions": settings.versions.model_copy(
+        update={"openlineage_spark": pinned(test_jar_sha256)})})
+    assert bootstrap_arguments(settings, "bucket-1") == [
+        "--jar-uri", "s3://bucket-1/listener/openlineage-spark_2.12-1.54.0.jar",
+        "--sha256", test_jar_sha256,
+        "--listener-source", "bundle",
+        "--fail-closed",
+    ]
+    emr_wins = settings.model_copy(update={"openlineage": settings.openlineage.model_copy(
+        update={"listener_source": "emr", "fail_open": True})})
+    assert bootstrap_arguments(emr_wins, "bucket-1", emr_release="emr-7.13.0")[4:] == [
+        "--listener-source", "emr", "--fail-open", "--emr-release", "emr-7.13.0",
+    ]
+
+
+def test_bootstrap_arguments_without_a_pin_make_the_script_refuse():
+    args = bootstrap_arguments(load_settings("dev"), "bucket-1")
+    assert args[args.index("--sha256") + 1] == UNPINNED
+    assert BOOTSTRAP_SCRIPT.is_file()
