@@ -34,5 +34,7 @@ def show_config(env: str | None) -> None:
 
 
 # Sub-commands from their own modules (one line each; keep this list sorted).
+from emr_lineage.commands.launch import launch  # noqa: E402
+main.add_command(launch)
 from emr_lineage.commands.listener import stage_listener_command  # noqa: E402
 main.add_command(stage_listener_command)

@@ -1,0 +1,422 @@
+"""emr_lineage.launcher against moto's in-process EMR, S3 and SSM.
+
+moto never advances EMR step or cluster states, so each test drives them from the
+``on_poll`` hook, the way EMR would between two polls; the wait loop runs for real.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import boto3
+import pytest
+from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.emr.models import emr_backends
+
+from emr_lineage import launcher, parameters
+from emr_lineage.config import load_settings
+from emr_lineage.spark_conf import PARENT_KEYS, ListenerConfig, ParentContext, emr_configurations
+
+REGION = "eu-west-1"
+BUCKET = "emr-lineage-dev-artifacts-123456789012"
+LOGS = "s3://emr-lineage-dev-logs-123456789012/emr/"
+MARQUEZ_WEB = "http://marquez-web.internal.example:3000"
+
+
+def launch_spec() -> dict:
+    """The shape the EMR stack publishes: a RunJobFlow request minus Steps."""
+    listener = ListenerConfig(api_url="http://marquez.internal.example:5000", namespace="emr-lineage-dev", timeout_ms=5000)
+    return {
+        "Name": "emr-lineage-dev",
+        "ReleaseLabel": "emr-7.13.0",
+        "Applications": [{"Name": "Spark"}, {"Name": "Hadoop"}],
+        "LogUri": LOGS,
+        "ServiceRole": "emr-lineage-dev-emr-service",
+        "JobFlowRole": "emr-lineage-dev-emr-instance-profile",
+        "SecurityConfiguration": "emr-lineage-dev-security",
+        "VisibleToAllUsers": True,
+        "Instances": {
+            "InstanceGroups": [
+                {"Name": "primary", "InstanceRole": "MASTER", "InstanceType": "m7g.xlarge", "InstanceCount": 1},
+                {"Name": "core", "InstanceRole": "CORE", "InstanceType": "m7g.xlarge", "InstanceCount": 2},
+            ],
+            "Ec2SubnetId": "subnet-0abc1234def567890",
+            "EmrManagedMasterSecurityGroup": "sg-0aaa1111bbbb2222c",
+            "EmrManagedSlaveSecurityGroup": "sg-0ddd3333eeee4444f",
+            "ServiceAccessSecurityGroup": "sg-0fff5555aaaa6666b",
+            # The stack's long-running default; the launcher must turn it off.
+            "KeepJobFlowAliveWhenNoSteps": True,
+            "TerminationProtected": False,
+        },
+        "BootstrapActions": [
+            {
+                "Name": "install-openlineage",
+                "ScriptBootstrapAction": {
+                    "Path": f"s3://{BUCKET}/bootstrap/install-openlineage.sh",
+                    "Args": ["--bucket", BUCKET, "--key", "listener/openlineage-spark_2.12-1.54.0.jar"],
+                },
+            }
+        ],
+        "Configurations": emr_configurations(listener, glue_catalog_id="123456789012"),
+        "AutoTerminationPolicy": {"IdleTimeout": 3600},
+        "Tags": [{"Key": "project", "Value": "emr-lineage"}, {"Key": "environment", "Value": "dev"}],
+    }
+
+
+@pytest.fixture
+def clean_parent_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for _, env_name in PARENT_KEYS.values():
+        monkeypatch.delenv(env_name, raising=False)
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch, clean_parent_env: None):
+    """moto in-process with the parameters the EMR and Marquez stacks publish for dev."""
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(key, value)
+    with mock_aws():
+        ssm = boto3.client("ssm", region_name=REGION)
+        ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value=json.dumps(launch_spec()), Type="String")
+        ssm.put_parameter(Name=parameters.artifacts_bucket("dev"), Value=BUCKET, Type="String")
+        ssm.put_parameter(Name=parameters.marquez_web_url("dev"), Value=MARQUEZ_WEB, Type="String")
+        boto3.client("s3", region_name=REGION).create_bucket(
+            Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION}
+        )
+        yield launcher.AwsClients(
+            ssm=ssm, s3=boto3.client("s3", region_name=REGION), emr=boto3.client("emr", region_name=REGION)
+        )
+
+
+@pytest.fixture(scope="session")
+def settings():
+    return load_settings("dev")
+
+
+@pytest.fixture
+def job_file(tmp_path: Path) -> Path:
+    path = tmp_path / "revenue_daily.py"
+    path.write_text("from pyspark.sql import SparkSession\nSparkSession.builder.appName('revenue_daily').getOrCreate()\n")
+    return path
+
+
+def backend_cluster(cluster_id: str):
+    return emr_backends[DEFAULT_ACCOUNT_ID][REGION].clusters[cluster_id]
+
+
+def set_states(cluster_id: str, cluster_state: str, *step_states: str, reason: str | None = None) -> None:
+    """Play EMR: move the cluster and its steps (in submission order) to the given states."""
+    cluster = backend_cluster(cluster_id)
+    cluster.state = cluster_state
+    if reason:
+        cluster.last_state_change_reason = reason
+    for step, state in zip(cluster.steps, step_states, strict=False):
+        step.state = state
+
+
+def scripted(cluster_ref: list, script: list[tuple]) -> tuple[list, callable]:
+    """An on_poll hook that records each snapshot, then applies the next scripted states."""
+    seen: list[launcher.Snapshot] = []
+
+    def hook(snapshot: launcher.Snapshot) -> None:
+        seen.append(snapshot)
+        if script:
+            states = script.pop(0)
+            set_states(cluster_ref[0], *states)
+
+    return seen, hook
+
+
+# --- launch spec ------------------------------------------------------------------------
+
+WHERE = "/emr-lineage/dev/emr/launch-spec"
+
+
+def test_valid_launch_spec_parses() -> None:
+    spec = launcher.parse_launch_spec(json.dumps(launch_spec()), WHERE)
+    assert spec["ReleaseLabel"] == "emr-7.13.0"
+    assert spec["BootstrapActions"][0]["Name"] == "install-openlineage"
+
+
+def test_launch_spec_that_is_not_json_names_the_parameter_and_line() -> None:
+    with pytest.raises(launcher.LaunchInputError) as excinfo:
+        launcher.parse_launch_spec('{\n  "ReleaseLabel": "emr-7.13.0",\n  oops\n}', WHERE)
+    assert str(excinfo.value).startswith(f"launch spec at {WHERE} is not valid JSON (line 3")
+    assert excinfo.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda s: s.pop("ReleaseLabel"), "lacks ReleaseLabel"),
+        (lambda s: (s.pop("LogUri"), s.pop("ServiceRole")), "lacks ServiceRole, LogUri"),
+        (lambda s: s.update(Steps=[]), "must not contain Steps"),
+        (lambda s: s.update(Applications=[{"Name": "Hive"}]), "lacks Spark in Applications"),
+        (lambda s: s.update(ReleaseLabel="7.13"), "has an invalid ReleaseLabel"),
+        (lambda s: s["Instances"].update(Subnet="subnet-1"), 'Unknown parameter in Instances: "Subnet"'),
+        (lambda s: s.update(VisibleToAllUsers="yes"), "Invalid type for parameter VisibleToAllUsers"),
+    ],
+)
+def test_invalid_launch_spec_says_what_is_wrong(change, expected: str) -> None:
+    spec = launch_spec()
+    change(spec)
+    with pytest.raises(launcher.LaunchInputError) as excinfo:
+        launcher.parse_launch_spec(json.dumps(spec), WHERE)
+    assert f"launch spec at {WHERE}" in str(excinfo.value)
+    assert expected in str(excinfo.value)
+
+
+def test_launch_spec_must_be_an_object() -> None:
+    with pytest.raises(launcher.LaunchInputError, match="is not a JSON object"):
+        launcher.parse_launch_spec("[1, 2]", WHERE)
+
+
+def test_missing_launch_spec_tells_to_deploy_the_emr_stack(aws, settings, job_file: Path) -> None:
+    aws.ssm.delete_parameter(Name=parameters.emr_launch_spec("dev"))
+    with pytest.raises(launcher.LaunchInputError) as excinfo:
+        launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
+    message = str(excinfo.value)
+    assert parameters.emr_launch_spec("dev") in message
+    assert "deploy the EMR stack for env 'dev'" in message
+    # Nothing was staged for a launch that cannot happen.
+    assert aws.s3.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0
+
+
+# --- steps and request ------------------------------------------------------------------
+
+
+def staged(job_file: Path, *args: str, deploy_mode: str = "client") -> launcher.StagedJob:
+    return launcher.StagedJob(
+        launcher.JobRequest(job_file, args, deploy_mode), f"s3://{BUCKET}/jobs/{job_file.name}", "0" * 64, True
+    )
+
+
+def test_step_runs_spark_submit_with_parent_keys_and_job_args(job_file: Path) -> None:
+    parent = ParentContext(
+        parent_job_namespace="airflow",
+        parent_job_name="daily.revenue",
+        parent_run_id="3f5e2c1a-9b7d-4e2f-8a61-0c9d8e7f6a5b",
+        root_job_namespace="airflow",
+        root_job_name="daily",
+        root_run_id="0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+    )
+    step = launcher.build_step(staged(job_file, "--date", "2026-11-20"), parent)
+    assert step["Name"] == "revenue_daily"
+    assert step["ActionOnFailure"] == "TERMINATE_CLUSTER"
+    assert step["HadoopJarStep"]["Jar"] == "command-runner.jar"
+    assert step["HadoopJarStep"]["Args"] == [
+        "spark-submit", "--deploy-mode", "client", "--name", "revenue_daily",
+        "--conf", "spark.openlineage.parentJobName=daily.revenue",
+        "--conf", "spark.openlineage.parentJobNamespace=airflow",
+        "--conf", "spark.openlineage.parentRunId=3f5e2c1a-9b7d-4e2f-8a61-0c9d8e7f6a5b",
+        "--conf", "spark.openlineage.rootParentJobName=daily",
+        "--conf", "spark.openlineage.rootParentJobNamespace=airflow",
+        "--conf", "spark.openlineage.rootParentRunId=0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
+        f"s3://{BUCKET}/jobs/revenue_daily.py", "--date", "2026-11-20",
+    ]  # fmt: skip
+
+
+def test_run_request_adds_steps_name_tags_and_auto_termination(job_file: Path) -> None:
+    spec = launch_spec()
+    original = copy.deepcopy(spec)
+    parent = ParentContext.new(namespace="emr-lineage-dev", job_name=launcher.LAUNCH_PARENT_JOB)
+    step = launcher.build_step(staged(job_file), parent)
+    name = launcher.cluster_name("emr-lineage-dev", [launcher.JobRequest(job_file)], datetime(2026, 11, 21, 19, 30, 5, tzinfo=UTC))
+    request = launcher.build_run_request(spec, [step], name=name, extra_tags={"environment": "dev2", "run": "x"})
+    assert request["Name"] == "emr-lineage-dev-revenue_daily-20261121T193005Z"
+    assert request["Steps"] == [step]
+    assert request["Instances"]["KeepJobFlowAliveWhenNoSteps"] is False
+    assert request["Tags"] == [
+        {"Key": "project", "Value": "emr-lineage"},
+        {"Key": "environment", "Value": "dev2"},
+        {"Key": "run", "Value": "x"},
+    ]
+    assert spec == original  # the spec read from SSM is not modified
+
+
+# --- staging ----------------------------------------------------------------------------
+
+
+def test_job_is_uploaded_once_and_again_only_when_changed(aws, job_file: Path) -> None:
+    job = launcher.JobRequest(job_file)
+    first = launcher.stage_job(aws.s3, BUCKET, job)
+    assert first.uploaded and first.uri == f"s3://{BUCKET}/jobs/revenue_daily.py"
+    head = aws.s3.head_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")
+    assert head["Metadata"]["sha256"] == launcher.file_sha256(job_file)
+
+    second = launcher.stage_job(aws.s3, BUCKET, job)
+    assert not second.uploaded
+    assert aws.s3.head_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")["LastModified"] == head["LastModified"]
+
+    job_file.write_text(job_file.read_text() + "# changed\n")
+    third = launcher.stage_job(aws.s3, BUCKET, job)
+    assert third.uploaded and third.sha256 != first.sha256
+    body = aws.s3.get_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")["Body"].read().decode()
+    assert body.endswith("# changed\n")
+
+
+@pytest.mark.parametrize(("name", "expected"), [("missing.py", "not found"), ("job.scala", "ending in .py")])
+def test_unusable_job_file_is_bad_input(tmp_path: Path, name: str, expected: str) -> None:
+    if name.endswith(".scala"):
+        (tmp_path / name).write_text("object Job")
+    with pytest.raises(launcher.LaunchInputError, match=expected):
+        launcher.JobRequest(tmp_path / name).check()
+
+
+# --- prepare, start, wait ---------------------------------------------------------------
+
+
+def test_new_parent_run_is_created_and_shared_by_all_steps(aws, settings, tmp_path: Path) -> None:
+    jobs = []
+    for stem in ("ingest_orders", "revenue_daily"):
+        (tmp_path / f"{stem}.py").write_text(f"# {stem}\n")
+        jobs.append(launcher.JobRequest(tmp_path / f"{stem}.py"))
+    plan = launcher.prepare_launch(aws, settings, jobs, parent=None)
+    assert plan.parent_is_new
+    assert plan.parent.parent_job_namespace == "emr-lineage-dev"
+    assert plan.parent.parent_job_name == launcher.LAUNCH_PARENT_JOB
+    run_id = plan.parent.parent_run_id
+    for step in plan.request["Steps"]:
+        assert f"spark.openlineage.parentRunId={run_id}" in step["HadoopJarStep"]["Args"]
+    assert {"Key": "emr-lineage:parent-run-id", "Value": run_id} in plan.request["Tags"]
+
+    cluster = launcher.start_cluster(aws.emr, plan)
+    assert [name for name, _ in cluster.steps] == ["ingest_orders", "revenue_daily"]
+    described = aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]
+    assert described["AutoTerminate"] is True  # KeepJobFlowAliveWhenNoSteps was forced off
+    assert described["Name"].startswith("emr-lineage-dev-ingest_orders+revenue_daily-")
+
+
+def test_parent_from_orchestrator_is_passed_through(aws, settings, job_file: Path) -> None:
+    parent = ParentContext.from_env(
+        {
+            "OPENLINEAGE_PARENT_JOB_NAMESPACE": "airflow",
+            "OPENLINEAGE_PARENT_JOB_NAME": "daily.revenue",
+            "OPENLINEAGE_PARENT_RUN_ID": "3f5e2c1a-9b7d-4e2f-8a61-0c9d8e7f6a5b",
+        }
+    )
+    plan = launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=parent)
+    assert not plan.parent_is_new
+    args = plan.request["Steps"][0]["HadoopJarStep"]["Args"]
+    assert "spark.openlineage.parentRunId=3f5e2c1a-9b7d-4e2f-8a61-0c9d8e7f6a5b" in args
+    assert "spark.openlineage.parentJobNamespace=airflow" in args
+
+
+def test_wait_reports_progress_until_the_step_completes(aws, settings, job_file: Path) -> None:
+    plan = launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
+    cluster = launcher.start_cluster(aws.emr, plan)
+    ref = [cluster.cluster_id]
+    set_states(cluster.cluster_id, "STARTING", "PENDING")
+    seen, hook = scripted(ref, [("BOOTSTRAPPING", "PENDING"), ("RUNNING", "RUNNING"), ("RUNNING", "COMPLETED")])
+    outcome = launcher.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    assert outcome.succeeded
+    assert [(s.cluster_state, s.steps[0].state) for s in seen] == [
+        ("STARTING", "PENDING"),
+        ("BOOTSTRAPPING", "PENDING"),
+        ("RUNNING", "RUNNING"),
+        ("RUNNING", "COMPLETED"),
+    ]
+    assert all(later.elapsed >= earlier.elapsed for earlier, later in zip(seen, seen[1:]))
+    step_id = cluster.steps[0][1]
+    assert outcome.log_uris == (f"{LOGS}{cluster.cluster_id}/steps/{step_id}/",)
+
+
+def test_failed_step_gives_its_reason_and_log_location(aws, settings, job_file: Path) -> None:
+    plan = launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
+    cluster = launcher.start_cluster(aws.emr, plan)
+    step = backend_cluster(cluster.cluster_id).steps[0]
+    step.last_state_change_reason = "Step failed with exitCode 1"
+    seen, hook = scripted([cluster.cluster_id], [("RUNNING", "FAILED")])
+    outcome = launcher.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    assert not outcome.succeeded
+    assert len(seen) == 2
+    assert outcome.message == f"step revenue_daily ({step.id}) FAILED: Step failed with exitCode 1"
+    assert outcome.log_uris == (f"{LOGS}{cluster.cluster_id}/steps/{step.id}/",)
+
+
+def test_cluster_that_ends_before_its_steps_points_at_bootstrap_logs(aws, settings, job_file: Path) -> None:
+    plan = launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
+    cluster = launcher.start_cluster(aws.emr, plan)
+    reason = "On the master instance (i-0abc), bootstrap action 1 returned a non-zero return code"
+    seen, hook = scripted([cluster.cluster_id], [("TERMINATED_WITH_ERRORS", "PENDING")])
+    backend_cluster(cluster.cluster_id).last_state_change_reason = reason
+    outcome = launcher.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    assert not outcome.succeeded
+    assert outcome.message.endswith(f"TERMINATED_WITH_ERRORS before its steps completed: {reason}")
+    assert outcome.log_uris == (f"{LOGS}{cluster.cluster_id}/node/",)
+
+
+def test_second_step_failure_after_first_completed(aws, settings, tmp_path: Path) -> None:
+    jobs = []
+    for stem in ("ingest_orders", "revenue_daily"):
+        (tmp_path / f"{stem}.py").write_text(f"# {stem}\n")
+        jobs.append(launcher.JobRequest(tmp_path / f"{stem}.py"))
+    cluster = launcher.start_cluster(aws.emr, launcher.prepare_launch(aws, settings, jobs, parent=None))
+    seen, hook = scripted(
+        [cluster.cluster_id], [("RUNNING", "COMPLETED", "RUNNING"), ("TERMINATING", "COMPLETED", "FAILED")]
+    )
+    outcome = launcher.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    assert [tuple(s.state for s in snap.steps) for snap in seen] == [
+        ("RUNNING", "PENDING"),  # moto: first step RUNNING, the others PENDING
+        ("COMPLETED", "RUNNING"),
+        ("COMPLETED", "FAILED"),
+    ]
+    assert not outcome.succeeded and outcome.message.startswith("step revenue_daily")
+
+
+def test_interrupt_propagates_and_terminate_ends_the_cluster(aws, settings, job_file: Path) -> None:
+    cluster = launcher.start_cluster(
+        aws.emr, launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
+    )
+
+    def ctrl_c(snapshot: launcher.Snapshot) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        launcher.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=ctrl_c)
+    assert aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]["Status"]["State"] == "WAITING"
+    launcher.terminate_cluster(aws.emr, cluster.cluster_id)
+    assert aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]["Status"]["State"] == "TERMINATED"
+
+
+def test_wait_pauses_the_poll_interval_between_polls(aws, settings, job_file: Path, monkeypatch) -> None:
+    cluster = launcher.start_cluster(
+        aws.emr, launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
+    )
+    pauses: list[float] = []
+
+    def fake_pause(seconds: float) -> None:
+        pauses.append(seconds)
+        set_states(cluster.cluster_id, "RUNNING", "COMPLETED" if len(pauses) == 3 else "RUNNING")
+
+    monkeypatch.setattr(launcher, "pause", fake_pause)
+    assert launcher.wait_for_steps(aws.emr, cluster, poll_interval=7.5).succeeded
+    assert pauses == [7.5, 7.5, 7.5]
+
+
+# --- Marquez ----------------------------------------------------------------------------
+
+
+def test_marquez_job_url_uses_the_parent_qualified_name() -> None:
+    parent = ParentContext.new(namespace="emr-lineage-dev", job_name=launcher.LAUNCH_PARENT_JOB)
+    name = launcher.marquez_job_name("revenue_daily", parent)
+    assert name == "emr_lineage_launch.revenue_daily"
+    assert launcher.marquez_job_name("emr_lineage_launch.revenue_daily", parent) == name
+    assert (
+        launcher.marquez_job_url("http://marquez/", "s3://ns/x", name)
+        == "http://marquez/lineage/job/s3%3A%2F%2Fns%2Fx/emr_lineage_launch.revenue_daily"
+    )
+
+
+def test_marquez_web_url_is_optional(aws) -> None:
+    assert launcher.marquez_web_url(aws.ssm, "dev") == MARQUEZ_WEB
+    aws.ssm.delete_parameter(Name=parameters.marquez_web_url("dev"))
+    assert launcher.marquez_web_url(aws.ssm, "dev") is None
