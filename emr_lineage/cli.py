@@ -34,6 +34,9 @@ def show_config(env: str | None) -> None:
 
 
 # Sub-commands from their own modules (one line each; keep this list sorted).
+from emr_lineage.commands.graph import graph_command, validate_command  # noqa: E402
+main.add_command(graph_command)
+main.add_command(validate_command)
 from emr_lineage.commands.launch import launch  # noqa: E402
 main.add_command(launch)
 from emr_lineage.commands.listener import stage_listener_command  # noqa: E402
