@@ -1,0 +1,388 @@
+"""Fixtures of the lineage-graph tests: generated OpenLineage events, a local Marquez stand-in
+serving the real Marquez responses, and an OpenAPI validator of those responses."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import threading
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable, Iterator
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import pytest
+import yaml
+from jsonschema import Draft7Validator
+from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
+from openlineage.client.facet_v2 import (
+    column_lineage_dataset,
+    job_type_job,
+    parent_run,
+    schema_dataset,
+    symlinks_dataset,
+)
+from openlineage.client.serde import Serde
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT7
+
+from emr_lineage.naming import dataset_identity
+
+PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/spark"
+
+
+# --- OpenLineage events generated with openlineage-python -------------------------------
+
+
+@dataclass
+class Action:
+    """One Spark action of a generated application."""
+
+    name: str
+    inputs: list[str]
+    outputs: list[str]
+    columns: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # out field -> [(in uri, in field)]
+    table: tuple[str, str, str] | None = None  # (namespace, name, type) symlink of the first output
+
+
+def _dataset_facets(uri: str, fields: list[str], action: Action | None = None, output: bool = False) -> dict[str, Any]:
+    facets: dict[str, Any] = {
+        "schema": schema_dataset.SchemaDatasetFacet(
+            fields=[schema_dataset.SchemaDatasetFacetFields(name=f, type="string") for f in fields]
+        )
+    }
+    if output and action is not None and action.table and uri == action.outputs[0]:
+        ns, name, kind = action.table
+        facets["symlinks"] = symlinks_dataset.SymlinksDatasetFacet(
+            identifiers=[symlinks_dataset.Identifier(namespace=ns, name=name, type=kind)]
+        )
+    if output and action is not None and action.columns:
+        column_fields = {}
+        for out_field, sources in action.columns.items():
+            input_fields = []
+            for in_uri, in_field in sources:
+                in_ns, in_name = dataset_identity(in_uri)
+                input_fields.append(
+                    column_lineage_dataset.InputField(
+                        namespace=in_ns, name=in_name, field=in_field,
+                        transformations=[column_lineage_dataset.Transformation(type="DIRECT", subtype="IDENTITY")],
+                    )
+                )
+            column_fields[out_field] = column_lineage_dataset.Fields(inputFields=input_fields)
+        facets["columnLineage"] = column_lineage_dataset.ColumnLineageDatasetFacet(fields=column_fields)
+    return facets
+
+
+def _time(offset: int) -> str:
+    base = datetime.datetime(2026, 11, 21, 12, 0, tzinfo=datetime.timezone.utc)
+    return (base + datetime.timedelta(seconds=offset)).isoformat()
+
+
+def application_events(
+    app: str, namespace: str, actions: list[Action], orchestrator: tuple[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The events the Spark listener sends for one application, as JSON dicts.
+
+    Application START/COMPLETE (jobType APPLICATION, optional orchestrator parent) and, per
+    action, a START with the inputs only, a RUNNING with nothing, and a COMPLETE with the
+    outputs and their facets: partial, cumulative events, as the real listener sends them.
+    """
+    app_run = str(uuid.uuid4())
+    app_facets = {}
+    if orchestrator:
+        app_facets["parent"] = parent_run.ParentRunFacet(
+            run=parent_run.Run(runId=str(uuid.uuid4())), job=parent_run.Job(namespace=orchestrator[0], name=orchestrator[1])
+        )
+    app_job = Job(
+        namespace=namespace, name=app,
+        facets={"jobType": job_type_job.JobTypeJobFacet(processingType="BATCH", integration="SPARK", jobType="APPLICATION")},
+    )
+    events: list[Any] = [
+        RunEvent(eventType=RunState.START, eventTime=_time(0), run=Run(runId=app_run, facets=app_facets), job=app_job, producer=PRODUCER)
+    ]
+    for index, action in enumerate(actions):
+        run = Run(
+            runId=str(uuid.uuid4()),
+            facets={"parent": parent_run.ParentRunFacet(run=parent_run.Run(runId=app_run), job=parent_run.Job(namespace=namespace, name=app))},
+        )
+        job = Job(
+            namespace=namespace, name=f"{app}.{action.name}",
+            facets={"jobType": job_type_job.JobTypeJobFacet(processingType="BATCH", integration="SPARK", jobType="SQL_JOB")},
+        )
+        fields = sorted({f for f in action.columns} | {"order_id", "amount"})
+        inputs = [InputDataset(*dataset_identity(uri), facets=_dataset_facets(uri, ["order_id", "amount"])) for uri in action.inputs]
+        outputs = [
+            OutputDataset(*dataset_identity(uri), facets=_dataset_facets(uri, fields, action, output=True)) for uri in action.outputs
+        ]
+        events.append(RunEvent(eventType=RunState.START, eventTime=_time(10 * index + 1), run=run, job=job, inputs=inputs, producer=PRODUCER))
+        events.append(RunEvent(eventType=RunState.RUNNING, eventTime=_time(10 * index + 2), run=run, job=job, producer=PRODUCER))
+        events.append(RunEvent(eventType=RunState.COMPLETE, eventTime=_time(10 * index + 3), run=run, job=job, outputs=outputs, producer=PRODUCER))
+    events.append(RunEvent(eventType=RunState.COMPLETE, eventTime=_time(999), run=Run(runId=app_run, facets=app_facets), job=app_job, producer=PRODUCER))
+    return [json.loads(Serde.to_json(event)) for event in events]
+
+
+def sample_pipeline_events(lake: str, namespace: str = "emr-lineage-dev", table: tuple[str, str, str] | None = None) -> list[dict[str, Any]]:
+    """Events of the sample order pipeline (5 applications) with datasets under ``lake``."""
+    lake = lake.rstrip("/")
+    glue_or_local = table or (f"file:{lake}/warehouse" if lake.startswith("/") else "hive://metastore", "default.customer_ltv", "TABLE")
+    return (
+        application_events("ingest_orders", namespace, [
+            Action("execute_insert_into_hadoop_fs_relation_command.clean_orders_clean", [f"{lake}/raw/orders/"], [f"{lake}/clean/orders_clean"],
+                   columns={"order_id": [(f"{lake}/raw/orders", "order_id")], "amount": [(f"{lake}/raw/orders", "amount")]}),
+        ])
+        + application_events("revenue_daily", namespace, [
+            Action("execute_insert_into_hadoop_fs_relation_command.curated_revenue_daily", [f"{lake}/clean/orders_clean"], [f"{lake}/curated/revenue_daily"],
+                   columns={"revenue": [(f"{lake}/clean/orders_clean", "amount")]}),
+        ])
+        + application_events("customer_ltv", namespace, [
+            Action("create_data_source_table_as_select_command.default_customer_ltv", [f"{lake}/clean/orders_clean"], [f"{lake}/warehouse/customer_ltv"],
+                   table=glue_or_local, columns={"ltv": [(f"{lake}/clean/orders_clean", "amount")]}),
+        ])
+        + application_events("train_model", namespace, [
+            Action("execute_insert_into_hadoop_fs_relation_command.models_order_value_model", [f"{lake}/clean/orders_clean"], [f"{lake}/models/order_value_model"]),
+        ])
+        + application_events("score_stream", namespace, [
+            Action("write_to_data_source_v2.curated_order_scores", [f"{lake}/models/order_value_model", f"{lake}/raw/orders_stream/"], [f"{lake}/curated/order_scores"]),
+        ])
+    )
+
+
+@pytest.fixture(scope="session")
+def ol_fixtures_dir(reference_dir: Path) -> Path:
+    return reference_dir / "openlineage" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def marquez_dir(reference_dir: Path) -> Path:
+    return reference_dir / "marquez"
+
+
+def write_jsonl(path: Path, events: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+# --- Marquez OpenAPI validator ---------------------------------------------------------------
+
+
+def _openapi_to_jsonschema(node: Any) -> Any:
+    # OpenAPI 3.0 schemas -> JSON Schema draft 7: 'nullable' becomes a null type, examples
+    # (YAML dates) and discriminators dropped.
+    if isinstance(node, dict):
+        out = {k: _openapi_to_jsonschema(v) for k, v in node.items() if k not in ("example", "discriminator")}
+        if out.pop("nullable", False) and isinstance(out.get("type"), str):
+            out["type"] = [out["type"], "null"]
+        return out
+    if isinstance(node, list):
+        return [_openapi_to_jsonschema(v) for v in node]
+    if isinstance(node, (datetime.date, datetime.datetime)):
+        return node.isoformat()
+    return node
+
+
+@pytest.fixture(scope="session")
+def openapi_validator(marquez_dir: Path) -> Callable[[str, Any], list[str]]:
+    """``check(schema_name, instance) -> [error, ...]`` against Marquez's OpenAPI components."""
+    document = _openapi_to_jsonschema(yaml.safe_load((marquez_dir / "openapi.yml").read_text(encoding="utf-8")))
+    # GraphNode.data is oneOf Dataset|Job with a discriminator Marquez sets on the node, not
+    # on data; both schemas are open, so check it as anyOf.
+    data = document["components"]["schemas"]["GraphNode"]["properties"]["data"]
+    data["anyOf"] = data.pop("oneOf")
+    registry = Registry().with_resource("urn:marquez-openapi", Resource.from_contents(document, default_specification=DRAFT7))
+
+    def check(name: str, instance: Any) -> list[str]:
+        validator = Draft7Validator({"$ref": f"urn:marquez-openapi#/components/schemas/{name}"}, registry=registry)
+        return [f"{list(e.absolute_path)}: {e.message[:200]}" for e in validator.iter_errors(instance)]
+
+    return check
+
+
+# --- local Marquez stand-in ------------------------------------------------------------------
+
+
+@dataclass
+class MarquezStandIn:
+    """State of the local HTTP server: what it serves and what it received."""
+
+    url: str
+    lineage: dict[str, dict[str, Any]]  # nodeId -> reply
+    column_lineage: dict[str, dict[str, Any]]
+    namespaces: list[dict[str, Any]]
+    jobs: dict[str, list[dict[str, Any]]]
+    datasets: dict[str, list[dict[str, Any]]]
+    runs: dict[str, dict[str, Any]]
+    posted: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    fail_next: list[int] = field(default_factory=list)  # statuses to answer before serving
+    delay_seconds: float = 0.0
+
+    def reset(self) -> None:
+        self.posted.clear()
+        self.requests.clear()
+        self.fail_next.clear()
+        self.delay_seconds = 0.0
+
+
+def _make_handler(state: MarquezStandIn) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # quiet test output
+            return
+
+        def _send(self, status: int, body: Any) -> None:
+            data = json.dumps(body).encode() if not isinstance(body, bytes) else body
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json" if not isinstance(body, bytes) else "text/html")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _pre(self) -> bool:
+            state.requests.append(f"{self.command} {self.path}")
+            if state.delay_seconds:
+                threading.Event().wait(state.delay_seconds)
+            if state.fail_next:
+                status = state.fail_next.pop(0)
+                self._send(status, {"code": status, "message": f"injected failure {status}"})
+                return False
+            return True
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            if not self._pre():
+                return
+            parts = urlsplit(self.path)
+            query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+            path = [unquote(p) for p in parts.path.split("/") if p]
+            if path[:2] != ["api", "v1"]:
+                self._send(404, b"<html>not found</html>")
+                return
+            rest = path[2:]
+            if rest == ["lineage"] or rest == ["column-lineage"]:
+                table = state.lineage if rest == ["lineage"] else state.column_lineage
+                node = query.get("nodeId", "")
+                if node == "job:broken:json":
+                    self._send(200, b"<html>oops</html>")
+                elif node in table:
+                    self._send(200, table[node])
+                else:
+                    self._send(404, {"code": 404, "message": f"node {node} not found"})
+                return
+            if rest == ["namespaces"]:
+                self._page("namespaces", state.namespaces, query)
+                return
+            if len(rest) == 3 and rest[0] == "namespaces" and rest[2] in ("jobs", "datasets"):
+                items = (state.jobs if rest[2] == "jobs" else state.datasets).get(rest[1])
+                if items is None:
+                    self._send(404, {"code": 404, "message": f"Namespace '{rest[1]}' not found"})
+                else:
+                    self._page(rest[2], items, query)
+                return
+            if len(rest) == 3 and rest[:2] == ["jobs", "runs"]:
+                run = state.runs.get(rest[2])
+                self._send(200, run) if run else self._send(404, {"code": 404, "message": f"Run '{rest[2]}' not found"})
+                return
+            self._send(404, {"code": 404, "message": "HTTP 404 Not Found"})
+
+        def _page(self, key: str, items: list[dict[str, Any]], query: dict[str, str]) -> None:
+            limit, offset = int(query.get("limit", 100)), int(query.get("offset", 0))
+            body: dict[str, Any] = {key: items[offset : offset + limit]}
+            if key != "namespaces":
+                body["totalCount"] = len(items)
+            self._send(200, body)
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length", 0))
+            body = self.rfile.read(length)
+            if not self._pre():
+                return
+            if urlsplit(self.path).path != "/api/v1/lineage":
+                self._send(404, {"code": 404, "message": "HTTP 404 Not Found"})
+                return
+            try:
+                event = json.loads(body)
+            except ValueError:
+                self._send(400, {"code": 400, "message": "Unable to process JSON"})
+                return
+            if not isinstance(event, dict) or "job" not in event:
+                self._send(422, {"code": 422, "message": "job must not be null"})
+                return
+            state.posted.append(event)
+            self._send(201, {})
+
+    return Handler
+
+
+@pytest.fixture(scope="session")
+def marquez_server(marquez_dir: Path) -> Iterator[MarquezStandIn]:
+    """A ThreadingHTTPServer on 127.0.0.1 (port 0) serving the real Marquez responses."""
+    job_node = json.loads((marquez_dir / "example_lineage_response_1.json").read_text())
+    dataset_node = json.loads((marquez_dir / "example_lineage_response_2.json").read_text())
+    test_node = json.loads((marquez_dir / "fixture_lineage_node.json").read_text())
+    column_node = json.loads((marquez_dir / "fixture_column_lineage_node.json").read_text())
+    job_reply = {"graph": [job_node, dataset_node]}
+    lineage = {
+        job_node["id"]: job_reply,
+        dataset_node["id"]: job_reply,
+        test_node["id"]: {"graph": [test_node]},
+    }
+    job = copy.deepcopy(job_node["data"])
+    many_jobs = []
+    for index in range(7):
+        clone = copy.deepcopy(job)
+        clone["name"] = clone["id"]["name"] = f"example.job_{index}"
+        many_jobs.append(clone)
+    state = MarquezStandIn(
+        url="",
+        lineage=lineage,
+        column_lineage={column_node["id"]: {"graph": [column_node]}, "dataset:namespace:commonDataset": {"graph": [column_node]}},
+        namespaces=[{"name": f"ns_{i}", "createdAt": "2022-07-13T13:38:39.681949Z", "updatedAt": "2022-07-13T13:38:39.681949Z",
+                     "ownerName": "anonymous", "description": None} for i in range(5)],
+        jobs={"food_delivery": many_jobs},
+        datasets={"food_delivery": [copy.deepcopy(dataset_node["data"])]},
+        runs={job["latestRun"]["id"]: copy.deepcopy(job["latestRun"])},
+    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(state))
+    server.daemon_threads = True
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture()
+def marquez(marquez_server: MarquezStandIn) -> Iterator[MarquezStandIn]:
+    """The session's Marquez stand-in, with request logs and injected failures reset."""
+    marquez_server.reset()
+    yield marquez_server
+    marquez_server.reset()
+
+
+@pytest.fixture(scope="session")
+def closed_port_url() -> str:
+    """A loopback URL nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="session")
+def gen() -> Any:
+    """Event generators for the tests: ``gen.pipeline(lake)``, ``gen.application(...)``,
+    ``gen.Action`` and ``gen.write_jsonl(path, events)``."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        pipeline=sample_pipeline_events, application=application_events, Action=Action, write_jsonl=write_jsonl
+    )

@@ -1,0 +1,168 @@
+"""Reading and checking OpenLineage events from files and directories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from emr_lineage.events import EventsError, check_event, iter_event_files, load_events, spec_dir, to_dict
+
+
+def test_schema_copies_are_found() -> None:
+    directory = spec_dir()
+    assert directory is not None and (directory / "OpenLineage.json").is_file()
+
+
+def test_real_fixture_fragments_load_in_lenient_mode(ol_fixtures_dir: Path) -> None:
+    files = sorted(ol_fixtures_dir.glob("ol_container_*.json"))
+    loaded = load_events(files)
+    assert len(loaded) == len(files) == 6
+    assert loaded.schema_checked
+    assert {e["job"]["namespace"] for e in loaded} >= {"symlinks", "generic-namespace", "testCreateAsSelectAndLoad"}
+
+
+def test_fragments_fail_strict_mode_naming_the_missing_field(ol_fixtures_dir: Path) -> None:
+    with pytest.raises(EventsError) as info:
+        load_events([ol_fixtures_dir / "ol_container_pysparkSymlinksComplete.json"], strict=True)
+    message = str(info.value)
+    assert message.startswith(f"{ol_fixtures_dir / 'ol_container_pysparkSymlinksComplete.json'}:1: ")
+    assert "required" in message and "\n" not in message
+
+
+def test_generated_events_pass_strict_mode(gen, tmp_path: Path) -> None:
+    path = gen.write_jsonl(tmp_path / "events.jsonl", gen.pipeline("s3://lake"))
+    loaded = load_events([path], strict=True)
+    assert len(loaded) == 5 * 5 and loaded.skipped == 0
+
+
+def test_bare_facet_file_is_not_an_event(ol_fixtures_dir: Path) -> None:
+    with pytest.raises(EventsError, match=r"ol_spec_tests_ColumnLineageDatasetFacet_2.json:1: event has no 'job'"):
+        load_events([ol_fixtures_dir])
+
+
+def test_directory_is_read_recursively_and_sorted(gen, tmp_path: Path) -> None:
+    events = gen.pipeline("/tmp/lake")
+    gen.write_jsonl(tmp_path / "b" / "two.jsonl", events[10:])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "one.json").write_text(json.dumps(events[:10]))
+    (tmp_path / "a" / "notes.txt").write_text("not events")
+    loaded = load_events([tmp_path])
+    assert [Path(f).name for f in loaded.files] == ["one.json", "two.jsonl"]
+    assert loaded.events == events
+
+
+def test_json_file_with_a_single_event(gen, tmp_path: Path) -> None:
+    event = gen.pipeline("/tmp/lake")[0]
+    (tmp_path / "one.json").write_text(json.dumps(event, indent=2))
+    assert load_events([tmp_path / "one.json"]).events == [event]
+
+
+def _lines(tmp_path: Path, text: str, name: str = "e.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+GOOD = json.dumps({"eventType": "START", "job": {"namespace": "ns", "name": "j"}, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"}})
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        (GOOD + "\n{not json\n", 2, "invalid JSON"),
+        (GOOD + "\n\n[1, 2]\n", 3, "an event is a JSON object"),
+        ('{"run": {}}\n', 1, "no 'job' object"),
+        ('{"job": {"name": "x"}}\n', 1, "event.job has no 'namespace'"),
+        ('{"job": {"namespace": "n", "name": "x"}, "inputs": {"a": 1}}\n', 1, "event.inputs must be a list"),
+        ('{"job": {"namespace": "n", "name": "x"}, "eventType": "DONE"}\n', 1, "event.eventType: 'DONE' is not one of"),
+        ('{"job": {"namespace": "n", "name": 7}}\n', 1, "event.job.name: 7 is not of type 'string'"),
+        ('{"job": {"namespace": "n", "name": "x"}, "run": {"runId": "not-a-uuid"}}\n', 1, "event.run.runId: 'not-a-uuid' is not a 'uuid'"),
+        (
+            '{"job": {"namespace": "n", "name": "x"}, "outputs": [{"namespace": "n", "name": "d", "facets": {"symlinks": {"identifiers": "x"}}}]}\n',
+            1,
+            "event.outputs[0].facets.symlinks.identifiers",
+        ),
+    ],
+)
+def test_malformed_jsonl_is_one_line_with_file_and_line(tmp_path: Path, text: str, line: int, fragment: str) -> None:
+    path = _lines(tmp_path, text)
+    with pytest.raises(EventsError) as info:
+        load_events([path])
+    message = str(info.value)
+    assert message.startswith(f"{path}:{line}: ")
+    assert fragment in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ("", 1, "empty file"),
+        ("[\n" + GOOD + ",\n{oops}\n]", 3, "invalid JSON"),
+        ("[\n" + GOOD + ",\n" + GOOD + ",\n]", 4, "trailing comma"),
+        ("[\n" + GOOD + "\n" + GOOD + "\n]", 3, "expected ',' or ']'"),
+        ("[\n" + GOOD, 2, "unterminated"),
+        (GOOD + "\n" + GOOD, 2, "extra data"),
+        ("[\n" + GOOD + ",\n\n 42\n]", 4, "an event is a JSON object"),
+    ],
+)
+def test_malformed_json_files(tmp_path: Path, text: str, line: int, fragment: str) -> None:
+    path = _lines(tmp_path, text, "e.json")
+    with pytest.raises(EventsError) as info:
+        load_events([path])
+    assert str(info.value).startswith(f"{path}:{line}: ")
+    assert fragment in str(info.value)
+
+
+def test_skip_invalid_counts_and_keeps_the_good_events(tmp_path: Path) -> None:
+    path = _lines(tmp_path, "\n".join([GOOD, "{bad", GOOD, "[]", '{"job": {"namespace": "n"}, "eventType": "X"}', GOOD]) + "\n")
+    loaded = load_events([path], skip_invalid=True)
+    assert len(loaded) == 3
+    assert loaded.skipped == 3
+    assert [d.split(":")[1] for d in loaded.skipped_details] == ["2", "4", "5"]
+
+
+def test_skip_invalid_skips_an_unparseable_json_file_as_one(tmp_path: Path) -> None:
+    _lines(tmp_path, "{broken", "a.json")
+    _lines(tmp_path, GOOD + "\n", "b.jsonl")
+    loaded = load_events([tmp_path], skip_invalid=True)
+    assert (len(loaded), loaded.skipped) == (1, 1)
+
+
+@pytest.mark.parametrize("kind", ["missing", "wrong_suffix", "empty_dir", "binary"])
+def test_unreadable_paths_are_errors_even_with_skip_invalid(tmp_path: Path, kind: str) -> None:
+    if kind == "missing":
+        path, fragment = tmp_path / "nope.jsonl", "no such file or directory"
+    elif kind == "wrong_suffix":
+        path, fragment = _lines(tmp_path, GOOD, "e.txt"), "not an event file"
+    elif kind == "empty_dir":
+        path, fragment = tmp_path / "empty", "no .json or .jsonl event files"
+        path.mkdir()
+    else:
+        path, fragment = tmp_path / "bin.jsonl", "not UTF-8"
+        path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(EventsError, match=fragment):
+        load_events([path], skip_invalid=True)
+
+
+def test_iter_event_files_keeps_argument_order(tmp_path: Path) -> None:
+    second, first = _lines(tmp_path, GOOD, "z.jsonl"), _lines(tmp_path, GOOD, "a.jsonl")
+    assert iter_event_files([second, first]) == [second, first]
+
+
+def test_check_event_accepts_openlineage_client_events(gen) -> None:
+    event = gen.pipeline("/tmp/l")[1]
+    assert check_event(event, strict=True) is None
+    assert to_dict(event) == event
+
+
+def test_to_dict_serialises_client_objects() -> None:
+    from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
+
+    event = RunEvent(eventType=RunState.START, eventTime="2026-11-21T12:00:00+00:00", run=Run(runId="3f5e83fa-3480-44ff-99c5-ff943904e5e8"),
+                     job=Job(namespace="n", name="j"), producer="https://example.com/p")
+    as_dict = to_dict(event)
+    assert as_dict["job"] == {"namespace": "n", "name": "j", "facets": {}}
+    assert check_event(as_dict, strict=True) is None
