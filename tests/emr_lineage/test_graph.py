@@ -1,0 +1,245 @@
+"""The lineage graph model: merging partial events, levels, aliases, column lineage, Marquez."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from emr_lineage.events import load_events
+from emr_lineage.graph import GraphError, LineageGraph, build_graph, graph_from_marquez
+
+LAKE = "s3://lake"
+NS = "emr-lineage-dev"
+
+
+@pytest.fixture(scope="session")
+def pipeline_events(gen) -> list[dict]:
+    return gen.pipeline(LAKE, NS)
+
+
+def test_application_level_folds_actions_into_their_application(pipeline_events) -> None:
+    graph = build_graph(pipeline_events)
+    assert graph.level == "application"
+    assert graph.jobs() == [f"job:{NS}:{app}" for app in sorted(["ingest_orders", "revenue_daily", "customer_ltv", "train_model", "score_stream"])]
+    ingest = f"job:{NS}:ingest_orders"
+    assert graph.inputs_of(ingest) == ["dataset:s3://lake:raw/orders"]
+    assert graph.outputs_of(ingest) == ["dataset:s3://lake:clean/orders_clean"]
+    assert graph.nodes[ingest]["actions"] == ["ingest_orders.execute_insert_into_hadoop_fs_relation_command.clean_orders_clean"]
+    assert graph.nodes[ingest]["states"] == ["COMPLETE"]
+    assert graph.inputs_of(f"job:{NS}:score_stream") == ["dataset:s3://lake:models/order_value_model", "dataset:s3://lake:raw/orders_stream"]
+
+
+def test_action_level_keeps_one_job_per_action(pipeline_events) -> None:
+    graph = build_graph(pipeline_events, level="action")
+    action = f"job:{NS}:ingest_orders.execute_insert_into_hadoop_fs_relation_command.clean_orders_clean"
+    assert action in graph.jobs()
+    assert graph.inputs_of(action) == ["dataset:s3://lake:raw/orders"]
+    # The application jobs themselves have no datasets of their own.
+    assert graph.inputs_of(f"job:{NS}:ingest_orders") == [] and graph.outputs_of(f"job:{NS}:ingest_orders") == []
+    assert len(graph.jobs()) == 10
+
+
+def test_partial_events_of_a_run_are_merged(pipeline_events) -> None:
+    # START carries only the inputs, COMPLETE only the outputs: the run has both.
+    starts = [e for e in pipeline_events if e["eventType"] == "START" and e.get("inputs")]
+    assert starts and all(not e.get("outputs") for e in starts)
+    graph = build_graph(pipeline_events, level="action")
+    for start in starts:
+        job_id = f"job:{start['job']['namespace']}:{start['job']['name']}"
+        assert graph.inputs_of(job_id) and graph.outputs_of(job_id)
+
+
+@pytest.mark.parametrize("level", ["application", "action"])
+def test_same_graph_for_any_permutation_and_duplication(pipeline_events, level: str) -> None:
+    reference = build_graph(pipeline_events, level=level).to_dict()
+    rng = random.Random(20261121)
+    for _ in range(60):
+        shuffled = list(pipeline_events) + rng.sample(pipeline_events, rng.randint(0, len(pipeline_events)))
+        rng.shuffle(shuffled)
+        assert build_graph(shuffled, level=level).to_dict() == reference
+
+
+def test_multi_application_sets_with_many_actions(gen) -> None:
+    events = []
+    for app_index in range(12):
+        actions = [
+            gen.Action(f"step_{i}", [f"s3://lake/app{app_index}/in_{i}"], [f"s3://lake/app{app_index}/out_{i}"]) for i in range(8)
+        ]
+        events += gen.application(f"app_{app_index}", NS, actions)
+    graph = build_graph(events)
+    assert len(graph.jobs()) == 12
+    assert len(graph.datasets()) == 12 * 16
+    assert graph.outputs_of(f"job:{NS}:app_3") == sorted(f"dataset:s3://lake:app3/out_{i}" for i in range(8))
+    assert sorted(graph.nodes[f"job:{NS}:app_3"]["actions"]) == [f"app_3.step_{i}" for i in range(8)]
+    assert len(build_graph(events, level="action").jobs()) == 12 * 9
+
+
+def test_orchestrator_parent_does_not_swallow_applications(gen) -> None:
+    # spark.openlineage.parent* makes the application's own parent an Airflow task.
+    events = gen.application("daily_etl", NS, [gen.Action("write", ["s3://lake/a"], ["s3://lake/b"])], orchestrator=("airflow", "dag.task"))
+    graph = build_graph(events)
+    assert graph.jobs() == [f"job:{NS}:daily_etl"]
+
+
+def test_catalog_symlinks_are_kept_as_aliases(gen) -> None:
+    glue = ("arn:aws:glue:eu-west-1:123456789012", "table/analytics/customer_ltv", "TABLE")
+    graph = build_graph(gen.pipeline("s3://lake", NS, table=glue))
+    node = graph.nodes["dataset:s3://lake:warehouse/customer_ltv"]
+    assert node["aliases"] == [{"namespace": glue[0], "name": glue[1], "type": "TABLE"}]
+
+
+def test_column_lineage_from_column_lineage_facets(pipeline_events) -> None:
+    graph = build_graph(pipeline_events)
+    assert {
+        "source": "datasetField:s3://lake:clean/orders_clean:amount",
+        "target": "datasetField:s3://lake:curated/revenue_daily:revenue",
+        "transformation": "DIRECT",
+    } in graph.column_edges
+    assert graph.nodes["dataset:s3://lake:curated/revenue_daily"]["fields"] == [
+        {"name": "amount", "type": "string"}, {"name": "order_id", "type": "string"}, {"name": "revenue", "type": "string"}
+    ]
+
+
+def test_real_fixture_fragments(ol_fixtures_dir: Path) -> None:
+    loaded = load_events(sorted(ol_fixtures_dir.glob("ol_container_*.json")))
+    graph = build_graph(loaded.events)
+    # Hadoop FS relation: file inputs/outputs, Hive symlink of the output.
+    hadoop = "job:testPysparkSQLHadoopFSTest:open_lineage_integration_hadoop_fs_relation.execute_insert_into_hadoop_fs_relation_command.warehouse_target"
+    assert graph.inputs_of(hadoop) == ["dataset:file:/tmp/warehouse/test"]
+    assert graph.outputs_of(hadoop) == ["dataset:file:/tmp/warehouse/target"]
+    assert graph.nodes["dataset:file:/tmp/warehouse/target"]["aliases"] == [
+        {"namespace": "file:/tmp/warehouse", "name": "default.target", "type": "TABLE"}
+    ]
+    assert graph.nodes["dataset:file:/tmp/warehouse/test"]["aliases"] == [
+        {"namespace": "hive://metastore", "name": "default.test", "type": "TABLE"}
+    ]
+    # CTAS: column lineage a->a, b->b.
+    assert {e["source"] + ">" + e["target"] for e in graph.column_edges} >= {
+        "datasetField:file:/tmp/ctas_load/temp:a>datasetField:file:/tmp/ctas_load/tbl1:a",
+        "datasetField:file:/tmp/ctas_load/temp:b>datasetField:file:/tmp/ctas_load/tbl1:b",
+    }
+    # Application level: the action-level START (no name of its own) folds into its
+    # application; the application is not folded into its external parent "parent-job".
+    assert "job:generic-namespace:generic_integration_test" in graph.jobs()
+    assert not any("parent-job" in j for j in graph.jobs())
+    assert graph.nodes["job:generic-namespace:generic_integration_test"]["actions"] == ["(unnamed)"]
+    assert len(build_graph(loaded.events, level="action").jobs()) == len(graph.jobs()) + 1
+
+
+def test_real_column_lineage_facet(ol_fixtures_dir: Path) -> None:
+    facet = json.loads((ol_fixtures_dir / "ol_spec_tests_ColumnLineageDatasetFacet_2.json").read_text())
+    event = {
+        "eventType": "COMPLETE",
+        "job": {"namespace": "ns", "name": "people_job"},
+        "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"},
+        "outputs": [{"namespace": "s3://test-bucket", "name": "out/people", "facets": facet}],
+    }
+    graph = build_graph([event])
+    by_target = {e["target"]: e for e in graph.column_edges}
+    assert by_target["datasetField:s3://test-bucket:out/people:ageNextYear"] == {
+        "source": "datasetField:s3://test-bucket:/iceberg_warehouse/some-database/people:age",
+        "target": "datasetField:s3://test-bucket:out/people:ageNextYear",
+        "transformation": "DIRECT",
+    }
+    assert len(graph.column_edges) == 4
+
+
+def test_json_form_is_sorted_and_documented(pipeline_events) -> None:
+    form = build_graph(pipeline_events).to_dict()
+    assert set(form) == {"level", "nodes", "edges", "columnEdges"}
+    ids = [n["id"] for n in form["nodes"]]
+    assert ids == sorted(ids)
+    assert form["edges"] == sorted(form["edges"], key=lambda e: (e["source"], e["target"]))
+    assert all(n["type"] in ("JOB", "DATASET") for n in form["nodes"])
+    assert json.loads(json.dumps(form)) == form
+
+
+def test_unknown_level_is_refused() -> None:
+    with pytest.raises(GraphError, match="unknown level 'job'"):
+        build_graph([], level="job")
+
+
+def test_layers_place_producers_before_consumers(pipeline_events) -> None:
+    graph = build_graph(pipeline_events)
+    column = {node: i for i, layer in enumerate(graph.layers()) for node in layer}
+    for source, target in graph.edges():
+        assert column[source] < column[target]
+
+
+# --- Marquez ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def marquez_reply(marquez_dir: Path) -> dict:
+    return {"graph": [json.loads((marquez_dir / f"example_lineage_response_{i}.json").read_text()) for i in (1, 2)]}
+
+
+def test_graph_from_marquez_lineage_reply(marquez_reply) -> None:
+    graph = graph_from_marquez(marquez_reply)
+    job = "job:food_delivery:example.etl_delivery_7_days"
+    assert graph.source == "marquez"
+    assert graph.inputs_of(job) == sorted(
+        f"dataset:food_delivery:public.{t}" for t in ("customers", "drivers", "order_status", "orders_7_days", "restaurants")
+    )
+    assert graph.outputs_of(job) == ["dataset:food_delivery:public.delivery_7_days"]
+    customers = graph.nodes["dataset:food_delivery:public.customers"]
+    assert customers["namespace"] == "food_delivery" and customers["name"] == "public.customers"
+    assert {"name": "email", "type": "VARCHAR"} in customers["fields"]
+    assert graph.nodes[job]["states"] == ["COMPLETED"]
+
+
+def test_graph_from_marquez_test_fixture_node(marquez_dir: Path) -> None:
+    node = json.loads((marquez_dir / "fixture_lineage_node.json").read_text())
+    graph = graph_from_marquez({"graph": [node]})
+    assert graph.edges() == [
+        ("dataset:namespace:commonDataset", "job:namespace:readJob19<-commonDataset"),
+        ("job:namespace:writeJob", "dataset:namespace:commonDataset"),
+    ]
+
+
+def test_marquez_child_jobs_fold_into_their_parent(marquez_reply) -> None:
+    reply = json.loads(json.dumps(marquez_reply))
+    job_node = reply["graph"][0]
+    job_node["data"]["parentJobName"] = "example"
+    app = graph_from_marquez(reply)
+    assert "job:food_delivery:example" in app.jobs()
+    assert "job:food_delivery:example.etl_delivery_7_days" not in app.jobs()
+    assert app.nodes["job:food_delivery:example"]["actions"] == ["example.etl_delivery_7_days"]
+    assert app.outputs_of("job:food_delivery:example") == ["dataset:food_delivery:public.delivery_7_days"]
+    action = graph_from_marquez(reply, level="action")
+    assert "job:food_delivery:example.etl_delivery_7_days" in action.jobs()
+
+
+def test_marquez_column_lineage(marquez_dir: Path, marquez_reply) -> None:
+    columns = json.loads((marquez_dir / "fixture_column_lineage_node.json").read_text())
+    graph = graph_from_marquez(marquez_reply, column_lineage={"graph": [columns]})
+    assert {"source": "datasetField:namespace:otherDataset:columnB", "target": "datasetField:namespace:commonDataset:columnA",
+            "transformation": "IDENTITY"} in graph.column_edges
+
+
+@pytest.mark.parametrize("reply", [{}, {"graph": {}}, [], {"graph": [{"type": "JOB"}]}, {"graph": [{"id": "job:a:b", "inEdges": ["x"]}]}])
+def test_malformed_marquez_replies(reply) -> None:
+    with pytest.raises(GraphError):
+        graph_from_marquez(reply)
+
+
+def test_events_and_marquez_give_the_same_model() -> None:
+    graph = LineageGraph()
+    job = graph.add_job("ns", "j")
+    graph.add_edge(graph.add_dataset("s3://b", "in"), job)
+    graph.add_edge(job, graph.add_dataset("s3://b", "out"))
+    event = {"job": {"namespace": "ns", "name": "j"}, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"},
+             "inputs": [{"namespace": "s3://b", "name": "in"}], "outputs": [{"namespace": "s3://b", "name": "out"}]}
+    built = build_graph([event])
+    assert built.edges() == graph.edges()
+    reply = {"graph": [
+        {"id": "job:ns:j", "type": "JOB", "data": {"namespace": "ns", "name": "j"},
+         "inEdges": [{"origin": "dataset:s3://b:in", "destination": "job:ns:j"}],
+         "outEdges": [{"origin": "job:ns:j", "destination": "dataset:s3://b:out"}]},
+    ]}
+    from_marquez = graph_from_marquez(reply)
+    assert from_marquez.edges() == graph.edges()
+    assert from_marquez.nodes["dataset:s3://b:out"]["namespace"] == "s3://b"
