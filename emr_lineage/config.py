@@ -66,7 +66,7 @@ class ListenerArtifact(_Strict):
     version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
     scala_version: Literal["2.12", "2.13"]
     # None until a maintainer has pinned it; stage-listener then refuses to stage (see docs/listener.md).
-    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
     maven_repository: Annotated[str, Field(pattern=r"^https?://")]
 
     @property
@@ -93,7 +93,7 @@ class OpenLineageSettings(_Strict):
 
     namespace: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
     transport_timeout_ms: Annotated[int, Field(ge=500, le=60000)]
-    transport_compression: Literal["gzip"] | None
+    transport_compression: Literal["gzip"] | None = None
     # Bootstrap: False = a node without a working listener fails the cluster (fail closed).
     fail_open: bool
     # EMR 7.11+ ships its own OpenLineage jar: which one runs ("bundle" = ours, pinned above).
@@ -202,8 +202,9 @@ class EnvironmentSettings(_Strict):
     """Everything that differs between environments."""
 
     name: str
-    account: Annotated[str, Field(pattern=r"^\d{12}$")] | None
-    region: Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")] | None
+    # Optional keys (null or absent; the CDK CLI drops nulls from context) are the only defaults.
+    account: Annotated[str, Field(pattern=r"^\d{12}$")] | None = None
+    region: Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")] | None = None
     removal_policy: RemovalPolicyName
     log_retention_days: int
     tags: dict[str, str]

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""emr-lineage CDK app: `cdk synth -c env=dev|prod`.
+
+All cross-stack wiring happens here, in the open: which stack consumes which output.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
+
+from emr_lineage.config import CONTEXT_KEY, ENV_CONTEXT_KEY, ConfigError, EnvironmentSettings, settings_from_context
+from stacks.lineage_service import LineageServiceStack
+from stacks.network import NetworkStack
+
+
+def settings_for(app: cdk.App) -> EnvironmentSettings:
+    """The selected environment's settings from cdk.json context (raises ConfigError)."""
+    return settings_from_context(app.node.try_get_context(CONTEXT_KEY), app.node.try_get_context(ENV_CONTEXT_KEY))
+
+
+def stack_name(settings: EnvironmentSettings, part: str) -> str:
+    return f"EmrLineage-{settings.name}-{part}"
+
+
+def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
+    """Add every stack of the selected environment to ``app``; return them by short name."""
+    settings = settings_for(app)
+    # Without account/region the stacks stay environment-agnostic (synth needs no credentials).
+    env = cdk.Environment(account=settings.account, region=settings.region) if settings.account or settings.region else None
+
+    network = NetworkStack(app, stack_name(settings, "Network"), settings=settings, env=env,
+                           description="emr-lineage: VPC, endpoints and flow logs")
+    lineage = LineageServiceStack(app, stack_name(settings, "LineageService"), settings=settings, env=env,
+                                  vpc=network.vpc,
+                                  description="emr-lineage: Marquez lineage service (ECS Fargate + RDS PostgreSQL)")
+
+    for key, value in settings.tags.items():
+        cdk.Tags.of(app).add(key, value)
+    # cdk-nag AwsSolutions runs on every synth; an unacknowledged finding fails it.
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return {"network": network, "lineage": lineage}
+
+
+def main() -> int:
+    app = cdk.App()
+    try:
+        build_app(app)
+    except ConfigError as exc:
+        print(f"emr-lineage: {exc}", file=sys.stderr)
+        return 2
+    app.synth()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

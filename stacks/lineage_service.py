@@ -1,0 +1,71 @@
+"""LineageServiceStack: Marquez (API + web) on ECS Fargate with PostgreSQL on RDS.
+
+Publishes the API URL (what Spark's OpenLineage HTTP transport uses) and the web URL as
+stack outputs and SSM parameters (names from ``emr_lineage.parameters``), and exposes
+``clients_security_group``, which EMR nodes join to reach the API.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ssm as ssm
+from constructs import Construct
+
+from emr_lineage import parameters
+from emr_lineage.config import EnvironmentSettings
+from stacks.alb_access_logs_bucket import AlbAccessLogsBucket
+from stacks.lineage_load_balancer import LineageLoadBalancer
+from stacks.marquez_database import DATABASE_NAME, MarquezDatabase
+from stacks.marquez_service import MarquezService
+
+
+class LineageServiceStack(Stack):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, vpc: ec2.IVpc, **kwargs
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+
+        self.database = MarquezDatabase(self, "Database", vpc=vpc, settings=settings)
+        self.marquez = MarquezService(
+            self, "Marquez",
+            vpc=vpc,
+            settings=settings,
+            database_secret=self.database.secret,
+            database_host=self.database.instance.db_instance_endpoint_address,
+            database_port=self.database.instance.db_instance_endpoint_port,
+            database_name=DATABASE_NAME,
+        )
+        self.database.allow_from(self.marquez.connections, "Marquez tasks")
+
+        self.access_logs = AlbAccessLogsBucket(self, "AccessLogs", retention_days=settings.log_retention_days)
+        self.load_balancer = LineageLoadBalancer(
+            self, "LoadBalancer",
+            vpc=vpc,
+            settings=settings,
+            service=self.marquez.service,
+            access_logs=self.access_logs,
+        )
+        self.clients_security_group = self.load_balancer.clients_security_group
+        self.api_url = self.load_balancer.api_url
+        self.web_url = self.load_balancer.web_url
+
+        ssm.StringParameter(
+            self, "ApiUrlParameter",
+            parameter_name=parameters.marquez_api_url(settings.name),
+            string_value=self.api_url,
+            description="Marquez API base URL for OpenLineage HTTP transports",
+        )
+        ssm.StringParameter(
+            self, "WebUrlParameter",
+            parameter_name=parameters.marquez_web_url(settings.name),
+            string_value=self.web_url,
+            description="Marquez web UI URL",
+        )
+        CfnOutput(self, "MarquezApiUrl", value=self.api_url, description="OpenLineage transport URL")
+        CfnOutput(self, "MarquezWebUrl", value=self.web_url, description="Marquez web UI")
+        CfnOutput(
+            self, "LineageClientsSecurityGroupId",
+            value=self.clients_security_group.security_group_id,
+            description="Security group that lineage clients join to reach the Marquez API",
+        )

@@ -1,0 +1,108 @@
+"""MarquezDatabase: the PostgreSQL instance that stores Marquez's lineage metadata."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_rds as rds
+from constructs import Construct
+
+from stacks.nag import acknowledge
+
+from emr_lineage.config import EnvironmentSettings
+from stacks.settings_mapping import log_retention, removal_policy
+
+DATABASE_NAME = "marquez"
+DATABASE_USER = "marquez"
+DATABASE_PORT = 5432
+LOG_EXPORTS = ("postgresql", "upgrade")
+
+
+class MarquezDatabase(Construct):
+    """RDS PostgreSQL in isolated subnets, encrypted, SSL enforced, credentials in Secrets Manager.
+
+    Exposes ``instance``, ``secret`` (JSON with username/password/host/port/dbname) and
+    ``security_group`` (no ingress until a client is allowed with :meth:`allow_from`).
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, settings: EnvironmentSettings) -> None:
+        super().__init__(scope, construct_id)
+        db = settings.database
+        major = db.postgres_version.split(".")[0]
+        engine = rds.DatabaseInstanceEngine.postgres(
+            version=rds.PostgresEngineVersion.of(db.postgres_version, major)
+        )
+
+        self.security_group = ec2.SecurityGroup(
+            self, "SecurityGroup", vpc=vpc, allow_all_outbound=False,
+            description=f"{settings.resource_prefix} Marquez database: ingress only from the Marquez tasks",
+        )
+        parameters = rds.ParameterGroup(
+            self, "Parameters", engine=engine,
+            description=f"{settings.resource_prefix} Marquez database: TLS required",
+            parameters={"rds.force_ssl": "1"},
+        )
+        instance_identifier = f"{settings.resource_prefix}-marquez"
+        # RDS creates these groups on first export with no retention; creating them first sets it
+        # (cloudwatch_logs_retention would add a Lambda-backed custom resource instead).
+        log_groups = [
+            logs.LogGroup(
+                self, f"Logs-{export}",
+                log_group_name=f"/aws/rds/instance/{instance_identifier}/{export}",
+                retention=log_retention(settings.log_retention_days),
+                removal_policy=removal_policy(settings),
+            )
+            for export in LOG_EXPORTS
+        ]
+        self.instance = rds.DatabaseInstance(
+            self,
+            "Instance",
+            engine=engine,
+            instance_type=ec2.InstanceType(db.instance_type),
+            vpc=vpc,
+            vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
+            security_groups=[self.security_group],
+            port=DATABASE_PORT,
+            database_name=DATABASE_NAME,
+            credentials=rds.Credentials.from_generated_secret(
+                DATABASE_USER, secret_name=f"{settings.resource_prefix}/marquez/database"
+            ),
+            parameter_group=parameters,
+            storage_encrypted=True,
+            storage_type=rds.StorageType.GP3,
+            allocated_storage=db.allocated_storage_gib,
+            max_allocated_storage=db.max_allocated_storage_gib,
+            multi_az=db.multi_az,
+            backup_retention=Duration.days(db.backup_retention_days),
+            deletion_protection=db.deletion_protection,
+            removal_policy=removal_policy(settings, snapshot_capable=True),
+            auto_minor_version_upgrade=True,
+            publicly_accessible=False,
+            instance_identifier=instance_identifier,
+            cloudwatch_logs_exports=list(LOG_EXPORTS),
+            copy_tags_to_snapshot=True,
+        )
+        for log_group in log_groups:
+            self.instance.node.add_dependency(log_group)
+        assert self.instance.secret is not None  # generated above
+        self.secret = self.instance.secret
+
+        acknowledge(self.instance, "AwsSolutions-RDS11", "Port 5432 is kept for Marquez's defaults; the instance is in isolated subnets and "
+            "its security group admits only the Marquez tasks, so a non-default port adds no protection.",
+        )
+        if not db.multi_az:
+            acknowledge(self.instance, "AwsSolutions-RDS3", f"{settings.name} runs single-AZ by configuration (database.multi_az=false) to save "
+                "cost; prod sets multi_az=true.",
+            )
+        if not db.deletion_protection:
+            acknowledge(self.instance, "AwsSolutions-RDS10", f"{settings.name} disables deletion protection by configuration so the environment "
+                "can be torn down; prod sets deletion_protection=true.",
+            )
+        acknowledge(self.instance, "AwsSolutions-SMG4", "Marquez (Dropwizard) reads the database password once at start; automatic rotation "
+            "would break running tasks. Rotate by updating the secret and forcing a new ECS deployment "
+            "(README, 'Operations').",
+        )
+
+    def allow_from(self, peer: ec2.IConnectable, description: str) -> None:
+        self.security_group.connections.allow_from(peer, ec2.Port.tcp(DATABASE_PORT), description)

@@ -1,0 +1,187 @@
+"""MarquezService: Marquez API + web UI as one Fargate service.
+
+One task runs two containers: the API (5000, admin 5001) and marquez-web (3000), which
+reaches the API over the task's localhost. Both scale together, which suits Marquez's
+light web tier and keeps the API off any network path but the load balancer's.
+
+The stock image's trap (FACTS.md): it runs ``marquez.dev.yml``, which hard-codes the
+database user and password ``marquez`` and enables search (OpenSearch). The container
+therefore writes :func:`marquez_config_yaml` to a file at start and points
+``MARQUEZ_CONFIG`` at it; that config takes every connection value from the environment
+(the password from Secrets Manager) and disables search.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import yaml
+from aws_cdk import Duration
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+from stacks.nag import acknowledge
+
+from emr_lineage.config import EnvironmentSettings
+from stacks.settings_mapping import log_retention, removal_policy
+
+API_PORT = 5000
+ADMIN_PORT = 5001
+WEB_PORT = 3000
+API_CONTAINER = "marquez-api"
+WEB_CONTAINER = "marquez-web"
+API_IMAGE = "marquezproject/marquez"
+WEB_IMAGE = "marquezproject/marquez-web"
+# Where the stock image keeps its jar and entrypoint; the entrypoint runs `server $MARQUEZ_CONFIG`.
+IMAGE_WORKDIR = "/usr/src/app"
+CONFIG_PATH = "/tmp/marquez.yml"
+
+
+def marquez_config() -> dict:
+    """Marquez server config. ``${VAR}`` is substituted by Marquez from the environment at start."""
+    return {
+        "server": {
+            "applicationConnectors": [
+                {"type": "http", "port": "${MARQUEZ_PORT:-5000}", "httpCompliance": "RFC7230_LEGACY"}
+            ],
+            "adminConnectors": [{"type": "http", "port": "${MARQUEZ_ADMIN_PORT:-5001}"}],
+        },
+        "db": {
+            "driverClass": "org.postgresql.Driver",
+            # sslmode=require: the parameter group enforces TLS (rds.force_ssl=1).
+            "url": "jdbc:postgresql://${POSTGRES_HOST}:${POSTGRES_PORT}/${POSTGRES_DB}?sslmode=require",
+            "user": "${POSTGRES_USER}",
+            "password": "${POSTGRES_PASSWORD}",
+        },
+        "migrateOnStartup": True,
+        "graphql": {"enabled": True},
+        "logging": {"level": "INFO", "appenders": [{"type": "console"}]},
+        "search": {"enabled": False},
+        "tags": [
+            {"name": "PII", "description": "Personally identifiable information"},
+            {"name": "SENSITIVE", "description": "Contains sensitive information"},
+        ],
+    }
+
+
+def marquez_config_yaml() -> str:
+    return yaml.safe_dump(marquez_config(), sort_keys=False)
+
+
+def marquez_config_base64() -> str:
+    # Base64 so CloudFormation never sees the ${VAR} placeholders (it would read them as Fn::Sub).
+    return base64.b64encode(marquez_config_yaml().encode()).decode()
+
+
+# Writes the config from the environment variable, then hands over to the image's entrypoint.
+START_COMMAND = (
+    f'printf "%s" "$MARQUEZ_CONFIG_BASE64" | base64 -d > {CONFIG_PATH} && exec {IMAGE_WORKDIR}/entrypoint.sh'
+)
+
+
+class MarquezService(Construct):
+    """ECS cluster (Container Insights on) and the Fargate service running Marquez.
+
+    Exposes ``cluster``, ``service`` (use ``service.load_balancer_target``) and ``connections``.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        vpc: ec2.IVpc,
+        settings: EnvironmentSettings,
+        database_secret: secretsmanager.ISecret,
+        database_host: str,
+        database_port: str,
+        database_name: str,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        marquez = settings.marquez
+        version = settings.versions.marquez
+
+        self.cluster = ecs.Cluster(
+            self, "Cluster", vpc=vpc, container_insights_v2=ecs.ContainerInsights.ENABLED,
+        )
+        log_group = logs.LogGroup(
+            self, "Logs",
+            retention=log_retention(settings.log_retention_days),
+            removal_policy=removal_policy(settings),
+        )
+        task = ecs.FargateTaskDefinition(
+            self, "Task",
+            cpu=marquez.task_cpu,
+            memory_limit_mib=marquez.task_memory_mib,
+            runtime_platform=ecs.RuntimePlatform(
+                cpu_architecture=ecs.CpuArchitecture.X86_64,
+                operating_system_family=ecs.OperatingSystemFamily.LINUX,
+            ),
+        )
+        self.api_container = task.add_container(
+            API_CONTAINER,
+            image=ecs.ContainerImage.from_registry(f"{API_IMAGE}:{version}"),
+            essential=True,
+            entry_point=["/bin/bash", "-c"],
+            command=[START_COMMAND],
+            working_directory=IMAGE_WORKDIR,
+            environment={
+                "MARQUEZ_CONFIG": CONFIG_PATH,
+                "MARQUEZ_CONFIG_BASE64": marquez_config_base64(),
+                "MARQUEZ_PORT": str(API_PORT),
+                "MARQUEZ_ADMIN_PORT": str(ADMIN_PORT),
+                "POSTGRES_HOST": database_host,
+                "POSTGRES_PORT": database_port,
+                "POSTGRES_DB": database_name,
+                "MIGRATE_ON_STARTUP": "true",
+                "SEARCH_ENABLED": "false",
+            },
+            secrets={
+                "POSTGRES_USER": ecs.Secret.from_secrets_manager(database_secret, "username"),
+                "POSTGRES_PASSWORD": ecs.Secret.from_secrets_manager(database_secret, "password"),
+            },
+            port_mappings=[
+                ecs.PortMapping(container_port=API_PORT, name="api"),
+                ecs.PortMapping(container_port=ADMIN_PORT, name="admin"),
+            ],
+            logging=ecs.LogDrivers.aws_logs(stream_prefix="api", log_group=log_group),
+        )
+        self.web_container = task.add_container(
+            WEB_CONTAINER,
+            image=ecs.ContainerImage.from_registry(f"{WEB_IMAGE}:{version}"),
+            essential=True,
+            environment={
+                "MARQUEZ_HOST": "localhost",
+                "MARQUEZ_PORT": str(API_PORT),
+                "WEB_PORT": str(WEB_PORT),
+            },
+            port_mappings=[ecs.PortMapping(container_port=WEB_PORT, name="web")],
+            logging=ecs.LogDrivers.aws_logs(stream_prefix="web", log_group=log_group),
+        )
+
+        self.security_group = ec2.SecurityGroup(
+            self, "SecurityGroup", vpc=vpc, allow_all_outbound=True,
+            description=f"{settings.resource_prefix} Marquez tasks: ingress only from the load balancer",
+        )
+        self.service = ecs.FargateService(
+            self, "Service",
+            cluster=self.cluster,
+            task_definition=task,
+            desired_count=marquez.desired_count,
+            min_healthy_percent=100,
+            max_healthy_percent=200,
+            vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
+            security_groups=[self.security_group],
+            assign_public_ip=False,
+            # Migrations run at start; give the first task time before health checks count.
+            health_check_grace_period=Duration.seconds(marquez.health_check_grace_seconds),
+            circuit_breaker=ecs.DeploymentCircuitBreaker(enable=True, rollback=True),
+        )
+        self.connections = self.service.connections
+
+        acknowledge(task, "AwsSolutions-ECS2", "Only non-secret settings (ports, host names, the Marquez config template) are plain "
+            "environment variables; the database credentials come from Secrets Manager.",
+        )

@@ -1,0 +1,91 @@
+"""NetworkStack: the VPC everything else runs in.
+
+Three subnet tiers over two or more AZs: public (NAT gateways, nothing else), private with
+egress (Marquez tasks, EMR nodes) and isolated (RDS). S3 is reached through a gateway
+endpoint; optional interface endpoints let clusters work without NAT.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Stack, Tags
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from emr_lineage.config import EnvironmentSettings
+from stacks.settings_mapping import log_retention, removal_policy
+
+# EMR's v2 managed service policy only acts on resources carrying this tag (FACTS.md).
+EMR_MANAGED_TAG = ("for-use-with-amazon-emr-managed-policies", "true")
+
+# Config name -> the interface endpoint services it stands for (ECR needs both API and Docker).
+INTERFACE_ENDPOINTS: dict[str, tuple[ec2.InterfaceVpcEndpointAwsService, ...]] = {
+    "sts": (ec2.InterfaceVpcEndpointAwsService.STS,),
+    "glue": (ec2.InterfaceVpcEndpointAwsService.GLUE,),
+    "logs": (ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,),
+    "ssm": (ec2.InterfaceVpcEndpointAwsService.SSM,),
+    "ecr": (ec2.InterfaceVpcEndpointAwsService.ECR, ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER),
+    "secretsmanager": (ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER,),
+}
+
+
+class NetworkStack(Stack):
+    """VPC, endpoints and flow logs. Exposes ``vpc`` for the other stacks."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, **kwargs) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        net = settings.network
+
+        self.vpc = ec2.Vpc(
+            self,
+            "Vpc",
+            ip_addresses=ec2.IpAddresses.cidr(net.vpc_cidr),
+            max_azs=net.max_azs,
+            nat_gateways=net.nat_gateways,
+            subnet_configuration=[
+                ec2.SubnetConfiguration(name="public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=24),
+                ec2.SubnetConfiguration(name="private", subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS, cidr_mask=20),
+                ec2.SubnetConfiguration(name="isolated", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED, cidr_mask=24),
+            ],
+            gateway_endpoints={
+                "S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3),
+            },
+        )
+
+        for subnet in self.vpc.private_subnets:
+            Tags.of(subnet).add(*EMR_MANAGED_TAG)
+
+        flow_log_group = logs.LogGroup(
+            self,
+            "FlowLogs",
+            retention=log_retention(net.flow_logs_retention_days),
+            removal_policy=removal_policy(settings),
+        )
+        self.vpc.add_flow_log(
+            "FlowLog",
+            destination=ec2.FlowLogDestination.to_cloud_watch_logs(flow_log_group),
+            traffic_type=ec2.FlowLogTrafficType.ALL,
+        )
+
+        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
+        if net.interface_endpoints:
+            # One group for all endpoints: HTTPS from the VPC's CIDR, written as a literal (not
+            # Fn::GetAtt) so reviewers and cdk-nag can read it.
+            self.endpoint_security_group = ec2.SecurityGroup(
+                self, "EndpointSecurityGroup", vpc=self.vpc, allow_all_outbound=False,
+                description=f"{settings.resource_prefix} interface endpoints: HTTPS from inside the VPC",
+            )
+            self.endpoint_security_group.add_ingress_rule(
+                ec2.Peer.ipv4(net.vpc_cidr), ec2.Port.tcp(443), "AWS API calls from the VPC"
+            )
+        for name in net.interface_endpoints:
+            for service in INTERFACE_ENDPOINTS[name]:
+                endpoint_id = service.short_name.replace(".", "-")
+                self.interface_endpoints[endpoint_id] = self.vpc.add_interface_endpoint(
+                    f"Endpoint-{endpoint_id}",
+                    service=service,
+                    subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
+                    private_dns_enabled=True,
+                    security_groups=[self.endpoint_security_group],
+                    open=False,
+                )
