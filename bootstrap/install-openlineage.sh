@@ -1,0 +1,362 @@
+#!/usr/bin/env bash
+# EMR bootstrap action: install the pinned OpenLineage Spark listener on this node.
+#
+# Bootstrap actions run before EMR installs Spark, so the jar is fetched and verified now
+# (failing the node, and so the cluster, if that is impossible) and put into Spark's own jar
+# directory (/usr/lib/spark/jars) as soon as Spark's package creates it, by a small watcher
+# this script starts. Jars in that directory are on the driver's and the executors'
+# classpath without touching spark.driver/executor.extraClassPath, whose EMR defaults a
+# spark-defaults entry would replace. The watcher also keeps a single listener jar on the
+# classpath when the EMR release ships its own (7.11+). docs/listener.md explains the choice.
+#
+# Run with --help for the options. Environment: EMR_NODE_ROOT (default /) prefixes every node
+# path (tests run the script in a sandbox tree); AWS_ENDPOINT_URL is honoured by the AWS CLI;
+# EMR_LINEAGE_POLL_SECONDS is the watcher's poll interval (default 2).
+set -Eeuo pipefail
+shopt -s nullglob
+
+readonly PROG=install-openlineage
+readonly LISTENER_CLASS=io.openlineage.spark.agent.OpenLineageSparkListener
+readonly DISABLED_SUFFIX=.disabled-by-emr-lineage
+
+usage() {
+  cat <<'EOF'
+Usage: install-openlineage.sh --jar-uri s3://BUCKET/KEY.jar --sha256 HEX [options]
+
+Installs the OpenLineage Spark listener jar on an EMR node (bootstrap action).
+
+Required:
+  --jar-uri URI           S3 URI of the staged listener jar (emr-lineage stage-listener)
+  --sha256 HEX            its SHA-256 (64 lowercase hex digits) as pinned in cdk.json;
+                          "unpinned" makes the script stop: pin it first
+Options:
+  --listener-source S     bundle (default): install this jar and disable EMR's own
+                          OpenLineage jar; emr: use EMR's jar (EMR 7.11+), install nothing
+  --fail-closed           on any failure exit non-zero so the cluster fails (default)
+  --fail-open             on failure log a WARNING, exit 0 and run Spark without lineage
+  --emr-release LABEL     release label, e.g. emr-7.13.0 (default: read from the node)
+  --region REGION         AWS region of the bucket (default: AWS_REGION, then the node's
+                          instance data)
+  --attempts N            S3 download attempts (default 5)
+  --retry-delay SECONDS   first retry delay, doubled after each attempt (default 2)
+  --watch-timeout SECONDS how long the watcher waits for Spark / EMR's jar (default 1800)
+  -h, --help              show this help
+EOF
+}
+
+# ---- paths (all under EMR_NODE_ROOT) -----------------------------------------------------------
+NODE_ROOT=${EMR_NODE_ROOT:-/}
+ROOT=${NODE_ROOT%/}
+SPARK_JARS_DIR=$ROOT/usr/lib/spark/jars
+EMR_LISTENER_DIR=$ROOT/usr/share/aws/datazone-openlineage-spark/lib
+SPARK_DEFAULTS=$ROOT/etc/spark/conf/spark-defaults.conf
+INSTANCE_DATA=$ROOT/mnt/var/lib/info/extraInstanceData.json
+INSTALL_DIR=$ROOT/usr/local/lib/emr-lineage
+STATE_DIR=$ROOT/var/lib/emr-lineage
+LOG_DIR=$ROOT/var/log/emr-lineage
+LOG_FILE=$LOG_DIR/install-openlineage.log
+WATCHER_PID_FILE=$STATE_DIR/watcher.pid
+POLL_SECONDS=${EMR_LINEAGE_POLL_SECONDS:-2}
+
+# ---- settings ----------------------------------------------------------------------------------
+JAR_URI=""
+SHA256=""
+LISTENER_SOURCE=bundle
+FAIL_OPEN=false
+EMR_RELEASE=""
+REGION=""
+ATTEMPTS=5
+RETRY_DELAY=2
+WATCH_TIMEOUT=1800
+IN_WATCHER=false
+
+# ---- output ------------------------------------------------------------------------------------
+log() {
+  local line="$PROG: $*"
+  if [[ $IN_WATCHER == true ]]; then
+    printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$line"  # stdout is the log file
+  else
+    printf '%s\n' "$line"
+    printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$line" >>"$LOG_FILE" 2>/dev/null || true
+  fi
+}
+
+usage_error() {
+  printf '%s: ERROR: %s (see --help)\n' "$PROG" "$1" >&2
+  exit 2
+}
+
+# The one failure exit: one line on stderr, or a warning and exit 0 with --fail-open.
+fail() {
+  trap - ERR
+  if [[ $FAIL_OPEN == true ]]; then
+    local line="$PROG: WARNING: $1; continuing WITHOUT lineage (--fail-open)"
+    printf '%s\n' "$line" >&2
+    printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$line" >>"$LOG_FILE" 2>/dev/null || true
+    start_watcher neutralize
+    exit 0
+  fi
+  local line="$PROG: ERROR: $1"
+  printf '%s\n' "$line" >&2
+  printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$line" >>"$LOG_FILE" 2>/dev/null || true
+  exit 1
+}
+
+on_unexpected_error() {
+  fail "unexpected failure (exit $1) at line $2: $3"
+}
+
+# ---- arguments ---------------------------------------------------------------------------------
+need_value() { [[ $# -ge 2 && -n $2 ]] || usage_error "$1 needs a value"; }
+
+parse_args() {
+  while [[ $# -gt 0 ]]; do
+    case $1 in
+      --jar-uri) need_value "$@"; JAR_URI=$2; shift 2 ;;
+      --sha256) need_value "$@"; SHA256=$2; shift 2 ;;
+      --listener-source) need_value "$@"; LISTENER_SOURCE=$2; shift 2 ;;
+      --fail-open) FAIL_OPEN=true; shift ;;
+      --fail-closed) FAIL_OPEN=false; shift ;;
+      --emr-release) need_value "$@"; EMR_RELEASE=$2; shift 2 ;;
+      --region) need_value "$@"; REGION=$2; shift 2 ;;
+      --attempts) need_value "$@"; ATTEMPTS=$2; shift 2 ;;
+      --retry-delay) need_value "$@"; RETRY_DELAY=$2; shift 2 ;;
+      --watch-timeout) need_value "$@"; WATCH_TIMEOUT=$2; shift 2 ;;
+      -h | --help) usage; exit 0 ;;
+      *) usage_error "unknown argument '$1'" ;;
+    esac
+  done
+  [[ -n $JAR_URI ]] || usage_error "--jar-uri is required"
+  [[ $JAR_URI =~ ^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/.+\.jar$ ]] \
+    || usage_error "--jar-uri '$JAR_URI' is not an s3://bucket/key.jar URI"
+  [[ -n $SHA256 ]] || usage_error "--sha256 is required"
+  [[ $SHA256 =~ ^[0-9a-f]{64}$ || $SHA256 == unpinned ]] \
+    || usage_error "--sha256 '$SHA256' is not 64 lowercase hex digits"
+  [[ $LISTENER_SOURCE == bundle || $LISTENER_SOURCE == emr ]] \
+    || usage_error "--listener-source '$LISTENER_SOURCE' must be bundle or emr"
+  [[ -z $EMR_RELEASE || $EMR_RELEASE =~ ^emr-[0-9]+\.[0-9]+\.[0-9]+$ ]] \
+    || usage_error "--emr-release '$EMR_RELEASE' is not a release label like emr-7.13.0"
+  [[ $ATTEMPTS =~ ^[1-9][0-9]*$ ]] || usage_error "--attempts '$ATTEMPTS' must be a positive integer"
+  [[ $RETRY_DELAY =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--retry-delay '$RETRY_DELAY' must be a number of seconds"
+  [[ $WATCH_TIMEOUT =~ ^[1-9][0-9]*$ ]] || usage_error "--watch-timeout '$WATCH_TIMEOUT' must be a positive integer"
+  JAR_NAME=${JAR_URI##*/}
+}
+
+# ---- node facts --------------------------------------------------------------------------------
+instance_data_field() {  # $1 = key in extraInstanceData.json (flat string values)
+  [[ -r $INSTANCE_DATA ]] || return 0
+  sed -n "s/.*\"$1\"[[:space:]]*:[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p" "$INSTANCE_DATA" | head -n 1
+}
+
+# yes / no / unknown: does this release ship its own OpenLineage jar (EMR 7.11+)?
+emr_ships_listener() {
+  if [[ $EMR_RELEASE =~ ^emr-([0-9]+)\.([0-9]+)\.[0-9]+$ ]]; then
+    local major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
+    if (( major > 7 || (major == 7 && minor >= 11) )); then echo yes; else echo no; fi
+  else
+    echo unknown
+  fi
+}
+
+sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
+
+has_jar() {  # $1 = path, $2 = expected sha256
+  [[ -f $1 ]] && [[ $(sha256_of "$1") == "$2" ]]
+}
+
+# ---- actions -----------------------------------------------------------------------------------
+fetch_jar() {  # download JAR_URI to $1 with retries and exponential backoff
+  local attempt=1 delay=$RETRY_DELAY output
+  local -a region_args=()
+  [[ -n $REGION ]] && region_args=(--region "$REGION")
+  while true; do
+    if output=$(aws s3 cp --only-show-errors --no-progress "${region_args[@]}" "$JAR_URI" "$1" 2>&1); then
+      return 0
+    fi
+    LAST_S3_ERROR=$(printf '%s\n' "$output" | sed '/^[[:space:]]*$/d' | tail -n 1)
+    if (( attempt >= ATTEMPTS )); then
+      return 1
+    fi
+    log "download attempt $attempt/$ATTEMPTS failed (${LAST_S3_ERROR}); retrying in ${delay}s"
+    sleep "$delay"
+    delay=$(awk -v d="$delay" 'BEGIN { print d * 2 }')
+    attempt=$((attempt + 1))
+  done
+}
+
+# Put a verified copy of the jar into $1 (a classpath directory); atomic, so Spark never
+# sees half a jar. Prints nothing, returns 0 when the directory already had it.
+place_jar() {
+  local dir=$1 target=$1/$JAR_NAME
+  if has_jar "$target" "$SHA256"; then
+    return 0
+  fi
+  cp "$INSTALLED_JAR" "$dir/.$JAR_NAME.tmp"
+  chmod 0644 "$dir/.$JAR_NAME.tmp"
+  mv -f "$dir/.$JAR_NAME.tmp" "$target"
+  log "installed $target"
+  CHANGED=true
+}
+
+# Rename every other OpenLineage listener jar so the JVM's dir/* classpath wildcard
+# (which only matches *.jar) skips it: one listener jar per classpath.
+disable_other_listener_jars() {
+  local jar
+  for jar in "$EMR_LISTENER_DIR"/*.jar "$SPARK_JARS_DIR"/openlineage-spark*.jar; do
+    [[ $jar == "$SPARK_JARS_DIR/$JAR_NAME" ]] && continue
+    mv -f "$jar" "$jar$DISABLED_SUFFIX"
+    log "disabled $jar (listener-source=bundle: this bundle's listener wins)"
+    CHANGED=true
+  done
+}
+
+emr_jar_handled() {  # EMR's jar has been seen and disabled
+  local disabled=("$EMR_LISTENER_DIR"/*.jar"$DISABLED_SUFFIX")
+  [[ ${#disabled[@]} -gt 0 ]]
+}
+
+# Fail-open: without the jar, spark.extraListeners would stop every Spark application with
+# ClassNotFoundException, so take our listener out of spark-defaults.conf once EMR writes it.
+remove_listener_from_spark_defaults() {
+  [[ -f $SPARK_DEFAULTS ]] || return 1
+  grep -Eq "^[[:space:]]*spark\.extraListeners[[:space:]=].*${LISTENER_CLASS//./\\.}" "$SPARK_DEFAULTS" || return 1
+  local tmp=$SPARK_DEFAULTS.emr-lineage.tmp
+  awk -v cls="$LISTENER_CLASS" '
+    $1 == "spark.extraListeners" {
+      n = split($2, parts, ","); kept = ""
+      for (i = 1; i <= n; i++) if (parts[i] != cls && parts[i] != "") kept = kept (kept == "" ? "" : ",") parts[i]
+      if (kept != "") print $1 " " kept
+      next
+    }
+    { print }' "$SPARK_DEFAULTS" >"$tmp"
+  cat "$tmp" >"$SPARK_DEFAULTS"
+  rm -f "$tmp"
+  log "removed $LISTENER_CLASS from spark.extraListeners in $SPARK_DEFAULTS (no listener jar on this node)"
+}
+
+# ---- the watcher: finishes what needs Spark to be installed ------------------------------------
+watch_node() {  # $1 = install | neutralize
+  local mode=$1 deadline=$((SECONDS + WATCH_TIMEOUT)) ships
+  ships=$(emr_ships_listener)
+  trap - ERR
+  set +e
+  IN_WATCHER=true
+  log "watcher $BASHPID started (mode $mode, timeout ${WATCH_TIMEOUT}s)"
+  while (( SECONDS < deadline )); do
+    if [[ $mode == neutralize ]]; then
+      if remove_listener_from_spark_defaults; then
+        log "watcher done"
+        rm -f "$WATCHER_PID_FILE"
+        return 0
+      fi
+    else
+      CHANGED=false
+      [[ -d $SPARK_JARS_DIR ]] && place_jar "$SPARK_JARS_DIR"
+      disable_other_listener_jars
+      if has_jar "$SPARK_JARS_DIR/$JAR_NAME" "$SHA256" && { [[ $ships == no ]] || emr_jar_handled; }; then
+        log "watcher done: $JAR_NAME is the only listener jar on Spark's classpath"
+        rm -f "$WATCHER_PID_FILE"
+        return 0
+      fi
+    fi
+    sleep "$POLL_SECONDS"
+  done
+  if [[ $mode == install ]] && ! has_jar "$SPARK_JARS_DIR/$JAR_NAME" "$SHA256"; then
+    log "ERROR: watcher gave up after ${WATCH_TIMEOUT}s: $SPARK_JARS_DIR never appeared (is Spark an application of this cluster?)"
+  else
+    log "watcher stopped after ${WATCH_TIMEOUT}s (no EMR OpenLineage jar appeared, nothing to disable)"
+  fi
+  rm -f "$WATCHER_PID_FILE"
+}
+
+watcher_running() {
+  local pid
+  [[ -f $WATCHER_PID_FILE ]] || return 1
+  pid=$(<"$WATCHER_PID_FILE")
+  [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null
+}
+
+start_watcher() {  # $1 = mode; detached from the bootstrap's stdout/stderr so EMR does not wait
+  if watcher_running; then
+    log "watcher already running (pid $(<"$WATCHER_PID_FILE")), not starting another"
+    return 0
+  fi
+  mkdir -p "$STATE_DIR"
+  (watch_node "$1") </dev/null >>"$LOG_FILE" 2>&1 &
+  echo "$!" >"$WATCHER_PID_FILE"
+  disown "$!" 2>/dev/null || true
+  log "started watcher pid $! to finish once Spark is installed (log: $LOG_FILE)"
+}
+
+# ---- main --------------------------------------------------------------------------------------
+main() {
+  parse_args "$@"
+  if (( EUID != 0 )) && [[ -z ${EMR_NODE_ROOT:-} ]]; then
+    # EMR runs bootstrap actions as the hadoop user, which has passwordless sudo.
+    command -v sudo >/dev/null || fail "must run as root (or with sudo) to write $SPARK_JARS_DIR"
+    exec sudo -n -E "$BASH" "$0" "$@"
+  fi
+  mkdir -p "$LOG_DIR" "$STATE_DIR" 2>/dev/null || fail "cannot create $LOG_DIR and $STATE_DIR"
+  trap 'on_unexpected_error $? $LINENO "$BASH_COMMAND"' ERR
+
+  [[ -n $EMR_RELEASE ]] || EMR_RELEASE=$(instance_data_field releaseLabel)
+  [[ -n $REGION ]] || REGION=${AWS_REGION:-${AWS_DEFAULT_REGION:-$(instance_data_field region)}}
+  local ships
+  ships=$(emr_ships_listener)
+  log "node root ${NODE_ROOT}, release ${EMR_RELEASE:-unknown}, listener-source $LISTENER_SOURCE, fail-$([[ $FAIL_OPEN == true ]] && echo open || echo closed)"
+  CHANGED=false
+
+  if [[ $LISTENER_SOURCE == emr ]]; then
+    case $ships in
+      no) fail "--listener-source emr but $EMR_RELEASE ships no OpenLineage jar (EMR 7.11+ does); use listener-source bundle" ;;
+      unknown) fail "--listener-source emr but the EMR release is unknown (no --emr-release, no releaseLabel in $INSTANCE_DATA)" ;;
+    esac
+    if [[ -e $SPARK_JARS_DIR/$JAR_NAME ]]; then
+      rm -f "$SPARK_JARS_DIR/$JAR_NAME"
+      log "removed $SPARK_JARS_DIR/$JAR_NAME (listener-source=emr: EMR's listener wins)"
+      CHANGED=true
+    fi
+    log "listener-source emr: using the OpenLineage jar $EMR_RELEASE ships; nothing to install"
+    return 0
+  fi
+
+  [[ $SHA256 != unpinned ]] \
+    || fail "the listener's SHA-256 is not pinned (cdk.json emr-lineage.versions.openlineage_spark.sha256 is null): run 'emr-lineage stage-listener --pin', pin it and redeploy"
+  mkdir -p "$INSTALL_DIR"
+  INSTALLED_JAR=$INSTALL_DIR/$JAR_NAME
+  if has_jar "$INSTALLED_JAR" "$SHA256"; then
+    log "$INSTALLED_JAR already present with the pinned SHA-256, not downloading"
+  else
+    local download=$INSTALL_DIR/.$JAR_NAME.download
+    rm -f "$download"
+    if ! fetch_jar "$download"; then
+      rm -f "$download"
+      fail "could not download $JAR_URI after $ATTEMPTS attempts: ${LAST_S3_ERROR:-no error text}"
+    fi
+    local actual
+    actual=$(sha256_of "$download")
+    if [[ $actual != "$SHA256" ]]; then
+      rm -f "$download"
+      fail "SHA-256 mismatch for $JAR_URI: got $actual, expected $SHA256; nothing installed"
+    fi
+    chmod 0644 "$download"
+    mv -f "$download" "$INSTALLED_JAR"
+    log "downloaded and verified $JAR_URI (sha256 $SHA256) to $INSTALLED_JAR"
+    CHANGED=true
+  fi
+
+  if [[ -d $SPARK_JARS_DIR ]]; then
+    place_jar "$SPARK_JARS_DIR"
+  fi
+  disable_other_listener_jars
+  if ! has_jar "$SPARK_JARS_DIR/$JAR_NAME" "$SHA256"; then
+    start_watcher install
+  elif [[ $ships != no ]] && ! emr_jar_handled; then
+    start_watcher install
+  fi
+  if [[ $CHANGED == false ]]; then
+    log "nothing changed: the listener was already installed"
+  fi
+}
+
+main "$@"

@@ -1,0 +1,219 @@
+"""Fixtures for running bootstrap/install-openlineage.sh for real: a moto_server S3 on 127.0.0.1,
+the AWS CLI from .venv/bin, and a sandbox root that mimics an EMR node's directories."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import boto3
+import pytest
+import requests
+
+from emr_lineage.config import load_settings
+from emr_lineage.listener import BOOTSTRAP_SCRIPT, bootstrap_arguments, listener_s3_key
+
+BIN = Path(sys.executable).parent
+REGION = "us-east-1"
+AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
+
+
+def build_listener_jar(marker: str = "emr-lineage tests") -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as jar:
+        jar.writestr("META-INF/MANIFEST.MF", f"Manifest-Version: 1.0\nCreated-By: {marker}\n")
+        jar.writestr("io/openlineage/spark/agent/OpenLineageSparkListener.class", b"\xca\xfe\xba\xbe" + b"\0" * 64)
+    return buffer.getvalue()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def moto_s3_url(tmp_path_factory) -> str:
+    """A moto_server on a free loopback port for the whole session; stopped at the end."""
+    port = free_port()
+    log = (tmp_path_factory.mktemp("moto") / "moto_server.log").open("w")
+    process = subprocess.Popen([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+                               stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            requests.get(url, timeout=1)
+            break
+        except requests.ConnectionError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"moto_server did not start on {url}")
+            time.sleep(0.1)
+    yield url
+    process.terminate()
+    process.wait(timeout=10)
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def listener_jar() -> bytes:
+    return build_listener_jar()
+
+
+@pytest.fixture(scope="session")
+def listener_sha256(listener_jar: bytes) -> str:
+    return hashlib.sha256(listener_jar).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def s3_client(moto_s3_url):
+    return boto3.client("s3", endpoint_url=moto_s3_url, region_name=REGION,
+                        aws_access_key_id="testing", aws_secret_access_key="testing")
+
+
+def settings_with(sha256: str | None, *, listener_source: str = "bundle", fail_open: bool = False):
+    settings = load_settings("dev")
+    artifact = settings.versions.openlineage_spark.model_copy(update={"sha256": sha256})
+    return settings.model_copy(update={
+        "versions": settings.versions.model_copy(update={"openlineage_spark": artifact}),
+        "openlineage": settings.openlineage.model_copy(update={"listener_source": listener_source, "fail_open": fail_open}),
+    })
+
+
+@pytest.fixture
+def bucket(s3_client, listener_jar) -> str:
+    """A fresh artifacts bucket holding the staged test jar at the key stage-listener uses."""
+    name = f"artifacts-{uuid.uuid4().hex[:12]}"
+    s3_client.create_bucket(Bucket=name)
+    key = listener_s3_key(load_settings("dev").versions.openlineage_spark)
+    s3_client.put_object(Bucket=name, Key=key, Body=listener_jar)
+    return name
+
+
+@dataclass
+class EmrNode:
+    """A sandbox tree with an EMR node's directories; runs the bootstrap script against it."""
+
+    root: Path
+    env: dict[str, str]
+    watchers: list[int] = field(default_factory=list)
+
+    spark_jars = property(lambda self: self.root / "usr/lib/spark/jars")
+    emr_listener_dir = property(lambda self: self.root / "usr/share/aws/datazone-openlineage-spark/lib")
+    install_dir = property(lambda self: self.root / "usr/local/lib/emr-lineage")
+    log_file = property(lambda self: self.root / "var/log/emr-lineage/install-openlineage.log")
+    pid_file = property(lambda self: self.root / "var/lib/emr-lineage/watcher.pid")
+    spark_defaults = property(lambda self: self.root / "etc/spark/conf/spark-defaults.conf")
+
+    def set_release(self, label: str) -> None:
+        info = self.root / "mnt/var/lib/info/extraInstanceData.json"
+        info.parent.mkdir(parents=True, exist_ok=True)
+        info.write_text(json.dumps({"jobFlowId": "j-TEST", "releaseLabel": label, "region": REGION}, indent=2))
+
+    def install_spark(self) -> None:
+        """What the Spark package does later in provisioning: create SPARK_HOME/jars."""
+        self.spark_jars.mkdir(parents=True, exist_ok=True)
+        (self.spark_jars / "spark-core_2.12-3.5.6-amzn-2.jar").write_bytes(b"PK\x05\x06" + b"\0" * 18)
+
+    def ship_emr_listener(self) -> Path:
+        """What EMR 7.11+ is reported to install: its own OpenLineage jar."""
+        self.emr_listener_dir.mkdir(parents=True, exist_ok=True)
+        jar = self.emr_listener_dir / "openlineage-spark_2.12-1.33.0-amzn-0.jar"
+        jar.write_bytes(build_listener_jar("EMR"))
+        return jar
+
+    def run(self, args: list[str]) -> subprocess.CompletedProcess:
+        result = subprocess.run(["bash", str(BOOTSTRAP_SCRIPT), *args], env=self.env,
+                                capture_output=True, text=True, timeout=120)
+        if self.pid_file.exists():
+            self.watchers.append(int(self.pid_file.read_text()))
+        return result
+
+    def listener_jars_on_classpath(self) -> list[Path]:
+        """Every *.jar holding an OpenLineage listener in the directories Spark loads jars from."""
+        found = []
+        for directory in (self.spark_jars, self.emr_listener_dir):
+            found += [p for p in sorted(directory.glob("*.jar")) if "openlineage" in p.name]
+        return found
+
+    def snapshot(self) -> dict[str, tuple[str, int]]:
+        """Every file but the log: relative path -> (sha256, mtime_ns)."""
+        return {
+            str(p.relative_to(self.root)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+            for p in sorted(self.root.rglob("*")) if p.is_file() and p != self.log_file
+        }
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.05)
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for our purposes.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.fixture
+def node(tmp_path: Path, moto_s3_url: str):
+    root = tmp_path / "node"
+    root.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        "PATH": f"{BIN}:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "EMR_NODE_ROOT": str(root),
+        "AWS_ENDPOINT_URL": moto_s3_url,
+        "EMR_LINEAGE_POLL_SECONDS": "0.05",
+        **AWS_ENV,
+    }
+    emr_node = EmrNode(root=root, env=env)
+    yield emr_node
+    for pid in emr_node.watchers:  # only the watchers these tests started, by pid
+        if process_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+
+
+def script_args(sha256: str | None, bucket: str, *, extra: tuple[str, ...] = (), **options) -> list[str]:
+    """The bootstrap action's arguments exactly as the EMR stack gets them, plus test-only extras."""
+    return bootstrap_arguments(settings_with(sha256, **options), bucket) + ["--watch-timeout", "60", *extra]
+
+
+@pytest.fixture(scope="session")
+def args_for():
+    return script_args
+
+
+@pytest.fixture(scope="session")
+def wait():
+    return wait_for
+
+
+@pytest.fixture(scope="session")
+def alive():
+    return process_alive
