@@ -92,7 +92,7 @@ class AwsClients:
             session = boto3.session.Session(region_name=settings.region)
             return cls(ssm=session.client("ssm"), s3=session.client("s3"), emr=session.client("emr"))
         except BotoCoreError as exc:  # e.g. NoRegionError
-            raise LaunchInputError(f"AWS client setup failed: {exc}") from None
+            raise LaunchInputError(f"AWS client setup failed: {exc} (set AWS_REGION, or region in cdk.json)") from None
 
 
 def _aws_message(exc: Exception) -> str:

@@ -66,7 +66,7 @@ def launch(
     \b
     emr-lineage launch --env dev --job jobs/revenue_daily.py -- --date 2026-11-20
     """
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     try:
         settings = load_settings(env)
     except ConfigError as exc:

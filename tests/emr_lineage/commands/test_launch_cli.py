@@ -1,0 +1,285 @@
+"""``emr-lineage launch`` end to end against moto's in-process EMR, S3 and SSM.
+
+moto never advances EMR states, so the tests replace ``launcher.pause`` (the wait between
+two polls) with a stand-in for EMR that moves the cluster and step along; the command's
+polling, progress output and exit codes run for real. Ctrl-C is a KeyboardInterrupt raised
+from that pause, where a real one lands almost always.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import boto3
+import pytest
+from click.testing import CliRunner
+from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.emr.models import emr_backends
+
+from emr_lineage import launcher, parameters
+from emr_lineage.cli import main
+from emr_lineage.commands import launch as launch_command
+from emr_lineage.spark_conf import PARENT_KEYS, ListenerConfig, emr_configurations
+
+REGION = "us-east-2"
+BUCKET = "emr-lineage-dev-artifacts-123456789012"
+LOGS = "s3://emr-lineage-dev-logs-123456789012/elasticmapreduce/"
+MARQUEZ_WEB = "https://lineage.internal.example"
+PARENT_ENV = {
+    "OPENLINEAGE_PARENT_JOB_NAMESPACE": "airflow-prod",
+    "OPENLINEAGE_PARENT_JOB_NAME": "daily_revenue.run_spark",
+    "OPENLINEAGE_PARENT_RUN_ID": "01234567-89ab-4cde-8f01-23456789abcd",
+}
+UUID_RE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def launch_spec() -> dict:
+    """What the EMR stack publishes at emr_launch_spec(env): RunJobFlow minus Steps."""
+    listener = ListenerConfig(api_url="http://marquez.internal.example:5000", namespace="emr-lineage-dev", timeout_ms=5000)
+    return {
+        "Name": "emr-lineage-dev",
+        "ReleaseLabel": "emr-7.13.0",
+        "Applications": [{"Name": "Spark"}, {"Name": "Hadoop"}, {"Name": "Hive"}],
+        "LogUri": LOGS,
+        "ServiceRole": "arn:aws:iam::123456789012:role/emr-lineage-dev-emr-service",
+        "JobFlowRole": "emr-lineage-dev-emr-instance",
+        "SecurityConfiguration": "emr-lineage-dev",
+        "VisibleToAllUsers": True,
+        "Instances": {
+            "InstanceGroups": [
+                {"Name": "primary", "InstanceRole": "MASTER", "InstanceType": "m7g.xlarge", "InstanceCount": 1},
+                {"Name": "core", "InstanceRole": "CORE", "InstanceType": "m7g.2xlarge", "InstanceCount": 2},
+            ],
+            "Ec2SubnetId": "subnet-0123456789abcdef0",
+            "EmrManagedMasterSecurityGroup": "sg-0123456789abcdef1",
+            "EmrManagedSlaveSecurityGroup": "sg-0123456789abcdef2",
+            "ServiceAccessSecurityGroup": "sg-0123456789abcdef3",
+            "KeepJobFlowAliveWhenNoSteps": True,
+        },
+        "BootstrapActions": [
+            {
+                "Name": "install-openlineage",
+                "ScriptBootstrapAction": {"Path": f"s3://{BUCKET}/bootstrap/install-openlineage.sh", "Args": []},
+            }
+        ],
+        "Configurations": emr_configurations(listener, glue_catalog_id="123456789012"),
+        "AutoTerminationPolicy": {"IdleTimeout": 1800},
+        "Tags": [{"Key": "project", "Value": "emr-lineage"}],
+    }
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch):
+    for _, env_name in PARENT_KEYS.values():
+        monkeypatch.delenv(env_name, raising=False)
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(key, value)
+    with mock_aws():
+        ssm = boto3.client("ssm", region_name=REGION)
+        ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value=json.dumps(launch_spec()), Type="String")
+        ssm.put_parameter(Name=parameters.artifacts_bucket("dev"), Value=BUCKET, Type="String")
+        ssm.put_parameter(Name=parameters.marquez_web_url("dev"), Value=MARQUEZ_WEB, Type="String")
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+        yield launcher.AwsClients(ssm=ssm, s3=s3, emr=boto3.client("emr", region_name=REGION))
+
+
+@pytest.fixture
+def job_file(tmp_path: Path) -> Path:
+    path = tmp_path / "jobs" / "revenue_daily.py"
+    path.parent.mkdir()
+    path.write_text("from pyspark.sql import SparkSession\nspark = SparkSession.builder.appName('revenue_daily').getOrCreate()\n")
+    return path
+
+
+def only_cluster():
+    clusters = emr_backends[DEFAULT_ACCOUNT_ID][REGION].clusters
+    assert len(clusters) == 1
+    return next(iter(clusters.values()))
+
+
+def emr_plays(monkeypatch: pytest.MonkeyPatch, script: Iterable[tuple[str, str] | type[BaseException]]) -> list[float]:
+    """Replace the pause between polls: each pause applies the next (cluster, step) states.
+
+    An exception class in the script is raised instead (KeyboardInterrupt = Ctrl-C).
+    """
+    remaining = list(script)
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        item = remaining.pop(0)
+        if isinstance(item, type):
+            raise item()
+        cluster = only_cluster()
+        cluster.state, cluster.steps[0].state = item
+
+    monkeypatch.setattr(launcher, "pause", pause)
+    return pauses
+
+
+def run(*args: str, input: str | None = None, env: dict | None = None):
+    return CliRunner().invoke(main, ["launch", *args], input=input, env=env, catch_exceptions=False)
+
+
+def test_success_prints_progress_log_location_and_marquez_url(aws, job_file: Path, monkeypatch) -> None:
+    pauses = emr_plays(monkeypatch, [("BOOTSTRAPPING", "PENDING"), ("RUNNING", "RUNNING"), ("RUNNING", "COMPLETED")])
+    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0.01", "--", "--date", "2026-11-20")
+    assert result.exit_code == 0, result.output
+    assert pauses == [0.01, 0.01, 0.01]
+    cluster = only_cluster()
+    step = cluster.steps[0]
+
+    # Progress: one line per state change, with elapsed time.
+    assert re.search(r"\[\d\d:\d\d\] cluster WAITING, step revenue_daily RUNNING", result.stderr)
+    assert re.search(r"\[\d\d:\d\d\] cluster BOOTSTRAPPING, step revenue_daily PENDING", result.stderr)
+    assert re.search(r"\[\d\d:\d\d\] cluster RUNNING, step revenue_daily COMPLETED", result.stderr)
+    assert f"job {job_file} uploaded to s3://{BUCKET}/jobs/revenue_daily.py" in result.stderr
+    run_id = re.search(rf"parent run id ({UUID_RE}) \(new; job emr-lineage-dev/emr_lineage_launch\)", result.stderr)
+    assert run_id, result.stderr
+
+    assert f"logs: {LOGS}{cluster.id}/steps/{step.id}/" in result.stdout
+    assert f"lineage: {MARQUEZ_WEB}/lineage/job/emr-lineage-dev/emr_lineage_launch.revenue_daily" in result.stdout
+    assert f"all steps completed on {cluster.id}" in result.stdout
+
+    # The cluster really carries the job as a step with the printed parent run id and job args.
+    assert step.args[:5] == ["spark-submit", "--deploy-mode", "client", "--name", "revenue_daily"]
+    assert f"spark.openlineage.parentRunId={run_id.group(1)}" in step.args
+    assert step.args[-3:] == [f"s3://{BUCKET}/jobs/revenue_daily.py", "--date", "2026-11-20"]
+    assert cluster.keep_job_flow_alive_when_no_steps is False
+    assert cluster.log_uri == LOGS
+
+
+def test_failed_step_exits_1_with_reason_and_log_location(aws, job_file: Path, monkeypatch) -> None:
+    emr_plays(monkeypatch, [("RUNNING", "RUNNING"), ("TERMINATING", "FAILED")])
+    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0")
+    assert result.exit_code == 1
+    cluster = only_cluster()
+    step = cluster.steps[0]
+    assert f"logs: {LOGS}{cluster.id}/steps/{step.id}/" in result.stderr
+    assert f"Error: step revenue_daily ({step.id}) FAILED" in result.stderr
+    assert "all steps completed" not in result.output
+
+
+def test_cluster_failing_in_bootstrap_exits_1_with_node_logs(aws, job_file: Path, monkeypatch) -> None:
+    emr_plays(monkeypatch, [("TERMINATED_WITH_ERRORS", "PENDING")])
+    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0")
+    assert result.exit_code == 1
+    cluster = only_cluster()
+    assert "TERMINATED_WITH_ERRORS before its steps completed" in result.stderr
+    assert f"logs: {LOGS}{cluster.id}/node/" in result.stderr
+
+
+def test_no_wait_prints_the_cluster_id_and_returns(aws, job_file: Path, monkeypatch) -> None:
+    pauses = emr_plays(monkeypatch, [])
+    result = run("--env", "dev", "--job", str(job_file), "--no-wait")
+    assert result.exit_code == 0, result.output
+    cluster = only_cluster()
+    assert result.stdout == f"{cluster.id}\n"
+    assert pauses == []  # never polled
+    assert f"step revenue_daily logs: {LOGS}{cluster.id}/steps/{cluster.steps[0].id}/" in result.stderr
+    assert cluster.state == "WAITING" and cluster.steps[0].state == "RUNNING"
+
+
+def test_unchanged_job_is_not_uploaded_again(aws, job_file: Path, monkeypatch) -> None:
+    assert run("--env", "dev", "--job", str(job_file), "--no-wait").exit_code == 0
+    first = aws.s3.head_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")
+    emr_backends[DEFAULT_ACCOUNT_ID][REGION].clusters.clear()
+    result = run("--env", "dev", "--job", str(job_file), "--no-wait")
+    assert result.exit_code == 0, result.output
+    assert f"job {job_file} unchanged at s3://{BUCKET}/jobs/revenue_daily.py, not re-uploaded" in result.stderr
+    assert aws.s3.head_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")["LastModified"] == first["LastModified"]
+
+
+def test_parent_context_from_environment(aws, job_file: Path, monkeypatch) -> None:
+    emr_plays(monkeypatch, [("RUNNING", "COMPLETED")])
+    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0", env=PARENT_ENV)
+    assert result.exit_code == 0, result.output
+    run_id = PARENT_ENV["OPENLINEAGE_PARENT_RUN_ID"]
+    assert f"parent run id {run_id} from OPENLINEAGE_PARENT_* (job airflow-prod/daily_revenue.run_spark)" in result.stderr
+    args = only_cluster().steps[0].args
+    assert f"spark.openlineage.parentRunId={run_id}" in args
+    assert "spark.openlineage.parentJobName=daily_revenue.run_spark" in args
+    assert f"{MARQUEZ_WEB}/lineage/job/emr-lineage-dev/daily_revenue.run_spark.revenue_daily" in result.stdout
+
+
+def test_partial_parent_context_is_bad_input(aws, job_file: Path) -> None:
+    env = {"OPENLINEAGE_PARENT_RUN_ID": PARENT_ENV["OPENLINEAGE_PARENT_RUN_ID"]}
+    result = run("--env", "dev", "--job", str(job_file), env=env)
+    assert result.exit_code == 2
+    assert "parent context is partial: missing OPENLINEAGE_PARENT_JOB_NAMESPACE" in result.stderr
+    assert emr_backends[DEFAULT_ACCOUNT_ID][REGION].clusters == {}
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_ctrl_c_asks_whether_to_terminate(aws, job_file: Path, monkeypatch, answer: str) -> None:
+    emr_plays(monkeypatch, [("RUNNING", "RUNNING"), KeyboardInterrupt])
+    monkeypatch.setattr(launch_command, "stdin_is_interactive", lambda: True)
+    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0", input=f"{answer}\n")
+    assert result.exit_code == 130
+    cluster = only_cluster()
+    assert f"terminate the cluster {cluster.id}? [y/N]" in result.stderr
+    if answer == "y":
+        assert cluster.state == "TERMINATED"
+        assert f"cluster {cluster.id} terminating" in result.stderr
+    else:
+        assert cluster.state == "RUNNING"
+        assert f"aws emr terminate-clusters --cluster-ids {cluster.id}" in result.stderr
+
+
+def test_ctrl_c_without_a_terminal_terminates(aws, job_file: Path, monkeypatch) -> None:
+    emr_plays(monkeypatch, [KeyboardInterrupt])
+    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0")
+    assert result.exit_code == 130
+    cluster = only_cluster()
+    assert cluster.state == "TERMINATED"
+    assert f"interrupted with no terminal to ask: terminating {cluster.id}" in result.stderr
+    assert "[y/N]" not in result.stderr
+
+
+def test_missing_launch_spec_is_bad_input(aws, job_file: Path) -> None:
+    aws.ssm.delete_parameter(Name=parameters.emr_launch_spec("dev"))
+    result = run("--env", "dev", "--job", str(job_file))
+    assert result.exit_code == 2
+    assert (
+        f"Error: SSM parameter {parameters.emr_launch_spec('dev')} not found: "
+        "deploy the EMR stack for env 'dev' first (make deploy ENV=dev)"
+    ) in result.stderr
+    assert aws.s3.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
+
+
+def test_malformed_launch_spec_is_bad_input(aws, job_file: Path) -> None:
+    spec = launch_spec()
+    del spec["ReleaseLabel"]
+    aws.ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value=json.dumps(spec), Type="String", Overwrite=True)
+    result = run("--env", "dev", "--job", str(job_file))
+    assert result.exit_code == 2
+    assert f"Error: launch spec at {parameters.emr_launch_spec('dev')} lacks ReleaseLabel" in result.stderr
+    assert "Traceback" not in result.output
+
+    aws.ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value="{not json", Type="String", Overwrite=True)
+    result = run("--env", "dev", "--job", str(job_file))
+    assert result.exit_code == 2
+    assert "is not valid JSON (line 1, column 2" in result.stderr
+
+
+def test_missing_job_file_is_bad_input(aws, tmp_path: Path) -> None:
+    result = run("--env", "dev", "--job", str(tmp_path / "nope.py"))
+    assert result.exit_code == 2
+    assert f"Error: job file {tmp_path / 'nope.py'} not found" in result.stderr
+
+
+def test_unknown_env_is_bad_input(aws, job_file: Path) -> None:
+    result = run("--env", "staging", "--job", str(job_file))
+    assert result.exit_code == 2
+    assert "Invalid value for --env: unknown environment 'staging'" in result.stderr
+    assert "cdk.json defines: dev, prod" in result.stderr
