@@ -52,6 +52,7 @@ class _Dict(dict):
 
 class _List(list):
     line: int = 0
+    item_lines: list[int] = []
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -76,6 +77,7 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _Dict:
 def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> _List:
     result = _List(loader.construct_sequence(node, deep=True))
     result.line = node.start_mark.line + 1
+    result.item_lines = [item.start_mark.line + 1 for item in node.value]
     return result
 
 
@@ -395,7 +397,8 @@ def _parse_job(raw: Any, default_namespace: str, fail: Any, line: int) -> JobSpe
         if not isinstance(value, list):
             raise fail(f"job {name!r}: '{key}' must be a list of datasets", value, raw.line)
         specs = []
-        for item in value:
+        item_lines = getattr(value, "item_lines", [])
+        for index, item in enumerate(value):
             optional = False
             if isinstance(item, dict):
                 extra = set(item) - {"dataset", "optional"}
@@ -406,7 +409,7 @@ def _parse_job(raw: Any, default_namespace: str, fail: Any, line: int) -> JobSpe
                     raise fail(f"job {name!r}: 'optional' must be true or false", item)
                 item_line, item = item.line, item["dataset"]
             else:
-                item_line = _line(item, value.line)
+                item_line = item_lines[index] if index < len(item_lines) else value.line
             if not isinstance(item, str) or not item.strip():
                 raise fail(f"job {name!r}: dataset must be a non-empty string, got {item!r}", item, item_line)
             specs.append(DatasetSpec(text=str(item).strip(), line=item_line, optional=optional))
