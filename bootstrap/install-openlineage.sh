@@ -145,7 +145,8 @@ parse_args() {
 # ---- node facts --------------------------------------------------------------------------------
 instance_data_field() {  # $1 = key in extraInstanceData.json (flat string values)
   [[ -r $INSTANCE_DATA ]] || return 0
-  sed -n "s/.*\"$1\"[[:space:]]*:[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p" "$INSTANCE_DATA" | head -n 1
+  # First match only; no "| head", which could SIGPIPE sed under pipefail.
+  sed -n "/\"$1\"[[:space:]]*:/{s/.*\"$1\"[[:space:]]*:[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p;q;}" "$INSTANCE_DATA"
 }
 
 # yes / no / unknown: does this release ship its own OpenLineage jar (EMR 7.11+)?
@@ -303,7 +304,7 @@ main() {
   [[ -n $REGION ]] || REGION=${AWS_REGION:-${AWS_DEFAULT_REGION:-$(instance_data_field region)}}
   local ships
   ships=$(emr_ships_listener)
-  log "node root ${NODE_ROOT}, release ${EMR_RELEASE:-unknown}, listener-source $LISTENER_SOURCE, fail-$([[ $FAIL_OPEN == true ]] && echo open || echo closed)"
+  log "node root ${NODE_ROOT}, release ${EMR_RELEASE:-unknown}, region ${REGION:-unknown}, listener-source $LISTENER_SOURCE, fail-$([[ $FAIL_OPEN == true ]] && echo open || echo closed)"
   CHANGED=false
 
   if [[ $LISTENER_SOURCE == emr ]]; then

@@ -67,12 +67,15 @@ def bootstrap_script_uri(bucket: str) -> str:
     return f"s3://{bucket}/{BOOTSTRAP_SCRIPT_KEY}"
 
 
-def bootstrap_arguments(settings: EnvironmentSettings, bucket: str, *, emr_release: str | None = None) -> list[str]:
+def bootstrap_arguments(
+    settings: EnvironmentSettings, bucket: str, *, emr_release: str | None = None, region: str | None = None
+) -> list[str]:
     """The bootstrap action's argument list for one environment.
 
     ``bucket`` is the artifacts bucket name (a CDK token is fine). ``emr_release`` (e.g.
     ``emr-7.13.0``) lets the script decide about EMR's own OpenLineage jar without reading the
-    node's info files; give it whenever the caller knows the release label.
+    node's info files; ``region`` (e.g. ``Aws.REGION``) makes the AWS CLI use the regional S3
+    endpoint, the one a private subnet's S3 gateway endpoint serves. Give both when known.
     """
     artifact = settings.versions.openlineage_spark
     openlineage = settings.openlineage
@@ -84,6 +87,8 @@ def bootstrap_arguments(settings: EnvironmentSettings, bucket: str, *, emr_relea
     ]
     if emr_release:
         args += ["--emr-release", emr_release]
+    if region:
+        args += ["--region", region]
     return args
 
 

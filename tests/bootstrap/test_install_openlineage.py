@@ -62,6 +62,18 @@ def test_before_spark_is_installed_a_watcher_finishes_the_install(node, bucket, 
     assert "watcher done" in node.log_file.read_text()
 
 
+def test_region_comes_from_the_node_when_not_given(node, bucket, args_for, listener_sha256):
+    node.set_release("emr-7.10.0")  # instance data says us-east-1
+    node.install_spark()
+    del node.env["AWS_DEFAULT_REGION"]
+
+    result = node.run(args_for(listener_sha256, bucket))
+
+    assert result.returncode == 0, result.stderr
+    assert "region us-east-1" in result.stdout
+    assert node.listener_jars_on_classpath() == [node.spark_jars / JAR]
+
+
 def test_bad_checksum_fails_with_one_line_and_installs_nothing(node, bucket, args_for):
     node.set_release("emr-7.10.0")
     node.install_spark()

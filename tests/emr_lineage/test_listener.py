@@ -323,8 +323,8 @@ def test_bootstrap_arguments_follow_the_environment_settings(test_jar_sha256):
     ]
     emr_wins = settings.model_copy(update={"openlineage": settings.openlineage.model_copy(
         update={"listener_source": "emr", "fail_open": True})})
-    assert bootstrap_arguments(emr_wins, "bucket-1", emr_release="emr-7.13.0")[4:] == [
-        "--listener-source", "emr", "--fail-open", "--emr-release", "emr-7.13.0",
+    assert bootstrap_arguments(emr_wins, "bucket-1", emr_release="emr-7.13.0", region="eu-west-1")[4:] == [
+        "--listener-source", "emr", "--fail-open", "--emr-release", "emr-7.13.0", "--region", "eu-west-1",
     ]
 
 
