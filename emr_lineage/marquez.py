@@ -86,9 +86,9 @@ class MarquezClient:
             response = self.session.get(url, params=params, timeout=self.timeout)
         except requests.exceptions.RetryError as exc:
             raise MarquezError(f"Marquez at {self.base_url} kept failing for GET {url}: {_reason(exc)}") from None
-        except requests.exceptions.Timeout:
-            raise MarquezError(f"Marquez at {self.base_url} timed out after {self.timeout:g}s (GET {url})") from None
-        except requests.exceptions.ConnectionError as exc:
+        except (requests.exceptions.Timeout, requests.exceptions.ConnectionError) as exc:
+            if _is_timeout(exc):
+                raise MarquezError(f"Marquez at {self.base_url} timed out after {self.timeout:g}s (GET {url})") from None
             raise MarquezError(f"Marquez at {self.base_url} is unreachable: {_reason(exc)}") from None
         except requests.exceptions.RequestException as exc:
             raise MarquezError(f"GET {url} failed: {_reason(exc)}") from None
@@ -153,12 +153,21 @@ class MarquezClient:
         with ``openlineage-python``'s HTTP transport; returns the HTTP status."""
         from openlineage.client.transport.http import HttpConfig, HttpTransport
 
+        # from_dict merges our retry settings into the library's defaults (status list, POST).
         transport = self._transport or HttpTransport(
-            HttpConfig(
-                url=self.base_url,
-                endpoint=API_PREFIX + "lineage",
-                timeout=self.timeout,
-                retry={"total": self.retries, "backoff_factor": self.backoff, "raise_on_status": False},
+            HttpConfig.from_dict(
+                {
+                    "url": self.base_url,
+                    "endpoint": API_PREFIX + "lineage",
+                    "timeout": self.timeout,
+                    "retry": {
+                        "total": self.retries,
+                        "connect": self.retries,
+                        "read": self.retries,
+                        "backoff_factor": self.backoff,
+                        "raise_on_status": False,
+                    },
+                }
             )
         )
         self._transport = transport
@@ -170,6 +179,8 @@ class MarquezClient:
                 exc.response.status_code,
             ) from None
         except requests.exceptions.RequestException as exc:
+            if _is_timeout(exc):
+                raise MarquezError(f"Marquez at {self.base_url} timed out after {self.timeout:g}s (POST)") from None
             raise MarquezError(f"Marquez at {self.base_url} is unreachable: {_reason(exc)}") from None
         return response.status_code
 
@@ -191,6 +202,23 @@ def _quote(part: str) -> str:
     from urllib.parse import quote
 
     return quote(part, safe="")
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    # requests reports a read timeout after urllib3 retries as a ConnectionError wrapping
+    # MaxRetryError(reason=ReadTimeoutError): look through the wrapping.
+    # A refused connection (NewConnectionError) subclasses urllib3's timeout: not a timeout.
+    from urllib3.exceptions import MaxRetryError, NewConnectionError
+    from urllib3.exceptions import TimeoutError as Urllib3Timeout
+
+    def timed_out(error: object) -> bool:
+        return isinstance(error, Urllib3Timeout) and not isinstance(error, NewConnectionError)
+
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return not any(isinstance(getattr(a, "reason", None), NewConnectionError) for a in exc.args)
+    if isinstance(exc, requests.exceptions.Timeout):
+        return True
+    return any(timed_out(arg.reason if isinstance(arg, MaxRetryError) else arg) for arg in exc.args)
 
 
 def _reason(exc: BaseException) -> str:

@@ -240,7 +240,10 @@ def _make_handler(state: MarquezStandIn) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "application/json" if not isinstance(body, bytes) else "text/html")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout test)
 
         def _pre(self) -> bool:
             state.requests.append(f"{self.command} {self.path}")
@@ -341,7 +344,7 @@ def marquez_server(marquez_dir: Path) -> Iterator[MarquezStandIn]:
         lineage=lineage,
         column_lineage={column_node["id"]: {"graph": [column_node]}, "dataset:namespace:commonDataset": {"graph": [column_node]}},
         namespaces=[{"name": f"ns_{i}", "createdAt": "2022-07-13T13:38:39.681949Z", "updatedAt": "2022-07-13T13:38:39.681949Z",
-                     "ownerName": "anonymous", "description": None} for i in range(5)],
+                     "ownerName": "anonymous", "description": f"namespace {i}"} for i in range(5)],
         jobs={"food_delivery": many_jobs},
         datasets={"food_delivery": [copy.deepcopy(dataset_node["data"])]},
         runs={job["latestRun"]["id"]: copy.deepcopy(job["latestRun"])},
