@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -9,6 +10,9 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_DIR = REPO_ROOT.parent / "shared" / "reference"
+
+# Node 20 makes jsii print an end-of-life banner on every CDK call.
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 # app.py, stacks/ and jobs/ are imported by the tests from the checkout itself.
 if str(REPO_ROOT) not in sys.path:

@@ -1,0 +1,126 @@
+"""Settings from cdk.json: both environments load; every bad value fails naming its key."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from emr_lineage.config import ConfigError, load_settings, settings_from_context
+
+
+@pytest.fixture(scope="module")
+def block(repo_root):
+    return json.loads((repo_root / "cdk.json").read_text())["context"]["emr-lineage"]
+
+
+def _with(block: dict, path: str, value, env: str = "dev") -> dict:
+    """A copy of the config block with one key (dotted path under the env) set, or removed if value is ...."""
+    data = copy.deepcopy(block)
+    node = data["environments"][env]
+    *parents, leaf = path.split(".")
+    for part in parents:
+        node = node[part]
+    if value is ...:
+        del node[leaf]
+    else:
+        node[leaf] = value
+    return data
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_both_environments_load(env):
+    settings = load_settings(env)
+    assert settings.name == env
+    assert settings.openlineage.namespace == f"emr-lineage-{env}"
+
+
+def test_default_environment_is_dev(block):
+    assert settings_from_context(block, None).name == "dev"
+
+
+def test_dev_and_prod_differ_where_the_issue_says(block):
+    dev, prod = settings_from_context(block, "dev"), settings_from_context(block, "prod")
+    assert dev.network.nat_gateways == 1
+    assert prod.network.nat_gateways == prod.network.max_azs
+    assert prod.database.multi_az and prod.database.deletion_protection
+    assert not dev.database.multi_az
+
+
+def test_unknown_environment_names_the_known_ones(block):
+    with pytest.raises(ConfigError, match=r"unknown environment 'stage' .*defines: dev, prod"):
+        settings_from_context(block, "stage")
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        ("network.nat_gateways", ..., r"environments\.dev\.network\.nat_gateways: missing required key"),
+        ("network.nat_gateways", "1", r"environments\.dev\.network\.nat_gateways: Input should be a valid integer"),
+        ("network.nat_gatways", 1, r"environments\.dev\.network\.nat_gatways: unknown key \(did you mean 'nat_gateways'\?\)"),
+        ("network.vpc_cidr", "10.0.0.0/33", r"network\.vpc_cidr: '10\.0\.0\.0/33' is not a valid CIDR"),
+        ("network.vpc_cidr", "10.0.0.0/8", r"network\.vpc_cidr: vpc_cidr 10\.0\.0\.0/8 must be between /16 and /24"),
+        ("network.nat_gateways", 3, r"network: nat_gateways \(3\) cannot exceed max_azs \(2\)"),
+        ("network.interface_endpoints", ["sts", "kinesis"], r"network\.interface_endpoints\.1: Input should be 'sts', "),
+        ("network.flow_logs_retention_days", 10, r"flow_logs_retention_days: 10 is not a CloudWatch Logs retention period"),
+        ("marquez.web_allowed_cidrs", ["0.0.0.0/0"], r"marquez\.web_allowed_cidrs: 0\.0\.0\.0/0 opens the lineage UI"),
+        ("marquez.web_allowed_cidrs", [], r"marquez\.web_allowed_cidrs: List should have at least 1 item"),
+        ("marquez.task_memory_mib", 1000, r"marquez: task_memory_mib 1000 is not valid with task_cpu 1024"),
+        ("database.postgres_version", "13.9", r"database\.postgres_version: postgres_version 13\.9: Marquez needs PostgreSQL 14"),
+        ("database.multi_az", "false", r"database\.multi_az: Input should be a valid boolean"),
+        ("database.backup_retention_days", 0, r"database\.backup_retention_days: Input should be greater than or equal to 1"),
+        ("removal_policy", "delete", r"environments\.dev\.removal_policy: 'delete' is not one of \['destroy', 'retain', 'snapshot'\]"),
+        ("account", "12345", r"environments\.dev\.account: String should match pattern"),
+        ("region", "mars-1", r"environments\.dev\.region: String should match pattern"),
+        ("openlineage.listener_source", "maven", r"openlineage\.listener_source: Input should be 'bundle' or 'emr'"),
+    ],
+)
+def test_bad_values_fail_with_a_message_naming_the_key(block, path, value, message):
+    with pytest.raises(ConfigError, match=message) as excinfo:
+        settings_from_context(_with(block, path, value), "dev")
+    assert str(excinfo.value).startswith("invalid configuration in cdk.json context:")
+
+
+def test_all_problems_are_reported_at_once(block):
+    data = _with(_with(block, "network.max_azs", "2"), "database.multi_az", ...)
+    with pytest.raises(ConfigError) as excinfo:
+        settings_from_context(data, "dev")
+    text = str(excinfo.value)
+    assert "network.max_azs" in text and "database.multi_az" in text
+
+
+def test_optional_keys_may_be_absent_or_null(block):
+    data = _with(_with(block, "account", ...), "region", None)
+    settings = settings_from_context(data, "dev")
+    assert settings.account is None and settings.region is None
+
+
+def test_missing_block_or_environments(block):
+    with pytest.raises(ConfigError, match="no 'emr-lineage' object"):
+        settings_from_context(None, "dev")
+    with pytest.raises(ConfigError, match="environments: missing or empty"):
+        settings_from_context({"versions": block["versions"]}, "dev")
+
+
+def test_versions_are_shared_and_validated(block):
+    data = copy.deepcopy(block)
+    data["versions"]["marquez"] = "latest"
+    with pytest.raises(ConfigError, match=r"emr-lineage\.versions\.marquez: String should match pattern"):
+        settings_from_context(data, "prod")
+
+
+def test_unreadable_cdk_json_is_a_config_error(tmp_path):
+    broken = tmp_path / "cdk.json"
+    broken.write_text('{"context": {')
+    with pytest.raises(ConfigError, match=r"cdk\.json:1:\d+: invalid JSON"):
+        load_settings("dev", cdk_json=broken)
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings("dev", cdk_json=tmp_path / "missing.json")
+
+
+def test_listener_artifact_url_follows_maven_layout():
+    artifact = load_settings("dev").versions.openlineage_spark
+    assert artifact.download_url.endswith(
+        f"/io/openlineage/openlineage-spark_2.12/{artifact.version}/openlineage-spark_2.12-{artifact.version}.jar"
+    )
