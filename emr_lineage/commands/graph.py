@@ -56,9 +56,10 @@ def _report_skipped(loaded: LoadedEvents) -> None:
 
 def _load(paths: Sequence[str], skip_invalid: bool, strict: bool, level: str) -> LineageGraph:
     loaded = load_events(paths, skip_invalid=skip_invalid, strict=strict)
-    _report_skipped(loaded)
     if not loaded.events:
-        raise EventsError(f"{', '.join(paths)}: no events to build a graph from")
+        skipped = f" ({loaded.skipped} invalid skipped; first: {loaded.skipped_details[0]})" if loaded.skipped else ""
+        raise EventsError(f"{', '.join(paths)}: no events to build a graph from{skipped}")
+    _report_skipped(loaded)
     return build_graph(loaded.events, level=level)
 
 
@@ -139,7 +140,7 @@ def _print_result(result: ContractResult, fmt: str) -> None:
     from rich.table import Table
 
     width = shutil.get_terminal_size((160, 40)).columns
-    console = Console(file=click.get_text_stream("stdout"), width=max(width, 100), highlight=False, soft_wrap=False)
+    console = Console(file=sys.stdout, width=max(width, 100), highlight=False, soft_wrap=False)
     rows = result.missing + result.unexpected + result.optional_missing
     if rows:
         table = Table(title="Contract differences", show_lines=False)

@@ -1,0 +1,257 @@
+"""``emr-lineage graph`` and ``emr-lineage validate`` through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from emr_lineage.cli import main
+
+NS = "emr-lineage-dev"
+
+
+@pytest.fixture()
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture(scope="session")
+def contract_file(repo_root: Path, tmp_path_factory) -> Path:
+    doc = (repo_root / "docs" / "contracts.md").read_text(encoding="utf-8")
+    path = tmp_path_factory.mktemp("contract") / "lineage_contract.yaml"
+    path.write_text(doc.split("```yaml\n", 1)[1].split("```", 1)[0])
+    return path
+
+
+@pytest.fixture(scope="session")
+def local_run(gen, tmp_path_factory) -> tuple[Path, str]:
+    """Events of a local demo run of the sample pipeline: (events dir, lake)."""
+    root = tmp_path_factory.mktemp("demo")
+    lake = str(root / "lake")
+    events = gen.pipeline(lake, NS)
+    gen.write_jsonl(root / "events" / "part-1.jsonl", events[:13])
+    gen.write_jsonl(root / "events" / "part-2.jsonl", events[13:])
+    return root / "events", lake
+
+
+def _one_line_error(result, fragment: str) -> None:
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and fragment in lines[0], lines[0]
+    assert "Traceback" not in result.output + result.stderr
+
+
+# --- graph ------------------------------------------------------------------------------------
+
+
+def test_graph_json_from_events(runner, local_run) -> None:
+    events, lake = local_run
+    result = runner.invoke(main, ["graph", "--events", str(events)])
+    assert result.exit_code == 0, result.output
+    form = json.loads(result.stdout)
+    assert [n["id"] for n in form["nodes"] if n["type"] == "JOB"] == sorted(
+        f"job:{NS}:{a}" for a in ("ingest_orders", "revenue_daily", "customer_ltv", "train_model", "score_stream")
+    )
+    assert {"source": f"job:{NS}:ingest_orders", "target": f"dataset:file:{lake}/clean/orders_clean"} in form["edges"]
+
+
+def test_graph_action_level_mermaid_and_dot(runner, local_run) -> None:
+    events, _ = local_run
+    mermaid = runner.invoke(main, ["graph", "--events", str(events), "--level", "action", "--format", "mermaid"])
+    assert mermaid.exit_code == 0 and mermaid.stdout.startswith("flowchart LR\n")
+    assert "ingest_orders.execute_insert_into_hadoop_fs_relation_command.clean_orders_clean" in mermaid.stdout
+    dot = runner.invoke(main, ["graph", "--events", str(events), "--format", "dot"])
+    assert dot.exit_code == 0 and dot.stdout.startswith("digraph lineage {")
+    assert f'"job:{NS}:ingest_orders"' in dot.stdout
+
+
+def test_graph_html_to_file(runner, local_run, tmp_path: Path) -> None:
+    events, _ = local_run
+    out = tmp_path / "report" / "graph.html"
+    result = runner.invoke(main, ["graph", "--events", str(events), "--format", "html", "-o", str(out), "--title", "Demo"])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "<title>Demo</title>" in text
+
+
+def test_graph_on_real_fixtures_needs_skip_invalid_for_the_bare_facet(runner, ol_fixtures_dir) -> None:
+    _one_line_error(runner.invoke(main, ["graph", "--events", str(ol_fixtures_dir)]), "ol_spec_tests_ColumnLineageDatasetFacet_2.json:1:")
+    result = runner.invoke(main, ["graph", "--events", str(ol_fixtures_dir), "--skip-invalid"])
+    assert result.exit_code == 0
+    assert "skipped 1 invalid event(s)" in result.stderr
+    assert len(json.loads(result.stdout)["nodes"]) == 11
+
+
+def test_graph_from_marquez(runner, marquez) -> None:
+    result = runner.invoke(main, ["graph", "--marquez", marquez.url, "--node", "job:food_delivery:example.etl_delivery_7_days", "--depth", "2"])
+    assert result.exit_code == 0, result.output
+    form = json.loads(result.stdout)
+    assert {"source": "job:food_delivery:example.etl_delivery_7_days", "target": "dataset:food_delivery:public.delivery_7_days"} in form["edges"]
+    assert marquez.requests[0].endswith("&depth=2")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        ([], "give either --events PATH... or --marquez URL --node ID"),
+        (["--events", "x.jsonl", "--marquez", "http://h"], "give either"),
+        (["--marquez", "http://127.0.0.1:9"], "--marquez needs --node ID"),
+        (["--events", "EVENTS", "--node", "job:a:b"], "--node only applies with --marquez"),
+        (["--events", "/nonexistent/events"], "/nonexistent/events: no such file or directory"),
+        (["--marquez", "ftp://h", "--node", "job:a:b"], "must start with http:// or https://"),
+    ],
+)
+def test_graph_bad_input(runner, local_run, args, fragment: str) -> None:
+    args = [str(local_run[0]) if a == "EVENTS" else a for a in args]
+    _one_line_error(runner.invoke(main, ["graph", *args]), fragment)
+
+
+def test_graph_marquez_errors(runner, marquez, closed_port_url) -> None:
+    _one_line_error(runner.invoke(main, ["graph", "--marquez", marquez.url, "--node", "job:x:none"]), "HTTP 404 (client error): node job:x:none not found")
+    _one_line_error(runner.invoke(main, ["graph", "--marquez", closed_port_url, "--node", "job:x:y"]), "is unreachable")
+
+
+def test_graph_only_invalid_events(runner, tmp_path: Path) -> None:
+    (tmp_path / "e.jsonl").write_text("{bad\n")
+    _one_line_error(runner.invoke(main, ["graph", "--events", str(tmp_path / "e.jsonl"), "--skip-invalid"]), "no events to build a graph from")
+
+
+# --- validate ---------------------------------------------------------------------------------
+
+
+def test_validate_local_run_matches(runner, local_run, contract_file, tmp_path: Path) -> None:
+    events, lake = local_run
+    html = tmp_path / "report.html"
+    result = runner.invoke(main, ["validate", "--contract", str(contract_file), "--events", str(events), "--var", f"lake={lake}", "--html", str(html)])
+    assert result.exit_code == 0, result.output
+    assert "matches (11 edge(s) matched)" in result.stdout
+    assert "Contract" in html.read_text() and "matches" in html.read_text()
+
+
+def test_validate_differences_exit_1_with_table(runner, gen, contract_file, tmp_path: Path) -> None:
+    events = gen.pipeline("s3a://lake", NS)  # dataset_identity already turns s3a into s3 ...
+    for event in events:  # ... so spell ingest's input the way a misconfigured job would
+        for dataset in event.get("inputs", []):
+            if dataset["name"] == "raw/orders":
+                dataset["namespace"] = "s3a://lake"
+    events = [e for e in events if not e["job"]["name"].startswith("train_model")]
+    path = gen.write_jsonl(tmp_path / "e.jsonl", events)
+    result = runner.invoke(main, ["validate", "--contract", str(contract_file), "--events", str(path), "--var", "lake=s3://lake"])
+    assert result.exit_code == 1, result.output
+    out = result.stdout
+    assert "Contract differences" in out
+    assert "missing" in out and "unexpected" in out
+    assert "s3a:// vs s3://" in out
+    assert "job 'train_model' not in the graph" in out
+    assert "3 missing, 1 unexpected edge(s)" in out
+
+
+def test_validate_json_output(runner, local_run, contract_file) -> None:
+    events, lake = local_run
+    result = runner.invoke(main, ["validate", "--contract", str(contract_file), "--events", str(events), "--var", f"lake={lake}/elsewhere", "--format", "json"])
+    assert result.exit_code == 1
+    body = json.loads(result.stdout)
+    assert body["ok"] is False and len(body["missing"]) == 10 and len(body["unexpected"]) == 10
+    # the catalog table is matched by its alias wherever the lake is
+    [matched] = body["matched"]
+    assert matched["job"] == f"job:{NS}:customer_ltv" and matched["dataset"] == f"{lake}/warehouse/customer_ltv"
+
+
+def test_validate_against_marquez(runner, marquez, tmp_path: Path) -> None:
+    contract = tmp_path / "c.yaml"
+    contract.write_text(
+        "version: 1\nlevel: action\nnamespace: food_delivery\nvariables: {db: 'postgres://db:5432'}\njobs:\n"
+        "  - name: example.etl_delivery_7_days\n    outputs: ['table:public.delivery_7_days']\n"
+        "  - name: never_ran\n    outputs: ['${db}/x']\n"
+    )
+    result = runner.invoke(main, ["validate", "--contract", str(contract), "--marquez", marquez.url, "--format", "json"])
+    assert result.exit_code == 1, result.output
+    body = json.loads(result.stdout)
+    job = "job:food_delivery:example.etl_delivery_7_days"
+    assert [(d["job"], d["dataset"]) for d in body["matched"]] == [(job, "food_delivery:public.delivery_7_days")]
+    assert [(d["job"], d["hint"]) for d in body["missing"]] == [("job:food_delivery:never_ran", "job 'never_ran' not in the graph")]
+    # The real job's five inputs are not in the contract, and the neighbours Marquez
+    # returned (jobs of the same namespace) are not either.
+    unexpected = {(d["job"], d["direction"]) for d in body["unexpected"]}
+    assert sum(1 for d in body["unexpected"] if d["job"] == job) == 5
+    assert ("job:food_delivery:example.etl_customers", "output") in unexpected
+    # Both contract jobs were asked for; the unknown one answered 404 and was skipped.
+    assert len([r for r in marquez.requests if r.startswith("GET /api/v1/lineage")]) == 2
+
+
+@pytest.mark.parametrize(
+    ("case", "fragment"),
+    [
+        ("missing_contract", "cannot read contract: No such file or directory"),
+        ("bad_yaml", "c.yaml:3: invalid YAML"),
+        ("bad_var_syntax", "--var 'lake': expected NAME=VALUE"),
+        ("unknown_var", "unknown variable 'lak'"),
+        ("dup_var", "--var 'lake' given twice"),
+        ("bad_var_value", "lineage_contract.yaml:16: URI without a bucket or host"),
+        ("bad_events", "e.jsonl:2: invalid JSON"),
+        ("missing_events", "no such file or directory"),
+        ("both_sources", "give either --events PATH... or --marquez URL"),
+        ("no_source", "give either"),
+        ("unreachable", "is unreachable"),
+        ("marquez_500", "HTTP 500 (server error)"),
+        ("strict_fragments", "required property"),
+    ],
+)
+def test_validate_bad_input_exits_2_with_one_line(runner, local_run, contract_file, tmp_path, closed_port_url, marquez, ol_fixtures_dir, case, fragment) -> None:
+    events, lake = local_run
+    args = ["validate", "--contract", str(contract_file), "--events", str(events), "--var", f"lake={lake}"]
+    if case == "missing_contract":
+        args[2] = str(tmp_path / "none.yaml")
+    elif case == "bad_yaml":
+        (tmp_path / "c.yaml").write_text("version: 1\njobs: [\n")
+        args[2] = str(tmp_path / "c.yaml")
+    elif case == "bad_var_syntax":
+        args[-1] = "lake"
+    elif case == "unknown_var":
+        args[-1] = "lak=/x"
+    elif case == "dup_var":
+        args += ["--var", "lake=/y"]
+    elif case == "bad_var_value":
+        args[-1] = "lake=s3://"
+    elif case == "bad_events":
+        (tmp_path / "e.jsonl").write_text('{"job": {"namespace": "n", "name": "j"}}\n{oops\n')
+        args[4] = str(tmp_path / "e.jsonl")
+    elif case == "missing_events":
+        args[4] = str(tmp_path / "none")
+    elif case == "both_sources":
+        args += ["--marquez", marquez.url]
+    elif case == "no_source":
+        args = ["validate", "--contract", str(contract_file)]
+    elif case == "unreachable":
+        args = ["validate", "--contract", str(contract_file), "--marquez", closed_port_url]
+    elif case == "marquez_500":
+        marquez.fail_next.extend([500] * 10)
+        args = ["validate", "--contract", str(contract_file), "--marquez", marquez.url, "--timeout", "2"]
+    elif case == "strict_fragments":
+        args[4] = str(ol_fixtures_dir / "ol_container_pysparkSymlinksComplete.json")
+        args.append("--strict")
+    _one_line_error(runner.invoke(main, args), fragment)
+
+
+def test_validate_skip_invalid_reports_the_count(runner, local_run, contract_file, tmp_path: Path) -> None:
+    events, lake = local_run
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{oops\n[]\n")
+    result = runner.invoke(main, ["validate", "--contract", str(contract_file), "--events", str(events), "--events", str(bad), "--var", f"lake={lake}", "--skip-invalid"])
+    assert result.exit_code == 0, result.output
+    assert f"skipped 2 invalid event(s) (first: {bad}:1: invalid JSON" in result.stderr
+
+
+def test_installed_console_script(repo_root: Path, local_run, contract_file) -> None:
+    import subprocess
+
+    events, lake = local_run
+    script = repo_root / ".venv" / "bin" / "emr-lineage"
+    done = subprocess.run([str(script), "validate", "--contract", str(contract_file), "--events", str(events), "--var", "lake=s3://"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
