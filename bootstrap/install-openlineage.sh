@@ -91,13 +91,13 @@ fail() {
   trap - ERR
   if [[ $FAIL_OPEN == true ]]; then
     local line="$PROG: WARNING: $1; continuing WITHOUT lineage (--fail-open)"
-    printf '%s\n' "$line" >&2
+    printf '%s\n' "$line" >&3
     printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$line" >>"$LOG_FILE" 2>/dev/null || true
-    start_watcher neutralize
+    start_watcher neutralize || true
     exit 0
   fi
   local line="$PROG: ERROR: $1"
-  printf '%s\n' "$line" >&2
+  printf '%s\n' "$line" >&3
   printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$line" >>"$LOG_FILE" 2>/dev/null || true
   exit 1
 }
@@ -283,7 +283,7 @@ start_watcher() {  # $1 = mode; detached from the bootstrap's stdout/stderr so E
     return 0
   fi
   mkdir -p "$STATE_DIR"
-  (watch_node "$1") </dev/null >>"$LOG_FILE" 2>&1 &
+  (watch_node "$1") </dev/null >>"$LOG_FILE" 2>&1 3>&- &
   echo "$!" >"$WATCHER_PID_FILE"
   disown "$!" 2>/dev/null || true
   log "started watcher pid $! to finish once Spark is installed (log: $LOG_FILE)"
@@ -298,6 +298,8 @@ main() {
     exec sudo -n -E "$BASH" "$0" "$@"
   fi
   mkdir -p "$LOG_DIR" "$STATE_DIR" 2>/dev/null || fail "cannot create $LOG_DIR and $STATE_DIR"
+  # From here on, tools' own error output goes to the log; stderr (fd 3) gets only our one line.
+  exec 2>>"$LOG_FILE"
   trap 'on_unexpected_error $? $LINENO "$BASH_COMMAND"' ERR
 
   [[ -n $EMR_RELEASE ]] || EMR_RELEASE=$(instance_data_field releaseLabel)
@@ -360,4 +362,5 @@ main() {
   fi
 }
 
+exec 3>&2  # the bootstrap's real stderr, for the single ERROR/WARNING line
 main "$@"

@@ -52,6 +52,8 @@ def test_before_spark_is_installed_a_watcher_finishes_the_install(node, bucket, 
     assert (node.install_dir / JAR).read_bytes() == listener_jar
     assert not node.spark_jars.exists()
     pid = node.watchers[-1]
+    # run() waits for EOF on stdout/stderr: returning while the watcher lives proves the watcher
+    # does not hold the bootstrap's output open (EMR would otherwise wait for it).
     assert alive(pid)
 
     node.install_spark()
@@ -187,6 +189,20 @@ def test_release_from_arguments_wins_over_instance_data(node, bucket, args_for, 
     result = node.run(args_for(listener_sha256, bucket, listener_source="emr", extra=("--emr-release", "emr-6.15.0")))
     assert result.returncode == 1
     assert "emr-6.15.0 ships no OpenLineage jar" in one_error_line(result)
+
+
+def test_an_unexpected_failure_is_still_one_line(node, bucket, args_for, listener_sha256):
+    node.set_release("emr-7.10.0")
+    blocker = node.root / "usr/local/lib/emr-lineage"  # a file where the install directory must go
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("not a directory")
+
+    result = node.run(args_for(listener_sha256, bucket))
+
+    assert result.returncode == 1
+    line = one_error_line(result)
+    assert re.search(r"unexpected failure \(exit 1\) at line \d+: mkdir -p ", line), line
+    assert "File exists" in node.log_file.read_text()  # the tool's own message went to the log
 
 
 def test_unpinned_checksum_stops_the_node(node, bucket, args_for):

@@ -23,6 +23,7 @@ from emr_lineage.config import load_settings
 from emr_lineage.listener import (
     BOOTSTRAP_SCRIPT,
     UNPINNED,
+    bootstrap_script_uri,
     ChecksumMismatchError,
     DownloadError,
     ListenerNotPinnedError,
@@ -332,3 +333,4 @@ def test_bootstrap_arguments_without_a_pin_make_the_script_refuse():
     args = bootstrap_arguments(load_settings("dev"), "bucket-1")
     assert args[args.index("--sha256") + 1] == UNPINNED
     assert BOOTSTRAP_SCRIPT.is_file()
+    assert bootstrap_script_uri("bucket-1") == "s3://bucket-1/bootstrap/install-openlineage.sh"
