@@ -2,7 +2,8 @@
 
 Python lays the graph out (left-to-right layers from ``networkx.topological_generations``)
 and embeds it as JSON; a little inline JavaScript draws the nodes and edges as SVG, shows a
-node's details and, on demand, its column lineage. The contract result, if any, is a table.
+node's details and, on demand, its column lineage (also by link: ``report.html#node=<id>&columns=1``).
+The contract result, if any, is a table.
 After drawing, the script sets ``data-rendered`` (nodes drawn) on ``<body>``; script errors
 are collected in ``data-errors``, so a headless browser can check the page.
 """
@@ -222,6 +223,13 @@ _SCRIPT = r"""
     data.nodes.filter(function (n) { return n.type === "JOB"; }).length + " jobs, " +
     data.nodes.filter(function (n) { return n.type === "DATASET"; }).length + " datasets, " +
     data.edges.length + " edges, " + data.columnEdges.length + " column edges (" + data.level + " level, from " + data.source + ")";
+  // Deep link: report.html#node=<id>&columns=1 selects a node (and shows its column lineage).
+  var params = new URLSearchParams(window.location.hash.slice(1));
+  if (params.get("node") && byId[params.get("node")]) {
+    select(byId[params.get("node")]);
+    var button = document.getElementById("show-columns");
+    if (params.get("columns") === "1" && button) { button.click(); }
+  }
   document.body.setAttribute("data-rendered", String(drawn));
 })();
 """
