@@ -18,18 +18,18 @@ import hashlib
 import io
 import os
 import shutil
+import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from pathlib import Path
 
 import boto3
-import requests
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -50,18 +50,14 @@ def make_jar(mib: int) -> bytes:
 
 
 def start_moto() -> tuple[subprocess.Popen, str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            requests.get(url, timeout=1)
-            return process, url
-        except requests.ConnectionError:
-            time.sleep(0.1)
+    """moto_server on port 0 (the kernel picks a free port, moto prints it); output discarded after."""
+    process = subprocess.Popen([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in process.stdout:
+        found = re.search(r"Running on (http://127\.0\.0\.1:\d+)", line)
+        if found:
+            threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
+            return process, found.group(1)
     process.kill()
     raise SystemExit("moto_server did not start")
 

@@ -7,10 +7,11 @@ import hashlib
 import io
 import json
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 import zipfile
@@ -20,7 +21,6 @@ from pathlib import Path
 
 import boto3
 import pytest
-import requests
 
 from emr_lineage.config import load_settings
 from emr_lineage.listener import BOOTSTRAP_SCRIPT, bootstrap_arguments, listener_s3_key
@@ -38,34 +38,41 @@ def build_listener_jar(marker: str = "emr-lineage tests") -> bytes:
     return buffer.getvalue()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def start_moto_server(log_path: Path) -> tuple[subprocess.Popen, str]:
+    """moto_server on port 0: the kernel picks a free port and moto prints it, so no other
+    process can take the port between choosing and binding it."""
+    process = subprocess.Popen([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = None
+    with log_path.open("w") as log:
+        deadline = time.monotonic() + 60
+        while url is None and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            log.write(line)
+            found = re.search(r"Running on (http://127\.0\.0\.1:\d+)", line)
+            url = found.group(1) if found else None
+    if url is None:
+        process.kill()
+        pytest.fail(f"moto_server did not start; see {log_path}")
+
+    def drain() -> None:  # keep reading its request log so the pipe never fills up
+        with log_path.open("a") as log:
+            for line in process.stdout:
+                log.write(line)
+
+    threading.Thread(target=drain, daemon=True).start()
+    return process, url
 
 
 @pytest.fixture(scope="session")
 def moto_s3_url(tmp_path_factory) -> str:
     """A moto_server on a free loopback port for the whole session; stopped at the end."""
-    port = free_port()
-    log = (tmp_path_factory.mktemp("moto") / "moto_server.log").open("w")
-    process = subprocess.Popen([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-                               stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            requests.get(url, timeout=1)
-            break
-        except requests.ConnectionError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                pytest.fail(f"moto_server did not start on {url}")
-            time.sleep(0.1)
+    process, url = start_moto_server(tmp_path_factory.mktemp("moto") / "moto_server.log")
     yield url
     process.terminate()
     process.wait(timeout=10)
-    log.close()
 
 
 @pytest.fixture(scope="session")
