@@ -26,7 +26,7 @@ CDK_FLAGS := --no-notices -c env=$(ENV)
 # Debian packages the tests need: headless Chromium (HTML report test) and a JRE (Spark).
 APT_PACKAGES := chromium openjdk-17-jre-headless
 
-.PHONY: help setup test synth lint diff deploy destroy lock clean
+.PHONY: help setup test synth lint diff deploy destroy lock clean stage-listener
 
 help: ## List the targets
 	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
@@ -83,6 +83,9 @@ deploy: ## Deploy all stacks of ENV (needs AWS credentials and a bootstrapped ac
 
 destroy: ## Delete all stacks of ENV (retained resources are listed in the README)
 	$(CDK) destroy $(CDK_FLAGS) --output $(CDK_OUT) --all
+
+stage-listener: ## Download the pinned OpenLineage listener, verify its SHA-256, upload it to ENV's artifacts bucket
+	$(BIN)/emr-lineage stage-listener --env $(ENV)
 
 clean: ## Remove build output (keeps .venv and node_modules)
 	rm -rf cdk.out .pytest_cache

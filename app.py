@@ -12,6 +12,8 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
 from emr_lineage.config import CONTEXT_KEY, ENV_CONTEXT_KEY, ConfigError, EnvironmentSettings, settings_from_context
+from stacks.data_lake import DataLakeStack
+from stacks.emr import EmrStack
 from stacks.lineage_service import LineageServiceStack
 from stacks.network import NetworkStack
 
@@ -36,12 +38,26 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
     lineage = LineageServiceStack(app, stack_name(settings, "LineageService"), settings=settings, env=env,
                                   vpc=network.vpc,
                                   description="emr-lineage: Marquez lineage service (ECS Fargate + RDS PostgreSQL)")
+    data_lake = DataLakeStack(app, stack_name(settings, "DataLake"), settings=settings, env=env,
+                              description="emr-lineage: data lake bucket, Glue databases, Lake Formation")
+    emr = EmrStack(app, stack_name(settings, "Emr"), settings=settings, env=env,
+                   vpc=network.vpc,
+                   lineage_clients_security_group=lineage.clients_security_group,
+                   data_lake_key=data_lake.key,
+                   glue_databases=data_lake.databases,
+                   access_logs_bucket=data_lake.access_logs_bucket,
+                   description="emr-lineage: EMR roles, security, launch spec and optional long-running cluster")
+    # The EMR stack finds the lake bucket by its predictable name (lake_layout); say so here.
+    emr.add_stack_dependency(data_lake, "uses the data lake bucket, key, databases and Lake Formation admins")
+    # The launch spec reads the Marquez API URL from the lineage stack's SSM parameter at deploy
+    # time (no export), so the order is stated here.
+    emr.add_stack_dependency(lineage, "reads the Marquez API URL SSM parameter")
 
     for key, value in settings.tags.items():
         cdk.Tags.of(app).add(key, value)
     # cdk-nag AwsSolutions runs on every synth; an unacknowledged finding fails it.
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    return {"network": network, "lineage": lineage}
+    return {"network": network, "lineage": lineage, "data_lake": data_lake, "emr": emr}
 
 
 def main() -> int:

@@ -198,6 +198,52 @@ class DatabaseSettings(_Strict):
         return self
 
 
+class DataLakeSettings(_Strict):
+    """The data lake bucket and its Lake Formation governance."""
+
+    # Extra Lake Formation admins (IAM role/user ARNs); the CDK deploy role is always added.
+    admin_arns: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")]]
+    noncurrent_version_expiration_days: Annotated[int, Field(ge=1, le=3650)]
+
+
+class EmrSettings(_Strict):
+    """EMR clusters: the ephemeral launch spec and the optional long-running cluster."""
+
+    release_label: Annotated[str, Field(pattern=r"^emr-\d+\.\d+\.\d+$")]
+    applications: Annotated[list[Literal["Spark", "Hadoop", "Livy", "JupyterEnterpriseGateway", "Hive"]], Field(min_length=1)]
+    primary_instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
+    core_instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
+    core_instance_count: Annotated[int, Field(ge=1, le=100)]
+    ebs_volume_gib: Annotated[int, Field(ge=32, le=16384)]
+    # EMR's AutoTerminationPolicy accepts 60 s .. 7 days (FACTS.md).
+    idle_timeout_seconds: Annotated[int, Field(ge=60, le=604800)]
+    long_running_cluster: bool
+    lake_formation_runtime_role: bool
+    in_transit_encryption: bool
+    # An EC2 key pair for the nodes (optional; required for the long-running cluster).
+    ec2_key_name: Annotated[str, Field(min_length=1, max_length=255)] | None = None
+
+    @model_validator(mode="after")
+    def _long_running_needs_authentication(self) -> EmrSettings:
+        if self.long_running_cluster and not self.ec2_key_name:
+            raise ValueError("ec2_key_name is required when long_running_cluster is true "
+                             "(a shared cluster needs key-pair authentication; cdk-nag EMR6)")
+        return self
+
+    @field_validator("applications")
+    @classmethod
+    def _spark_included(cls, value: list[str]) -> list[str]:
+        if "Spark" not in value:
+            raise ValueError("applications must include Spark (the lineage listener is a Spark listener)")
+        if len(set(value)) != len(value):
+            raise ValueError("applications lists an application twice")
+        return value
+
+    @property
+    def release_major(self) -> int:
+        return int(self.release_label.removeprefix("emr-").split(".")[0])
+
+
 class EnvironmentSettings(_Strict):
     """Everything that differs between environments."""
 
@@ -212,6 +258,8 @@ class EnvironmentSettings(_Strict):
     marquez: MarquezSettings
     database: DatabaseSettings
     openlineage: OpenLineageSettings
+    data_lake: DataLakeSettings
+    emr: EmrSettings
     versions: Versions
 
     @field_validator("log_retention_days")
@@ -232,9 +280,25 @@ class EnvironmentSettings(_Strict):
                 ) from None
         return value
 
+    @model_validator(mode="after")
+    def _listener_matches_release(self) -> EnvironmentSettings:
+        # EMR 6/7 run Spark 3 on Scala 2.12; Scala 2.13 listeners are for Spark 4 (FACTS.md).
+        scala = self.versions.openlineage_spark.scala_version
+        if self.emr.release_major in (6, 7) and scala != "2.12":
+            raise ValueError(f"emr.release_label {self.emr.release_label} runs Scala 2.12, but "
+                             f"versions.openlineage_spark.scala_version is {scala}")
+        if self.emr.release_major < 6:
+            raise ValueError(f"emr.release_label {self.emr.release_label}: emr-lineage supports EMR 6 and 7")
+        return self
+
     @property
     def resource_prefix(self) -> str:
         return f"emr-lineage-{self.name}"
+
+    @property
+    def glue_database_prefix(self) -> str:
+        """Glue names allow no '-': emr_lineage_<env>."""
+        return self.resource_prefix.replace("-", "_")
 
 
 def _check_retention(value: int) -> int:

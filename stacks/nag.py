@@ -19,3 +19,28 @@ def acknowledge(construct: IConstruct, rule_id: str, reason: str) -> None:
     if len(reason.strip()) < MIN_REASON_LENGTH:
         raise ValueError(f"acknowledgement of {rule_id} needs a specific reason, got {reason!r}")
     Validations.of(construct).acknowledge(Acknowledgment(id=rule_id, reason=reason))
+
+
+
+def _nag_text(value) -> str:
+    """Render a resolved CloudFormation value the way cdk-nag names it in finding ids."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and len(value) == 1:
+        (fn, arg), = value.items()
+        if fn == "Ref":
+            return f"<{arg}>"
+        if fn == "Fn::GetAtt":
+            return f"<{arg[0]}.{arg[1]}>"
+        if fn == "Fn::ImportValue":
+            return _nag_text(arg)
+        if fn == "Fn::Join":
+            return arg[0].join(_nag_text(part) for part in arg[1])
+    raise ValueError(f"cannot render {value!r} as a cdk-nag finding id")
+
+
+def wildcard_resource_finding(scope: IConstruct, resource_arn: str) -> str:
+    """cdk-nag's finding id for a wildcard resource ARN as used in ``scope``'s stack."""
+    from aws_cdk import Stack
+
+    return f"AwsSolutions-IAM5[Resource::{_nag_text(Stack.of(scope).resolve(resource_arn))}]"

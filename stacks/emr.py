@@ -1,0 +1,134 @@
+"""EmrStack: everything an emr-lineage EMR cluster needs, defined once.
+
+Artifacts bucket (bootstrap scripts, jobs, listener jar, logs), IAM roles, the security
+configuration and groups, Lake Formation grants, the launch spec for ephemeral clusters (SSM
+parameter, JSON) and, when configured, a long-running cluster built from the same request.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Aws, CfnOutput, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_emr as emr
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_ssm as ssm
+from constructs import Construct
+
+from emr_lineage import parameters, spark_conf
+from emr_lineage.config import EnvironmentSettings
+from emr_lineage.lake_layout import data_lake_bucket_name
+from emr_lineage.listener import BOOTSTRAP_ACTION_NAME, bootstrap_arguments, bootstrap_script_uri
+from stacks.artifacts_bucket import LOGS_PREFIX, ArtifactsBucket
+from stacks.emr_cluster_spec import ClusterResources, cfn_cluster_properties, job_flow_request
+from stacks.emr_roles import EmrRoles
+from stacks.emr_security import EmrSecurity
+from stacks.lake_formation_grants import LakeFormationGrants
+from stacks.nag import acknowledge
+
+
+class EmrStack(Stack):
+    """Exposes ``artifacts_bucket``, ``roles``, ``security``, ``launch_spec`` (the request
+    dict, with tokens) and ``long_running_cluster`` (or None)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: EnvironmentSettings,
+        vpc: ec2.IVpc,
+        lineage_clients_security_group: ec2.ISecurityGroup,
+        data_lake_key: kms.IKey,
+        glue_databases: dict[str, str],
+        access_logs_bucket: s3.IBucket,
+        **kwargs,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        # By its predictable name, not an import: IAM scoping then reads (and nags) plainly.
+        data_lake_bucket = s3.Bucket.from_bucket_name(
+            self, "DataLakeBucket", data_lake_bucket_name(settings, Aws.ACCOUNT_ID, Aws.REGION))
+
+        self.artifacts_bucket = ArtifactsBucket(
+            self, "Artifacts", access_logs_bucket=access_logs_bucket, log_retention_days=settings.log_retention_days,
+        ).bucket
+        self.roles = EmrRoles(
+            self, "Roles",
+            settings=settings,
+            artifacts_bucket=self.artifacts_bucket,
+            data_lake_bucket=data_lake_bucket,
+            data_lake_key=data_lake_key,
+            glue_databases=list(glue_databases.values()),
+        )
+        self.security = EmrSecurity(
+            self, "Security",
+            settings=settings,
+            vpc=vpc,
+            data_lake_key=data_lake_key,
+            artifacts_bucket=self.artifacts_bucket,
+            service_role=self.roles.service_role,
+            instance_role=self.roles.instance_role,
+        )
+        self.grants = LakeFormationGrants(
+            self, "LakeFormationGrants",
+            role=self.roles.job_role,
+            databases=glue_databases,
+            data_lake_bucket_arn=data_lake_bucket.bucket_arn,
+        )
+
+        # The Marquez API URL comes from the lineage stack's SSM parameter, resolved at deploy.
+        marquez_api_url = ssm.StringParameter.value_for_string_parameter(
+            self, parameters.marquez_api_url(settings.name))
+        listener = spark_conf.ListenerConfig(
+            api_url=marquez_api_url,
+            namespace=settings.openlineage.namespace,
+            timeout_ms=settings.openlineage.transport_timeout_ms,
+            compression=settings.openlineage.transport_compression,
+        )
+        subnets = vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
+        resources = ClusterResources(
+            subnet_id=subnets.subnet_ids[0],
+            service_role=self.roles.service_role.role_name,
+            instance_profile=self.roles.instance_profile.ref,
+            security_configuration=self.security.security_configuration.ref,
+            log_uri=self.artifacts_bucket.s3_url_for_object(LOGS_PREFIX),
+            primary_security_group=self.security.primary_security_group.security_group_id,
+            core_security_group=self.security.core_security_group.security_group_id,
+            service_access_security_group=self.security.service_access_security_group.security_group_id,
+            additional_security_groups=(lineage_clients_security_group.security_group_id,),
+            bootstrap_name=BOOTSTRAP_ACTION_NAME,
+            bootstrap_path=bootstrap_script_uri(self.artifacts_bucket.bucket_name),
+            bootstrap_args=tuple(bootstrap_arguments(
+                settings, self.artifacts_bucket.bucket_name, emr_release=settings.emr.release_label, region=Aws.REGION)),
+            # Glue catalog id explicit: no STS call from private subnets (OpenLineage #4163).
+            configurations=tuple(spark_conf.emr_configurations(listener, glue_catalog_id=Aws.ACCOUNT_ID)),
+        )
+
+        self.launch_spec = job_flow_request(settings, resources, long_running=False)
+        ssm.StringParameter(
+            self, "LaunchSpecParameter",
+            parameter_name=parameters.emr_launch_spec(settings.name),
+            string_value=self.to_json_string(self.launch_spec),
+            tier=ssm.ParameterTier.INTELLIGENT_TIERING,
+            description="RunJobFlow request (minus Steps) for emr-lineage ephemeral clusters",
+        )
+        ssm.StringParameter(
+            self, "ArtifactsBucketParameter",
+            parameter_name=parameters.artifacts_bucket(settings.name),
+            string_value=self.artifacts_bucket.bucket_name,
+            description="emr-lineage artifacts bucket (bootstrap, jobs, listener jar, EMR logs)",
+        )
+
+        self.long_running_cluster: emr.CfnCluster | None = None
+        if settings.emr.long_running_cluster:
+            request = job_flow_request(settings, resources, long_running=True)
+            self.long_running_cluster = emr.CfnCluster(self, "LongRunningCluster", **cfn_cluster_properties(request))
+            for rule, what in (("EMR4", "local disk encryption"), ("EMR5", "in-transit encryption")):
+                acknowledge(self.long_running_cluster, f"AwsSolutions-{rule}",
+                            f"False positive: the security configuration enables {what} under "
+                            "EncryptionConfiguration, as EMR documents it; the rule reads a flat shape EMR "
+                            "does not use (FACTS.md). tests/stacks/test_emr.py checks the real document.")
+            CfnOutput(self, "LongRunningClusterId", value=self.long_running_cluster.ref)
+
+        CfnOutput(self, "ArtifactsBucketName", value=self.artifacts_bucket.bucket_name)
+        CfnOutput(self, "LaunchSpecParameterName", value=parameters.emr_launch_spec(settings.name))

@@ -1,0 +1,118 @@
+"""EmrSecurity: the EMR security configuration and the cluster's security groups.
+
+Security configuration (JSON, as EMR documents it; encryption nests under
+``EncryptionConfiguration``):
+- at rest: EMRFS writes to S3 with SSE-KMS (the data lake key); local disks and EBS volumes
+  with a KMS key of this stack;
+- in transit (optional per env): TLS between nodes with PEM certificates that the platform
+  team uploads as ``s3://<artifacts>/tls/emr-tls-certificates.zip`` (README, "TLS
+  certificates for EMR"); EMR reads the zip when the cluster starts;
+- Lake Formation (when the runtime role is enabled): application-scoped IAM roles with EMR's
+  session tag.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Stack, Tags
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_emr as emr
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from emr_lineage.config import EnvironmentSettings
+from stacks.artifacts_bucket import TLS_PREFIX
+from stacks.emr_roles import KMS_DATA_ACTIONS
+from stacks.network import EMR_MANAGED_TAG
+from stacks.settings_mapping import removal_policy
+
+TLS_CERTIFICATES_OBJECT = f"{TLS_PREFIX}emr-tls-certificates.zip"
+
+
+def security_configuration_json(*, s3_key_arn: str, local_disk_key_arn: str, tls_certificates_uri: str | None,
+                                 lake_formation: bool) -> dict:
+    """The security configuration document (tokens allowed in the ARNs)."""
+    encryption: dict = {
+        "EnableAtRestEncryption": True,
+        "EnableInTransitEncryption": tls_certificates_uri is not None,
+        "AtRestEncryptionConfiguration": {
+            "S3EncryptionConfiguration": {"EncryptionMode": "SSE-KMS", "AwsKmsKey": s3_key_arn},
+            "LocalDiskEncryptionConfiguration": {
+                "EncryptionKeyProviderType": "AwsKms",
+                "AwsKmsKey": local_disk_key_arn,
+                "EnableEbsEncryption": True,
+            },
+        },
+    }
+    if tls_certificates_uri is not None:
+        encryption["InTransitEncryptionConfiguration"] = {
+            "TLSCertificateConfiguration": {"CertificateProviderType": "PEM", "S3Object": tls_certificates_uri},
+        }
+    document: dict = {"EncryptionConfiguration": encryption}
+    if lake_formation:
+        document["AuthorizationConfiguration"] = {
+            "IAMConfiguration": {"EnableApplicationScopedIAMRole": True},
+            "LakeFormationConfiguration": {"AuthorizedSessionTagValue": "Amazon EMR"},
+        }
+    return document
+
+
+class EmrSecurity(Construct):
+    """Exposes ``security_configuration`` (name via ``.ref``), ``local_disk_key``,
+    ``primary_security_group``, ``core_security_group`` and ``service_access_security_group``."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: EnvironmentSettings,
+        vpc: ec2.IVpc,
+        data_lake_key: kms.IKey,
+        artifacts_bucket: s3.IBucket,
+        service_role: iam.IRole,
+        instance_role: iam.IRole,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        prefix = settings.resource_prefix
+
+        self.local_disk_key = kms.Key(
+            self, "LocalDiskKey",
+            alias=f"alias/{prefix}/emr-local-disk",
+            description=f"{prefix}: EMR local disk and EBS encryption",
+            enable_key_rotation=True,
+            removal_policy=removal_policy(settings),
+        )
+        self.local_disk_key.grant(instance_role, *KMS_DATA_ACTIONS)
+        # EBS encryption: EMR's service role creates grants for the volumes it attaches.
+        self.local_disk_key.grant(service_role, "kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant",
+                                  "kms:GenerateDataKeyWithoutPlaintext", "kms:DescribeKey")
+        # EMRFS on the nodes writes SSE-KMS objects with the data lake key.
+        data_lake_key.grant(instance_role, *KMS_DATA_ACTIONS)
+
+        tls_uri = artifacts_bucket.s3_url_for_object(TLS_CERTIFICATES_OBJECT) if settings.emr.in_transit_encryption else None
+        document = security_configuration_json(
+            s3_key_arn=data_lake_key.key_arn,
+            local_disk_key_arn=self.local_disk_key.key_arn,
+            tls_certificates_uri=tls_uri,
+            lake_formation=settings.emr.lake_formation_runtime_role,
+        )
+        self.security_configuration = emr.CfnSecurityConfiguration(
+            self, "SecurityConfiguration",
+            name=f"{prefix}-security",
+            security_configuration=Stack.of(self).to_json_string(document),
+        )
+
+        # EMR adds the rules it needs to these managed groups itself; we add none, so nothing
+        # else reaches the nodes. They carry the tag the v2 service policy requires.
+        def group(name: str, description: str, allow_all_outbound: bool = True) -> ec2.SecurityGroup:
+            sg = ec2.SecurityGroup(self, name, vpc=vpc, description=f"{prefix} {description}",
+                                   allow_all_outbound=allow_all_outbound)
+            Tags.of(sg).add(*EMR_MANAGED_TAG)
+            return sg
+
+        self.primary_security_group = group("PrimarySecurityGroup", "EMR primary node (EMR-managed rules)")
+        self.core_security_group = group("CoreSecurityGroup", "EMR core/task nodes (EMR-managed rules)")
+        self.service_access_security_group = group(
+            "ServiceAccessSecurityGroup", "EMR service access in private subnets (EMR-managed rules)", False)

@@ -1,0 +1,61 @@
+"""LakeFormationGrants: what the EMR job role may do in the lake, and nothing more.
+
+Lives in the EMR stack (the role's stack); the data lake stack, deployed first, makes the CDK
+deploy role a Lake Formation admin and registers the location these grants refer to.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Aws
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lakeformation as lf
+from constructs import Construct
+
+# Zone -> (database permissions, table permissions). Read-only zones get no table writes.
+ZONE_PERMISSIONS = {
+    "clean": (["DESCRIBE"], ["SELECT", "DESCRIBE"]),
+    "curated": (["DESCRIBE", "CREATE_TABLE"], ["SELECT", "INSERT", "DELETE", "DESCRIBE", "ALTER", "DROP"]),
+}
+
+
+class LakeFormationGrants(Construct):
+    """Exposes ``grants``: the CfnPrincipalPermissions it creates, by name."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        role: iam.IRole,
+        databases: dict[str, str],
+        data_lake_bucket_arn: str,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        principal = lf.CfnPrincipalPermissions.DataLakePrincipalProperty(data_lake_principal_identifier=role.role_arn)
+        self.grants: dict[str, lf.CfnPrincipalPermissions] = {}
+
+        def grant(name: str, resource: lf.CfnPrincipalPermissions.ResourceProperty, permissions: list[str]) -> None:
+            self.grants[name] = lf.CfnPrincipalPermissions(
+                self, name,
+                catalog=Aws.ACCOUNT_ID,
+                principal=principal,
+                resource=resource,
+                permissions=permissions,
+                permissions_with_grant_option=[],
+            )
+
+        grant("DataLocation", lf.CfnPrincipalPermissions.ResourceProperty(
+            data_location=lf.CfnPrincipalPermissions.DataLocationResourceProperty(
+                catalog_id=Aws.ACCOUNT_ID, resource_arn=data_lake_bucket_arn),
+        ), ["DATA_LOCATION_ACCESS"])
+        for zone, (database_permissions, table_permissions) in ZONE_PERMISSIONS.items():
+            name = databases[zone]
+            grant(f"Database-{zone}", lf.CfnPrincipalPermissions.ResourceProperty(
+                database=lf.CfnPrincipalPermissions.DatabaseResourceProperty(catalog_id=Aws.ACCOUNT_ID, name=name),
+            ), database_permissions)
+            grant(f"Tables-{zone}", lf.CfnPrincipalPermissions.ResourceProperty(
+                table=lf.CfnPrincipalPermissions.TableResourceProperty(
+                    catalog_id=Aws.ACCOUNT_ID, database_name=name,
+                    table_wildcard={},
+                ),
+            ), table_permissions)
