@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,52 @@ def synths(cdk_context: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[
         env: synthesize({**cdk_context, "env": env}, tmp_path_factory.mktemp(f"cdk-out-{env}"))
         for env in ENVS
     }
+
+
+def _long_running_variant(context: dict) -> dict:
+    """prod with the optional parts switched on: long-running cluster and Lake Formation runtime role."""
+    variant = copy.deepcopy(context)
+    emr = variant["emr-lineage"]["environments"]["prod"]["emr"]
+    emr.update(long_running_cluster=True, lake_formation_runtime_role=True, ec2_key_name="platform-ops")
+    return {**variant, "env": "prod"}
+
+
+@pytest.fixture(scope="session")
+def long_running_synth(cdk_context: dict, tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    return synthesize(_long_running_variant(cdk_context), tmp_path_factory.mktemp("cdk-out-prod-long-running"))
+
+
+@pytest.fixture(scope="session", params=[*ENVS, "prod+long-running"])
+def any_synth(request: pytest.FixtureRequest, synths: dict[str, Synth]) -> Synth:
+    """Every synthesized variant, for the compliance checks."""
+    if request.param in synths:
+        return synths[request.param]
+    return request.getfixturevalue("long_running_synth")
+
+
+def _render(value) -> str:
+    """A CloudFormation string value with intrinsics written as placeholders, e.g. ``{Ref:Bucket}``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and len(value) == 1:
+        (fn, arg), = value.items()
+        if fn == "Fn::Join":
+            return arg[0].join(_render(part) for part in arg[1])
+        if fn == "Ref":
+            return f"{{Ref:{arg}}}"
+        if fn == "Fn::GetAtt":
+            return f"{{GetAtt:{arg[0]}.{arg[1]}}}"
+        if fn == "Fn::ImportValue":
+            return f"{{Import:{_render(arg)}}}"
+        if fn == "Fn::Sub":
+            return f"{{Sub:{_render(arg)}}}"
+    raise AssertionError(f"unexpected CloudFormation value {value!r}")
+
+
+@pytest.fixture(scope="session")
+def render():
+    """Render CloudFormation values as strings with ``{Ref:X}``-style placeholders."""
+    return _render
 
 
 @pytest.fixture(scope="session", params=ENVS)
