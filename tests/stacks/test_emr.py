@@ -250,3 +250,27 @@ def test_runtime_role_gets_the_data_and_lake_formation_session_tags(long_running
         "IAMConfiguration": {"EnableApplicationScopedIAMRole": True},
         "LakeFormationConfiguration": {"AuthorizedSessionTagValue": "Amazon EMR"},
     }
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_launch_spec_is_accepted_by_the_launcher(env, synths):
+    """What the stack publishes is what `emr-lineage launch` reads: parse it with the launcher's checks."""
+    import re
+
+    from emr_lineage.launcher import parse_launch_spec
+
+    tpl = synths[env].template_json("emr")
+    (param,) = [p["Properties"] for p in _by_type(tpl, "AWS::SSM::Parameter").values()
+                if p["Properties"]["Name"] == parameters.emr_launch_spec(env)]
+
+    # Deploy-time values, as CloudFormation would substitute them.
+    def deployed(value) -> str:
+        if isinstance(value, str):
+            return value
+        (fn, arg), = value.items()
+        if fn == "Fn::Join":
+            return arg[0].join(deployed(p) for p in arg[1])
+        return re.sub(r"[^a-z0-9]", "", json.dumps(arg).lower())[:20] or "x"
+
+    spec = parse_launch_spec(deployed(param["Value"]), parameters.emr_launch_spec(env))
+    assert spec["ReleaseLabel"] == load_settings(env).emr.release_label
