@@ -55,6 +55,8 @@ class _Run:
 class _Dataset:
     aliases: set[tuple[str, str, str]] = field(default_factory=set)
     fields: dict[str, set[str]] = field(default_factory=dict)
+    # The facets merged last: an equal facets object (a redelivered event) adds nothing new.
+    last_facets: Any = None
 
 
 class LineageGraph:
@@ -277,6 +279,10 @@ class _Accumulator:
         info = self.datasets.get(ds_key)
         if info is None:
             info = self.datasets[ds_key] = _Dataset()
+        last = info.last_facets
+        if last is not None and (last is facets or last == facets):
+            return  # merging is a union: the same facets again change nothing
+        info.last_facets = facets
         symlinks = facets.get("symlinks")
         if symlinks:
             for ident in symlinks.get("identifiers") or ():
