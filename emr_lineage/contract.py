@@ -512,17 +512,20 @@ def validate(contract: Contract, graph: Any, variables: Mapping[str, str] | None
             ("output", expected.outputs, graph.outputs_of(job_id) if present else []),
         ):
             remaining = set(actual_ids)
+            unmatched: list[DatasetMatcher] = []
             for matcher in matchers:
                 hits = sorted(i for i in actual_ids if matcher.matches(nodes[i]))
                 if hits:
                     remaining.difference_update(hits)
                     result.matched.extend(EdgeDiff("matched", job_id, direction, _label(nodes[h])) for h in hits)
                     continue
+                unmatched.append(matcher)
                 hint = _job_hint(expected, jobs_by_name) if not present else _dataset_hint(matcher, datasets)
                 row = EdgeDiff("missing", job_id, direction, matcher.label, hint)
                 (result.optional_missing if matcher.optional else result.missing).append(row)
             for dataset_id in sorted(remaining):
-                result.unexpected.append(EdgeDiff("unexpected", job_id, direction, _label(nodes[dataset_id])))
+                hint = _respelling_hint(nodes[dataset_id], unmatched)
+                result.unexpected.append(EdgeDiff("unexpected", job_id, direction, _label(nodes[dataset_id]), hint))
 
     expected_ids = {job.node_id for job in expected_jobs}
     covered_namespaces = {job.namespace for job in expected_jobs}
@@ -570,6 +573,14 @@ def _dataset_hint(matcher: DatasetMatcher, datasets: Iterable[Mapping[str, Any]]
             return "namespace misalignment: " + _spelling_difference(
                 (matcher.namespace or "", matcher.name or ""), (node["namespace"], node["name"])
             )
+    return ""
+
+
+def _respelling_hint(node: Mapping[str, Any], unmatched: list[DatasetMatcher]) -> str:
+    seen = canonical_dataset(node["namespace"], node["name"])
+    for matcher in unmatched:
+        if not matcher.is_table and canonical_dataset(matcher.namespace or "", matcher.name or "") == seen:
+            return f"another spelling of the expected {matcher.label}"
     return ""
 
 

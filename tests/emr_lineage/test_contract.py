@@ -113,6 +113,7 @@ def test_namespace_misalignment_is_flagged_with_a_hint(ingest_in, fragment: str)
     assert fragment in missing.hint
     [unexpected] = result.unexpected
     assert unexpected.job == "job:ns:ingest" and unexpected.direction == "input"
+    assert unexpected.hint == "another spelling of the expected s3://b/raw/orders"
 
 
 def test_table_seen_under_two_names_is_flagged() -> None:
