@@ -123,13 +123,24 @@ class LineageGraph:
         return sorted(self.digraph.edges())
 
     def layers(self) -> list[list[str]]:
-        """Nodes in left-to-right layers (topological generations; cycles share a layer)."""
+        """Nodes in left-to-right layers (topological generations; cycles share a layer).
+
+        A node without predecessors moves right to just before its first consumer, so a
+        late-read source does not draw a long edge across the page.
+        """
         condensed = nx.condensation(self.digraph)
-        layers = []
-        for generation in nx.topological_generations(condensed):
-            members = sorted(n for c in generation for n in condensed.nodes[c]["members"])
-            layers.append(members)
-        return layers
+        column: dict[Any, int] = {}
+        for index, generation in enumerate(nx.topological_generations(condensed)):
+            for component in generation:
+                column[component] = index
+        for component in condensed.nodes:
+            successors = [column[s] for s in condensed.successors(component)]
+            if condensed.in_degree(component) == 0 and successors:
+                column[component] = min(successors) - 1
+        layers: list[list[str]] = [[] for _ in range(max(column.values(), default=-1) + 1)]
+        for component, index in column.items():
+            layers[index].extend(condensed.nodes[component]["members"])
+        return [sorted(layer) for layer in layers if layer]
 
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON form: sorted ``nodes``, ``edges`` and ``columnEdges``."""

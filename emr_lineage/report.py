@@ -18,9 +18,9 @@ from typing import Any
 from emr_lineage.contract import ContractResult
 from emr_lineage.graph import LineageGraph
 
-NODE_WIDTH = 230
+NODE_WIDTH = 210
 NODE_HEIGHT = 46
-COLUMN_GAP = 110
+COLUMN_GAP = 80
 ROW_GAP = 26
 MARGIN = 20
 
@@ -184,6 +184,8 @@ _SCRIPT = r"""
       var hot = p.getAttribute("data-source") === node.id || p.getAttribute("data-target") === node.id;
       p.classList.toggle("hot", hot);
     });
+    var g = document.querySelector('.node[data-node-id="' + CSS.escape(node.id) + '"]');
+    if (g && g.scrollIntoView) { g.scrollIntoView({block: "nearest", inline: "center"}); }
     details.textContent = "";
     text("h3", node.type + ": " + node.name, details);
     text("p", "id: " + node.id, details);
@@ -218,7 +220,15 @@ _SCRIPT = r"""
     g.addEventListener("click", function () { select(n); });
     drawn += 1;
   });
-  document.getElementById("canvas").appendChild(svg);
+  var canvas = document.getElementById("canvas");
+  canvas.appendChild(svg);
+  // Wide graphs shrink to the panel (down to 60%), beyond that the panel scrolls.
+  var room = canvas.clientWidth - 4;
+  if (room > 0 && data.size.width > room) {
+    var width = Math.max(room, data.size.width * 0.6);
+    svg.setAttribute("width", width);
+    svg.setAttribute("height", data.size.height * width / data.size.width);
+  }
   document.getElementById("summary").textContent =
     data.nodes.filter(function (n) { return n.type === "JOB"; }).length + " jobs, " +
     data.nodes.filter(function (n) { return n.type === "DATASET"; }).length + " datasets, " +
