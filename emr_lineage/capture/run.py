@@ -23,7 +23,9 @@ class JobFailed(RuntimeError):
     """The job raised or exited non-zero; the message names the job and the error."""
 
 
-def run_job(path: str | Path, args: Sequence[str], defaults: Mapping[str, str] | None = None) -> list[LineageCapture]:
+def run_job(
+    path: str | Path, args: Sequence[str], defaults: Mapping[str, str] | None = None, *, capture: bool = True
+) -> list[LineageCapture]:
     """Run ``path`` as ``__main__`` with ``args``; return the captures of its applications.
 
     Applications the job left running are finished (and stopped) here. Raises
@@ -31,7 +33,7 @@ def run_job(path: str | Path, args: Sequence[str], defaults: Mapping[str, str] |
     path = Path(path)
     if not path.is_file():
         raise JobFailed(f"{path}: job file not found")
-    session.install_hooks(defaults)
+    session.install_hooks(defaults, capture=capture)
     saved_argv = sys.argv
     sys.argv = [str(path), *args]
     error: BaseException | None = None
@@ -44,9 +46,9 @@ def run_job(path: str | Path, args: Sequence[str], defaults: Mapping[str, str] |
         error = exc
     finally:
         sys.argv = saved_argv
-        for capture in session.active_captures():
-            session.finish(capture.spark, error)
-            capture.spark.stop()
+        for active in session.active_captures():
+            session.finish(active.spark, error)
+            active.spark.stop()
         captures = session.finished_captures()
         session.uninstall_hooks()
     if error is not None:

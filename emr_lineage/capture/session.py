@@ -21,6 +21,7 @@ _finished: list[LineageCapture] = []
 _lock = threading.Lock()
 _originals: dict[str, object] = {}
 _defaults: dict[str, str] = {}
+_enabled = [True]
 
 
 def install(spark: SparkSession) -> LineageCapture:
@@ -59,7 +60,8 @@ def _get_or_create(builder: SparkSession.Builder) -> SparkSession:
         if key not in builder._options:
             builder.config(key, value)
     session = _originals["getOrCreate"](builder)
-    install(session)
+    if _enabled[0]:
+        install(session)
     return session
 
 
@@ -69,9 +71,11 @@ def _stop(session: SparkSession) -> None:
     _originals["stop"](session)
 
 
-def install_hooks(defaults: Mapping[str, str] | None = None) -> None:
+def install_hooks(defaults: Mapping[str, str] | None = None, *, capture: bool = True) -> None:
     """Capture every session created from now on; ``defaults`` are Spark conf entries applied
-    unless the job sets them itself (master, transport, namespace, warehouse...)."""
+    unless the job sets them itself (master, transport, namespace, warehouse...).
+    ``capture=False`` applies the defaults only (the benchmark's baseline)."""
+    _enabled[0] = capture
     _defaults.clear()
     _defaults.update(defaults or {})
     _finished.clear()
