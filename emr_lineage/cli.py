@@ -41,3 +41,5 @@ from emr_lineage.commands.launch import launch  # noqa: E402
 main.add_command(launch)
 from emr_lineage.commands.listener import stage_listener_command  # noqa: E402
 main.add_command(stage_listener_command)
+from emr_lineage.commands.demo import demo_command  # noqa: E402
+main.add_command(demo_command)
