@@ -30,3 +30,28 @@ def reference_dir() -> Path:
     if not REFERENCE_DIR.is_dir():
         pytest.fail(f"reference data not found at {REFERENCE_DIR}; the checkout must sit beside shared/")
     return REFERENCE_DIR
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """One local SparkSession for the whole test run (jobs and capture tests share it).
+
+    In-memory catalog with its warehouse in a tmp dir; UI and progress bars off.
+    """
+    from pyspark.sql import SparkSession
+
+    base = tmp_path_factory.mktemp("spark")
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("emr-lineage-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.warehouse.dir", str(base / "warehouse"))
+        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={base}")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
