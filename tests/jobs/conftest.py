@@ -1,0 +1,27 @@
+"""Job modules loaded from jobs/<name>.py by path (each job is a standalone spark-submit file)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+JOBS_DIR = Path(__file__).resolve().parents[2] / "jobs"
+
+
+def load_job(name: str):
+    module_name = f"_pipeline_job_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, JOBS_DIR / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def job():
+    return load_job
