@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from openlineage.client import event_v2 as ol
 from openlineage.client.facet_v2 import (
     column_lineage_dataset,
+    datasource_dataset,
     job_type_job,
     lifecycle_state_change_dataset,
     parent_run,
@@ -158,14 +159,19 @@ def _column_lineage(lineage: QueryLineage) -> dict:
     }
 
 
+def _data_source(namespace: str) -> dict:
+    return {"dataSource": datasource_dataset.DatasourceDatasetFacet(name=namespace, uri=namespace, producer=PRODUCER)}
+
+
 def input_dataset(ref: DatasetRef) -> ol.InputDataset:
     namespace, name = dataset_identity(ref.uri)
-    return ol.InputDataset(namespace=namespace, name=name, facets={**_schema(ref), **_symlinks(ref)})
+    facets = {**_data_source(namespace), **_schema(ref), **_symlinks(ref)}
+    return ol.InputDataset(namespace=namespace, name=name, facets=facets)
 
 
 def output_dataset(ref: OutputRef, lineage: QueryLineage) -> ol.OutputDataset:
     namespace, name = dataset_identity(ref.uri)
-    facets = {**_schema(ref), **_symlinks(ref), **_column_lineage(lineage)}
+    facets = {**_data_source(namespace), **_schema(ref), **_symlinks(ref), **_column_lineage(lineage)}
     if ref.lifecycle:
         facets["lifecycleStateChange"] = lifecycle_state_change_dataset.LifecycleStateChangeDatasetFacet(
             lifecycleStateChange=lifecycle_state_change_dataset.LifecycleStateChange[ref.lifecycle],
