@@ -166,3 +166,27 @@ def test_to_dict_serialises_client_objects() -> None:
     as_dict = to_dict(event)
     assert as_dict["job"] == {"namespace": "n", "name": "j", "facets": {}}
     assert check_event(as_dict, strict=True) is None
+
+
+def test_facet_problems_name_their_own_place_even_when_seen_before(tmp_path: Path) -> None:
+    bad_symlinks = {"symlinks": {"identifiers": [{"namespace": "n", "name": 5, "type": "TABLE"}]}}
+    first = {"job": {"namespace": "n", "name": "a"}, "outputs": [{"namespace": "n", "name": "d", "facets": bad_symlinks}]}
+    second = {"job": {"namespace": "n", "name": "b"}, "inputs": [{"namespace": "n", "name": "x"}, {"namespace": "n", "name": "d", "facets": bad_symlinks}]}
+    assert check_event(first) == "event.outputs[0].facets.symlinks.identifiers[0].name: 5 is not of type 'string'"
+    assert check_event(second) == "event.inputs[1].facets.symlinks.identifiers[0].name: 5 is not of type 'string'"
+
+
+def test_base_facet_fields_are_checked_in_every_facet_map() -> None:
+    event = {"job": {"namespace": "n", "name": "a", "facets": {"jobType": {"_producer": 5, "jobType": "APPLICATION"}}}}
+    assert check_event(event) == "event.job.facets.jobType['_producer']: 5 is not of type 'string'"
+    event = {"job": {"namespace": "n", "name": "a"}, "inputs": [{"namespace": "n", "name": "d", "inputFacets": {"stats": []}}]}
+    assert check_event(event) == "event.inputs[0].inputFacets.stats: [] is not of type 'object'"
+
+
+def test_strict_and_lenient_results_are_not_mixed_up() -> None:
+    facet = {"parent": {"job": {"namespace": "n", "name": "app"}, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"}}}
+    event = {"job": {"namespace": "n", "name": "a"}, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8", "facets": facet}}
+    assert check_event(event) is None
+    problem = check_event(event, strict=True)
+    assert problem is not None and "required property" in problem
+    assert check_event(event) is None
