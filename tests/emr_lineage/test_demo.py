@@ -1,0 +1,179 @@
+"""`emr-lineage demo` end to end (the real CLI, real local Spark, real capture), and failures.
+
+The demo runs in its own process, like a user's `make demo`: its jobs create and stop their
+own Spark applications, which the shared test session must not be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from emr_lineage.demo import PIPELINE
+from emr_lineage.events import check_event, load_events
+from emr_lineage.graph import build_graph
+from emr_lineage.naming import dataset_identity
+
+BIN = Path(sys.executable).parent
+ROWS = 1500
+# Application -> (inputs, outputs) relative to the lake; customer_ltv writes a catalog table.
+EXPECTED = {
+    "ingest_orders": ({"raw/orders"}, {"clean/orders_clean"}),
+    "revenue_daily": ({"clean/orders_clean"}, {"curated/revenue_daily"}),
+    "customer_ltv": ({"clean/orders_clean"}, {"TABLE default.customer_ltv"}),
+    "train_model": ({"clean/orders_clean"}, {"models/order_value_model"}),
+    "score_stream": ({"models/order_value_model", "raw/orders_stream"}, {"curated/order_scores"}),
+}
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    proc = subprocess.run(
+        [str(BIN / "emr-lineage"), "demo", "--out", str(out), "--rows", str(ROWS)],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "160"},
+    )
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()] if (
+        out / "events.jsonl").exists() else []
+    return out, proc, events
+
+
+def test_demo_succeeds_and_prints_the_summary(demo):
+    out, proc, _ = demo
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for name in PIPELINE:
+        assert name in proc.stdout
+    assert "total" in proc.stdout and "5 jobs, 7 datasets" in proc.stdout and "11 edges" in proc.stdout
+    assert "lineage matches lineage_contract.yaml: 11 edges" in proc.stdout
+    assert proc.stderr == ""  # Spark's JVM log goes to spark.log, not the terminal
+    assert (out / "spark.log").exists()
+
+
+def test_every_event_validates_against_the_openlineage_schemas(demo):
+    out, _, events = demo
+    assert len(events) > 2 * len(PIPELINE)
+    for number, event in enumerate(events, start=1):
+        assert check_event(event, strict=True) is None, f"events.jsonl:{number}"
+    assert len(load_events([out / "events.jsonl"], strict=True)) == len(events)
+
+
+def test_each_application_has_one_run_and_its_actions_hang_under_it(demo):
+    _, _, events = demo
+    apps = {e["job"]["name"]: e for e in events if e["job"]["facets"]["jobType"]["jobType"] == "APPLICATION"}
+    assert sorted(apps) == sorted(PIPELINE)
+    app_states = defaultdict(list)
+    for event in events:
+        if event["job"]["name"] in apps:
+            app_states[event["job"]["name"]].append(event["eventType"])
+    assert all(states == ["START", "COMPLETE"] for states in app_states.values()), app_states
+    run_ids = {name: e["run"]["runId"] for name, e in apps.items()}
+    for event in events:
+        name = event["job"]["name"]
+        if name in apps:
+            assert "parent" not in event["run"]["facets"]  # no orchestrator in the demo
+            continue
+        app = name.split(".", 1)[0]
+        assert app in apps and name.startswith(app + ".")
+        assert event["run"]["facets"]["parent"]["run"]["runId"] == run_ids[app]
+        assert event["job"]["facets"]["jobType"]["jobType"] == "SQL_JOB"
+
+
+def _relative(lake: Path, dataset: dict) -> str:
+    symlinks = dataset["facets"].get("symlinks")
+    if symlinks:
+        return "TABLE " + symlinks["identifiers"][0]["name"]
+    namespace, root = dataset_identity(lake)
+    assert dataset["namespace"] == namespace
+    return dataset["name"].removeprefix(root + "/")
+
+
+def test_each_job_reads_and_writes_the_expected_datasets(demo):
+    out, _, events = demo
+    lake = out.resolve() / "lake"
+    seen = defaultdict(lambda: (set(), set()))
+    for event in events:
+        app = event["job"]["name"].split(".", 1)[0]
+        if event["eventType"] != "COMPLETE":
+            continue
+        seen[app][0].update(_relative(lake, d) for d in event["inputs"])
+        # The CTAS also reports its inner file write (same location, no symlink): same dataset.
+        seen[app][1].update(_relative(lake, d) for d in event["outputs"] if "symlinks" in d["facets"]
+                            or app != "customer_ltv")
+    assert dict(seen) == EXPECTED
+
+
+def test_output_facets_look_like_the_spark_integration(demo):
+    _, _, events = demo
+    by_job = {e["job"]["name"]: e for e in events if e["eventType"] == "COMPLETE"}
+    ingest = by_job["ingest_orders.execute_insert_into_hadoop_fs_relation_command.clean_orders_clean"]
+    (output,) = ingest["outputs"]
+    assert output["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "OVERWRITE"
+    lineage = output["facets"]["columnLineage"]["fields"]
+    assert {(f["field"], f["transformations"][0]["subtype"]) for f in lineage["order_value"]["inputFields"]} == {
+        ("quantity", "TRANSFORMATION"), ("unit_price", "TRANSFORMATION"), ("discount", "TRANSFORMATION")}
+    ltv = by_job["customer_ltv.execute_create_data_source_table_as_select_command.default_customer_ltv"]
+    (table,) = ltv["outputs"]
+    assert table["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "CREATE"
+    assert table["facets"]["symlinks"]["identifiers"][0]["type"] == "TABLE"
+    fields = table["facets"]["columnLineage"]["fields"]
+    assert fields["lifetime_value"]["inputFields"][0]["transformations"][0]["subtype"] == "AGGREGATION"
+    stream = by_job["score_stream.write_to_micro_batch_data_source_v1.curated_order_scores"]
+    assert stream["job"]["facets"]["jobType"]["processingType"] == "STREAMING"
+    predicted = {f["field"] for f in stream["outputs"][0]["facets"]["columnLineage"]["fields"]["predicted_value"]["inputFields"]}
+    assert {"quantity", "unit_price", "discount", "product_category", "country"} <= predicted
+
+
+def test_report_and_graph(demo):
+    out, _, events = demo
+    html = (out / "report.html").read_text()
+    graph = build_graph(events)
+    assert sorted(graph.nodes[j]["name"] for j in graph.jobs()) == sorted(PIPELINE)
+    for name in PIPELINE:
+        assert name in html
+
+
+def test_bad_rows_is_a_usage_error(tmp_path):
+    proc = subprocess.run([str(BIN / "emr-lineage"), "demo", "--out", str(tmp_path), "--rows", "5"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--rows" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_job_that_cannot_start_stops_the_demo_with_its_error(tmp_path):
+    # A real failure on the first job: spark-submit rejects an option, the JVM never starts.
+    env = {**os.environ, "PYSPARK_SUBMIT_ARGS": "--no-such-option pyspark-shell"}
+    proc = subprocess.run([str(BIN / "emr-lineage"), "demo", "--out", str(tmp_path), "--rows", "200"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 1
+    assert "error: ingest_orders failed:" in proc.stderr and "Traceback" not in proc.stderr
+    assert "revenue_daily" not in proc.stdout  # later jobs never ran
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_a_failing_job_reports_fail_lineage_and_stops_the_pipeline(tmp_path):
+    script = f"""
+import sys
+from pathlib import Path
+from emr_lineage.demo import DemoError, run_pipeline, spark_defaults
+out = Path({str(tmp_path)!r})
+started = []
+try:
+    run_pipeline(out / "empty-lake", spark_defaults(out, out / "events.jsonl", "tests"),
+                 jobs=("revenue_daily", "customer_ltv"), on_job=lambda name, run: started.append(name))
+except DemoError as exc:
+    print("DEMO-ERROR", exc)
+    print("STARTED", started)
+    sys.exit(3)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "DEMO-ERROR revenue_daily failed: AnalysisException: [PATH_NOT_FOUND]" in proc.stdout
+    assert "STARTED ['revenue_daily']" in proc.stdout
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [(e["job"]["name"], e["eventType"]) for e in events] == [("revenue_daily", "START"), ("revenue_daily", "FAIL")]
+    assert all(check_event(e, strict=True) is None for e in events)
