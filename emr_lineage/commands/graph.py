@@ -84,6 +84,17 @@ def _emit(text: str, output: str | None) -> None:
         click.echo(text, nl=not text.endswith("\n"))
 
 
+class _OneLineUsageErrors(click.Command):
+    """Usage errors (missing option, bad choice, bad number) as one ``error:`` line, exit 2,
+    like every other bad input of these commands."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            _fail(f"{exc.format_message()} (see: emr-lineage {self.name} --help)")
+
+
 events_option = click.option(
     "--events", "events", multiple=True, metavar="PATH",
     help="OpenLineage events: .jsonl/.json files or directories (repeatable).",
@@ -95,7 +106,7 @@ skip_option = click.option("--skip-invalid", is_flag=True, help="Skip malformed 
 strict_option = click.option("--strict", is_flag=True, help="Require every field the OpenLineage schema requires (default: lenient, see docs/graph.md).")
 
 
-@click.command("graph")
+@click.command("graph", cls=_OneLineUsageErrors)
 @events_option
 @marquez_option
 @click.option("--node", "node_id", metavar="ID", help="Marquez start node, e.g. job:<namespace>:<name> (with --marquez).")
@@ -158,7 +169,7 @@ def _print_result(result: ContractResult, fmt: str) -> None:
     console.print(f"contract {result.contract}: {verdict} ({len(result.matched)} edge(s) matched)", markup=False)
 
 
-@click.command("validate")
+@click.command("validate", cls=_OneLineUsageErrors)
 @click.option("--contract", "contract_path", required=True, metavar="FILE", help="Lineage contract (YAML, see docs/contracts.md).")
 @events_option
 @marquez_option

@@ -255,3 +255,55 @@ def test_installed_console_script(repo_root: Path, local_run, contract_file) -> 
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["validate", "--events", "x"], "Missing option '--contract'"),
+        (["graph", "--events", "x", "--level", "job"], "Invalid value for '--level'"),
+        (["graph", "--events", "x", "--format", "svg"], "Invalid value for '--format'"),
+        (["validate", "--contract", "c", "--marquez", "http://h", "--depth", "-1"], "Invalid value for '--depth'"),
+        (["validate", "--contract", "c", "--marquez", "http://h", "--timeout", "zero"], "Invalid value for '--timeout'"),
+        (["graph", "--no-such-option"], "No such option '--no-such-option'"),
+    ],
+)
+def test_usage_errors_are_one_line_too(runner, args, fragment: str) -> None:
+    _one_line_error(runner.invoke(main, args), fragment)
+
+
+def test_help_still_works(runner) -> None:
+    result = runner.invoke(main, ["validate", "--help"])
+    assert result.exit_code == 0 and "--contract FILE" in result.stdout
+
+
+def test_unwritable_html_report_is_bad_input(runner, local_run, contract_file, tmp_path: Path) -> None:
+    events, lake = local_run
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where a directory should be")
+    result = runner.invoke(main, ["validate", "--contract", str(contract_file), "--events", str(events), "--var", f"lake={lake}",
+                                  "--html", str(blocker / "report.html")])
+    _one_line_error(result, str(blocker))
+
+
+def test_contract_that_is_a_directory(runner, local_run, tmp_path: Path) -> None:
+    events, _ = local_run
+    _one_line_error(runner.invoke(main, ["validate", "--contract", str(tmp_path), "--events", str(events)]), "cannot read contract: Is a directory")
+
+
+def test_validate_on_the_real_fixture_fragments(runner, ol_fixtures_dir, tmp_path: Path) -> None:
+    contract = tmp_path / "fixtures.yaml"
+    contract.write_text(
+        "version: 1\nlevel: action\nnamespace: testPysparkSQLHadoopFSTest\njobs:\n"
+        "  - name: open_lineage_integration_hadoop_fs_relation.execute_insert_into_hadoop_fs_relation_command.warehouse_target\n"
+        "    inputs: [/tmp/warehouse/test]\n    outputs: ['table:default.target']\n"
+    )
+    fixture = ol_fixtures_dir / "ol_container_pysparkHadoopFSEndEvent.json"
+    result = runner.invoke(main, ["validate", "--contract", str(contract), "--events", str(fixture)])
+    assert result.exit_code == 0, result.output
+    assert "matches (2 edge(s) matched)" in result.stdout
+    wrong = contract.read_text().replace("/tmp/warehouse/test", "s3://bucket/warehouse/test")
+    contract.write_text(wrong)
+    result = runner.invoke(main, ["validate", "--contract", str(contract), "--events", str(fixture)])
+    assert result.exit_code == 1
+    assert "1 missing, 1 unexpected" in result.stdout
