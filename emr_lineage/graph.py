@@ -200,7 +200,9 @@ class _Accumulator:
             if acc is None:
                 acc = self.runs[key] = _Run()
             acc.jobs.add(job_key)
-            acc.states.add(event["eventType"])
+            event_type = event["eventType"]
+            if event_type:
+                acc.states.add(event_type)
             run_facets = run["facets"]
             if "parent" in run_facets:
                 parent_job = run_facets["parent"]["job"]
