@@ -246,13 +246,13 @@ def test_validate_skip_invalid_reports_the_count(runner, local_run, contract_fil
     assert f"skipped 2 invalid event(s) (first: {bad}:1: invalid JSON" in result.stderr
 
 
-def test_installed_console_script(repo_root: Path, local_run, contract_file) -> None:
+def test_real_process_prints_one_line_and_exits_2(repo_root: Path, local_run, contract_file) -> None:
     import subprocess
+    import sys
 
-    events, lake = local_run
-    script = repo_root / ".venv" / "bin" / "emr-lineage"
-    done = subprocess.run([str(script), "validate", "--contract", str(contract_file), "--events", str(events), "--var", "lake=s3://"],
-                          capture_output=True, text=True, timeout=120)
+    events, _ = local_run
+    command = [sys.executable, "-m", "emr_lineage", "validate", "--contract", str(contract_file), "--events", str(events), "--var", "lake=s3://"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=repo_root)
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
 
