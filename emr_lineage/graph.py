@@ -175,6 +175,14 @@ def _pick(candidates: set[tuple[str, str]]) -> tuple[str, str]:
     return max(candidates, key=lambda job: (len(job[1]), job))
 
 
+def _field_type(types: set[Any]) -> str:
+    """One field's type; a field reported with several types lists them all (``a|b``)."""
+    if len(types) == 1:
+        for only in types:
+            return only if isinstance(only, str) else str(only)
+    return "|".join(sorted(str(t) for t in types if t))
+
+
 def _final_state(states: set[str]) -> str:
     if len(states) == 1:
         for only in states:
@@ -351,29 +359,31 @@ def _application_of(
     ``spark.openlineage.parent*``) is neither, so applications are not folded into it.
     """
     known: set[tuple[str, str]] = set()
-    parents: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+    parents: dict[tuple[str, str], set[tuple[str, str]]] = {}
     applications: set[tuple[str, str]] = set()
     for job, run in runs:
         known.add(job)
-        parents[job].update(run.parents)
+        if run.parents:
+            parents.setdefault(job, set()).update(run.parents)
         if run.is_application:
             applications.add(job)
 
-    def direct_parent(job: tuple[str, str]) -> tuple[str, str] | None:
+    direct: dict[tuple[str, str], tuple[str, str]] = {}
+    for job, candidates in parents.items():
         if job in applications:
-            return None
-        eligible = sorted(
-            p for p in parents.get(job, ()) if p != job and (p in known or job[1].startswith(p[1] + "."))
-        )
-        return eligible[0] if eligible else None
+            continue
+        eligible = [p for p in candidates if p != job and (p in known or job[1].startswith(p[1] + "."))]
+        if eligible:
+            direct[job] = min(eligible)
 
+    # Follow parents up to the application (one step for Spark), guarding against cycles.
     folded: dict[tuple[str, str], tuple[str, str]] = {}
-    for job in known:
+    for job, parent in direct.items():
         seen = {job}
-        target = job
-        while (parent := direct_parent(target)) is not None and parent not in seen:
-            seen.add(parent)
-            target = parent
+        target = parent
+        while target in direct and direct[target] not in seen and target not in seen:
+            seen.add(target)
+            target = direct[target]
         folded[job] = target
     return folded
 
@@ -431,11 +441,7 @@ def _assemble(acc: _Accumulator, level: str) -> LineageGraph:
     for (namespace, name), info in acc.datasets.items():
         node_id = dataset_ids[(namespace, name)] = f"dataset:{namespace}:{name}"
         aliases = [{"namespace": a[0], "name": a[1], "type": a[2]} for a in sorted(info.aliases)] if info.aliases else []
-        fields = (
-            [{"name": n, "type": "|".join(sorted(str(x) for x in t if x))} for n, t in sorted(info.fields.items())]
-            if info.fields
-            else []
-        )
+        fields = [{"name": n, "type": _field_type(t)} for n, t in sorted(info.fields.items())] if info.fields else []
         nodes.append(
             (node_id, {"id": node_id, "type": "DATASET", "namespace": namespace, "name": name, "aliases": aliases, "fields": fields})
         )
