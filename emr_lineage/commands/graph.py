@@ -115,12 +115,13 @@ strict_option = click.option("--strict", is_flag=True, help="Require every field
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
 @click.option("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
 @click.option("--title", default="Lineage report", show_default=True, help="Title of the HTML report.")
+@click.option("--column-lineage", "with_columns", is_flag=True, help="With --marquez: also read GET /api/v1/column-lineage for the node.")
 @skip_option
 @strict_option
 @timeout_option
 def graph_command(
     events: tuple[str, ...], marquez_url: str | None, node_id: str | None, depth: int, level: str, fmt: str,
-    output: str | None, title: str, skip_invalid: bool, strict: bool, timeout: float,
+    output: str | None, title: str, with_columns: bool, skip_invalid: bool, strict: bool, timeout: float,
 ) -> None:
     """Print the lineage graph of OpenLineage events, or of Marquez around a node."""
 
@@ -131,7 +132,8 @@ def graph_command(
             if not node_id:
                 _fail("--marquez needs --node ID (e.g. job:<namespace>:<name>)")
             with MarquezClient(marquez_url, timeout=timeout) as client:
-                graph = graph_from_marquez(client.lineage(node_id, depth), level=level)
+                columns = client.column_lineage(node_id, depth) if with_columns else None
+                graph = graph_from_marquez(client.lineage(node_id, depth), level=level, column_lineage=columns)
         else:
             if node_id:
                 _fail("--node only applies with --marquez")

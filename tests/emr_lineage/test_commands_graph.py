@@ -307,3 +307,15 @@ def test_validate_on_the_real_fixture_fragments(runner, ol_fixtures_dir, tmp_pat
     result = runner.invoke(main, ["validate", "--contract", str(contract), "--events", str(fixture)])
     assert result.exit_code == 1
     assert "1 missing, 1 unexpected" in result.stdout
+
+
+def test_graph_from_marquez_with_column_lineage(runner, marquez) -> None:
+    node = "dataset:namespace:commonDataset"
+    result = runner.invoke(main, ["graph", "--marquez", marquez.url, "--node", node, "--column-lineage"])
+    assert result.exit_code == 0, result.output
+    form = json.loads(result.stdout)
+    assert form["columnEdges"] == [
+        {"source": "datasetField:namespace:commonDataset:columnA", "target": "datasetField:namespace:otherDataset:columnC", "transformation": ""},
+        {"source": "datasetField:namespace:otherDataset:columnB", "target": "datasetField:namespace:commonDataset:columnA", "transformation": "IDENTITY"},
+    ]
+    assert [r.split("?")[0] for r in marquez.requests] == ["GET /api/v1/column-lineage", "GET /api/v1/lineage"]
