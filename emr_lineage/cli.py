@@ -43,3 +43,5 @@ from emr_lineage.commands.listener import stage_listener_command  # noqa: E402
 main.add_command(stage_listener_command)
 from emr_lineage.commands.demo import demo_command  # noqa: E402
 main.add_command(demo_command)
+from emr_lineage.commands.e2e import e2e_command  # noqa: E402
+main.add_command(e2e_command)
