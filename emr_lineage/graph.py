@@ -68,8 +68,8 @@ class LineageGraph:
 
     ``nodes`` maps node id to its attributes (``id``, ``type``, ``namespace``, ``name`` and,
     for datasets, ``aliases``/``fields``; for jobs, ``runs``/``states``/``actions``).
-    ``column_edges`` holds ``{"source", "target", "transformations"}`` between
-    ``datasetField:<ns>:<dataset>:<field>`` ids.
+    ``column_edges`` holds ``{"source", "target", "transformation"}`` between
+    ``datasetField:<ns>:<dataset>:<field>`` ids, in no particular order (``to_dict`` sorts).
     """
 
     def __init__(self, level: str = "application", source: str = "events") -> None:
@@ -150,7 +150,7 @@ class LineageGraph:
         """The documented JSON form: sorted ``nodes``, ``edges`` and ``columnEdges``."""
         nodes = [dict(sorted(self.digraph.nodes[n].items())) for n in sorted(self.digraph.nodes)]
         edges = [{"source": s, "target": t} for s, t in self.edges()]
-        columns = sorted(self.column_edges, key=lambda e: (e["source"], e["target"]))
+        columns = sorted(self.column_edges, key=lambda e: (e["source"], e["target"], e["transformation"]))
         return {"level": self.level, "nodes": nodes, "edges": edges, "columnEdges": columns}
 
     def to_json(self) -> str:
@@ -466,12 +466,12 @@ def _assemble(acc: _Accumulator, level: str) -> LineageGraph:
         edges.extend((job_id, dataset_ids[ds_key]) for ds_key in job_outputs.get(job, ()))
     graph.digraph.add_nodes_from(nodes)
     graph.digraph.add_edges_from(edges)
-    column_rows = sorted(
-        (f"datasetField:{src[0]}:{src[1]}:{src[2]}", f"datasetField:{out[0]}:{out[1]}:{out[2]}", src[3])
+    # Unsorted here: to_dict() and the renderers sort.
+    graph.column_edges = [
+        {"source": f"datasetField:{src[0]}:{src[1]}:{src[2]}", "target": f"datasetField:{out[0]}:{out[1]}:{out[2]}", "transformation": src[3]}
         for out, sources in acc.columns.items()
         for src in sources
-    )
-    graph.column_edges = [{"source": s, "target": t, "transformation": x} for s, t, x in column_rows]
+    ]
     return graph
 
 

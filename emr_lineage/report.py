@@ -66,7 +66,7 @@ def report_data(graph: LineageGraph, result: ContractResult | None = None) -> di
         "size": {"width": width, "height": height, "node_width": NODE_WIDTH, "node_height": NODE_HEIGHT},
         "nodes": nodes,
         "edges": [{"source": s, "target": t} for s, t in graph.edges()],
-        "columnEdges": graph.column_edges,
+        "columnEdges": sorted(graph.column_edges, key=lambda e: (e["source"], e["target"], e["transformation"])),
         "contract": result.as_dict() if result is not None else None,
     }
 
