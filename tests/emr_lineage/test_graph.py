@@ -243,3 +243,26 @@ def test_events_and_marquez_give_the_same_model() -> None:
     from_marquez = graph_from_marquez(reply)
     assert from_marquez.edges() == graph.edges()
     assert from_marquez.nodes["dataset:s3://b:out"]["namespace"] == "s3://b"
+
+
+def test_fast_and_tolerant_paths_agree(pipeline_events) -> None:
+    # Complete events take the fast path; dropping an optional key sends an event down the
+    # tolerant path. Both must merge the same way.
+    fragments = []
+    for event in pipeline_events:
+        trimmed = {k: v for k, v in event.items() if k not in ("eventTime", "producer", "schemaURL")}
+        if not trimmed.get("outputs"):
+            trimmed.pop("outputs", None)
+        fragments.append(trimmed)
+    assert any("outputs" not in f for f in fragments) and any("outputs" in f for f in fragments)
+    for level in ("application", "action"):
+        assert build_graph(fragments, level=level).to_dict() == build_graph(pipeline_events, level=level).to_dict()
+
+
+def test_events_sharing_nothing_but_a_job_without_run_ids() -> None:
+    # Fragments without runId: one run per job, still merged from all fragments.
+    start = {"eventType": "START", "job": {"namespace": "n", "name": "j"}, "inputs": [{"namespace": "s3://b", "name": "in"}]}
+    complete = {"eventType": "COMPLETE", "job": {"namespace": "n", "name": "j"}, "outputs": [{"namespace": "s3://b", "name": "out"}]}
+    graph = build_graph([complete, start, complete])
+    assert graph.edges() == [("dataset:s3://b:in", "job:n:j"), ("job:n:j", "dataset:s3://b:out")]
+    assert graph.nodes["job:n:j"]["states"] == ["COMPLETE"] and graph.nodes["job:n:j"]["runs"] == 1
