@@ -344,6 +344,10 @@ def pause(seconds: float) -> None:
     time.sleep(seconds)
 
 
+# The deadline's clock (tests replace it together with ``pause``).
+clock = time.monotonic
+
+
 def wait_for_lineage(
     client: MarquezClient,
     contract: Contract,
@@ -362,20 +366,20 @@ def wait_for_lineage(
     a job on COMPLETE), so a missing edge, an unknown node or an unreachable Marquez is
     retried; at least one read is always made.
     """
-    started = time.monotonic()
+    started = clock()
     number = 0
     while True:
         number += 1
         try:
             result, graph, stale = read_lineage(client, contract, values, parent, since, depth)
-            attempt = LineageAttempt(number, time.monotonic() - started, result, graph, tuple(stale))
+            attempt = LineageAttempt(number, clock() - started, result, graph, tuple(stale))
         except (MarquezError, GraphError) as exc:
-            attempt = LineageAttempt(number, time.monotonic() - started, None, None, error=str(exc))
+            attempt = LineageAttempt(number, clock() - started, None, None, error=str(exc))
         if on_attempt is not None:
             on_attempt(attempt)
         if attempt.ok:
             return LineageOutcome(True, number, attempt, f"lineage matches the contract ({len(attempt.result.matched)} edges)")
-        remaining = timeout - (time.monotonic() - started)
+        remaining = timeout - (clock() - started)
         if remaining <= 0:
             return LineageOutcome(False, number, attempt, _deadline_message(attempt, timeout, number))
         pause(min(interval, remaining))

@@ -1,0 +1,375 @@
+"""Shared by the ``emr-lineage e2e`` tests: moto with what the stacks publish, EMR played
+between polls, and a local Marquez that serves lineage built from the demo's own events.
+
+The Marquez replies are not hand-written: the real local pipeline runs once per test session
+(``python -m emr_lineage demo``, a subprocess so its Spark driver never meets the test
+session's), its events are rewritten to what the same pipeline reports on EMR, turned into
+the lineage graph with ``build_graph``, and served in Marquez's ``GET /api/v1/lineage`` shape.
+
+Rewriting to EMR: the demo's datasets live under a local lake directory (namespace ``file``);
+on EMR they live under ``s3://<data lake bucket>``. Every dataset under the local lake root
+(inputs, outputs, column-lineage sources) is renamed to ``("s3://<bucket>", "<key>")``, so the
+contract is validated with ``lake=s3://<bucket>``, exactly the value ``e2e`` passes on AWS.
+The ``customer_ltv`` table keeps its local location; the contract names it as a catalog table
+(``table:customer_ltv``), matched by its symlink on both sides.
+
+Marquez's own naming is reproduced too: under the e2e parent run, an application ``app`` is
+stored as ``<parent>.<app>`` with ``parentJobName`` = parent, and its Spark actions as
+``<parent>.<app>.<action>`` with ``parentJobName`` = ``<parent>.<app>``; only jobs with
+inputs or outputs are in the lineage graph.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import boto3
+from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.emr.models import emr_backends
+
+from emr_lineage import launcher, parameters
+from emr_lineage.events import load_events
+from emr_lineage.graph import build_graph
+from emr_lineage.spark_conf import PARENT_KEYS, ListenerConfig, emr_configurations
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+REGION = "eu-west-1"
+ARTIFACTS = "emr-lineage-dev-artifacts-123456789012"
+LAKE_BUCKET = "emr-lineage-dev-data-lake-123456789012-eu-west-1"
+LOGS = "s3://emr-lineage-dev-logs-123456789012/emr/"
+MARQUEZ_WEB = "http://internal-emr-lineage-dev-123.eu-west-1.elb.amazonaws.com/"
+NAMESPACE = "emr-lineage-dev"
+PARENT_JOB = "emr_lineage_e2e"
+DEMO_ROWS = 200
+# Marquez returns a dataset's facets as the events carried them (with _producer/_schemaURL).
+SYMLINKS_FACET = {
+    "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python",
+    "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/SymlinksDatasetFacet.json#/$defs/SymlinksDatasetFacet",
+}
+
+
+# --- AWS (moto) -------------------------------------------------------------------------
+
+
+def launch_spec() -> dict[str, Any]:
+    """A RunJobFlow request minus Steps, the shape the EMR stack publishes."""
+    listener = ListenerConfig(api_url="http://internal-marquez.example", namespace=NAMESPACE, timeout_ms=5000)
+    return {
+        "Name": "emr-lineage-dev",
+        "ReleaseLabel": "emr-7.13.0",
+        "Applications": [{"Name": "Hadoop"}, {"Name": "Spark"}],
+        "LogUri": LOGS,
+        "ServiceRole": "emr-lineage-dev-emr-service",
+        "JobFlowRole": "emr-lineage-dev-emr-instance-profile",
+        "Instances": {
+            "InstanceGroups": [
+                {"Name": "primary", "InstanceRole": "MASTER", "InstanceType": "m6i.xlarge", "InstanceCount": 1},
+                {"Name": "core", "InstanceRole": "CORE", "InstanceType": "m6i.xlarge", "InstanceCount": 2},
+            ],
+            "Ec2SubnetId": "subnet-0abc1234def567890",
+            "KeepJobFlowAliveWhenNoSteps": True,
+        },
+        "Configurations": emr_configurations(listener, glue_catalog_id="123456789012"),
+        "AutoTerminationPolicy": {"IdleTimeout": 1800},
+        "Tags": [{"Key": "project", "Value": "emr-lineage"}],
+    }
+
+
+@dataclass
+class Aws:
+    clients: launcher.AwsClients
+
+    def cluster(self):
+        """The one cluster of the test, in moto's backend (to play EMR with)."""
+        clusters = list(emr_backends[DEFAULT_ACCOUNT_ID][REGION].clusters.values())
+        assert len(clusters) == 1, f"expected one cluster, found {len(clusters)}"
+        return clusters[0]
+
+    def clusters(self) -> list:
+        return list(emr_backends[DEFAULT_ACCOUNT_ID][REGION].clusters.values())
+
+    def keys(self, bucket: str, prefix: str = "") -> list[str]:
+        pages = self.clients.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return sorted(o["Key"] for page in pages for o in page.get("Contents", ()))
+
+
+def aws_environment(monkeypatch, marquez_api: str | None, *, skip: tuple[str, ...] = ()) -> Iterator[Aws]:
+    """moto in-process with the SSM parameters and buckets of a deployed dev environment;
+    ``skip`` leaves out parameters by name (to test their absence)."""
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(key, value)
+    for _, env_name in PARENT_KEYS.values():
+        monkeypatch.delenv(env_name, raising=False)
+    with mock_aws():
+        ssm = boto3.client("ssm", region_name=REGION)
+        s3 = boto3.client("s3", region_name=REGION)
+        published = {
+            parameters.emr_launch_spec("dev"): json.dumps(launch_spec()),
+            parameters.artifacts_bucket("dev"): ARTIFACTS,
+            parameters.data_lake_bucket("dev"): LAKE_BUCKET,
+            parameters.marquez_web_url("dev"): MARQUEZ_WEB,
+        }
+        if marquez_api:
+            published[parameters.marquez_api_url("dev")] = marquez_api
+        for name, value in published.items():
+            if name not in skip:
+                ssm.put_parameter(Name=name, Value=value, Type="String")
+        for bucket in (ARTIFACTS, LAKE_BUCKET):
+            s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+        yield Aws(launcher.AwsClients(ssm=ssm, s3=s3, emr=boto3.client("emr", region_name=REGION)))
+
+
+class EmrPlayer:
+    """Replaces ``launcher.pause``: between two polls, moves the cluster and its steps to the
+    next scripted states (moto never does, moto #1690); ``interrupt`` raises Ctrl-C instead."""
+
+    def __init__(self, aws: Aws, script: list[tuple[str, ...]], interrupt_at: int | None = None) -> None:
+        self.aws = aws
+        self.script = list(script)
+        self.interrupt_at = interrupt_at
+        self.pauses = 0
+
+    def __call__(self, _seconds: float) -> None:
+        self.pauses += 1
+        if self.interrupt_at is not None and self.pauses >= self.interrupt_at:
+            raise KeyboardInterrupt
+        if self.script:
+            cluster_state, *step_states = self.script.pop(0)
+            cluster = self.aws.cluster()
+            cluster.state = cluster_state
+            for step, state in zip(cluster.steps, step_states, strict=False):
+                step.state = state
+
+
+def all_steps(state: str, count: int = 5) -> tuple[str, ...]:
+    return tuple([state] * count)
+
+
+SUCCESS = [("RUNNING", "COMPLETED", "RUNNING", "PENDING", "PENDING", "PENDING"), ("RUNNING", *all_steps("COMPLETED"))]
+FAILURE = [("RUNNING", "COMPLETED", "FAILED", "CANCELLED", "CANCELLED", "CANCELLED")]
+
+
+# --- the demo's events, as EMR would report them ------------------------------------------
+
+
+_DEMO: dict[str, Any] = {}
+
+
+def demo_run(base: Path) -> tuple[list[dict[str, Any]], Path]:
+    """Run the real local pipeline once per session (cached across test modules); returns
+    its events (schema-checked) and its lake directory."""
+    if "events" not in _DEMO:
+        out = base / "demo"
+        proc = subprocess.run(
+            [sys.executable, "-m", "emr_lineage", "demo", "--out", str(out), "--rows", str(DEMO_ROWS)],
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=900,
+        )
+        assert proc.returncode == 0, f"demo failed ({proc.returncode}): {proc.stderr[-2000:]}"
+        _DEMO["events"] = load_events([out / "events.jsonl"], strict=True).events
+        _DEMO["lake"] = (out / "lake").resolve()
+    return copy.deepcopy(_DEMO["events"]), _DEMO["lake"]
+
+
+def rewrite_lake(events: Any, lake_dir: Path, bucket: str) -> Any:
+    """Every dataset reference under the local lake becomes the same key in ``s3://bucket``."""
+    root = str(lake_dir).rstrip("/") + "/"
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            value = {k: walk(v) for k, v in value.items()}
+            name = value.get("name")
+            if value.get("namespace") == "file" and isinstance(name, str) and name.startswith(root):
+                value["namespace"], value["name"] = f"s3://{bucket}", name[len(root):]
+            return value
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return walk(events)
+
+
+def emr_events(base: Path, bucket: str = LAKE_BUCKET) -> list[dict[str, Any]]:
+    events, lake = demo_run(base)
+    return rewrite_lake(events, lake, bucket)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def marquez_lineage(events: list[dict[str, Any]], parent_job: str, run_time: datetime) -> dict[str, Any]:
+    """``{"graph": [...]}`` as Marquez answers ``GET /api/v1/lineage`` after ingesting
+    ``events`` under an orchestrator parent ``parent_job``; every job's latest run at ``run_time``."""
+    graph = build_graph(events, level="action")
+    names: dict[str, tuple[str, str | None, str]] = {}  # job id -> (marquez name, parentJobName, simple name)
+    for job_id in graph.jobs():
+        node = graph.nodes[job_id]
+        app, dot, action = node["name"].partition(".")
+        if dot:
+            names[job_id] = (f"{parent_job}.{app}.{action}", f"{parent_job}.{app}", action)
+        else:
+            names[job_id] = (f"{parent_job}.{app}", parent_job, app)
+
+    def marquez_id(node_id: str) -> str:
+        if node_id in names:
+            return f"job:{graph.nodes[node_id]['namespace']}:{names[node_id][0]}"
+        return node_id
+
+    at = _iso(run_time)
+    nodes = []
+    for node_id, attrs in sorted(graph.nodes.items()):
+        ins = [(s, node_id) for s in graph.digraph.predecessors(node_id)]
+        outs = [(node_id, t) for t in graph.digraph.successors(node_id)]
+        if attrs["type"] == "JOB" and not (ins or outs):
+            continue  # Marquez's graph holds only jobs with inputs or outputs
+        if attrs["type"] == "JOB":
+            name, parent_name, simple = names[node_id]
+            data = {
+                "type": "BATCH", "id": {"namespace": attrs["namespace"], "name": name}, "name": name,
+                "simpleName": simple, "parentJobName": parent_name, "namespace": attrs["namespace"],
+                "createdAt": at, "updatedAt": at,
+                "inputs": [_dataset_id(graph.nodes[s]) for s, _ in ins],
+                "outputs": [_dataset_id(graph.nodes[t]) for _, t in outs],
+                "latestRun": {
+                    "id": str(uuid.uuid4()), "createdAt": at, "updatedAt": at, "state": "COMPLETED",
+                    "startedAt": at, "endedAt": at, "durationMs": 0, "args": {}, "facets": {},
+                },
+            }
+        else:
+            data = {
+                "type": "DB_TABLE", "id": {"namespace": attrs["namespace"], "name": attrs["name"]},
+                "name": attrs["name"], "physicalName": attrs["name"], "namespace": attrs["namespace"],
+                "sourceName": attrs["namespace"], "createdAt": at, "updatedAt": at, "tags": [],
+                "fields": [{"name": f["name"], "type": f["type"], "tags": []} for f in attrs["fields"]],
+                "facets": {"symlinks": {**SYMLINKS_FACET, "identifiers": attrs["aliases"]}} if attrs["aliases"] else {},
+            }
+        nodes.append({
+            "id": marquez_id(node_id), "type": attrs["type"], "data": data,
+            "inEdges": [{"origin": marquez_id(s), "destination": marquez_id(t)} for s, t in ins],
+            "outEdges": [{"origin": marquez_id(s), "destination": marquez_id(t)} for s, t in outs],
+        })
+    return {"graph": nodes}
+
+
+def _dataset_id(attrs: dict[str, Any]) -> dict[str, str]:
+    return {"namespace": attrs["namespace"], "name": attrs["name"]}
+
+
+def without_job(reply: dict[str, Any], app: str) -> dict[str, Any]:
+    """The reply as if application ``app`` never reported (its jobs and edges gone)."""
+    gone = {n["id"] for n in reply["graph"] if n["type"] == "JOB" and f".{app}" in n["id"]}
+    nodes = []
+    for node in copy.deepcopy(reply["graph"]):
+        if node["id"] in gone:
+            continue
+        for key in ("inEdges", "outEdges"):
+            node[key] = [e for e in node[key] if e["origin"] not in gone and e["destination"] not in gone]
+        nodes.append(node)
+    return {"graph": nodes}
+
+
+# --- the local Marquez --------------------------------------------------------------------
+
+
+@dataclass
+class FakeMarquez:
+    """What the server answers. ``phases`` are successive states of Marquez (a lineage
+    reply, or None before any lineage arrived: 404 for every node); ``advance`` moves to the
+    next one. ``build(run_time)`` makes a reply whose latest runs are at ``run_time``."""
+
+    url: str = ""
+    phases: list[Callable[[], dict[str, Any] | None]] = field(default_factory=list)
+    phase: int = 0
+    requests: list[str] = field(default_factory=list)
+
+    def advance(self, _seconds: float = 0.0) -> None:
+        self.phase = min(self.phase + 1, len(self.phases) - 1)
+
+    def reply(self) -> dict[str, Any] | None:
+        return self.phases[self.phase]() if self.phases else None
+
+    def lineage_reads(self) -> int:
+        return sum(1 for r in self.requests if r.startswith("GET /api/v1/lineage"))
+
+
+def _handler(state: FakeMarquez) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            return
+
+        def _send(self, status: int, body: Any) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            state.requests.append(f"GET {self.path}")
+            parts = urlsplit(self.path)
+            query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+            if parts.path == "/api/v1/namespaces":
+                self._send(200, {"namespaces": [{"name": NAMESPACE}]})
+            elif parts.path == "/api/v1/lineage":
+                reply = state.reply()
+                node = query.get("nodeId", "")
+                if reply is not None and any(n["id"] == node for n in reply["graph"]):
+                    self._send(200, reply)
+                else:
+                    self._send(404, {"code": 404, "message": f"node {node} not found"})
+            else:
+                self._send(404, {"code": 404, "message": "HTTP 404 Not Found"})
+
+    return Handler
+
+
+def serve_marquez() -> Iterator[FakeMarquez]:
+    state = FakeMarquez()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class LineageClock:
+    """Replaces ``e2e.clock`` and ``e2e.pause``: each pause moves time on by its length and
+    lets Marquez move to its next phase (lineage "arrives" between two reads)."""
+
+    def __init__(self, marquez: FakeMarquez | None = None) -> None:
+        self.now = 0.0
+        self.pauses: list[float] = []
+        self.marquez = marquez
+
+    def __call__(self) -> float:
+        return self.now
+
+    def pause(self, seconds: float) -> None:
+        self.pauses.append(seconds)
+        self.now += seconds
+        if self.marquez is not None:
+            self.marquez.advance()
