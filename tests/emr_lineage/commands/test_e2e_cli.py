@@ -1,0 +1,192 @@
+"""``emr-lineage e2e`` end to end through click: moto plays AWS (EMR states driven between
+polls), a local HTTP server plays Marquez with lineage built from the demo's own events.
+Exit codes, the contract table, the graph URL and the cluster's fate are checked."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from click.testing import CliRunner
+
+from emr_lineage import demo, e2e, launcher, parameters
+from emr_lineage.cli import main
+from tests.emr_lineage.e2e_support import (
+    FAILURE,
+    LAKE_BUCKET,
+    MARQUEZ_WEB,
+    NAMESPACE,
+    PARENT_JOB,
+    SUCCESS,
+    EmrPlayer,
+    LineageClock,
+    aws_environment,
+    emr_events,
+    marquez_lineage,
+    serve_marquez,
+    without_job,
+)
+
+FAST = ["--rows", "100", "--poll-interval", "0", "--lineage-interval", "15", "--lineage-timeout", "60"]
+
+
+@pytest.fixture(scope="session")
+def events(tmp_path_factory) -> list[dict]:
+    return emr_events(tmp_path_factory.mktemp("e2e-cli-demo"))
+
+
+@pytest.fixture
+def marquez():
+    yield from serve_marquez()
+
+
+@pytest.fixture
+def aws(monkeypatch, marquez):
+    yield from aws_environment(monkeypatch, marquez.url)
+
+
+@pytest.fixture
+def clock(monkeypatch, marquez) -> LineageClock:
+    clock = LineageClock(marquez)
+    monkeypatch.setattr(e2e, "clock", clock)
+    monkeypatch.setattr(e2e, "pause", clock.pause)
+    return clock
+
+
+def fresh(events):
+    return lambda: marquez_lineage(events, PARENT_JOB, datetime.now(UTC))
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, ["e2e", "--env", "dev", *FAST, *args])
+
+
+def test_pass_prints_the_contract_table_and_the_graph_url(aws, marquez, events, clock, monkeypatch):
+    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    marquez.phases = [fresh(events)]
+    result = invoke()
+    assert result.exit_code == 0, result.output
+    stdout = result.stdout
+    assert "Lineage contract" in stdout and "contract holds (11 edge(s) matched)" in stdout
+    for name in demo.PIPELINE:
+        assert f"job:{NAMESPACE}:{name}" in stdout
+    assert f"s3://{LAKE_BUCKET}/raw/orders" in stdout
+    assert f"graph: {MARQUEZ_WEB}lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders" in stdout
+    assert "e2e passed on j-" in stdout
+    # Progress: one line per state change, then the lineage read.
+    assert "cluster RUNNING: ingest_orders COMPLETED, revenue_daily RUNNING" in result.stderr
+    assert "lineage read 1: 11 edges matched, 0 missing, 0 unexpected" in result.stderr
+    assert aws.cluster().state == "TERMINATED"
+
+
+def test_marquez_override_also_gives_the_graph_url_on_that_host(aws, marquez, events, clock, monkeypatch):
+    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    marquez.phases = [fresh(events)]
+    result = invoke("--marquez", marquez.url + "/api/v1")
+    assert result.exit_code == 0, result.output
+    assert f"graph: {marquez.url}/lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders" in result.stdout
+    assert "(from --marquez)" in result.stderr
+
+
+def test_missing_job_fails_the_contract_with_the_table(aws, marquez, events, clock, monkeypatch):
+    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    complete = fresh(events)
+    marquez.phases = [lambda: without_job(complete(), "train_model")]
+    result = invoke("--lineage-timeout", "30")
+    assert result.exit_code == 1, result.output
+    missing = [line for line in result.stdout.splitlines() if "missing" in line and "train_model" in line]
+    assert len(missing) == 2  # its input and its output
+    assert "contract fails: 2 missing, 0 unexpected edge(s)" in result.stdout
+    assert "Error: lineage in Marquez did not match the contract within 30s (3 reads): 2 missing" in result.stderr
+    assert aws.cluster().state == "TERMINATED"
+
+
+def test_lineage_not_yet_in_marquez_is_read_again(aws, marquez, events, clock, monkeypatch):
+    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    marquez.phases = [lambda: None, fresh(events)]  # 404 for every node, then the lineage
+    result = invoke()
+    assert result.exit_code == 0, result.output
+    assert "lineage read 1: 0 edges matched, 11 missing" in result.stderr
+    assert "lineage read 2: 11 edges matched" in result.stderr
+    assert clock.pauses == [15]
+
+
+def test_deadline_expiring_is_a_failure_with_a_clear_message(aws, marquez, events, clock, monkeypatch):
+    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    marquez.phases = [lambda: None]
+    result = invoke("--lineage-timeout", "45")
+    assert result.exit_code == 1, result.output
+    assert "Error: lineage in Marquez did not match the contract within 45s (4 reads): 11 missing" in result.stderr
+    assert clock.pauses == [15, 15, 15]
+
+
+def test_failed_step_exits_1_and_terminates(aws, marquez, events, clock, monkeypatch):
+    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, FAILURE))
+    marquez.phases = [fresh(events)]
+    result = invoke()
+    assert result.exit_code == 1, result.output
+    cluster = aws.cluster()
+    assert "Error: step revenue_daily" in result.stderr and "FAILED" in result.stderr
+    assert f"/{cluster.id}/steps/" in result.stderr  # where the failed step's log lands
+    assert cluster.state == "TERMINATED" and "terminating" in result.stderr
+    assert "Lineage contract" not in result.stdout
+
+
+def test_keep_cluster_does_not_terminate(aws, marquez, events, clock, monkeypatch):
+    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, [("WAITING", *(["COMPLETED"] * 5))]))
+    marquez.phases = [fresh(events)]
+    result = invoke("--keep-cluster")
+    assert result.exit_code == 0, result.output
+    cluster = aws.cluster()
+    assert cluster.state == "WAITING"
+    assert f"kept (--keep-cluster); stop it with: aws emr terminate-clusters --cluster-ids {cluster.id}" in result.stderr
+
+
+def test_ctrl_c_terminates_and_exits_130(aws, marquez, events, clock, monkeypatch):
+    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
+    marquez.phases = [fresh(events)]
+    result = invoke()
+    assert result.exit_code == 130, result.output
+    cluster = aws.cluster()
+    assert cluster.state == "TERMINATED"
+    assert f"interrupted; cluster {cluster.id} terminating" in result.stderr
+
+
+def test_ctrl_c_with_keep_cluster_leaves_it(aws, marquez, events, clock, monkeypatch):
+    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
+    marquez.phases = [fresh(events)]
+    result = invoke("--keep-cluster")
+    assert result.exit_code == 130, result.output
+    assert aws.cluster().state != "TERMINATED"
+    assert "kept (--keep-cluster)" in result.stderr
+
+
+# --- bad input: exit 2, one line, nothing started ----------------------------------------------
+
+
+def test_unknown_env_is_exit_2():
+    result = CliRunner().invoke(main, ["e2e", "--env", "nope"])
+    assert result.exit_code == 2
+    assert "unknown environment 'nope'" in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("missing", [parameters.data_lake_bucket("dev"), parameters.marquez_api_url("dev"), parameters.emr_launch_spec("dev")])
+def test_missing_ssm_parameter_is_exit_2(monkeypatch, marquez, missing):
+    for aws in aws_environment(monkeypatch, marquez.url, skip=(missing,)):
+        result = invoke()
+        assert result.exit_code == 2, result.output
+        assert f"SSM parameter {missing} not found" in result.stderr and "make deploy ENV=dev" in result.stderr
+        assert aws.clusters() == []
+
+
+def test_unreachable_marquez_is_exit_2_before_any_cost(aws, closed_port_url):
+    result = invoke("--marquez", closed_port_url)
+    assert result.exit_code == 2, result.output
+    assert f"Marquez API {closed_port_url} (from --marquez) does not answer" in result.stderr
+    assert "docs/e2e.md" in result.stderr and "Traceback" not in result.output
+    assert aws.clusters() == [] and aws.keys(LAKE_BUCKET) == []
+
+
+def test_too_few_rows_is_exit_2():
+    result = CliRunner().invoke(main, ["e2e", "--env", "dev", "--rows", "5"])
+    assert result.exit_code == 2 and "--rows" in result.stderr
