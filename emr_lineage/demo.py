@@ -44,6 +44,8 @@ class JobRun:
     seconds: float
     events: int
     capture_errors: int
+    capture_busy_seconds: float = 0.0  # listener callbacks, on Spark's bus thread
+    capture_finish_seconds: float = 0.0  # blocked at spark.stop() draining + flushing
 
 
 @dataclass
@@ -134,6 +136,8 @@ def run_pipeline(
             time.perf_counter() - began,
             sum(c.counts["events"] for c in captures),
             sum(c.counts["errors"] for c in captures),
+            sum(c.busy_seconds for c in captures),
+            sum(c.finish_seconds for c in captures),
         )
         runs.append(run)
         if on_job:

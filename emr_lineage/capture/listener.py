@@ -72,6 +72,9 @@ class LineageCapture:
         self.spark_version = spark.version
         self.counts: Counter[str] = Counter()  # emitted events per event type, plus "errors"
         self.errors: list[str] = []
+        # Seconds spent in listener callbacks (Spark's bus thread) and blocked in finish().
+        self.busy_seconds = 0.0
+        self.finish_seconds = 0.0
         self._lock = threading.Lock()
         self._streams: dict[str, _Stream] = {}
         self._finished = False
@@ -79,6 +82,7 @@ class LineageCapture:
     # --- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> LineageCapture:
+        _warm_up(self._jspark)
         self._emit(facets.application_event("START", self.app, spark_version=self.spark_version,
                                             orchestrator=self.orchestrator))
         ensure_callback_server_started(self.spark.sparkContext._gateway)
@@ -96,6 +100,7 @@ class LineageCapture:
             if self._finished:
                 return
             self._finished = True
+        began = time.perf_counter()
         try:
             self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(DRAIN_TIMEOUT_MS)
         except Exception as exc:  # noqa: BLE001 - a stuck bus must not lose the final event
@@ -110,6 +115,7 @@ class LineageCapture:
                                             streaming=bool(self.counts.get("streams")),
                                             orchestrator=self.orchestrator))
         self.client.close(timeout=30)
+        self.finish_seconds = time.perf_counter() - began
 
     # --- callbacks (Spark's listener-bus thread) --------------------------------------------
 
@@ -196,6 +202,26 @@ class LineageCapture:
             self.errors.append(message)
 
 
+_warmed: list[bool] = []  # PySpark keeps one JVM per Python process, across SparkContexts
+
+
+def _warm_up(jspark) -> None:
+    """Load the JVM's plan-to-JSON machinery (about 2 s of class loading, once per JVM) on a
+    background thread while the job computes, instead of on the listener thread at the first
+    action, where spark.stop() would later have to wait for it."""
+    if _warmed:
+        return
+    _warmed.append(True)
+
+    def load() -> None:
+        try:
+            jspark.range(1).queryExecution().analyzed().toJSON()
+        except Exception:  # noqa: BLE001 - only a warm-up
+            pass
+
+    threading.Thread(target=load, name="emr-lineage-warm-up", daemon=True).start()
+
+
 class _QueryExecutionListener:
     """py4j implementation of org.apache.spark.sql.util.QueryExecutionListener."""
 
@@ -209,10 +235,12 @@ class _QueryExecutionListener:
         self._guarded(qe, None, exception)
 
     def _guarded(self, qe, duration_ns, failure) -> None:
+        began = time.perf_counter()
         try:
             self.capture.on_query(qe, duration_ns, failure)
         except Exception as exc:  # noqa: BLE001 - lineage must never fail the job
             self.capture._record_error(f"query lineage failed: {type(exc).__name__}: {exc}")
+        self.capture.busy_seconds += time.perf_counter() - began
 
     class Java:
         implements = ["org.apache.spark.sql.util.QueryExecutionListener"]
@@ -223,10 +251,12 @@ class _StreamingListener(StreamingQueryListener):
         self.capture = capture
 
     def _guarded(self, handler, event) -> None:
+        began = time.perf_counter()
         try:
             handler(event)
         except Exception as exc:  # noqa: BLE001 - lineage must never fail the job
             self.capture._record_error(f"stream lineage failed: {type(exc).__name__}: {exc}")
+        self.capture.busy_seconds += time.perf_counter() - began
 
     def onQueryStarted(self, event):  # noqa: N802
         self._guarded(self.capture.on_stream_started, event)

@@ -164,7 +164,7 @@ def _write_target(command, session) -> tuple[OutputRef, object] | None:
         )
         return output, query
     if kind in ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand"):
-        query = command.query() if kind.startswith("CreateData") else command.query()
+        query = command.query()
         jtable = command.tableDesc() if kind.startswith("CreateHive") else command.table()
         location = _option(jtable.storage().locationUri())
         if location is None:
