@@ -29,7 +29,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,10 @@ DEFAULT_LINEAGE_TIMEOUT = 600.0
 DEFAULT_LINEAGE_INTERVAL = 15.0
 # What a kept cluster does when a step fails: cancel the rest and wait (for debugging).
 KEEP_ACTION_ON_FAILURE = "CANCEL_AND_WAIT"
+# Marquez stamps runs with its own clock. A cluster needs minutes to provision and bootstrap
+# before its first step, so accepting runs from a little before our start only absorbs clock
+# skew between this machine and Marquez; it cannot let a previous run's lineage in.
+CLOCK_SKEW_TOLERANCE = timedelta(minutes=2)
 
 
 # --- inputs -----------------------------------------------------------------------------
@@ -478,7 +482,7 @@ def run_e2e(
     origin = "new" if parent_is_new else "from OPENLINEAGE_PARENT_*"
     cb.say(f"parent run id {parent.parent_run_id} ({origin}; job {parent.parent_job_namespace}/{parent.parent_job_name})")
 
-    since = datetime.now(UTC)
+    since = datetime.now(UTC) - CLOCK_SKEW_TOLERANCE
     cluster = launcher.start_cluster(clients.emr, plan)
     result.cluster_id, result.cluster_name = cluster.cluster_id, plan.request["Name"]
     cb.say(f"cluster {cluster.cluster_id} starting ({plan.request['Name']}), {len(cluster.steps)} steps")

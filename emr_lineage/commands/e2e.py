@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 import click
@@ -153,7 +154,7 @@ def _show_attempt(console: Console):
 def _print_table(result: ContractResult) -> None:
     width = max(shutil.get_terminal_size((160, 40)).columns, 120)
     console = Console(file=sys.stdout, width=width, highlight=False, soft_wrap=False)
-    table = Table(title=f"Lineage contract {result.contract} in Marquez")
+    table = Table(title=f"Lineage contract {_shown(result.contract)} in Marquez")
     for column in ("status", "job", "direction", "dataset", "hint"):
         table.add_column(column, overflow="fold")
     for row in result.matched + result.missing + result.unexpected + result.optional_missing:
@@ -161,6 +162,13 @@ def _print_table(result: ContractResult) -> None:
     console.print(table)
     verdict = "holds" if result.ok else f"fails: {len(result.missing)} missing, {len(result.unexpected)} unexpected edge(s)"
     console.print(f"contract {verdict} ({len(result.matched)} edge(s) matched)", markup=False)
+
+
+def _shown(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
 
 
 def _fail(exit_code: int, message: str) -> NoReturn:
