@@ -466,6 +466,9 @@ def run_e2e(
     targets = resolve_targets(clients, env, options.marquez_url)
     values = contract_values(contract, settings, targets)
     check_marquez(targets, options.marquez_timeout)
+    # The launcher reads these again; reading them now keeps a missing one from costing an upload.
+    launcher.load_launch_spec(clients.ssm, env)
+    launcher.read_parameter(clients.ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")
     result = E2EResult(env=env, parent=parent, parent_is_new=parent_is_new, targets=targets)
     result.graph_urls = graph_urls(targets, settings.openlineage.namespace, parent, options)
     cb.say(f"Marquez API {targets.marquez_api} answers (from {targets.marquez_api_from})")

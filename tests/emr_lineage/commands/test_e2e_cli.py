@@ -170,13 +170,16 @@ def test_unknown_env_is_exit_2():
     assert "unknown environment 'nope'" in result.stderr and "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("missing", [parameters.data_lake_bucket("dev"), parameters.marquez_api_url("dev"), parameters.emr_launch_spec("dev")])
+@pytest.mark.parametrize(
+    "missing",
+    [parameters.data_lake_bucket("dev"), parameters.marquez_api_url("dev"), parameters.emr_launch_spec("dev"), parameters.artifacts_bucket("dev")],
+)
 def test_missing_ssm_parameter_is_exit_2(monkeypatch, marquez, missing):
     for aws in aws_environment(monkeypatch, marquez.url, skip=(missing,)):
         result = invoke()
         assert result.exit_code == 2, result.output
         assert f"SSM parameter {missing} not found" in result.stderr and "make deploy ENV=dev" in result.stderr
-        assert aws.clusters() == []
+        assert aws.clusters() == [] and aws.keys(LAKE_BUCKET) == []
 
 
 def test_unreachable_marquez_is_exit_2_before_any_cost(aws, closed_port_url):
