@@ -16,6 +16,8 @@ STAMPS := .make
 CDK_OUT := cdk.out/$(ENV)
 # Extra arguments for pytest, e.g. make test PYTEST_ARGS="-k network"
 PYTEST_ARGS ?=
+# Extra arguments for emr-lineage e2e, e.g. E2E_ARGS="--marquez http://localhost:5080"
+E2E_ARGS ?=
 
 export PATH := $(BIN):$(CURDIR)/node_modules/.bin:$(PATH)
 # Node 20 makes jsii print an end-of-life banner on every call.
@@ -26,11 +28,11 @@ CDK_FLAGS := --no-notices -c env=$(ENV)
 # Debian packages the tests need: headless Chromium (HTML report test) and a JRE (Spark).
 APT_PACKAGES := chromium openjdk-17-jre-headless
 
-.PHONY: help setup test synth lint diff deploy destroy lock clean stage-listener
+.PHONY: help setup test synth lint diff deploy destroy lock clean stage-listener e2e
 
 help: ## List the targets
 	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | sort | \
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
 setup: $(STAMPS)/apt $(VENV)/.installed node_modules/.installed ## Install venv, pinned Python deps, pinned CDK CLI and apt packages (idempotent)
@@ -86,6 +88,9 @@ destroy: ## Delete all stacks of ENV (retained resources are listed in the READM
 
 stage-listener: ## Download the pinned OpenLineage listener, verify its SHA-256, upload it to ENV's artifacts bucket
 	$(BIN)/emr-lineage stage-listener --env $(ENV)
+
+e2e: ## Run the sample pipeline on an ephemeral EMR cluster of ENV and validate its lineage in Marquez (AWS credentials)
+	$(BIN)/emr-lineage e2e --env $(ENV) $(E2E_ARGS)
 
 clean: ## Remove build output (keeps .venv and node_modules)
 	rm -rf cdk.out .pytest_cache
