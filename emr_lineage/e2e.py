@@ -40,7 +40,7 @@ from emr_lineage.config import EnvironmentSettings
 from emr_lineage.contract import Contract, ContractError, ContractResult, expected_dataset_ids, load_contract, resolve, validate
 from emr_lineage.graph import GraphError, LineageGraph, graph_from_marquez
 from emr_lineage.lake_layout import glue_database_name, zone_prefix
-from emr_lineage.marquez import DEFAULT_DEPTH, MarquezClient, MarquezError, merged_lineage
+from emr_lineage.marquez import DEFAULT_DEPTH, MarquezClient, MarquezError, detach_parent_job, merged_lineage
 from emr_lineage.naming import job_node_id
 from emr_lineage.spark_conf import ParentContext, ParentContextError
 
@@ -262,44 +262,6 @@ def drop_stale_jobs(reply: Mapping[str, Any], since: datetime) -> tuple[dict[str
     return {"graph": nodes}, stale
 
 
-def detach_parent(reply: Mapping[str, Any], parent_job_name: str) -> dict[str, Any]:
-    """Undo Marquez's ``<parent>.`` prefix on the jobs of this run (names, ids, edges,
-    ``parentJobName``), so the applications have the names the contract uses and their
-    Spark actions still fold into them."""
-    prefix = parent_job_name + "."
-
-    def name(value: Any) -> Any:
-        return value[len(prefix) :] if isinstance(value, str) and value.startswith(prefix) else value
-
-    def node_id(value: Any) -> Any:
-        if not isinstance(value, str) or not value.startswith("job:"):
-            return value
-        marker = value.find(":" + prefix, len("job"))
-        return value if marker < 0 else value[: marker + 1] + value[marker + 1 + len(prefix) :]
-
-    nodes = []
-    for node in reply.get("graph", ()):
-        node = copy.deepcopy(node)
-        node["id"] = node_id(node["id"])
-        for key in ("inEdges", "outEdges"):
-            node[key] = [
-                {**edge, "origin": node_id(edge.get("origin")), "destination": node_id(edge.get("destination"))}
-                for edge in node.get(key) or ()
-            ]
-        data = node.get("data")
-        if node.get("type") == "JOB" and isinstance(data, dict):
-            data["name"] = name(data.get("name"))
-            if isinstance(data.get("id"), dict):
-                data["id"]["name"] = name(data["id"].get("name"))
-            if data.get("parentJobName") == parent_job_name:
-                data.pop("parentJobName")
-                data.pop("parentJobUuid", None)
-            else:
-                data["parentJobName"] = name(data.get("parentJobName"))
-        nodes.append(node)
-    return {"graph": nodes}
-
-
 @dataclass(frozen=True)
 class LineageAttempt:
     """One read of Marquez: the contract result, or why there is none."""
@@ -339,7 +301,7 @@ def read_lineage(
     """
     reply = merged_lineage(client, start_nodes(contract, values, parent), depth, missing_ok=True)
     fresh, stale = drop_stale_jobs(reply, since)
-    graph = graph_from_marquez(detach_parent(fresh, parent.parent_job_name), level=contract.level)
+    graph = graph_from_marquez(detach_parent_job(fresh, parent.parent_job_name), level=contract.level)
     return validate(contract, graph, values), graph, stale
 
 

@@ -11,6 +11,7 @@ message, a reply that is not JSON).
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any, Iterator, Mapping
 from urllib.parse import urljoin
@@ -272,3 +273,44 @@ def merged_lineage(
             if isinstance(node, Mapping) and "id" in node:
                 nodes.setdefault(node["id"], node)
     return {"graph": [nodes[key] for key in sorted(nodes)]}
+
+
+def detach_parent_job(reply: Mapping[str, Any], parent_job_name: str) -> dict[str, Any]:
+    """Undo Marquez's ``<parent>.`` prefix on the jobs run under ``parent_job_name``.
+
+    Marquez stores a job whose run has a parent facet as ``<parent job>.<job>``
+    (OpenLineageDao). Renaming ids, edges, names and ``parentJobName`` back gives the
+    applications the names a contract uses, and their Spark actions still fold into them.
+    """
+    prefix = parent_job_name + "."
+
+    def name(value: Any) -> Any:
+        return value[len(prefix) :] if isinstance(value, str) and value.startswith(prefix) else value
+
+    def node_id(value: Any) -> Any:
+        if not isinstance(value, str) or not value.startswith("job:"):
+            return value
+        marker = value.find(":" + prefix, len("job"))
+        return value if marker < 0 else value[: marker + 1] + value[marker + 1 + len(prefix) :]
+
+    nodes = []
+    for node in reply.get("graph", ()):
+        node = copy.deepcopy(node)
+        node["id"] = node_id(node["id"])
+        for key in ("inEdges", "outEdges"):
+            node[key] = [
+                {**edge, "origin": node_id(edge.get("origin")), "destination": node_id(edge.get("destination"))}
+                for edge in node.get(key) or ()
+            ]
+        data = node.get("data")
+        if node.get("type") == "JOB" and isinstance(data, dict):
+            data["name"] = name(data.get("name"))
+            if isinstance(data.get("id"), dict):
+                data["id"]["name"] = name(data["id"].get("name"))
+            if data.get("parentJobName") == parent_job_name:
+                data.pop("parentJobName")
+                data.pop("parentJobUuid", None)
+            else:
+                data["parentJobName"] = name(data.get("parentJobName"))
+        nodes.append(node)
+    return {"graph": nodes}

@@ -17,10 +17,11 @@ from typing import Callable, NoReturn, Sequence
 
 import click
 
-from emr_lineage.contract import ContractError, ContractResult, load_contract, resolve, validate
+from emr_lineage.contract import ContractError, ContractResult, expected_dataset_ids, load_contract, resolve, validate
 from emr_lineage.events import EventsError, LoadedEvents, load_events
 from emr_lineage.graph import LEVELS, GraphError, LineageGraph, build_graph, graph_from_marquez
-from emr_lineage.marquez import DEFAULT_DEPTH, DEFAULT_TIMEOUT, MarquezClient, MarquezError, merged_lineage
+from emr_lineage.marquez import DEFAULT_DEPTH, DEFAULT_TIMEOUT, MarquezClient, MarquezError, detach_parent_job, merged_lineage
+from emr_lineage.naming import job_node_id
 from emr_lineage.render import FORMATS, render
 from emr_lineage.report import render_html, write_html
 
@@ -177,6 +178,9 @@ def _print_result(result: ContractResult, fmt: str) -> None:
 @marquez_option
 @click.option("--var", "variables", multiple=True, metavar="NAME=VALUE", help="Contract placeholder value (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
+@click.option("--parent-job", "parent_job", metavar="NAME",
+              help="With --marquez: the jobs ran under this parent job (e.g. emr_lineage_launch), which Marquez "
+                   "prefixes to their names.")
 @click.option("--html", "html_path", metavar="FILE", help="Also write the HTML report with the contract result.")
 @depth_option
 @skip_option
@@ -184,7 +188,7 @@ def _print_result(result: ContractResult, fmt: str) -> None:
 @timeout_option
 def validate_command(
     contract_path: str, events: tuple[str, ...], marquez_url: str | None, variables: tuple[str, ...], fmt: str,
-    html_path: str | None, depth: int, skip_invalid: bool, strict: bool, timeout: float,
+    parent_job: str | None, html_path: str | None, depth: int, skip_invalid: bool, strict: bool, timeout: float,
 ) -> None:
     """Compare the lineage graph with an expected-graph contract (exit 0 match, 1 differences, 2 bad input)."""
 
@@ -194,9 +198,18 @@ def validate_command(
         contract = load_contract(contract_path)
         values = contract.resolve_variables(_parse_vars(variables))
         expected = resolve(contract, values)  # resolves every dataset: bad URIs fail before any read
+        if parent_job and not marquez_url:
+            _fail("--parent-job only applies with --marquez")
         if marquez_url:
+            # Marquez's graph holds only jobs with inputs or outputs; an application whose Spark
+            # actions did the I/O is reached through its datasets, so start from those too.
+            start = [job.node_id for job in expected] + expected_dataset_ids(contract, values)
+            if parent_job:
+                start = [job_node_id(job.namespace, f"{parent_job}.{job.name}") for job in expected] + start
             with MarquezClient(marquez_url, timeout=timeout) as client:
-                reply = merged_lineage(client, [job.node_id for job in expected], depth, missing_ok=True)
+                reply = merged_lineage(client, start, depth, missing_ok=True)
+            if parent_job:
+                reply = detach_parent_job(reply, parent_job)
             graph = graph_from_marquez(reply, level=contract.level)
         else:
             graph = _load(events, skip_invalid, strict, contract.level)

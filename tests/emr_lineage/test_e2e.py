@@ -11,7 +11,7 @@ from emr_lineage import demo, e2e, launcher, parameters
 from emr_lineage.config import load_settings
 from emr_lineage.contract import load_contract, validate
 from emr_lineage.graph import build_graph, graph_from_marquez
-from emr_lineage.marquez import MarquezClient
+from emr_lineage.marquez import MarquezClient, detach_parent_job
 from emr_lineage.spark_conf import ParentContext
 from tests.emr_lineage.e2e_support import (
     ARTIFACTS,
@@ -93,7 +93,7 @@ def test_detached_marquez_graph_is_the_graph_of_the_events(events):
     assert all(n["id"].startswith(f"job:{NAMESPACE}:{PARENT_JOB}.") for n in reply["graph"] if n["type"] == "JOB")
     fresh_reply, stale = e2e.drop_stale_jobs(reply, since)
     assert stale == []
-    graph = graph_from_marquez(e2e.detach_parent(fresh_reply, PARENT_JOB), level="application")
+    graph = graph_from_marquez(detach_parent_job(fresh_reply, PARENT_JOB), level="application")
     # ...and once detached, the applications are the jobs of the events, with the same edges.
     expected = build_graph(events, level="application")
     assert graph.jobs() == expected.jobs() == sorted(f"job:{NAMESPACE}:{name}" for name in demo.PIPELINE)

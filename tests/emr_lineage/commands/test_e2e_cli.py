@@ -193,3 +193,17 @@ def test_unreachable_marquez_is_exit_2_before_any_cost(aws, closed_port_url):
 def test_too_few_rows_is_exit_2():
     result = CliRunner().invoke(main, ["e2e", "--env", "dev", "--rows", "5"])
     assert result.exit_code == 2 and "--rows" in result.stderr
+
+
+def test_validate_finds_jobs_marquez_stored_under_their_parent(marquez, events, repo_root):
+    """`validate --marquez --parent-job` reads what `launch`/`e2e` runs leave in Marquez."""
+    marquez.phases = [fresh(events)]
+    args = ["validate", "--contract", str(repo_root / "jobs" / "lineage_contract.yaml"), "--marquez", marquez.url,
+            "--var", f"lake=s3://{LAKE_BUCKET}", "--var", f"namespace={NAMESPACE}"]
+    without_parent = CliRunner().invoke(main, args)
+    assert without_parent.exit_code == 1, without_parent.output
+    with_parent = CliRunner().invoke(main, [*args, "--parent-job", PARENT_JOB])
+    assert with_parent.exit_code == 0, with_parent.output
+    assert "matches" in with_parent.stdout
+    no_marquez = CliRunner().invoke(main, ["validate", "--contract", args[2], "--events", "x.jsonl", "--parent-job", "p"])
+    assert no_marquez.exit_code == 2 and "--parent-job only applies with --marquez" in no_marquez.output
