@@ -16,6 +16,9 @@ STAMPS := .make
 CDK_OUT := cdk.out/$(ENV)
 # Extra arguments for pytest, e.g. make test PYTEST_ARGS="-k network"
 PYTEST_ARGS ?=
+# Where `make demo` writes events and the report, and its size (default: the command's).
+DEMO_OUT ?= demo-out
+ROWS ?=
 # Extra arguments for emr-lineage e2e, e.g. E2E_ARGS="--marquez http://localhost:5080"
 E2E_ARGS ?=
 
@@ -28,7 +31,7 @@ CDK_FLAGS := --no-notices -c env=$(ENV)
 # Debian packages the tests need: headless Chromium (HTML report test) and a JRE (Spark).
 APT_PACKAGES := chromium openjdk-17-jre-headless
 
-.PHONY: help setup test synth lint diff deploy destroy lock clean stage-listener e2e
+.PHONY: help setup test synth lint diff deploy destroy lock clean stage-listener e2e demo
 
 help: ## List the targets
 	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
@@ -88,6 +91,9 @@ destroy: ## Delete all stacks of ENV (retained resources are listed in the READM
 
 stage-listener: ## Download the pinned OpenLineage listener, verify its SHA-256, upload it to ENV's artifacts bucket
 	$(BIN)/emr-lineage stage-listener --env $(ENV)
+
+demo: setup ## Run the sample pipeline on local Spark with lineage captured; events + report in DEMO_OUT (ROWS=N)
+	$(BIN)/emr-lineage demo --out $(DEMO_OUT) $(if $(ROWS),--rows $(ROWS))
 
 e2e: ## Run the sample pipeline on an ephemeral EMR cluster of ENV and validate its lineage in Marquez (AWS credentials)
 	$(BIN)/emr-lineage e2e --env $(ENV) $(E2E_ARGS)

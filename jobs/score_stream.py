@@ -71,7 +71,7 @@ def score(model: PipelineModel, orders: DataFrame) -> DataFrame:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="score new orders with the order value model")
     parser.add_argument("--lake", required=True, help="lake base URI: s3://bucket on EMR, a local directory here")
-    parser.add_argument("--checkpoint", default=None, help="checkpoint location (default <lake>/checkpoints/score_stream)")
+    parser.add_argument("--checkpoint", default=None, help="checkpoint location (default <lake>/curated/_checkpoints/score_stream)")
     parser.add_argument("--kafka-bootstrap", default=None, help="Kafka bootstrap servers; file source when absent")
     parser.add_argument("--kafka-topic", default=None, help="Kafka topic of new orders")
     args = parser.parse_args(argv)
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         query = (
             scored.writeStream.format("parquet")
             .option("path", lake_path(args.lake, "curated/order_scores"))
-            .option("checkpointLocation", args.checkpoint or lake_path(args.lake, "checkpoints/score_stream"))
+            .option("checkpointLocation", args.checkpoint or lake_path(args.lake, "curated/_checkpoints/score_stream"))
             .queryName("order_scores")
             .trigger(availableNow=True)
             .start()
