@@ -389,3 +389,14 @@ def gen() -> Any:
     return SimpleNamespace(
         pipeline=sample_pipeline_events, application=application_events, Action=Action, write_jsonl=write_jsonl
     )
+
+
+@pytest.fixture(scope="session")
+def e2e_events(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """The demo pipeline's real events as the same jobs report them on EMR (lake = s3://bucket).
+
+    One local Spark run for the whole session, shared by the e2e module and command tests.
+    """
+    from tests.emr_lineage.e2e_support import emr_events
+
+    return emr_events(tmp_path_factory.mktemp("e2e-demo"))

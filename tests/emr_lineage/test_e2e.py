@@ -24,7 +24,6 @@ from tests.emr_lineage.e2e_support import (
     EmrPlayer,
     LineageClock,
     aws_environment,
-    emr_events,
     marquez_lineage,
     serve_marquez,
     without_job,
@@ -34,9 +33,8 @@ LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture(scope="session")
-def events(tmp_path_factory) -> list[dict]:
-    """The demo pipeline's events, as the same jobs report them on EMR (lake = s3://bucket)."""
-    return emr_events(tmp_path_factory.mktemp("e2e-demo"))
+def events(e2e_events) -> list[dict]:
+    return e2e_events
 
 
 @pytest.fixture(scope="session")

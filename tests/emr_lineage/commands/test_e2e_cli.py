@@ -21,7 +21,6 @@ from tests.emr_lineage.e2e_support import (
     EmrPlayer,
     LineageClock,
     aws_environment,
-    emr_events,
     marquez_lineage,
     serve_marquez,
     without_job,
@@ -31,8 +30,8 @@ FAST = ["--rows", "100", "--poll-interval", "0", "--lineage-interval", "15", "--
 
 
 @pytest.fixture(scope="session")
-def events(tmp_path_factory) -> list[dict]:
-    return emr_events(tmp_path_factory.mktemp("e2e-cli-demo"))
+def events(e2e_events) -> list[dict]:
+    return e2e_events
 
 
 @pytest.fixture
