@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import boto3
+import pytest
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.emr.models import emr_backends
@@ -373,3 +374,37 @@ class LineageClock:
         self.now += seconds
         if self.marquez is not None:
             self.marquez.advance()
+
+
+# --- fixtures shared by the e2e module and command tests (imported by name into both) -------
+
+
+@pytest.fixture(scope="session")
+def events(e2e_events) -> list[dict[str, Any]]:
+    """The demo pipeline's events as on EMR (one local Spark run per session, see conftest)."""
+    return e2e_events
+
+
+@pytest.fixture
+def marquez() -> Iterator[FakeMarquez]:
+    yield from serve_marquez()
+
+
+@pytest.fixture
+def aws(monkeypatch, marquez):
+    yield from aws_environment(monkeypatch, marquez.url)
+
+
+@pytest.fixture
+def lineage_clock(monkeypatch, marquez) -> LineageClock:
+    from emr_lineage import e2e
+
+    clock = LineageClock(marquez)
+    monkeypatch.setattr(e2e, "clock", clock)
+    monkeypatch.setattr(e2e, "pause", clock.pause)
+    return clock
+
+
+def fresh(events: list[dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+    """Marquez after this run: every job's latest run is from now (after the cluster started)."""
+    return lambda: marquez_lineage(events, PARENT_JOB, datetime.now(UTC))

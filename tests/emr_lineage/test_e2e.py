@@ -13,7 +13,7 @@ from emr_lineage.contract import load_contract, validate
 from emr_lineage.graph import build_graph, graph_from_marquez
 from emr_lineage.marquez import MarquezClient, detach_parent_job
 from emr_lineage.spark_conf import ParentContext
-from tests.emr_lineage.e2e_support import (
+from tests.emr_lineage.e2e_support import (  # noqa: F401 - aws, events, lineage_clock, marquez are fixtures
     ARTIFACTS,
     FAILURE,
     LAKE_BUCKET,
@@ -22,10 +22,13 @@ from tests.emr_lineage.e2e_support import (
     PARENT_JOB,
     SUCCESS,
     EmrPlayer,
-    LineageClock,
+    aws,
     aws_environment,
+    events,
+    fresh,
+    lineage_clock,
+    marquez,
     marquez_lineage,
-    serve_marquez,
     without_job,
 )
 
@@ -33,36 +36,8 @@ LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture(scope="session")
-def events(e2e_events) -> list[dict]:
-    return e2e_events
-
-
-@pytest.fixture(scope="session")
 def settings():
     return load_settings("dev")
-
-
-@pytest.fixture
-def marquez():
-    yield from serve_marquez()
-
-
-@pytest.fixture
-def aws(monkeypatch, marquez):
-    yield from aws_environment(monkeypatch, marquez.url)
-
-
-@pytest.fixture
-def lineage_clock(monkeypatch, marquez) -> LineageClock:
-    clock = LineageClock(marquez)
-    monkeypatch.setattr(e2e, "clock", clock)
-    monkeypatch.setattr(e2e, "pause", clock.pause)
-    return clock
-
-
-def fresh(events):
-    """Marquez after this run: every job's latest run is from now (after the cluster started)."""
-    return lambda: marquez_lineage(events, PARENT_JOB, datetime.now(UTC))
 
 
 def contract_and_values():

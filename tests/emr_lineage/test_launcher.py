@@ -11,90 +11,14 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-import boto3
 import pytest
-from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.emr.models import emr_backends
 
 from emr_lineage import launcher, parameters
 from emr_lineage.config import load_settings
-from emr_lineage.spark_conf import PARENT_KEYS, ListenerConfig, ParentContext, emr_configurations
-
-REGION = "eu-west-1"
-BUCKET = "emr-lineage-dev-artifacts-123456789012"
-LOGS = "s3://emr-lineage-dev-logs-123456789012/emr/"
-MARQUEZ_WEB = "http://marquez-web.internal.example:3000"
-
-
-def launch_spec() -> dict:
-    """The shape the EMR stack publishes: a RunJobFlow request minus Steps."""
-    listener = ListenerConfig(api_url="http://marquez.internal.example:5000", namespace="emr-lineage-dev", timeout_ms=5000)
-    return {
-        "Name": "emr-lineage-dev",
-        "ReleaseLabel": "emr-7.13.0",
-        "Applications": [{"Name": "Spark"}, {"Name": "Hadoop"}],
-        "LogUri": LOGS,
-        "ServiceRole": "emr-lineage-dev-emr-service",
-        "JobFlowRole": "emr-lineage-dev-emr-instance-profile",
-        "SecurityConfiguration": "emr-lineage-dev-security",
-        "VisibleToAllUsers": True,
-        "Instances": {
-            "InstanceGroups": [
-                {"Name": "primary", "InstanceRole": "MASTER", "InstanceType": "m7g.xlarge", "InstanceCount": 1},
-                {"Name": "core", "InstanceRole": "CORE", "InstanceType": "m7g.xlarge", "InstanceCount": 2},
-            ],
-            "Ec2SubnetId": "subnet-0abc1234def567890",
-            "EmrManagedMasterSecurityGroup": "sg-0aaa1111bbbb2222c",
-            "EmrManagedSlaveSecurityGroup": "sg-0ddd3333eeee4444f",
-            "ServiceAccessSecurityGroup": "sg-0fff5555aaaa6666b",
-            # The stack's long-running default; the launcher must turn it off.
-            "KeepJobFlowAliveWhenNoSteps": True,
-            "TerminationProtected": False,
-        },
-        "BootstrapActions": [
-            {
-                "Name": "install-openlineage",
-                "ScriptBootstrapAction": {
-                    "Path": f"s3://{BUCKET}/bootstrap/install-openlineage.sh",
-                    "Args": ["--bucket", BUCKET, "--key", "listener/openlineage-spark_2.12-1.54.0.jar"],
-                },
-            }
-        ],
-        "Configurations": emr_configurations(listener, glue_catalog_id="123456789012"),
-        "AutoTerminationPolicy": {"IdleTimeout": 3600},
-        "Tags": [{"Key": "project", "Value": "emr-lineage"}, {"Key": "environment", "Value": "dev"}],
-    }
-
-
-@pytest.fixture
-def clean_parent_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for _, env_name in PARENT_KEYS.values():
-        monkeypatch.delenv(env_name, raising=False)
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch, clean_parent_env: None):
-    """moto in-process with the parameters the EMR and Marquez stacks publish for dev."""
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(key, value)
-    with mock_aws():
-        ssm = boto3.client("ssm", region_name=REGION)
-        ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value=json.dumps(launch_spec()), Type="String")
-        ssm.put_parameter(Name=parameters.artifacts_bucket("dev"), Value=BUCKET, Type="String")
-        ssm.put_parameter(Name=parameters.marquez_web_url("dev"), Value=MARQUEZ_WEB, Type="String")
-        boto3.client("s3", region_name=REGION).create_bucket(
-            Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION}
-        )
-        yield launcher.AwsClients(
-            ssm=ssm, s3=boto3.client("s3", region_name=REGION), emr=boto3.client("emr", region_name=REGION)
-        )
-
+from emr_lineage.spark_conf import ParentContext
+from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, aws, launch_spec  # noqa: F401 - aws is a fixture
 
 @pytest.fixture(scope="session")
 def settings():

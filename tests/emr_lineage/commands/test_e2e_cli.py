@@ -4,14 +4,13 @@ Exit codes, the contract table, the graph URL and the cluster's fate are checked
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 
 import pytest
 from click.testing import CliRunner
 
 from emr_lineage import demo, e2e, launcher, parameters
 from emr_lineage.cli import main
-from tests.emr_lineage.e2e_support import (
+from tests.emr_lineage.e2e_support import (  # noqa: F401 - aws, events, lineage_clock, marquez are fixtures
     FAILURE,
     LAKE_BUCKET,
     MARQUEZ_WEB,
@@ -19,48 +18,23 @@ from tests.emr_lineage.e2e_support import (
     PARENT_JOB,
     SUCCESS,
     EmrPlayer,
-    LineageClock,
+    aws,
     aws_environment,
-    marquez_lineage,
-    serve_marquez,
+    events,
+    fresh,
+    lineage_clock,
+    marquez,
     without_job,
 )
 
 FAST = ["--rows", "100", "--poll-interval", "0", "--lineage-interval", "15", "--lineage-timeout", "60"]
 
 
-@pytest.fixture(scope="session")
-def events(e2e_events) -> list[dict]:
-    return e2e_events
-
-
-@pytest.fixture
-def marquez():
-    yield from serve_marquez()
-
-
-@pytest.fixture
-def aws(monkeypatch, marquez):
-    yield from aws_environment(monkeypatch, marquez.url)
-
-
-@pytest.fixture
-def clock(monkeypatch, marquez) -> LineageClock:
-    clock = LineageClock(marquez)
-    monkeypatch.setattr(e2e, "clock", clock)
-    monkeypatch.setattr(e2e, "pause", clock.pause)
-    return clock
-
-
-def fresh(events):
-    return lambda: marquez_lineage(events, PARENT_JOB, datetime.now(UTC))
-
-
 def invoke(*args: str):
     return CliRunner().invoke(main, ["e2e", "--env", "dev", *FAST, *args])
 
 
-def test_pass_prints_the_contract_table_and_the_graph_url(aws, marquez, events, clock, monkeypatch):
+def test_pass_prints_the_contract_table_and_the_graph_url(aws, marquez, events, lineage_clock, monkeypatch):
     monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
     marquez.phases = [fresh(events)]
     result = invoke()
@@ -78,7 +52,7 @@ def test_pass_prints_the_contract_table_and_the_graph_url(aws, marquez, events, 
     assert aws.cluster().state == "TERMINATED"
 
 
-def test_marquez_override_also_gives_the_graph_url_on_that_host(aws, marquez, events, clock, monkeypatch):
+def test_marquez_override_also_gives_the_graph_url_on_that_host(aws, marquez, events, lineage_clock, monkeypatch):
     monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
     marquez.phases = [fresh(events)]
     result = invoke("--marquez", marquez.url + "/api/v1")
@@ -87,7 +61,7 @@ def test_marquez_override_also_gives_the_graph_url_on_that_host(aws, marquez, ev
     assert "(from --marquez)" in result.stderr
 
 
-def test_missing_job_fails_the_contract_with_the_table(aws, marquez, events, clock, monkeypatch):
+def test_missing_job_fails_the_contract_with_the_table(aws, marquez, events, lineage_clock, monkeypatch):
     monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
     complete = fresh(events)
     marquez.phases = [lambda: without_job(complete(), "train_model")]
@@ -100,26 +74,26 @@ def test_missing_job_fails_the_contract_with_the_table(aws, marquez, events, clo
     assert aws.cluster().state == "TERMINATED"
 
 
-def test_lineage_not_yet_in_marquez_is_read_again(aws, marquez, events, clock, monkeypatch):
+def test_lineage_not_yet_in_marquez_is_read_again(aws, marquez, events, lineage_clock, monkeypatch):
     monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
     marquez.phases = [lambda: None, fresh(events)]  # 404 for every node, then the lineage
     result = invoke()
     assert result.exit_code == 0, result.output
     assert "lineage read 1: 0 edges matched, 11 missing" in result.stderr
     assert "lineage read 2: 11 edges matched" in result.stderr
-    assert clock.pauses == [15]
+    assert lineage_clock.pauses == [15]
 
 
-def test_deadline_expiring_is_a_failure_with_a_clear_message(aws, marquez, events, clock, monkeypatch):
+def test_deadline_expiring_is_a_failure_with_a_clear_message(aws, marquez, events, lineage_clock, monkeypatch):
     monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
     marquez.phases = [lambda: None]
     result = invoke("--lineage-timeout", "45")
     assert result.exit_code == 1, result.output
     assert "Error: lineage in Marquez did not match the contract within 45s (4 reads): 11 missing" in result.stderr
-    assert clock.pauses == [15, 15, 15]
+    assert lineage_clock.pauses == [15, 15, 15]
 
 
-def test_failed_step_exits_1_and_terminates(aws, marquez, events, clock, monkeypatch):
+def test_failed_step_exits_1_and_terminates(aws, marquez, events, lineage_clock, monkeypatch):
     monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, FAILURE))
     marquez.phases = [fresh(events)]
     result = invoke()
@@ -131,7 +105,7 @@ def test_failed_step_exits_1_and_terminates(aws, marquez, events, clock, monkeyp
     assert "Lineage contract" not in result.stdout
 
 
-def test_keep_cluster_does_not_terminate(aws, marquez, events, clock, monkeypatch):
+def test_keep_cluster_does_not_terminate(aws, marquez, events, lineage_clock, monkeypatch):
     monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, [("WAITING", *(["COMPLETED"] * 5))]))
     marquez.phases = [fresh(events)]
     result = invoke("--keep-cluster")
@@ -141,7 +115,7 @@ def test_keep_cluster_does_not_terminate(aws, marquez, events, clock, monkeypatc
     assert f"kept (--keep-cluster); stop it with: aws emr terminate-clusters --cluster-ids {cluster.id}" in result.stderr
 
 
-def test_ctrl_c_terminates_and_exits_130(aws, marquez, events, clock, monkeypatch):
+def test_ctrl_c_terminates_and_exits_130(aws, marquez, events, lineage_clock, monkeypatch):
     monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
     marquez.phases = [fresh(events)]
     result = invoke()
@@ -151,7 +125,7 @@ def test_ctrl_c_terminates_and_exits_130(aws, marquez, events, clock, monkeypatc
     assert f"interrupted; cluster {cluster.id} terminating" in result.stderr
 
 
-def test_ctrl_c_with_keep_cluster_leaves_it(aws, marquez, events, clock, monkeypatch):
+def test_ctrl_c_with_keep_cluster_leaves_it(aws, marquez, events, lineage_clock, monkeypatch):
     monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
     marquez.phases = [fresh(events)]
     result = invoke("--keep-cluster")

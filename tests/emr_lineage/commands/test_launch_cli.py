@@ -13,84 +13,22 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-import boto3
 import pytest
 from click.testing import CliRunner
-from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.emr.models import emr_backends
 
 from emr_lineage import launcher, parameters
 from emr_lineage.cli import main
 from emr_lineage.commands import launch as launch_command
-from emr_lineage.spark_conf import PARENT_KEYS, ListenerConfig, emr_configurations
+from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, aws, launch_spec  # noqa: F401 - aws is a fixture
 
-REGION = "us-east-2"
-BUCKET = "emr-lineage-dev-artifacts-123456789012"
-LOGS = "s3://emr-lineage-dev-logs-123456789012/elasticmapreduce/"
-MARQUEZ_WEB = "https://lineage.internal.example"
 PARENT_ENV = {
     "OPENLINEAGE_PARENT_JOB_NAMESPACE": "airflow-prod",
     "OPENLINEAGE_PARENT_JOB_NAME": "daily_revenue.run_spark",
     "OPENLINEAGE_PARENT_RUN_ID": "01234567-89ab-4cde-8f01-23456789abcd",
 }
 UUID_RE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-
-
-def launch_spec() -> dict:
-    """What the EMR stack publishes at emr_launch_spec(env): RunJobFlow minus Steps."""
-    listener = ListenerConfig(api_url="http://marquez.internal.example:5000", namespace="emr-lineage-dev", timeout_ms=5000)
-    return {
-        "Name": "emr-lineage-dev",
-        "ReleaseLabel": "emr-7.13.0",
-        "Applications": [{"Name": "Spark"}, {"Name": "Hadoop"}, {"Name": "Hive"}],
-        "LogUri": LOGS,
-        "ServiceRole": "arn:aws:iam::123456789012:role/emr-lineage-dev-emr-service",
-        "JobFlowRole": "emr-lineage-dev-emr-instance",
-        "SecurityConfiguration": "emr-lineage-dev",
-        "VisibleToAllUsers": True,
-        "Instances": {
-            "InstanceGroups": [
-                {"Name": "primary", "InstanceRole": "MASTER", "InstanceType": "m7g.xlarge", "InstanceCount": 1},
-                {"Name": "core", "InstanceRole": "CORE", "InstanceType": "m7g.2xlarge", "InstanceCount": 2},
-            ],
-            "Ec2SubnetId": "subnet-0123456789abcdef0",
-            "EmrManagedMasterSecurityGroup": "sg-0123456789abcdef1",
-            "EmrManagedSlaveSecurityGroup": "sg-0123456789abcdef2",
-            "ServiceAccessSecurityGroup": "sg-0123456789abcdef3",
-            "KeepJobFlowAliveWhenNoSteps": True,
-        },
-        "BootstrapActions": [
-            {
-                "Name": "install-openlineage",
-                "ScriptBootstrapAction": {"Path": f"s3://{BUCKET}/bootstrap/install-openlineage.sh", "Args": []},
-            }
-        ],
-        "Configurations": emr_configurations(listener, glue_catalog_id="123456789012"),
-        "AutoTerminationPolicy": {"IdleTimeout": 1800},
-        "Tags": [{"Key": "project", "Value": "emr-lineage"}],
-    }
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch):
-    for _, env_name in PARENT_KEYS.values():
-        monkeypatch.delenv(env_name, raising=False)
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(key, value)
-    with mock_aws():
-        ssm = boto3.client("ssm", region_name=REGION)
-        ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value=json.dumps(launch_spec()), Type="String")
-        ssm.put_parameter(Name=parameters.artifacts_bucket("dev"), Value=BUCKET, Type="String")
-        ssm.put_parameter(Name=parameters.marquez_web_url("dev"), Value=MARQUEZ_WEB, Type="String")
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
-        yield launcher.AwsClients(ssm=ssm, s3=s3, emr=boto3.client("emr", region_name=REGION))
 
 
 @pytest.fixture

@@ -1,0 +1,83 @@
+"""What `launch` tests share: the published launch spec and moto with the stacks' SSM parameters.
+
+Imported by tests/emr_lineage/test_launcher.py and tests/emr_lineage/commands/test_launch_cli.py
+(the `aws` fixture is imported by name into both).
+"""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from emr_lineage import launcher, parameters
+from emr_lineage.spark_conf import PARENT_KEYS, ListenerConfig, emr_configurations
+
+REGION = "eu-west-1"
+BUCKET = "emr-lineage-dev-artifacts-123456789012"
+LOGS = "s3://emr-lineage-dev-logs-123456789012/emr/"
+MARQUEZ_WEB = "http://marquez-web.internal.example:3000"
+
+
+def launch_spec() -> dict:
+    """The shape the EMR stack publishes: a RunJobFlow request minus Steps."""
+    listener = ListenerConfig(api_url="http://marquez.internal.example:5000", namespace="emr-lineage-dev", timeout_ms=5000)
+    return {
+        "Name": "emr-lineage-dev",
+        "ReleaseLabel": "emr-7.13.0",
+        "Applications": [{"Name": "Spark"}, {"Name": "Hadoop"}],
+        "LogUri": LOGS,
+        "ServiceRole": "emr-lineage-dev-emr-service",
+        "JobFlowRole": "emr-lineage-dev-emr-instance-profile",
+        "SecurityConfiguration": "emr-lineage-dev-security",
+        "VisibleToAllUsers": True,
+        "Instances": {
+            "InstanceGroups": [
+                {"Name": "primary", "InstanceRole": "MASTER", "InstanceType": "m7g.xlarge", "InstanceCount": 1},
+                {"Name": "core", "InstanceRole": "CORE", "InstanceType": "m7g.xlarge", "InstanceCount": 2},
+            ],
+            "Ec2SubnetId": "subnet-0abc1234def567890",
+            "EmrManagedMasterSecurityGroup": "sg-0aaa1111bbbb2222c",
+            "EmrManagedSlaveSecurityGroup": "sg-0ddd3333eeee4444f",
+            "ServiceAccessSecurityGroup": "sg-0fff5555aaaa6666b",
+            # The stack's long-running default; the launcher must turn it off.
+            "KeepJobFlowAliveWhenNoSteps": True,
+            "TerminationProtected": False,
+        },
+        "BootstrapActions": [
+            {
+                "Name": "install-openlineage",
+                "ScriptBootstrapAction": {
+                    "Path": f"s3://{BUCKET}/bootstrap/install-openlineage.sh",
+                    "Args": ["--bucket", BUCKET, "--key", "listener/openlineage-spark_2.12-1.54.0.jar"],
+                },
+            }
+        ],
+        "Configurations": emr_configurations(listener, glue_catalog_id="123456789012"),
+        "AutoTerminationPolicy": {"IdleTimeout": 3600},
+        "Tags": [{"Key": "project", "Value": "emr-lineage"}, {"Key": "environment", "Value": "dev"}],
+    }
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch):
+    """moto in-process with the parameters the EMR and Marquez stacks publish for dev."""
+    for _, env_name in PARENT_KEYS.values():
+        monkeypatch.delenv(env_name, raising=False)
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(key, value)
+    with mock_aws():
+        ssm = boto3.client("ssm", region_name=REGION)
+        ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value=json.dumps(launch_spec()), Type="String")
+        ssm.put_parameter(Name=parameters.artifacts_bucket("dev"), Value=BUCKET, Type="String")
+        ssm.put_parameter(Name=parameters.marquez_web_url("dev"), Value=MARQUEZ_WEB, Type="String")
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+        yield launcher.AwsClients(ssm=ssm, s3=s3, emr=boto3.client("emr", region_name=REGION))
