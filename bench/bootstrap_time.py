@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from emr_lineage.config import load_settings  # noqa: E402
-from emr_lineage.listener import BOOTSTRAP_SCRIPT, bootstrap_arguments  # noqa: E402
+from emr_lineage.listener import BOOTSTRAP_SCRIPT, bootstrap_arguments, listener_s3_key  # noqa: E402
 
 BIN = Path(sys.executable).parent
 BUCKET = "bench-artifacts"
@@ -111,7 +111,7 @@ def main() -> None:
         s3 = boto3.client("s3", endpoint_url=url, region_name="us-east-1",
                           aws_access_key_id="testing", aws_secret_access_key="testing")
         s3.create_bucket(Bucket=BUCKET)
-        s3.put_object(Bucket=BUCKET, Key=f"listener/{artifact.file_name}", Body=jar)
+        s3.put_object(Bucket=BUCKET, Key=listener_s3_key(artifact), Body=jar)
         env = {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(base), "LANG": "C.UTF-8", "AWS_ENDPOINT_URL": url,
                "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
         run(new_node(base, "warmup", spark=True), env, args)  # first AWS CLI start pays for .pyc compilation

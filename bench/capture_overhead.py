@@ -22,20 +22,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from emr_lineage.demo import PIPELINE, generate_data, run_pipeline, spark_defaults, stderr_to
+from emr_lineage.demo import PIPELINE, generate_data, remove_paths, run_pipeline, spark_defaults, stderr_to
 
-DERIVED = ("lake/clean", "lake/curated", "lake/models", "lake/checkpoints", "warehouse", "metastore_db",
-           "events.jsonl")
+# Written by the jobs (the score_stream checkpoint lives under lake/curated).
+DERIVED = ("lake/clean", "lake/curated", "lake/models", "warehouse", "metastore_db", "events.jsonl")
 
 
 def one_run(work: Path, capture: bool) -> dict:
     """Run the pipeline once in this process; return per-job seconds and event count."""
-    for name in DERIVED:
-        target = work / name
-        if target.is_dir():
-            shutil.rmtree(target)
-        elif target.exists():
-            target.unlink()
+    remove_paths(work, DERIVED)
     events = work / "events.jsonl"
     defaults = spark_defaults(work, events if capture else None, "bench")
     began = time.perf_counter()

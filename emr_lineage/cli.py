@@ -1,7 +1,6 @@
 """The ``emr-lineage`` command line: a thin layer over the modules that do the work.
 
-Each sub-command lives beside the module it drives and is registered here with one
-``main.add_command(...)`` line. Errors the user can fix are raised as
+Each sub-command lives in ``emr_lineage/commands/`` and is registered at the bottom. Errors the user can fix are raised as
 ``click.ClickException`` (exit 1) or ``click.UsageError``/``BadParameter`` (exit 2),
 never as tracebacks.
 """
@@ -13,6 +12,11 @@ import json
 import click
 
 from emr_lineage import __version__
+from emr_lineage.commands.demo import demo_command
+from emr_lineage.commands.e2e import e2e_command
+from emr_lineage.commands.graph import graph_command, validate_command
+from emr_lineage.commands.launch import launch
+from emr_lineage.commands.listener import stage_listener_command
 from emr_lineage.config import ConfigError, load_settings
 
 
@@ -33,15 +37,6 @@ def show_config(env: str | None) -> None:
     click.echo(json.dumps(settings.model_dump(mode="json"), indent=2, sort_keys=True))
 
 
-# Sub-commands from their own modules (one line each; keep this list sorted).
-from emr_lineage.commands.graph import graph_command, validate_command  # noqa: E402
-main.add_command(graph_command)
-main.add_command(validate_command)
-from emr_lineage.commands.launch import launch  # noqa: E402
-main.add_command(launch)
-from emr_lineage.commands.listener import stage_listener_command  # noqa: E402
-main.add_command(stage_listener_command)
-from emr_lineage.commands.demo import demo_command  # noqa: E402
-main.add_command(demo_command)
-from emr_lineage.commands.e2e import e2e_command  # noqa: E402
-main.add_command(e2e_command)
+# Sub-commands from their own modules (keep this list sorted).
+for command in (demo_command, e2e_command, graph_command, launch, stage_listener_command, validate_command):
+    main.add_command(command)

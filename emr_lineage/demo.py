@@ -150,13 +150,18 @@ def prepare_out(out: Path) -> Path:
     if out.exists() and not out.is_dir():
         raise DemoError(f"--out {out} exists and is not a directory")
     out.mkdir(parents=True, exist_ok=True)
-    for name in _OWNED:
-        target = out / name
+    remove_paths(out, _OWNED)
+    return out
+
+
+def remove_paths(root: Path, names: Sequence[str]) -> None:
+    """Delete ``root/name`` for each name, file or directory, if it exists."""
+    for name in names:
+        target = root / name
         if target.is_dir():
             shutil.rmtree(target)
         elif target.exists():
             target.unlink()
-    return out
 
 
 def run_demo(

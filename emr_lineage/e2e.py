@@ -37,11 +37,17 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage import demo, launcher, parameters
 from emr_lineage.config import EnvironmentSettings
-from emr_lineage.contract import Contract, ContractError, ContractResult, expected_dataset_ids, load_contract, resolve, validate
+from emr_lineage.contract import Contract, ContractError, ContractResult, load_contract, validate
 from emr_lineage.graph import GraphError, LineageGraph, graph_from_marquez
 from emr_lineage.lake_layout import glue_database_name, zone_prefix
-from emr_lineage.marquez import DEFAULT_DEPTH, MarquezClient, MarquezError, detach_parent_job, merged_lineage
-from emr_lineage.naming import job_node_id
+from emr_lineage.marquez import (
+    DEFAULT_DEPTH,
+    MarquezClient,
+    MarquezError,
+    contract_start_nodes,
+    detach_parent_job,
+    merged_lineage,
+)
 from emr_lineage.spark_conf import ParentContext, ParentContextError
 
 # The parent job every step reports (Marquez names the applications <this>.<app>).
@@ -216,10 +222,8 @@ def stage_sample_data(s3: Any, bucket: str, rows: int) -> StagedData:
 
 
 def start_nodes(contract: Contract, values: Mapping[str, str], parent: ParentContext) -> list[str]:
-    """Where to read lineage from: every contract job under Marquez's parent-prefixed name,
-    and every contract dataset (found even when a job's own node is not in the graph)."""
-    jobs = [job_node_id(job.namespace, launcher.marquez_job_name(job.name, parent)) for job in resolve(contract, values)]
-    return jobs + expected_dataset_ids(contract, values)
+    """Where to read lineage from: the contract's jobs under Marquez's parent-prefixed names, and its datasets."""
+    return contract_start_nodes(contract, values, parent.parent_job_name)
 
 
 def _instant(value: Any) -> datetime | None:

@@ -29,12 +29,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 from botocore.validate import ParamValidator
 
 from emr_lineage import parameters
+from emr_lineage.artifacts_layout import JOBS_PREFIX
 from emr_lineage.config import EnvironmentSettings
+from emr_lineage.marquez import parent_prefixed_job_name
 from emr_lineage.spark_conf import ParentContext, spark_submit_conf_args
 
 # The parent job a launch reports when no orchestrator passed OPENLINEAGE_PARENT_* variables.
 LAUNCH_PARENT_JOB = "emr_lineage_launch"
-JOBS_PREFIX = "jobs/"
 # Object metadata key holding the SHA-256 of an uploaded job (S3's ETag is not a hash for
 # multipart or SSE-KMS uploads, so it cannot tell "unchanged").
 SHA256_METADATA = "sha256"
@@ -490,9 +491,8 @@ def outcome_of(snapshot: Snapshot, cluster: LaunchedCluster) -> Outcome:
 
 
 def marquez_job_name(app_name: str, parent: ParentContext) -> str:
-    """Marquez stores a job with a parent run facet as ``<parent job>.<job>`` (OpenLineageDao)."""
-    prefix = parent.parent_job_name + "."
-    return app_name if app_name.startswith(prefix) else prefix + app_name
+    """The name under which Marquez shows ``app_name`` run under ``parent``."""
+    return parent_prefixed_job_name(app_name, parent.parent_job_name)
 
 
 def marquez_job_url(web_url: str, namespace: str, job_name: str) -> str:

@@ -20,13 +20,12 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util import Retry
 
+from emr_lineage.artifacts_layout import BOOTSTRAP_SCRIPT_KEY, BOOTSTRAP_SCRIPT_NAME, LISTENER_PREFIX
 from emr_lineage.config import EnvironmentSettings, ListenerArtifact
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-BOOTSTRAP_SCRIPT = REPO_ROOT / "bootstrap" / "install-openlineage.sh"
+BOOTSTRAP_SCRIPT = REPO_ROOT / "bootstrap" / BOOTSTRAP_SCRIPT_NAME
 # Keys in the artifacts bucket.
-LISTENER_PREFIX = "listener"
-BOOTSTRAP_SCRIPT_KEY = "bootstrap/install-openlineage.sh"
 BOOTSTRAP_ACTION_NAME = "install-openlineage-listener"
 # S3 user metadata key that records the verified checksum (x-amz-meta-sha256).
 SHA256_METADATA_KEY = "sha256"
@@ -55,7 +54,7 @@ class DownloadError(ListenerError):
 
 def listener_s3_key(artifact: ListenerArtifact) -> str:
     """Key of the staged jar in the artifacts bucket, e.g. ``listener/openlineage-spark_2.12-1.54.0.jar``."""
-    return f"{LISTENER_PREFIX}/{artifact.file_name}"
+    return f"{LISTENER_PREFIX}{artifact.file_name}"
 
 
 def listener_s3_uri(artifact: ListenerArtifact, bucket: str) -> str:

@@ -20,6 +20,9 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util import Retry
 
+from emr_lineage.contract import Contract, expected_dataset_ids, resolve
+from emr_lineage.naming import job_node_id
+
 API_PREFIX = "api/v1/"
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_RETRIES = 3
@@ -273,6 +276,25 @@ def merged_lineage(
             if isinstance(node, Mapping) and "id" in node:
                 nodes.setdefault(node["id"], node)
     return {"graph": [nodes[key] for key in sorted(nodes)]}
+
+
+def parent_prefixed_job_name(job_name: str, parent_job_name: str) -> str:
+    """The name Marquez stores for a job whose run has a parent facet: ``<parent job>.<job>``
+    (OpenLineageDao), unless the name already starts with it. :func:`detach_parent_job` undoes it."""
+    prefix = parent_job_name + "."
+    return job_name if job_name.startswith(prefix) else prefix + job_name
+
+
+def contract_start_nodes(contract: Contract, values: Mapping[str, str], parent_job_name: str | None = None) -> list[str]:
+    """Where to read a contract's lineage from: every contract job (under its parent-prefixed
+    name when the jobs ran under ``parent_job_name``) and every contract dataset, because
+    Marquez's graph holds only jobs that have inputs or outputs themselves; an application
+    whose Spark actions did the I/O is reached through its datasets."""
+    jobs = [
+        job_node_id(job.namespace, parent_prefixed_job_name(job.name, parent_job_name) if parent_job_name else job.name)
+        for job in resolve(contract, values)
+    ]
+    return jobs + expected_dataset_ids(contract, values)
 
 
 def detach_parent_job(reply: Mapping[str, Any], parent_job_name: str) -> dict[str, Any]:

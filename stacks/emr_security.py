@@ -21,14 +21,11 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from emr_lineage.artifacts_layout import TLS_CERTIFICATES_KEY
 from emr_lineage.config import EnvironmentSettings
-from stacks.artifacts_bucket import TLS_PREFIX
 from stacks.emr_roles import KMS_DATA_ACTIONS
 from stacks.network import EMR_MANAGED_TAG
 from stacks.settings_mapping import removal_policy
-
-TLS_CERTIFICATES_OBJECT = f"{TLS_PREFIX}emr-tls-certificates.zip"
-
 
 def security_configuration_json(*, s3_key_arn: str, local_disk_key_arn: str, tls_certificates_uri: str | None,
                                  lake_formation: bool) -> dict:
@@ -91,7 +88,7 @@ class EmrSecurity(Construct):
         # EMRFS on the nodes writes SSE-KMS objects with the data lake key.
         data_lake_key.grant(instance_role, *KMS_DATA_ACTIONS)
 
-        tls_uri = artifacts_bucket.s3_url_for_object(TLS_CERTIFICATES_OBJECT) if settings.emr.in_transit_encryption else None
+        tls_uri = artifacts_bucket.s3_url_for_object(TLS_CERTIFICATES_KEY) if settings.emr.in_transit_encryption else None
         document = security_configuration_json(
             s3_key_arn=data_lake_key.key_arn,
             local_disk_key_arn=self.local_disk_key.key_arn,

@@ -17,11 +17,18 @@ from typing import Callable, NoReturn, Sequence
 
 import click
 
-from emr_lineage.contract import ContractError, ContractResult, expected_dataset_ids, load_contract, resolve, validate
+from emr_lineage.contract import ContractError, ContractResult, load_contract, resolve, validate
 from emr_lineage.events import EventsError, LoadedEvents, load_events
 from emr_lineage.graph import LEVELS, GraphError, LineageGraph, build_graph, graph_from_marquez
-from emr_lineage.marquez import DEFAULT_DEPTH, DEFAULT_TIMEOUT, MarquezClient, MarquezError, detach_parent_job, merged_lineage
-from emr_lineage.naming import job_node_id
+from emr_lineage.marquez import (
+    DEFAULT_DEPTH,
+    DEFAULT_TIMEOUT,
+    MarquezClient,
+    MarquezError,
+    contract_start_nodes,
+    detach_parent_job,
+    merged_lineage,
+)
 from emr_lineage.render import FORMATS, render
 from emr_lineage.report import render_html, write_html
 
@@ -197,15 +204,11 @@ def validate_command(
             _fail("give either --events PATH... or --marquez URL")
         contract = load_contract(contract_path)
         values = contract.resolve_variables(_parse_vars(variables))
-        expected = resolve(contract, values)  # resolves every dataset: bad URIs fail before any read
+        resolve(contract, values)  # resolves every dataset: bad URIs fail before any read
         if parent_job and not marquez_url:
             _fail("--parent-job only applies with --marquez")
         if marquez_url:
-            # Marquez's graph holds only jobs with inputs or outputs; an application whose Spark
-            # actions did the I/O is reached through its datasets, so start from those too.
-            start = [job.node_id for job in expected] + expected_dataset_ids(contract, values)
-            if parent_job:
-                start = [job_node_id(job.namespace, f"{parent_job}.{job.name}") for job in expected] + start
+            start = contract_start_nodes(contract, values, parent_job)
             with MarquezClient(marquez_url, timeout=timeout) as client:
                 reply = merged_lineage(client, start, depth, missing_ok=True)
             if parent_job:

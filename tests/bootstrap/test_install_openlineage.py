@@ -296,3 +296,11 @@ def test_shellcheck_clean():
     shellcheck = Path(sys.executable).parent / "shellcheck"
     result = subprocess.run([str(shellcheck), "--severity=style", str(BOOTSTRAP_SCRIPT)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_script_names_the_same_listener_class_as_spark_conf(repo_root):
+    """Bash cannot import spark_conf; this keeps the fail-open edit of spark.extraListeners in step."""
+    from emr_lineage.spark_conf import LISTENER_CLASS
+
+    script = (repo_root / "bootstrap" / "install-openlineage.sh").read_text()
+    assert f"readonly LISTENER_CLASS={LISTENER_CLASS}\n" in script
