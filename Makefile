@@ -28,8 +28,8 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 CDK_FLAGS := --no-notices -c env=$(ENV)
 
-# Debian packages the tests need: headless Chromium (HTML report test) and a JRE (Spark).
-APT_PACKAGES := chromium openjdk-17-jre-headless
+# Debian packages installed when missing: headless Chromium (HTML report test), a JRE (Spark),
+# and python3-venv (Debian ships venv support separately).
 
 .PHONY: help setup test synth lint diff deploy destroy lock clean stage-listener e2e demo
 
@@ -46,6 +46,7 @@ $(STAMPS)/apt:
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v java >/dev/null || missing="$$missing openjdk-17-jre-headless"; \
+	$(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
