@@ -31,22 +31,46 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
     """Add every stack of the selected environment to ``app``; return them by short name."""
     settings = settings_for(app)
     # Without account/region the stacks stay environment-agnostic (synth needs no credentials).
-    env = cdk.Environment(account=settings.account, region=settings.region) if settings.account or settings.region else None
+    env = (
+        cdk.Environment(account=settings.account, region=settings.region)
+        if settings.account or settings.region
+        else None
+    )
 
-    network = NetworkStack(app, stack_name(settings, "Network"), settings=settings, env=env,
-                           description="emr-lineage: VPC, endpoints and flow logs")
-    lineage = LineageServiceStack(app, stack_name(settings, "LineageService"), settings=settings, env=env,
-                                  vpc=network.vpc,
-                                  description="emr-lineage: Marquez lineage service (ECS Fargate + RDS PostgreSQL)")
-    data_lake = DataLakeStack(app, stack_name(settings, "DataLake"), settings=settings, env=env,
-                              description="emr-lineage: data lake bucket, Glue databases, Lake Formation")
-    emr = EmrStack(app, stack_name(settings, "Emr"), settings=settings, env=env,
-                   vpc=network.vpc,
-                   lineage_clients_security_group=lineage.clients_security_group,
-                   data_lake_key=data_lake.key,
-                   glue_databases=data_lake.databases,
-                   access_logs_bucket=data_lake.access_logs_bucket,
-                   description="emr-lineage: EMR roles, security, launch spec and optional long-running cluster")
+    network = NetworkStack(
+        app,
+        stack_name(settings, "Network"),
+        settings=settings,
+        env=env,
+        description="emr-lineage: VPC, endpoints and flow logs",
+    )
+    lineage = LineageServiceStack(
+        app,
+        stack_name(settings, "LineageService"),
+        settings=settings,
+        env=env,
+        vpc=network.vpc,
+        description="emr-lineage: Marquez lineage service (ECS Fargate + RDS PostgreSQL)",
+    )
+    data_lake = DataLakeStack(
+        app,
+        stack_name(settings, "DataLake"),
+        settings=settings,
+        env=env,
+        description="emr-lineage: data lake bucket, Glue databases, Lake Formation",
+    )
+    emr = EmrStack(
+        app,
+        stack_name(settings, "Emr"),
+        settings=settings,
+        env=env,
+        vpc=network.vpc,
+        lineage_clients_security_group=lineage.clients_security_group,
+        data_lake_key=data_lake.key,
+        glue_databases=data_lake.databases,
+        access_logs_bucket=data_lake.access_logs_bucket,
+        description="emr-lineage: EMR roles, security, launch spec and optional long-running cluster",
+    )
     # The EMR stack finds the lake bucket by its predictable name (lake_layout); say so here.
     emr.add_stack_dependency(data_lake, "uses the data lake bucket, key, databases and Lake Formation admins")
     # The launch spec reads the Marquez API URL from the lineage stack's SSM parameter at deploy

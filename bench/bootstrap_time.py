@@ -17,8 +17,8 @@ import argparse
 import hashlib
 import io
 import os
-import shutil
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -51,8 +51,12 @@ def make_jar(mib: int) -> bytes:
 
 def start_moto() -> tuple[subprocess.Popen, str]:
     """moto_server on port 0 (the kernel picks a free port, moto prints it); output discarded after."""
-    process = subprocess.Popen([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     for line in process.stdout:
         found = re.search(r"Running on (http://127\.0\.0\.1:\d+)", line)
         if found:
@@ -64,8 +68,9 @@ def start_moto() -> tuple[subprocess.Popen, str]:
 
 def run(root: Path, env: dict[str, str], args: list[str]) -> float:
     started = time.perf_counter()
-    result = subprocess.run(["bash", str(BOOTSTRAP_SCRIPT), *args], env={**env, "EMR_NODE_ROOT": str(root)},
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        ["bash", str(BOOTSTRAP_SCRIPT), *args], env={**env, "EMR_NODE_ROOT": str(root)}, capture_output=True, text=True
+    )
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"bootstrap failed: {result.stderr.strip()}")
@@ -81,15 +86,19 @@ def run(root: Path, env: dict[str, str], args: list[str]) -> float:
 def new_node(base: Path, name: str, *, spark: bool) -> Path:
     root = base / name
     (root / "mnt/var/lib/info").mkdir(parents=True)
-    (root / "mnt/var/lib/info/extraInstanceData.json").write_text('{"releaseLabel": "emr-7.10.0", "region": "us-east-1"}')
+    (root / "mnt/var/lib/info/extraInstanceData.json").write_text(
+        '{"releaseLabel": "emr-7.10.0", "region": "us-east-1"}'
+    )
     if spark:
         (root / "usr/lib/spark/jars").mkdir(parents=True)
     return root
 
 
 def summary(label: str, times: list[float]) -> str:
-    return (f"{label:<30} median {statistics.median(times):6.3f} s   "
-            f"min {min(times):6.3f}   max {max(times):6.3f}   (n={len(times)})")
+    return (
+        f"{label:<30} median {statistics.median(times):6.3f} s   "
+        f"min {min(times):6.3f}   max {max(times):6.3f}   (n={len(times)})"
+    )
 
 
 def main() -> None:
@@ -102,18 +111,32 @@ def main() -> None:
     sha256 = hashlib.sha256(jar).hexdigest()
     settings = load_settings("dev")
     artifact = settings.versions.openlineage_spark.model_copy(update={"sha256": sha256})
-    settings = settings.model_copy(update={"versions": settings.versions.model_copy(update={"openlineage_spark": artifact})})
+    settings = settings.model_copy(
+        update={"versions": settings.versions.model_copy(update={"openlineage_spark": artifact})}
+    )
     args = bootstrap_arguments(settings, BUCKET) + ["--watch-timeout", "30"]
 
     moto, url = start_moto()
     base = Path(tempfile.mkdtemp(prefix="bootstrap-bench-"))
     try:
-        s3 = boto3.client("s3", endpoint_url=url, region_name="us-east-1",
-                          aws_access_key_id="testing", aws_secret_access_key="testing")
+        s3 = boto3.client(
+            "s3",
+            endpoint_url=url,
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
         s3.create_bucket(Bucket=BUCKET)
         s3.put_object(Bucket=BUCKET, Key=listener_s3_key(artifact), Body=jar)
-        env = {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(base), "LANG": "C.UTF-8", "AWS_ENDPOINT_URL": url,
-               "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+        env = {
+            "PATH": f"{BIN}:/usr/bin:/bin",
+            "HOME": str(base),
+            "LANG": "C.UTF-8",
+            "AWS_ENDPOINT_URL": url,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
         run(new_node(base, "warmup", spark=True), env, args)  # first AWS CLI start pays for .pyc compilation
 
         with_spark, before_spark, second = [], [], []

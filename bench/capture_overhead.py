@@ -39,8 +39,12 @@ def one_run(work: Path, capture: bool) -> dict:
     total = time.perf_counter() - began
     count = len(events.read_text().splitlines()) if events.exists() else 0
     return {
-        "capture": capture, "total": total, "jobs": {r.name: r.seconds for r in runs}, "events": count,
-        "busy": sum(r.capture_busy_seconds for r in runs), "finish": sum(r.capture_finish_seconds for r in runs),
+        "capture": capture,
+        "total": total,
+        "jobs": {r.name: r.seconds for r in runs},
+        "events": count,
+        "busy": sum(r.capture_busy_seconds for r in runs),
+        "finish": sum(r.capture_finish_seconds for r in runs),
     }
 
 
@@ -64,14 +68,16 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[bool, list[float]] = {True: [], False: []}
     busy: list[float] = []
     waits: list[float] = []
-    header = ("run  capture  total_s  " + "  ".join(f"{name:>13}" for name in PIPELINE)
-              + "  events  listener_s  stop_wait_s")
+    header = (
+        "run  capture  total_s  " + "  ".join(f"{name:>13}" for name in PIPELINE) + "  events  listener_s  stop_wait_s"
+    )
     print(header)
     order = [False, True] * args.pairs  # alternating, so drift in machine load hits both
     for index, capture in enumerate(order, start=1):
         proc = subprocess.run(
             [sys.executable, __file__, "--one-run", "on" if capture else "off", "--work", str(work)],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         )
         if proc.returncode != 0:
             print(f"run {index} failed:\n{proc.stdout}{proc.stderr}", file=sys.stderr)
@@ -79,8 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         run = json.loads(proc.stdout.strip().splitlines()[-1])
         results[capture].append(run["total"])
         jobs = "  ".join(f"{run['jobs'][name]:>13.1f}" for name in PIPELINE)
-        print(f"{index:>3}  {'on ' if capture else 'off'}      {run['total']:>7.1f}  {jobs}  {run['events']:>6}"
-              f"  {run['busy']:>10.2f}  {run['finish']:>11.2f}", flush=True)
+        print(
+            f"{index:>3}  {'on ' if capture else 'off'}      {run['total']:>7.1f}  {jobs}  {run['events']:>6}"
+            f"  {run['busy']:>10.2f}  {run['finish']:>11.2f}",
+            flush=True,
+        )
         if capture:
             busy.append(run["busy"])
             waits.append(run["finish"])
@@ -89,9 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"median overhead ratio: {on / off:.3f} ({(on / off - 1) * 100:+.1f} %), target <= +5 %")
     # The capture's own cost, immune to machine-load noise: work on Spark's listener thread
     # (concurrent with the job) and time the job is blocked at spark.stop() (serial).
-    print(f"capture work per pipeline (median): {statistics.median(busy):.2f}s on the listener thread, "
-          f"{statistics.median(waits):.2f}s blocked at stop = {statistics.median(waits) / off * 100:.1f} % "
-          f"of the capture-off time")
+    print(
+        f"capture work per pipeline (median): {statistics.median(busy):.2f}s on the listener thread, "
+        f"{statistics.median(waits):.2f}s blocked at stop = {statistics.median(waits) / off * 100:.1f} % "
+        f"of the capture-off time"
+    )
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -25,7 +25,9 @@ def timed(cmd: list[str], cwd: Path) -> float:
     result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed in {cwd} (exit {result.returncode}):\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+        sys.exit(
+            f"{' '.join(cmd)} failed in {cwd} (exit {result.returncode}):\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+        )
     return elapsed
 
 
@@ -47,8 +49,11 @@ def main() -> None:
             print(f"make setup, second run: {second:.2f} s")
         for env in ("dev", "prod"):
             runs = [timed(["make", "synth", f"ENV={env}"], checkout) for _ in range(args.runs)]
-            print(f"make synth ENV={env}: " + ", ".join(f"{r:.1f}" for r in runs)
-                  + f" s; median {statistics.median(runs):.1f} s")
+            print(
+                f"make synth ENV={env}: "
+                + ", ".join(f"{r:.1f}" for r in runs)
+                + f" s; median {statistics.median(runs):.1f} s"
+            )
 
 
 if __name__ == "__main__":

@@ -24,9 +24,9 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import statistics
 import random
 import resource
+import statistics
 import sys
 import time
 import tracemalloc
@@ -44,14 +44,20 @@ TARGET_BYTES = 1 << 30
 
 
 def _facet(name: str, **fields: Any) -> dict[str, Any]:
-    return {"_producer": PRODUCER, "_schemaURL": f"https://openlineage.io/spec/facets/1-0-1/{name}.json#/$defs/{name}", **fields}
+    return {
+        "_producer": PRODUCER,
+        "_schemaURL": f"https://openlineage.io/spec/facets/1-0-1/{name}.json#/$defs/{name}",
+        **fields,
+    }
 
 
 def _schema(fields: list[str]) -> dict[str, Any]:
     return _facet("SchemaDatasetFacet", fields=[{"name": f, "type": "string"} for f in fields])
 
 
-def _event(event_type: str, seconds: int, run: dict, job: dict, inputs: list | None = None, outputs: list | None = None) -> dict:
+def _event(
+    event_type: str, seconds: int, run: dict, job: dict, inputs: list | None = None, outputs: list | None = None
+) -> dict:
     return {
         "eventType": event_type,
         "eventTime": f"2026-11-21T{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.000Z",
@@ -70,19 +76,21 @@ def application_events(app_index: int, actions: int) -> list[dict[str, Any]]:
     app_job = {
         "namespace": NAMESPACE,
         "name": app,
-        "facets": {"jobType": _facet("JobTypeJobFacet", processingType="BATCH", integration="SPARK", jobType="APPLICATION")},
+        "facets": {
+            "jobType": _facet("JobTypeJobFacet", processingType="BATCH", integration="SPARK", jobType="APPLICATION")
+        },
     }
     events = [_event("START", 0, app_run, app_job)]
-    parent = _facet(
-        "ParentRunFacet", run={"runId": app_run["runId"]}, job={"namespace": NAMESPACE, "name": app}
-    )
+    parent = _facet("ParentRunFacet", run={"runId": app_run["runId"]}, job={"namespace": NAMESPACE, "name": app})
     fields = ["order_id", "customer_id", "amount"]
     for step in range(actions):
         run = {"runId": str(uuid.uuid4()), "facets": {"parent": parent}}
         job = {
             "namespace": NAMESPACE,
             "name": f"{app}.execute_insert_into_hadoop_fs_relation_command.stage_{step + 1}",
-            "facets": {"jobType": _facet("JobTypeJobFacet", processingType="BATCH", integration="SPARK", jobType="SQL_JOB")},
+            "facets": {
+                "jobType": _facet("JobTypeJobFacet", processingType="BATCH", integration="SPARK", jobType="SQL_JOB")
+            },
         }
         source = f"{app}/stage_{step}"
         target = f"{app}/stage_{step + 1}"
@@ -94,7 +102,16 @@ def application_events(app_index: int, actions: int) -> list[dict[str, Any]]:
         column_lineage = _facet(
             "ColumnLineageDatasetFacet",
             fields={
-                f: {"inputFields": [{"namespace": LAKE, "name": source, "field": f, "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}]}
+                f: {
+                    "inputFields": [
+                        {
+                            "namespace": LAKE,
+                            "name": source,
+                            "field": f,
+                            "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}],
+                        }
+                    ]
+                }
                 for f in fields
             },
         )
@@ -151,14 +168,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--actions", type=int, default=100)
     parser.add_argument("--level", choices=("application", "action"), default="application")
     parser.add_argument("--repeat", type=int, default=3, help="timed builds (the median is reported)")
-    parser.add_argument("--full-shuffle", action="store_true", help="one random permutation of all events (worst locality)")
+    parser.add_argument(
+        "--full-shuffle", action="store_true", help="one random permutation of all events (worst locality)"
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
     events = generate(args.apps, args.actions, full_shuffle=args.full_shuffle)
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; Python {sys.version.split()[0]}")
-    print(f"generated {len(events):,} events ({args.apps} applications x {args.actions} actions, "
-          f"{'fully shuffled' if args.full_shuffle else 'shuffled per application'}) in {time.perf_counter() - started:.1f}s (not measured)")
+    print(
+        f"generated {len(events):,} events ({args.apps} applications x {args.actions} actions, "
+        f"{'fully shuffled' if args.full_shuffle else 'shuffled per application'}) in {time.perf_counter() - started:.1f}s (not measured)"
+    )
 
     walls, cpus = [], []
     for _ in range(args.repeat):
@@ -181,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
-    print(f"peak memory of the build (tracemalloc): {peak / 2**20:,.0f} MiB; process peak RSS incl. the events: {rss / 2**20:,.0f} MiB")
+    print(
+        f"peak memory of the build (tracemalloc): {peak / 2**20:,.0f} MiB; process peak RSS incl. the events: {rss / 2**20:,.0f} MiB"
+    )
 
     assert len(graph.jobs()) == (args.apps if args.level == "application" else args.apps * (args.actions + 1))
     ok = rate >= TARGET_EVENTS_PER_SECOND and peak < TARGET_BYTES

@@ -49,7 +49,30 @@ class RemovalPolicyName(str, Enum):
 InterfaceEndpoint = Literal["sts", "glue", "logs", "ssm", "ecr", "secretsmanager"]
 PositiveInt = Annotated[int, Field(gt=0)]
 # CloudWatch Logs only accepts these retention periods.
-LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
+LOG_RETENTION_DAYS = (
+    1,
+    3,
+    5,
+    7,
+    14,
+    30,
+    60,
+    90,
+    120,
+    150,
+    180,
+    365,
+    400,
+    545,
+    731,
+    1096,
+    1827,
+    2192,
+    2557,
+    2922,
+    3288,
+    3653,
+)
 
 
 def _cidr(value: str, key: str) -> str:
@@ -210,7 +233,9 @@ class EmrSettings(_Strict):
     """EMR clusters: the ephemeral launch spec and the optional long-running cluster."""
 
     release_label: Annotated[str, Field(pattern=r"^emr-\d+\.\d+\.\d+$")]
-    applications: Annotated[list[Literal["Spark", "Hadoop", "Livy", "JupyterEnterpriseGateway", "Hive"]], Field(min_length=1)]
+    applications: Annotated[
+        list[Literal["Spark", "Hadoop", "Livy", "JupyterEnterpriseGateway", "Hive"]], Field(min_length=1)
+    ]
     primary_instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
     core_instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
     core_instance_count: Annotated[int, Field(ge=1, le=100)]
@@ -226,8 +251,10 @@ class EmrSettings(_Strict):
     @model_validator(mode="after")
     def _long_running_needs_authentication(self) -> EmrSettings:
         if self.long_running_cluster and not self.ec2_key_name:
-            raise ValueError("ec2_key_name is required when long_running_cluster is true "
-                             "(a shared cluster needs key-pair authentication; cdk-nag EMR6)")
+            raise ValueError(
+                "ec2_key_name is required when long_running_cluster is true "
+                "(a shared cluster needs key-pair authentication; cdk-nag EMR6)"
+            )
         return self
 
     @field_validator("applications")
@@ -275,9 +302,7 @@ class EnvironmentSettings(_Strict):
             try:
                 return RemovalPolicyName(value)
             except ValueError:
-                raise ValueError(
-                    f"{value!r} is not one of {[p.value for p in RemovalPolicyName]}"
-                ) from None
+                raise ValueError(f"{value!r} is not one of {[p.value for p in RemovalPolicyName]}") from None
         return value
 
     @model_validator(mode="after")
@@ -285,8 +310,10 @@ class EnvironmentSettings(_Strict):
         # EMR 6/7 run Spark 3 on Scala 2.12; Scala 2.13 listeners are for Spark 4 (FACTS.md).
         scala = self.versions.openlineage_spark.scala_version
         if self.emr.release_major in (6, 7) and scala != "2.12":
-            raise ValueError(f"emr.release_label {self.emr.release_label} runs Scala 2.12, but "
-                             f"versions.openlineage_spark.scala_version is {scala}")
+            raise ValueError(
+                f"emr.release_label {self.emr.release_label} runs Scala 2.12, but "
+                f"versions.openlineage_spark.scala_version is {scala}"
+            )
         if self.emr.release_major < 6:
             raise ValueError(f"emr.release_label {self.emr.release_label}: emr-lineage supports EMR 6 and 7")
         return self
@@ -351,7 +378,9 @@ def settings_from_context(block: Any, env: str | None) -> EnvironmentSettings:
         known = ", ".join(sorted(environments))
         raise ConfigError(f"unknown environment {env!r} (-c {ENV_CONTEXT_KEY}={env}); cdk.json defines: {known}")
     if not _ENV_NAME.match(env):
-        raise ConfigError(f"environment name {env!r}: use 2-16 lowercase letters, digits or '-', starting with a letter")
+        raise ConfigError(
+            f"environment name {env!r}: use 2-16 lowercase letters, digits or '-', starting with a letter"
+        )
     raw_env = environments[env]
     if not isinstance(raw_env, dict):
         raise ConfigError(f"{CONTEXT_KEY}.environments.{env}: expected an object, got {type(raw_env).__name__}")

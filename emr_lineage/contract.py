@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import yaml
 
@@ -147,16 +148,12 @@ class Contract:
         unknown = sorted(set(overrides) - set(self.variables))
         if unknown:
             declared = ", ".join(sorted(self.variables)) or "none"
-            raise ContractError(
-                f"{self.path}: unknown variable {unknown[0]!r} (declared: {declared})"
-            )
+            raise ContractError(f"{self.path}: unknown variable {unknown[0]!r} (declared: {declared})")
         values: dict[str, str] = {}
         for name, variable in self.variables.items():
             value = overrides.get(name, variable.default)
             if value is None:
-                raise ContractError(
-                    f"{self.path}: variable {name!r} has no default; give it with --var {name}=VALUE"
-                )
+                raise ContractError(f"{self.path}: variable {name!r} has no default; give it with --var {name}=VALUE")
             values[name] = value
         return values
 
@@ -346,9 +343,7 @@ def parse_contract(text: str, path: str = "<contract>") -> Contract:
         seen[key] = job.line
         jobs.append(job)
 
-    contract = Contract(
-        path=path, level=level, variables=variables, jobs=tuple(jobs), description=description
-    )
+    contract = Contract(path=path, level=level, variables=variables, jobs=tuple(jobs), description=description)
     _check_placeholders(contract, fail)
     return contract
 
@@ -456,7 +451,9 @@ def resolve_dataset(spec: DatasetSpec, variables: Mapping[str, str], path: str) 
         reference = text[len(_TABLE_PREFIX) :].strip()
         parts = reference.split(".")
         if not reference or len(parts) > 2 or not all(parts):
-            raise ContractError(f"{path}:{spec.line}: table alias must be table:<name> or table:<db>.<name>, got {text!r}")
+            raise ContractError(
+                f"{path}:{spec.line}: table alias must be table:<name> or table:<db>.<name>, got {text!r}"
+            )
         database, table = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
         return DatasetMatcher(label=text, line=spec.line, optional=spec.optional, table=table, database=database)
     try:

@@ -95,7 +95,9 @@ class Targets:
 
 
 def resolve_targets(clients: launcher.AwsClients, env: str, marquez_url: str | None) -> Targets:
-    bucket = launcher.read_parameter(clients.ssm, parameters.data_lake_bucket(env), env=env, published_by="data lake stack")
+    bucket = launcher.read_parameter(
+        clients.ssm, parameters.data_lake_bucket(env), env=env, published_by="data lake stack"
+    )
     if marquez_url:
         api, source = marquez_url, "--marquez"
     else:
@@ -131,7 +133,9 @@ def contract_values(contract: Contract, settings: EnvironmentSettings, targets: 
         raise launcher.LaunchInputError(str(exc)) from None
 
 
-def choose_parent(settings: EnvironmentSettings, environ: Mapping[str, str] | None = None) -> tuple[ParentContext, bool]:
+def choose_parent(
+    settings: EnvironmentSettings, environ: Mapping[str, str] | None = None
+) -> tuple[ParentContext, bool]:
     """The orchestrator's parent run (OPENLINEAGE_PARENT_*) or a new one; True when new."""
     try:
         parent = ParentContext.from_env(environ)
@@ -152,7 +156,9 @@ def checkpoint_uri(lake: str, parent: ParentContext) -> str:
     return f"{lake}/{zone_prefix('curated')}_checkpoints/score_stream/{parent.parent_run_id}"
 
 
-def pipeline_jobs(settings: EnvironmentSettings, lake: str, parent: ParentContext, jobs_dir: Path = demo.JOBS_DIR) -> list[launcher.JobRequest]:
+def pipeline_jobs(
+    settings: EnvironmentSettings, lake: str, parent: ParentContext, jobs_dir: Path = demo.JOBS_DIR
+) -> list[launcher.JobRequest]:
     """The five jobs in pipeline order with the arguments they take on EMR (docs/pipeline.md)."""
     extra = {
         "customer_ltv": ("--database", glue_database_name(settings, "curated")),
@@ -261,7 +267,9 @@ def drop_stale_jobs(reply: Mapping[str, Any], since: datetime) -> tuple[dict[str
             continue
         node = dict(node)
         for key in ("inEdges", "outEdges"):
-            node[key] = [e for e in node.get(key) or () if e.get("origin") not in gone and e.get("destination") not in gone]
+            node[key] = [
+                e for e in node.get(key) or () if e.get("origin") not in gone and e.get("destination") not in gone
+            ]
         nodes.append(node)
     return {"graph": nodes}, stale
 
@@ -348,7 +356,9 @@ def wait_for_lineage(
         if on_attempt is not None:
             on_attempt(attempt)
         if attempt.ok:
-            return LineageOutcome(True, number, attempt, f"lineage matches the contract ({len(attempt.result.matched)} edges)")
+            return LineageOutcome(
+                True, number, attempt, f"lineage matches the contract ({len(attempt.result.matched)} edges)"
+            )
         remaining = timeout - (clock() - started)
         if remaining <= 0:
             return LineageOutcome(False, number, attempt, _deadline_message(attempt, timeout, number))
@@ -443,13 +453,17 @@ def run_e2e(
     for job in jobs:
         job.check()
     staged_data = stage_sample_data(clients.s3, targets.lake_bucket, options.rows)
-    cb.say(f"sample data: {options.rows} orders, {len(staged_data.uris)} files ({staged_data.bytes} bytes) uploaded to {targets.lake}/{zone_prefix('raw')}")
+    cb.say(
+        f"sample data: {options.rows} orders, {len(staged_data.uris)} files ({staged_data.bytes} bytes) uploaded to {targets.lake}/{zone_prefix('raw')}"
+    )
     plan = prepare_pipeline(clients, settings, jobs, parent, keep_cluster=options.keep_cluster)
     for staged in plan.staged:
         state = "uploaded to" if staged.uploaded else "unchanged at"
         cb.say(f"job {staged.request.job_name} {state} {staged.uri}")
     origin = "new" if parent_is_new else "from OPENLINEAGE_PARENT_*"
-    cb.say(f"parent run id {parent.parent_run_id} ({origin}; job {parent.parent_job_namespace}/{parent.parent_job_name})")
+    cb.say(
+        f"parent run id {parent.parent_run_id} ({origin}; job {parent.parent_job_namespace}/{parent.parent_job_name})"
+    )
 
     since = datetime.now(UTC) - CLOCK_SKEW_TOLERANCE
     cluster = launcher.start_cluster(clients.emr, plan)
@@ -468,11 +482,19 @@ def run_e2e(
     if not result.steps.succeeded:
         result.message = result.steps.message
         return result
-    cb.say(f"all {len(cluster.steps)} steps completed; reading lineage from Marquez (up to {options.lineage_timeout:g}s)")
+    cb.say(
+        f"all {len(cluster.steps)} steps completed; reading lineage from Marquez (up to {options.lineage_timeout:g}s)"
+    )
     with MarquezClient(targets.marquez_api, timeout=options.marquez_timeout) as client:
         result.lineage = wait_for_lineage(
-            client, contract, values, parent, since,
-            timeout=options.lineage_timeout, interval=options.lineage_interval, depth=options.depth,
+            client,
+            contract,
+            values,
+            parent,
+            since,
+            timeout=options.lineage_timeout,
+            interval=options.lineage_interval,
+            depth=options.depth,
             on_attempt=cb.on_attempt,
         )
     result.message = result.lineage.message

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
@@ -75,7 +76,11 @@ def spec_dir() -> Path | None:
 
 # Facet maps of a run event: where they sit and the OpenLineage base facet they extend.
 _FACET_MAPS = {"run": "RunFacet", "job": "JobFacet"}
-_DATASET_FACET_MAPS = {"facets": "DatasetFacet", "inputFacets": "InputDatasetFacet", "outputFacets": "OutputDatasetFacet"}
+_DATASET_FACET_MAPS = {
+    "facets": "DatasetFacet",
+    "inputFacets": "InputDatasetFacet",
+    "outputFacets": "OutputDatasetFacet",
+}
 _FACET_CACHE_SIZE = 20_000
 
 
@@ -114,8 +119,14 @@ def _validators(directory: str | None) -> _Validators | None:
 
     return _Validators(
         envelope=validator(_EVENT_SCHEMA_ID + "#/$defs/RunEvent"),
-        datasets={"inputs": validator(f"{_EVENT_SCHEMA_ID}#/$defs/InputDataset"), "outputs": validator(f"{_EVENT_SCHEMA_ID}#/$defs/OutputDataset")},
-        base={kind: validator(f"{_EVENT_SCHEMA_ID}#/$defs/{kind}") for kind in {*_FACET_MAPS.values(), *_DATASET_FACET_MAPS.values()}},
+        datasets={
+            "inputs": validator(f"{_EVENT_SCHEMA_ID}#/$defs/InputDataset"),
+            "outputs": validator(f"{_EVENT_SCHEMA_ID}#/$defs/OutputDataset"),
+        },
+        base={
+            kind: validator(f"{_EVENT_SCHEMA_ID}#/$defs/{kind}")
+            for kind in {*_FACET_MAPS.values(), *_DATASET_FACET_MAPS.values()}
+        },
         facets={key: validator(ids[filename]) for key, filename in _FACET_SCHEMAS.items() if filename in ids},
     )
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 import gc
 import json
 from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 import networkx as nx
 
-from emr_lineage.naming import dataset_field_node_id, dataset_node_id, job_node_id
+from emr_lineage.naming import dataset_node_id, job_node_id
 
 LEVELS = ("application", "action")
 UNNAMED_JOB = "(unnamed)"
@@ -345,7 +346,9 @@ class _Accumulator:
                             kinds = ",".join(sorted({t.get("type") for t in transformations if t.get("type")}))
                     else:
                         kinds = spec.get("transformationType") or ""
-                    sources.add((source.get("namespace") or ds_ns, source.get("name") or "", source.get("field") or "", kinds))
+                    sources.add(
+                        (source.get("namespace") or ds_ns, source.get("name") or "", source.get("field") or "", kinds)
+                    )
 
 
 def _application_of(
@@ -440,10 +443,22 @@ def _assemble(acc: _Accumulator, level: str) -> LineageGraph:
     nodes: list[tuple[str, dict[str, Any]]] = []
     for (namespace, name), info in acc.datasets.items():
         node_id = dataset_ids[(namespace, name)] = f"dataset:{namespace}:{name}"
-        aliases = [{"namespace": a[0], "name": a[1], "type": a[2]} for a in sorted(info.aliases)] if info.aliases else []
+        aliases = (
+            [{"namespace": a[0], "name": a[1], "type": a[2]} for a in sorted(info.aliases)] if info.aliases else []
+        )
         fields = [{"name": n, "type": _field_type(t)} for n, t in sorted(info.fields.items())] if info.fields else []
         nodes.append(
-            (node_id, {"id": node_id, "type": "DATASET", "namespace": namespace, "name": name, "aliases": aliases, "fields": fields})
+            (
+                node_id,
+                {
+                    "id": node_id,
+                    "type": "DATASET",
+                    "namespace": namespace,
+                    "name": name,
+                    "aliases": aliases,
+                    "fields": fields,
+                },
+            )
         )
     edges: list[tuple[str, str]] = []
     for job in sorted(job_runs):
@@ -468,7 +483,11 @@ def _assemble(acc: _Accumulator, level: str) -> LineageGraph:
     graph.digraph.add_edges_from(edges)
     # Unsorted here: to_dict() and the renderers sort.
     graph.column_edges = [
-        {"source": f"datasetField:{src[0]}:{src[1]}:{src[2]}", "target": f"datasetField:{out[0]}:{out[1]}:{out[2]}", "transformation": src[3]}
+        {
+            "source": f"datasetField:{src[0]}:{src[1]}:{src[2]}",
+            "target": f"datasetField:{out[0]}:{out[1]}:{out[2]}",
+            "transformation": src[3],
+        }
         for out, sources in acc.columns.items()
         for src in sources
     ]
@@ -530,7 +549,9 @@ def graph_from_marquez(
                 rename[node_id] = target
                 continue
             latest = data.get("latestRun") or {}
-            graph.add_job(namespace, name, runs=1 if latest else 0, states=[latest["state"]] if latest.get("state") else [])
+            graph.add_job(
+                namespace, name, runs=1 if latest else 0, states=[latest["state"]] if latest.get("state") else []
+            )
             rename[node_id] = job_node_id(namespace, name)
         elif node.get("type") == "DATASET":
             facets = data.get("facets") or {}
@@ -539,7 +560,10 @@ def graph_from_marquez(
                 namespace,
                 name,
                 aliases=sorted(
-                    ({"namespace": i.get("namespace", ""), "name": i.get("name", ""), "type": i.get("type", "")} for i in identifiers),
+                    (
+                        {"namespace": i.get("namespace", ""), "name": i.get("name", ""), "type": i.get("type", "")}
+                        for i in identifiers
+                    ),
                     key=lambda a: (a["namespace"], a["name"], a["type"]),
                 ),
                 fields=sorted(

@@ -222,7 +222,9 @@ def stage_job(s3: Any, bucket: str, job: JobRequest) -> StagedJob:
     return StagedJob(job, uri, local, uploaded=True)
 
 
-def build_step(staged: StagedJob, parent: ParentContext, *, action_on_failure: str = "TERMINATE_CLUSTER") -> dict[str, Any]:
+def build_step(
+    staged: StagedJob, parent: ParentContext, *, action_on_failure: str = "TERMINATE_CLUSTER"
+) -> dict[str, Any]:
     """A command-runner.jar step: spark-submit of the staged script with the parent keys."""
     job = staged.request
     args = ["spark-submit", "--deploy-mode", job.deploy_mode, "--name", job.job_name]
@@ -426,7 +428,9 @@ def poll(emr: Any, cluster: LaunchedCluster, started: float) -> Snapshot:
                 name=name,
                 step_id=step_id,
                 state=status.get("State", "UNKNOWN"),
-                reason=failure.get("Message") or failure.get("Reason") or (status.get("StateChangeReason") or {}).get("Message"),
+                reason=failure.get("Message")
+                or failure.get("Reason")
+                or (status.get("StateChangeReason") or {}).get("Message"),
                 log_file=failure.get("LogFile"),
             )
         )
@@ -470,7 +474,9 @@ def wait_for_steps(
 
 def outcome_of(snapshot: Snapshot, cluster: LaunchedCluster) -> Outcome:
     if snapshot.succeeded:
-        return Outcome(True, snapshot, "all steps completed", tuple(cluster.step_log_uri(s.step_id) for s in snapshot.steps))
+        return Outcome(
+            True, snapshot, "all steps completed", tuple(cluster.step_log_uri(s.step_id) for s in snapshot.steps)
+        )
     failed = snapshot.failed_step
     if failed is not None:
         message = f"step {failed.name} ({failed.step_id}) {failed.state}"

@@ -79,9 +79,12 @@ def bootstrap_arguments(
     artifact = settings.versions.openlineage_spark
     openlineage = settings.openlineage
     args = [
-        "--jar-uri", listener_s3_uri(artifact, bucket),
-        "--sha256", artifact.sha256 or UNPINNED,
-        "--listener-source", openlineage.listener_source,
+        "--jar-uri",
+        listener_s3_uri(artifact, bucket),
+        "--sha256",
+        artifact.sha256 or UNPINNED,
+        "--listener-source",
+        openlineage.listener_source,
         "--fail-open" if openlineage.fail_open else "--fail-closed",
     ]
     if emr_release:
@@ -192,9 +195,12 @@ def stage_listener(
             uploaded = False
         else:
             s3_client.upload_file(
-                str(jar), bucket, key,
+                str(jar),
+                bucket,
+                key,
                 ExtraArgs={"Metadata": {SHA256_METADATA_KEY: sha256}, "ContentType": "application/java-archive"},
             )
             uploaded = True
-    return StageResult(bucket=bucket, key=key, sha256=sha256, size=size, uploaded=uploaded,
-                       pinned=artifact.sha256 is not None)
+    return StageResult(
+        bucket=bucket, key=key, sha256=sha256, size=size, uploaded=uploaded, pinned=artifact.sha256 is not None
+    )

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 from urllib.parse import urljoin
 
 import requests
@@ -92,7 +93,9 @@ class MarquezClient:
             raise MarquezError(f"Marquez at {self.base_url} kept failing for GET {url}: {_reason(exc)}") from None
         except (requests.exceptions.Timeout, requests.exceptions.ConnectionError) as exc:
             if _is_timeout(exc):
-                raise MarquezError(f"Marquez at {self.base_url} timed out after {self.timeout:g}s (GET {url})") from None
+                raise MarquezError(
+                    f"Marquez at {self.base_url} timed out after {self.timeout:g}s (GET {url})"
+                ) from None
             raise MarquezError(f"Marquez at {self.base_url} is unreachable: {_reason(exc)}") from None
         except requests.exceptions.RequestException as exc:
             raise MarquezError(f"GET {url} failed: {_reason(exc)}") from None
@@ -253,7 +256,9 @@ def _decode(response: requests.Response, method: str, url: str) -> Any:
     try:
         return response.json()
     except ValueError:
-        raise MarquezError(f"{method} {url}: reply is not JSON ({response.headers.get('Content-Type', 'no content type')})") from None
+        raise MarquezError(
+            f"{method} {url}: reply is not JSON ({response.headers.get('Content-Type', 'no content type')})"
+        ) from None
 
 
 def merged_lineage(
@@ -285,7 +290,9 @@ def parent_prefixed_job_name(job_name: str, parent_job_name: str) -> str:
     return job_name if job_name.startswith(prefix) else prefix + job_name
 
 
-def contract_start_nodes(contract: Contract, values: Mapping[str, str], parent_job_name: str | None = None) -> list[str]:
+def contract_start_nodes(
+    contract: Contract, values: Mapping[str, str], parent_job_name: str | None = None
+) -> list[str]:
     """Where to read a contract's lineage from: every contract job (under its parent-prefixed
     name when the jobs ran under ``parent_job_name``) and every contract dataset, because
     Marquez's graph holds only jobs that have inputs or outputs themselves; an application

@@ -7,7 +7,7 @@ All three are sorted, so the same graph always prints the same text. The HTML re
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 from emr_lineage.graph import LineageGraph
 
@@ -62,8 +62,10 @@ def to_dot(graph: LineageGraph) -> str:
     lines = ["digraph lineage {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];']
     for node_id in sorted(graph.nodes):
         attrs = graph.nodes[node_id]
-        style = 'shape=box, style="rounded,filled", fillcolor="#dbeafe"' if attrs["type"] == "JOB" else (
-            'shape=cylinder, style=filled, fillcolor="#dcfce7"'
+        style = (
+            'shape=box, style="rounded,filled", fillcolor="#dbeafe"'
+            if attrs["type"] == "JOB"
+            else ('shape=cylinder, style=filled, fillcolor="#dcfce7"')
         )
         lines.append(f"  {_dot_quote(node_id)} [label={_dot_quote(_label(attrs))}, {style}];")
     for source, target in graph.edges():

@@ -79,14 +79,7 @@ def _contract_html(result: ContractResult | None) -> str:
     rows = []
     for row in result.missing + result.unexpected + result.optional_missing:
         rows.append(
-            "<tr class='{cls}'><td>{status}</td><td>{job}</td><td>{direction}</td><td>{dataset}</td><td>{hint}</td></tr>".format(
-                cls=html.escape(row.status),
-                status=html.escape(row.status),
-                job=html.escape(row.job),
-                direction=html.escape(row.direction),
-                dataset=html.escape(row.dataset),
-                hint=html.escape(row.hint),
-            )
+            f"<tr class='{html.escape(row.status)}'><td>{html.escape(row.status)}</td><td>{html.escape(row.job)}</td><td>{html.escape(row.direction)}</td><td>{html.escape(row.dataset)}</td><td>{html.escape(row.hint)}</td></tr>"
         )
     table = (
         "<table id='contract-table'><thead><tr><th>status</th><th>job</th><th>direction</th>"

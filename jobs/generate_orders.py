@@ -20,13 +20,25 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 COLUMNS = [
-    "order_id", "customer_id", "order_ts", "product_category", "country",
-    "quantity", "unit_price", "discount", "status",
+    "order_id",
+    "customer_id",
+    "order_ts",
+    "product_category",
+    "country",
+    "quantity",
+    "unit_price",
+    "discount",
+    "status",
 ]
 # category -> (mean unit price, spread); prices are log-normal-ish around the mean.
 CATEGORIES = {
-    "books": (18.0, 0.35), "electronics": (240.0, 0.6), "grocery": (6.5, 0.4),
-    "home": (55.0, 0.5), "toys": (25.0, 0.45), "apparel": (40.0, 0.4), "sports": (70.0, 0.5),
+    "books": (18.0, 0.35),
+    "electronics": (240.0, 0.6),
+    "grocery": (6.5, 0.4),
+    "home": (55.0, 0.5),
+    "toys": (25.0, 0.45),
+    "apparel": (40.0, 0.4),
+    "sports": (70.0, 0.5),
 }
 CATEGORY_WEIGHTS = [14, 9, 30, 12, 8, 17, 10]
 COUNTRIES = ["US", "DE", "FR", "GB", "ES", "IT", "NL", "PL", "SE", "JP"]
@@ -48,9 +60,15 @@ def _order(rng: random.Random, order_no: int, customers: int, start: datetime, d
     # Repeat customers: a skewed draw so a few customers place many orders.
     customer = int(customers * rng.random() ** 2) + 1
     row = [
-        f"O{order_no:09d}", f"C{customer:07d}", ts.strftime("%Y-%m-%d %H:%M:%S"), category,
-        rng.choices(COUNTRIES, COUNTRY_WEIGHTS)[0], str(rng.choice([1, 1, 1, 2, 2, 3, 4, 5])),
-        f"{price:.2f}", f"{rng.choice(DISCOUNTS):.2f}", rng.choices(STATUSES, STATUS_WEIGHTS)[0],
+        f"O{order_no:09d}",
+        f"C{customer:07d}",
+        ts.strftime("%Y-%m-%d %H:%M:%S"),
+        category,
+        rng.choices(COUNTRIES, COUNTRY_WEIGHTS)[0],
+        str(rng.choice([1, 1, 1, 2, 2, 3, 4, 5])),
+        f"{price:.2f}",
+        f"{rng.choice(DISCOUNTS):.2f}",
+        rng.choices(STATUSES, STATUS_WEIGHTS)[0],
     ]
     dirt = rng.random()
     if dirt < 0.005:

@@ -15,8 +15,15 @@ from pyspark.sql import functions as F
 
 APP_NAME = "ingest_orders"
 RAW_COLUMNS = [
-    "order_id", "customer_id", "order_ts", "product_category", "country",
-    "quantity", "unit_price", "discount", "status",
+    "order_id",
+    "customer_id",
+    "order_ts",
+    "product_category",
+    "country",
+    "quantity",
+    "unit_price",
+    "discount",
+    "status",
 ]
 VALID_STATUSES = ["completed", "cancelled", "returned"]
 
@@ -53,9 +60,15 @@ def clean_orders(raw: DataFrame) -> DataFrame:
         & F.col("status").isin(VALID_STATUSES)
     )
     return valid.dropDuplicates(["order_id"]).select(
-        "order_id", "customer_id", "order_ts",
+        "order_id",
+        "customer_id",
+        "order_ts",
         F.to_date("order_ts").alias("order_date"),
-        "product_category", "country", "quantity", "unit_price", "discount",
+        "product_category",
+        "country",
+        "quantity",
+        "unit_price",
+        "discount",
         F.round(F.col("quantity") * F.col("unit_price") * (1 - F.col("discount")), 2).alias("order_value"),
         "status",
     )

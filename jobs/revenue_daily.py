@@ -1,6 +1,6 @@
 """revenue_daily: ``<lake>/clean/orders_clean`` -> ``<lake>/curated/revenue_daily`` (daily revenue).
 
-    spark-submit revenue_daily.py --lake s3://my-lake-bucket
+spark-submit revenue_daily.py --lake s3://my-lake-bucket
 """
 
 from __future__ import annotations

@@ -21,8 +21,15 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 APP_NAME = "score_stream"
 RAW_COLUMNS = [
-    "order_id", "customer_id", "order_ts", "product_category", "country",
-    "quantity", "unit_price", "discount", "status",
+    "order_id",
+    "customer_id",
+    "order_ts",
+    "product_category",
+    "country",
+    "quantity",
+    "unit_price",
+    "discount",
+    "status",
 ]
 RAW_SCHEMA = StructType([StructField(name, StringType()) for name in RAW_COLUMNS])
 
@@ -42,8 +49,10 @@ def read_order_stream(spark: SparkSession, args: argparse.Namespace) -> DataFram
         )
         return messages.select(F.from_json(F.col("value").cast("string"), RAW_SCHEMA).alias("o")).select("o.*")
     return (
-        spark.readStream.option("header", "true").option("maxFilesPerTrigger", 2)
-        .schema(RAW_SCHEMA).csv(lake_path(args.lake, "raw/orders_stream/"))
+        spark.readStream.option("header", "true")
+        .option("maxFilesPerTrigger", 2)
+        .schema(RAW_SCHEMA)
+        .csv(lake_path(args.lake, "raw/orders_stream/"))
     )
 
 
@@ -64,14 +73,19 @@ def prepare_features(raw: DataFrame) -> DataFrame:
 
 def score(model: PipelineModel, orders: DataFrame) -> DataFrame:
     return model.transform(orders).select(
-        "order_id", "customer_id", "order_ts", F.round("prediction", 2).alias("predicted_value"),
+        "order_id",
+        "customer_id",
+        "order_ts",
+        F.round("prediction", 2).alias("predicted_value"),
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="score new orders with the order value model")
     parser.add_argument("--lake", required=True, help="lake base URI: s3://bucket on EMR, a local directory here")
-    parser.add_argument("--checkpoint", default=None, help="checkpoint location (default <lake>/curated/_checkpoints/score_stream)")
+    parser.add_argument(
+        "--checkpoint", default=None, help="checkpoint location (default <lake>/curated/_checkpoints/score_stream)"
+    )
     parser.add_argument("--kafka-bootstrap", default=None, help="Kafka bootstrap servers; file source when absent")
     parser.add_argument("--kafka-topic", default=None, help="Kafka topic of new orders")
     args = parser.parse_args(argv)

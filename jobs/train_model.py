@@ -37,9 +37,7 @@ def order_value_pipeline() -> Pipeline:
     gross = SQLTransformer(statement="SELECT *, quantity * unit_price * (1 - discount) AS gross FROM __THIS__")
     indexers = [StringIndexer(inputCol=c, outputCol=f"{c}_idx", handleInvalid="keep") for c in CATEGORICAL]
     encoder = OneHotEncoder(inputCols=[f"{c}_idx" for c in CATEGORICAL], outputCols=[f"{c}_vec" for c in CATEGORICAL])
-    assembler = VectorAssembler(
-        inputCols=[f"{c}_vec" for c in CATEGORICAL] + NUMERIC + ["gross"], outputCol="features"
-    )
+    assembler = VectorAssembler(inputCols=[f"{c}_vec" for c in CATEGORICAL] + NUMERIC + ["gross"], outputCol="features")
     regression = LinearRegression(featuresCol="features", labelCol=LABEL, maxIter=20, regParam=0.01)
     return Pipeline(stages=[gross, *indexers, encoder, assembler, regression])
 

@@ -39,15 +39,20 @@ class AlbAccessLogsBucket(Construct):
             lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(retention_days))],
             removal_policy=RemovalPolicy.RETAIN,
         )
-        acknowledge(self.bucket, "AwsSolutions-S1",
-                    "This bucket is the access-log destination itself; logging it into itself would loop.")
+        acknowledge(
+            self.bucket,
+            "AwsSolutions-S1",
+            "This bucket is the access-log destination itself; logging it into itself would loop.",
+        )
         self._policy: s3.CfnBucketPolicy | None = None
         self._elb_principal = self._regional_elb_principal()
 
     def _regional_elb_principal(self) -> dict:
-        mapping = CfnMapping(self, "ElbLogDeliveryAccount", mapping={
-            region.name: {"account": region.elbv2_account or NO_ELB_ACCOUNT} for region in RegionInfo.regions
-        })
+        mapping = CfnMapping(
+            self,
+            "ElbLogDeliveryAccount",
+            mapping={region.name: {"account": region.elbv2_account or NO_ELB_ACCOUNT} for region in RegionInfo.regions},
+        )
         account = mapping.find_in_map(Aws.REGION, "account")
         legacy_region = CfnCondition(
             self, "RegionHasElbAccount", expression=Fn.condition_not(Fn.condition_equals(account, NO_ELB_ACCOUNT))
@@ -77,7 +82,9 @@ class AlbAccessLogsBucket(Construct):
             },
         ]
         self._policy = s3.CfnBucketPolicy(
-            self, "Policy", bucket=self.bucket.bucket_name,
+            self,
+            "Policy",
+            bucket=self.bucket.bucket_name,
             policy_document={"Version": "2012-10-17", "Statement": statements},
         )
         load_balancer.set_attribute("access_logs.s3.enabled", "true")

@@ -21,10 +21,13 @@ class ArtifactsBucket(Construct):
     Exposes ``bucket``. Retained on deletion: it holds the EMR logs of past runs.
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, access_logs_bucket: s3.IBucket, log_retention_days: int) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, access_logs_bucket: s3.IBucket, log_retention_days: int
+    ) -> None:
         super().__init__(scope, construct_id)
         self.bucket = s3.Bucket(
-            self, "Bucket",
+            self,
+            "Bucket",
             encryption=s3.BucketEncryption.S3_MANAGED,
             enforce_ssl=True,
             versioned=True,
@@ -40,7 +43,8 @@ class ArtifactsBucket(Construct):
         )
         for prefix, folder in ((BOOTSTRAP_PREFIX, "bootstrap"), (JOBS_PREFIX, "jobs")):
             s3deploy.BucketDeployment(
-                self, f"Deploy-{folder}",
+                self,
+                f"Deploy-{folder}",
                 sources=[s3deploy.Source.asset(str(REPO_ROOT / folder), exclude=["__pycache__", "*.pyc"])],
                 destination_bucket=self.bucket,
                 destination_key_prefix=prefix,
@@ -54,17 +58,32 @@ class ArtifactsBucket(Construct):
         """BucketDeployment's Lambda is a stack-level singleton that CDK owns; its findings are CDK's."""
         stack = Stack.of(self)
         provider = next(c for c in stack.node.children if c.node.id.startswith("Custom::CDKBucketDeployment"))
-        acknowledge(provider, "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
-                    "CDK's BucketDeployment provider logs through the basic execution managed policy; CDK owns this role.")
+        acknowledge(
+            provider,
+            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
+            "CDK's BucketDeployment provider logs through the basic execution managed policy; CDK owns this role.",
+        )
         for action in ("s3:GetObject*", "s3:GetBucket*", "s3:List*", "s3:DeleteObject*", "s3:Abort*"):
-            acknowledge(provider, f"AwsSolutions-IAM5[Action::{action}]",
-                        "CDK's BucketDeployment copies and prunes asset files; it grants itself these actions on the "
-                        "CDK assets bucket and the artifacts bucket only.")
-        acknowledge(provider, "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]",
-                    "CDK's BucketDeployment reads the zipped bootstrap/ and jobs/ assets from the CDK bootstrap bucket.")
-        acknowledge(provider, wildcard_resource_finding(self, self.bucket.arn_for_objects("*")),
-                    "CDK's BucketDeployment writes and prunes the bootstrap/ and jobs/ prefixes of the artifacts bucket.")
+            acknowledge(
+                provider,
+                f"AwsSolutions-IAM5[Action::{action}]",
+                "CDK's BucketDeployment copies and prunes asset files; it grants itself these actions on the "
+                "CDK assets bucket and the artifacts bucket only.",
+            )
+        acknowledge(
+            provider,
+            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]",
+            "CDK's BucketDeployment reads the zipped bootstrap/ and jobs/ assets from the CDK bootstrap bucket.",
+        )
+        acknowledge(
+            provider,
+            wildcard_resource_finding(self, self.bucket.arn_for_objects("*")),
+            "CDK's BucketDeployment writes and prunes the bootstrap/ and jobs/ prefixes of the artifacts bucket.",
+        )
         # CDK makes the function DependsOn its role, which its GetAtt already implies (cfn-lint W3005).
         provider.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
-        acknowledge(provider, "AwsSolutions-L1",
-                    "CDK pins the runtime of its BucketDeployment provider; it moves with aws-cdk-lib upgrades.")
+        acknowledge(
+            provider,
+            "AwsSolutions-L1",
+            "CDK pins the runtime of its BucketDeployment provider; it moves with aws-cdk-lib upgrades.",
+        )

@@ -33,7 +33,8 @@ class DataLakeStack(Stack):
         lake = settings.data_lake
 
         self.key = kms.Key(
-            self, "Key",
+            self,
+            "Key",
             alias=f"alias/{settings.resource_prefix}/data-lake",
             description=f"{settings.resource_prefix} data lake encryption",
             enable_key_rotation=True,
@@ -43,7 +44,8 @@ class DataLakeStack(Stack):
             self, "ServerAccessLogs", retention_days=settings.log_retention_days
         ).bucket
         self.bucket = s3.Bucket(
-            self, "Bucket",
+            self,
+            "Bucket",
             bucket_name=data_lake_bucket_name(settings, Aws.ACCOUNT_ID, Aws.REGION),
             encryption=s3.BucketEncryption.KMS,
             encryption_key=self.key,
@@ -54,10 +56,12 @@ class DataLakeStack(Stack):
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             server_access_logs_bucket=self.access_logs_bucket,
             server_access_logs_prefix="data-lake/",
-            lifecycle_rules=[s3.LifecycleRule(
-                noncurrent_version_expiration=Duration.days(lake.noncurrent_version_expiration_days),
-                abort_incomplete_multipart_upload_after=Duration.days(7),
-            )],
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    noncurrent_version_expiration=Duration.days(lake.noncurrent_version_expiration_days),
+                    abort_incomplete_multipart_upload_after=Duration.days(7),
+                )
+            ],
             # Never auto-emptied: CloudFormation refuses to delete a non-empty bucket, so data
             # survives even a `destroy` policy until someone empties it on purpose.
             removal_policy=removal_policy(settings),
@@ -67,7 +71,8 @@ class DataLakeStack(Stack):
         for zone in CATALOG_ZONES:
             name = glue_database_name(settings, zone)
             glue.CfnDatabase(
-                self, f"Database-{zone}",
+                self,
+                f"Database-{zone}",
                 catalog_id=Aws.ACCOUNT_ID,
                 database_input=glue.CfnDatabase.DatabaseInputProperty(
                     name=name,
@@ -80,27 +85,40 @@ class DataLakeStack(Stack):
             self.databases[zone] = name
 
         self.data_lake_settings = lakeformation.CfnDataLakeSettings(
-            self, "LakeFormationSettings",
-            admins=[lakeformation.CfnDataLakeSettings.DataLakePrincipalProperty(data_lake_principal_identifier=arn)
-                    for arn in [*lake.admin_arns, self._deploy_role_arn()]],
+            self,
+            "LakeFormationSettings",
+            admins=[
+                lakeformation.CfnDataLakeSettings.DataLakePrincipalProperty(data_lake_principal_identifier=arn)
+                for arn in [*lake.admin_arns, self._deploy_role_arn()]
+            ],
             # APPEND adds our admins and keeps every admin the account already has.
             mutation_type="APPEND",
         )
 
         self.location_role = iam.Role(
-            self, "LocationRole",
+            self,
+            "LocationRole",
             assumed_by=iam.ServicePrincipal("lakeformation.amazonaws.com"),
             description=f"{settings.resource_prefix}: Lake Formation access to the data lake bucket",
         )
-        self.location_role.add_to_policy(iam.PolicyStatement(
-            actions=["s3:ListBucket"], resources=[self.bucket.bucket_arn]))
-        self.location_role.add_to_policy(iam.PolicyStatement(
-            actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources=[self.bucket.arn_for_objects("*")]))
+        self.location_role.add_to_policy(
+            iam.PolicyStatement(actions=["s3:ListBucket"], resources=[self.bucket.bucket_arn])
+        )
+        self.location_role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+                resources=[self.bucket.arn_for_objects("*")],
+            )
+        )
         self.key.grant(self.location_role, "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
-        acknowledge(self.location_role, wildcard_resource_finding(self, self.bucket.arn_for_objects("*")),
-                    "Lake Formation vends access to any object of the registered location: the whole bucket.")
+        acknowledge(
+            self.location_role,
+            wildcard_resource_finding(self, self.bucket.arn_for_objects("*")),
+            "Lake Formation vends access to any object of the registered location: the whole bucket.",
+        )
         self.location = lakeformation.CfnResource(
-            self, "Location",
+            self,
+            "Location",
             resource_arn=self.bucket.bucket_arn,
             role_arn=self.location_role.role_arn,
             # A dedicated role, not the service-linked one, so it can use the bucket's KMS key.
@@ -108,7 +126,8 @@ class DataLakeStack(Stack):
         )
 
         ssm.StringParameter(
-            self, "BucketParameter",
+            self,
+            "BucketParameter",
             parameter_name=parameters.data_lake_bucket(settings.name),
             string_value=self.bucket.bucket_name,
             description="emr-lineage data lake bucket (raw, clean, curated, models zones)",

@@ -48,13 +48,18 @@ class EmrStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
         # By its predictable name, not an import: IAM scoping then reads (and nags) plainly.
         data_lake_bucket = s3.Bucket.from_bucket_name(
-            self, "DataLakeBucket", data_lake_bucket_name(settings, Aws.ACCOUNT_ID, Aws.REGION))
+            self, "DataLakeBucket", data_lake_bucket_name(settings, Aws.ACCOUNT_ID, Aws.REGION)
+        )
 
         self.artifacts_bucket = ArtifactsBucket(
-            self, "Artifacts", access_logs_bucket=access_logs_bucket, log_retention_days=settings.log_retention_days,
+            self,
+            "Artifacts",
+            access_logs_bucket=access_logs_bucket,
+            log_retention_days=settings.log_retention_days,
         ).bucket
         self.roles = EmrRoles(
-            self, "Roles",
+            self,
+            "Roles",
             settings=settings,
             artifacts_bucket=self.artifacts_bucket,
             data_lake_bucket=data_lake_bucket,
@@ -62,7 +67,8 @@ class EmrStack(Stack):
             glue_databases=list(glue_databases.values()),
         )
         self.security = EmrSecurity(
-            self, "Security",
+            self,
+            "Security",
             settings=settings,
             vpc=vpc,
             data_lake_key=data_lake_key,
@@ -71,7 +77,8 @@ class EmrStack(Stack):
             instance_role=self.roles.instance_role,
         )
         self.grants = LakeFormationGrants(
-            self, "LakeFormationGrants",
+            self,
+            "LakeFormationGrants",
             role=self.roles.job_role,
             databases=glue_databases,
             data_lake_bucket_arn=data_lake_bucket.bucket_arn,
@@ -79,7 +86,8 @@ class EmrStack(Stack):
 
         # The Marquez API URL comes from the lineage stack's SSM parameter, resolved at deploy.
         marquez_api_url = ssm.StringParameter.value_for_string_parameter(
-            self, parameters.marquez_api_url(settings.name))
+            self, parameters.marquez_api_url(settings.name)
+        )
         listener = spark_conf.ListenerConfig(
             api_url=marquez_api_url,
             namespace=settings.openlineage.namespace,
@@ -99,22 +107,30 @@ class EmrStack(Stack):
             additional_security_groups=(lineage_clients_security_group.security_group_id,),
             bootstrap_name=BOOTSTRAP_ACTION_NAME,
             bootstrap_path=bootstrap_script_uri(self.artifacts_bucket.bucket_name),
-            bootstrap_args=tuple(bootstrap_arguments(
-                settings, self.artifacts_bucket.bucket_name, emr_release=settings.emr.release_label, region=Aws.REGION)),
+            bootstrap_args=tuple(
+                bootstrap_arguments(
+                    settings,
+                    self.artifacts_bucket.bucket_name,
+                    emr_release=settings.emr.release_label,
+                    region=Aws.REGION,
+                )
+            ),
             # Glue catalog id explicit: no STS call from private subnets (OpenLineage #4163).
             configurations=tuple(spark_conf.emr_configurations(listener, glue_catalog_id=Aws.ACCOUNT_ID)),
         )
 
         self.launch_spec = job_flow_request(settings, resources, long_running=False)
         ssm.StringParameter(
-            self, "LaunchSpecParameter",
+            self,
+            "LaunchSpecParameter",
             parameter_name=parameters.emr_launch_spec(settings.name),
             string_value=self.to_json_string(self.launch_spec),
             tier=ssm.ParameterTier.INTELLIGENT_TIERING,
             description="RunJobFlow request (minus Steps) for emr-lineage ephemeral clusters",
         )
         ssm.StringParameter(
-            self, "ArtifactsBucketParameter",
+            self,
+            "ArtifactsBucketParameter",
             parameter_name=parameters.artifacts_bucket(settings.name),
             string_value=self.artifacts_bucket.bucket_name,
             description="emr-lineage artifacts bucket (bootstrap, jobs, listener jar, EMR logs)",
@@ -125,10 +141,13 @@ class EmrStack(Stack):
             request = job_flow_request(settings, resources, long_running=True)
             self.long_running_cluster = emr.CfnCluster(self, "LongRunningCluster", **cfn_cluster_properties(request))
             for rule, what in (("EMR4", "local disk encryption"), ("EMR5", "in-transit encryption")):
-                acknowledge(self.long_running_cluster, f"AwsSolutions-{rule}",
-                            f"False positive: the security configuration enables {what} under "
-                            "EncryptionConfiguration, as EMR documents it; the rule reads a flat shape EMR "
-                            "does not use (FACTS.md). tests/stacks/test_emr.py checks the real document.")
+                acknowledge(
+                    self.long_running_cluster,
+                    f"AwsSolutions-{rule}",
+                    f"False positive: the security configuration enables {what} under "
+                    "EncryptionConfiguration, as EMR documents it; the rule reads a flat shape EMR "
+                    "does not use (FACTS.md). tests/stacks/test_emr.py checks the real document.",
+                )
             CfnOutput(self, "LongRunningClusterId", value=self.long_running_cluster.ref)
 
         CfnOutput(self, "ArtifactsBucketName", value=self.artifacts_bucket.bucket_name)

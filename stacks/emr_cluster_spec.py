@@ -78,10 +78,12 @@ def job_flow_request(settings: EnvironmentSettings, resources: ClusterResources,
             "KeepJobFlowAliveWhenNoSteps": long_running,
             "TerminationProtected": False,
         },
-        "BootstrapActions": [{
-            "Name": resources.bootstrap_name,
-            "ScriptBootstrapAction": {"Path": resources.bootstrap_path, "Args": list(resources.bootstrap_args)},
-        }],
+        "BootstrapActions": [
+            {
+                "Name": resources.bootstrap_name,
+                "ScriptBootstrapAction": {"Path": resources.bootstrap_path, "Args": list(resources.bootstrap_args)},
+            }
+        ],
         "Configurations": [dict(c) for c in resources.configurations],
         "Tags": [{"Key": k, "Value": v} for k, v in sorted(tags.items())],
         "VisibleToAllUsers": True,
@@ -148,8 +150,13 @@ def cfn_cluster_properties(request: dict) -> dict:
             "terminationProtected": instances["TerminationProtected"],
         },
         "bootstrap_actions": [
-            {"name": b["Name"], "scriptBootstrapAction": {"path": b["ScriptBootstrapAction"]["Path"],
-                                                             "args": b["ScriptBootstrapAction"]["Args"]}}
+            {
+                "name": b["Name"],
+                "scriptBootstrapAction": {
+                    "path": b["ScriptBootstrapAction"]["Path"],
+                    "args": b["ScriptBootstrapAction"]["Args"],
+                },
+            }
             for b in request["BootstrapActions"]
         ],
         "configurations": [

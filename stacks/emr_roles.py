@@ -22,10 +22,25 @@ from stacks.nag import acknowledge, wildcard_resource_finding
 KMS_DATA_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
 EMR_SERVICE_POLICY = "service-role/AmazonEMRServicePolicy_v2"
 # Glue catalog calls Spark's Hive client makes for reads and CTAS/overwrite writes.
-GLUE_READ_ACTIONS = ["glue:GetDatabase", "glue:GetDatabases", "glue:GetTable", "glue:GetTables",
-                     "glue:GetPartition", "glue:GetPartitions", "glue:BatchGetPartition"]
-GLUE_WRITE_ACTIONS = ["glue:CreateTable", "glue:UpdateTable", "glue:DeleteTable", "glue:BatchCreatePartition",
-                      "glue:CreatePartition", "glue:UpdatePartition", "glue:BatchDeletePartition", "glue:DeletePartition"]
+GLUE_READ_ACTIONS = [
+    "glue:GetDatabase",
+    "glue:GetDatabases",
+    "glue:GetTable",
+    "glue:GetTables",
+    "glue:GetPartition",
+    "glue:GetPartitions",
+    "glue:BatchGetPartition",
+]
+GLUE_WRITE_ACTIONS = [
+    "glue:CreateTable",
+    "glue:UpdateTable",
+    "glue:DeleteTable",
+    "glue:BatchCreatePartition",
+    "glue:CreatePartition",
+    "glue:UpdatePartition",
+    "glue:BatchDeletePartition",
+    "glue:DeletePartition",
+]
 
 
 class EmrRoles(Construct):
@@ -47,103 +62,163 @@ class EmrRoles(Construct):
         prefix = settings.resource_prefix
 
         self.instance_role = iam.Role(
-            self, "InstanceRole",
+            self,
+            "InstanceRole",
             assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
-            description=f"{prefix}: EMR node instance profile (artifacts, logs" +
-                        (")" if settings.emr.lake_formation_runtime_role else ", data lake)"),
+            description=f"{prefix}: EMR node instance profile (artifacts, logs"
+            + (")" if settings.emr.lake_formation_runtime_role else ", data lake)"),
         )
         self.instance_profile = iam.CfnInstanceProfile(
-            self, "InstanceProfile", roles=[self.instance_role.role_name],
+            self,
+            "InstanceProfile",
+            roles=[self.instance_role.role_name],
         )
         # Nodes read what the bootstrap and steps need, and write EMR's logs; nothing else.
-        self.instance_role.add_to_policy(iam.PolicyStatement(
-            sid="ReadArtifacts",
-            actions=["s3:GetObject"],
-            resources=[artifacts_bucket.arn_for_objects(f"{p}*")
-                       for p in (BOOTSTRAP_PREFIX, JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX)],
-        ))
-        self.instance_role.add_to_policy(iam.PolicyStatement(
-            sid="WriteLogs", actions=["s3:PutObject"], resources=[artifacts_bucket.arn_for_objects(f"{LOGS_PREFIX}*")],
-        ))
-        self.instance_role.add_to_policy(iam.PolicyStatement(
-            sid="ListArtifacts", actions=["s3:ListBucket"], resources=[artifacts_bucket.bucket_arn],
-        ))
+        self.instance_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ReadArtifacts",
+                actions=["s3:GetObject"],
+                resources=[
+                    artifacts_bucket.arn_for_objects(f"{p}*")
+                    for p in (BOOTSTRAP_PREFIX, JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX)
+                ],
+            )
+        )
+        self.instance_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="WriteLogs",
+                actions=["s3:PutObject"],
+                resources=[artifacts_bucket.arn_for_objects(f"{LOGS_PREFIX}*")],
+            )
+        )
+        self.instance_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ListArtifacts",
+                actions=["s3:ListBucket"],
+                resources=[artifacts_bucket.bucket_arn],
+            )
+        )
         for p in (BOOTSTRAP_PREFIX, JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX, LOGS_PREFIX):
-            acknowledge(self.instance_role, wildcard_resource_finding(self, artifacts_bucket.arn_for_objects(f"{p}*")),
-                        f"Objects under {p} of the artifacts bucket are named at run time (scripts, jobs, "
-                        "jar versions, log files); access is scoped to that prefix.")
+            acknowledge(
+                self.instance_role,
+                wildcard_resource_finding(self, artifacts_bucket.arn_for_objects(f"{p}*")),
+                f"Objects under {p} of the artifacts bucket are named at run time (scripts, jobs, "
+                "jar versions, log files); access is scoped to that prefix.",
+            )
 
         self.service_role = iam.Role(
-            self, "ServiceRole",
+            self,
+            "ServiceRole",
             assumed_by=iam.ServicePrincipal("elasticmapreduce.amazonaws.com"),
             managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(EMR_SERVICE_POLICY)],
             description=f"{prefix}: EMR service role (v2 managed policy, tag-scoped)",
         )
         # The v2 policy only passes the default role names (FACTS.md); ours needs its own PassRole.
-        self.service_role.add_to_policy(iam.PolicyStatement(
-            sid="PassInstanceRole",
-            actions=["iam:PassRole"],
-            resources=[self.instance_role.role_arn],
-            conditions={"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
-        ))
-        acknowledge(self.service_role, f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{EMR_SERVICE_POLICY}]",
-                    "AmazonEMRServicePolicy_v2 is the policy EMR documents for its service role; it only acts "
-                    "on resources tagged for-use-with-amazon-emr-managed-policies=true.")
+        self.service_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="PassInstanceRole",
+                actions=["iam:PassRole"],
+                resources=[self.instance_role.role_arn],
+                conditions={"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
+            )
+        )
+        acknowledge(
+            self.service_role,
+            f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{EMR_SERVICE_POLICY}]",
+            "AmazonEMRServicePolicy_v2 is the policy EMR documents for its service role; it only acts "
+            "on resources tagged for-use-with-amazon-emr-managed-policies=true.",
+        )
 
         self.runtime_role: iam.Role | None = None
         if settings.emr.lake_formation_runtime_role:
             self.runtime_role = iam.Role(
-                self, "RuntimeRole",
+                self,
+                "RuntimeRole",
                 assumed_by=iam.ArnPrincipal(self.instance_role.role_arn),
                 description=f"{prefix}: EMR runtime role for Spark steps (Lake Formation)",
             )
             # EMR assumes runtime roles with session tags (LakeFormationConfiguration).
-            self.runtime_role.assume_role_policy.add_statements(iam.PolicyStatement(
-                actions=["sts:TagSession"], principals=[iam.ArnPrincipal(self.instance_role.role_arn)],
-            ))
-            self.instance_role.add_to_policy(iam.PolicyStatement(
-                sid="AssumeRuntimeRole", actions=["sts:AssumeRole", "sts:TagSession"],
-                resources=[self.runtime_role.role_arn],
-            ))
+            self.runtime_role.assume_role_policy.add_statements(
+                iam.PolicyStatement(
+                    actions=["sts:TagSession"],
+                    principals=[iam.ArnPrincipal(self.instance_role.role_arn)],
+                )
+            )
+            self.instance_role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="AssumeRuntimeRole",
+                    actions=["sts:AssumeRole", "sts:TagSession"],
+                    resources=[self.runtime_role.role_arn],
+                )
+            )
         self.job_role: iam.Role = self.runtime_role or self.instance_role
         self._grant_data_lake(settings, data_lake_bucket, data_lake_key, glue_databases)
 
-    def _grant_data_lake(self, settings: EnvironmentSettings, bucket: s3.IBucket, key: kms.IKey,
-                         databases: list[str]) -> None:
+    def _grant_data_lake(
+        self, settings: EnvironmentSettings, bucket: s3.IBucket, key: kms.IKey, databases: list[str]
+    ) -> None:
         role = self.job_role
         writable = [z for z in ZONES if z not in READ_ONLY_ZONES]
-        role.add_to_policy(iam.PolicyStatement(
-            sid="ListDataLake", actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
-        ))
-        role.add_to_policy(iam.PolicyStatement(
-            sid="ReadZones", actions=["s3:GetObject"],
-            resources=[bucket.arn_for_objects(f"{zone_prefix(z)}*") for z in ZONES],
-        ))
-        role.add_to_policy(iam.PolicyStatement(
-            sid="WriteZones", actions=["s3:PutObject", "s3:DeleteObject"],
-            resources=[bucket.arn_for_objects(f"{zone_prefix(z)}*") for z in writable],
-        ))
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ListDataLake",
+                actions=["s3:ListBucket"],
+                resources=[bucket.bucket_arn],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ReadZones",
+                actions=["s3:GetObject"],
+                resources=[bucket.arn_for_objects(f"{zone_prefix(z)}*") for z in ZONES],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="WriteZones",
+                actions=["s3:PutObject", "s3:DeleteObject"],
+                resources=[bucket.arn_for_objects(f"{zone_prefix(z)}*") for z in writable],
+            )
+        )
         for zone in ZONES:
-            acknowledge(role, wildcard_resource_finding(self, bucket.arn_for_objects(f"{zone_prefix(zone)}*")),
-                        f"Spark reads and writes files of any name under the {zone} zone prefix; access "
-                        "is scoped to the zone.")
+            acknowledge(
+                role,
+                wildcard_resource_finding(self, bucket.arn_for_objects(f"{zone_prefix(zone)}*")),
+                f"Spark reads and writes files of any name under the {zone} zone prefix; access is scoped to the zone.",
+            )
         key.grant(role, *KMS_DATA_ACTIONS)
 
         catalog = f"arn:{Aws.PARTITION}:glue:{Aws.REGION}:{Aws.ACCOUNT_ID}"
         # Spark's Hive client always looks up the `default` database at start.
         database_arns = [f"{catalog}:database/{name}" for name in [*databases, "default"]]
         table_arns = [f"{catalog}:table/{name}/*" for name in databases]
-        role.add_to_policy(iam.PolicyStatement(
-            sid="GlueCatalogRead", actions=GLUE_READ_ACTIONS, resources=[f"{catalog}:catalog", *database_arns, *table_arns],
-        ))
-        role.add_to_policy(iam.PolicyStatement(
-            sid="GlueCatalogWrite", actions=GLUE_WRITE_ACTIONS, resources=[f"{catalog}:catalog", *database_arns, *table_arns],
-        ))
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="GlueCatalogRead",
+                actions=GLUE_READ_ACTIONS,
+                resources=[f"{catalog}:catalog", *database_arns, *table_arns],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="GlueCatalogWrite",
+                actions=GLUE_WRITE_ACTIONS,
+                resources=[f"{catalog}:catalog", *database_arns, *table_arns],
+            )
+        )
         for name in databases:
-            acknowledge(role, f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/{name}/*]",
-                        f"Jobs create and read tables of any name in the {name} database; access is scoped to it.")
+            acknowledge(
+                role,
+                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/{name}/*]",
+                f"Jobs create and read tables of any name in the {name} database; access is scoped to it.",
+            )
         # Lake Formation's credential vending has no resource-level permissions.
-        role.add_to_policy(iam.PolicyStatement(sid="LakeFormationDataAccess", actions=["lakeformation:GetDataAccess"], resources=["*"]))
-        acknowledge(role, "AwsSolutions-IAM5[Resource::*]",
-                    "lakeformation:GetDataAccess supports no resource-level permissions; Lake Formation grants "
-                    "decide which data the role gets.")
+        role.add_to_policy(
+            iam.PolicyStatement(sid="LakeFormationDataAccess", actions=["lakeformation:GetDataAccess"], resources=["*"])
+        )
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
+            "lakeformation:GetDataAccess supports no resource-level permissions; Lake Formation grants "
+            "decide which data the role gets.",
+        )

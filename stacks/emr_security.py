@@ -27,8 +27,10 @@ from stacks.emr_roles import KMS_DATA_ACTIONS
 from stacks.network import EMR_MANAGED_TAG
 from stacks.settings_mapping import removal_policy
 
-def security_configuration_json(*, s3_key_arn: str, local_disk_key_arn: str, tls_certificates_uri: str | None,
-                                 lake_formation: bool) -> dict:
+
+def security_configuration_json(
+    *, s3_key_arn: str, local_disk_key_arn: str, tls_certificates_uri: str | None, lake_formation: bool
+) -> dict:
     """The security configuration document (tokens allowed in the ARNs)."""
     encryption: dict = {
         "EnableAtRestEncryption": True,
@@ -75,7 +77,8 @@ class EmrSecurity(Construct):
         prefix = settings.resource_prefix
 
         self.local_disk_key = kms.Key(
-            self, "LocalDiskKey",
+            self,
+            "LocalDiskKey",
             alias=f"alias/{prefix}/emr-local-disk",
             description=f"{prefix}: EMR local disk and EBS encryption",
             enable_key_rotation=True,
@@ -83,12 +86,20 @@ class EmrSecurity(Construct):
         )
         self.local_disk_key.grant(instance_role, *KMS_DATA_ACTIONS)
         # EBS encryption: EMR's service role creates grants for the volumes it attaches.
-        self.local_disk_key.grant(service_role, "kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant",
-                                  "kms:GenerateDataKeyWithoutPlaintext", "kms:DescribeKey")
+        self.local_disk_key.grant(
+            service_role,
+            "kms:CreateGrant",
+            "kms:ListGrants",
+            "kms:RevokeGrant",
+            "kms:GenerateDataKeyWithoutPlaintext",
+            "kms:DescribeKey",
+        )
         # EMRFS on the nodes writes SSE-KMS objects with the data lake key.
         data_lake_key.grant(instance_role, *KMS_DATA_ACTIONS)
 
-        tls_uri = artifacts_bucket.s3_url_for_object(TLS_CERTIFICATES_KEY) if settings.emr.in_transit_encryption else None
+        tls_uri = (
+            artifacts_bucket.s3_url_for_object(TLS_CERTIFICATES_KEY) if settings.emr.in_transit_encryption else None
+        )
         document = security_configuration_json(
             s3_key_arn=data_lake_key.key_arn,
             local_disk_key_arn=self.local_disk_key.key_arn,
@@ -96,7 +107,8 @@ class EmrSecurity(Construct):
             lake_formation=settings.emr.lake_formation_runtime_role,
         )
         self.security_configuration = emr.CfnSecurityConfiguration(
-            self, "SecurityConfiguration",
+            self,
+            "SecurityConfiguration",
             name=f"{prefix}-security",
             security_configuration=Stack.of(self).to_json_string(document),
         )
@@ -104,12 +116,14 @@ class EmrSecurity(Construct):
         # EMR adds the rules it needs to these managed groups itself; we add none, so nothing
         # else reaches the nodes. They carry the tag the v2 service policy requires.
         def group(name: str, description: str, allow_all_outbound: bool = True) -> ec2.SecurityGroup:
-            sg = ec2.SecurityGroup(self, name, vpc=vpc, description=f"{prefix} {description}",
-                                   allow_all_outbound=allow_all_outbound)
+            sg = ec2.SecurityGroup(
+                self, name, vpc=vpc, description=f"{prefix} {description}", allow_all_outbound=allow_all_outbound
+            )
             Tags.of(sg).add(*EMR_MANAGED_TAG)
             return sg
 
         self.primary_security_group = group("PrimarySecurityGroup", "EMR primary node (EMR-managed rules)")
         self.core_security_group = group("CoreSecurityGroup", "EMR core/task nodes (EMR-managed rules)")
         self.service_access_security_group = group(
-            "ServiceAccessSecurityGroup", "EMR service access in private subnets (EMR-managed rules)", False)
+            "ServiceAccessSecurityGroup", "EMR service access in private subnets (EMR-managed rules)", False
+        )

@@ -36,7 +36,8 @@ class LakeFormationGrants(Construct):
 
         def grant(name: str, resource: lf.CfnPrincipalPermissions.ResourceProperty, permissions: list[str]) -> None:
             self.grants[name] = lf.CfnPrincipalPermissions(
-                self, name,
+                self,
+                name,
                 catalog=Aws.ACCOUNT_ID,
                 principal=principal,
                 resource=resource,
@@ -44,18 +45,32 @@ class LakeFormationGrants(Construct):
                 permissions_with_grant_option=[],
             )
 
-        grant("DataLocation", lf.CfnPrincipalPermissions.ResourceProperty(
-            data_location=lf.CfnPrincipalPermissions.DataLocationResourceProperty(
-                catalog_id=Aws.ACCOUNT_ID, resource_arn=data_lake_bucket_arn),
-        ), ["DATA_LOCATION_ACCESS"])
+        grant(
+            "DataLocation",
+            lf.CfnPrincipalPermissions.ResourceProperty(
+                data_location=lf.CfnPrincipalPermissions.DataLocationResourceProperty(
+                    catalog_id=Aws.ACCOUNT_ID, resource_arn=data_lake_bucket_arn
+                ),
+            ),
+            ["DATA_LOCATION_ACCESS"],
+        )
         for zone, (database_permissions, table_permissions) in ZONE_PERMISSIONS.items():
             name = databases[zone]
-            grant(f"Database-{zone}", lf.CfnPrincipalPermissions.ResourceProperty(
-                database=lf.CfnPrincipalPermissions.DatabaseResourceProperty(catalog_id=Aws.ACCOUNT_ID, name=name),
-            ), database_permissions)
-            grant(f"Tables-{zone}", lf.CfnPrincipalPermissions.ResourceProperty(
-                table=lf.CfnPrincipalPermissions.TableResourceProperty(
-                    catalog_id=Aws.ACCOUNT_ID, database_name=name,
-                    table_wildcard={},
+            grant(
+                f"Database-{zone}",
+                lf.CfnPrincipalPermissions.ResourceProperty(
+                    database=lf.CfnPrincipalPermissions.DatabaseResourceProperty(catalog_id=Aws.ACCOUNT_ID, name=name),
                 ),
-            ), table_permissions)
+                database_permissions,
+            )
+            grant(
+                f"Tables-{zone}",
+                lf.CfnPrincipalPermissions.ResourceProperty(
+                    table=lf.CfnPrincipalPermissions.TableResourceProperty(
+                        catalog_id=Aws.ACCOUNT_ID,
+                        database_name=name,
+                        table_wildcard={},
+                    ),
+                ),
+                table_permissions,
+            )

@@ -37,7 +37,10 @@ class LineageLoadBalancer(Construct):
         super().__init__(scope, construct_id)
 
         self.security_group = ec2.SecurityGroup(
-            self, "SecurityGroup", vpc=vpc, allow_all_outbound=False,
+            self,
+            "SecurityGroup",
+            vpc=vpc,
+            allow_all_outbound=False,
             description=f"{settings.resource_prefix} Marquez load balancer",
         )
         for cidr in settings.marquez.web_allowed_cidrs:
@@ -45,7 +48,10 @@ class LineageLoadBalancer(Construct):
                 ec2.Peer.ipv4(cidr), ec2.Port.tcp(LISTENER_PORT), f"Marquez UI/API from {cidr}"
             )
         self.clients_security_group = ec2.SecurityGroup(
-            self, "ClientsSecurityGroup", vpc=vpc, allow_all_outbound=False,
+            self,
+            "ClientsSecurityGroup",
+            vpc=vpc,
+            allow_all_outbound=False,
             description=f"{settings.resource_prefix} lineage clients: members may reach the Marquez API",
         )
         self.security_group.connections.allow_from(
@@ -53,7 +59,8 @@ class LineageLoadBalancer(Construct):
         )
 
         self.load_balancer = elbv2.ApplicationLoadBalancer(
-            self, "LoadBalancer",
+            self,
+            "LoadBalancer",
             vpc=vpc,
             internet_facing=False,
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),

@@ -28,7 +28,8 @@ class LineageServiceStack(Stack):
 
         self.database = MarquezDatabase(self, "Database", vpc=vpc, settings=settings)
         self.marquez = MarquezService(
-            self, "Marquez",
+            self,
+            "Marquez",
             vpc=vpc,
             settings=settings,
             database_secret=self.database.secret,
@@ -40,7 +41,8 @@ class LineageServiceStack(Stack):
 
         self.access_logs = AlbAccessLogsBucket(self, "AccessLogs", retention_days=settings.log_retention_days)
         self.load_balancer = LineageLoadBalancer(
-            self, "LoadBalancer",
+            self,
+            "LoadBalancer",
             vpc=vpc,
             settings=settings,
             service=self.marquez.service,
@@ -51,13 +53,15 @@ class LineageServiceStack(Stack):
         self.web_url = self.load_balancer.web_url
 
         ssm.StringParameter(
-            self, "ApiUrlParameter",
+            self,
+            "ApiUrlParameter",
             parameter_name=parameters.marquez_api_url(settings.name),
             string_value=self.api_url,
             description="Marquez API base URL for OpenLineage HTTP transports",
         )
         ssm.StringParameter(
-            self, "WebUrlParameter",
+            self,
+            "WebUrlParameter",
             parameter_name=parameters.marquez_web_url(settings.name),
             string_value=self.web_url,
             description="Marquez web UI URL",
@@ -65,7 +69,8 @@ class LineageServiceStack(Stack):
         CfnOutput(self, "MarquezApiUrl", value=self.api_url, description="OpenLineage transport URL")
         CfnOutput(self, "MarquezWebUrl", value=self.web_url, description="Marquez web UI")
         CfnOutput(
-            self, "LineageClientsSecurityGroupId",
+            self,
+            "LineageClientsSecurityGroupId",
             value=self.clients_security_group.security_group_id,
             description="Security group that lineage clients join to reach the Marquez API",
         )

@@ -8,9 +8,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from constructs import Construct
 
-from stacks.nag import acknowledge
-
 from emr_lineage.config import EnvironmentSettings
+from stacks.nag import acknowledge
 from stacks.settings_mapping import log_retention, removal_policy
 
 DATABASE_NAME = "marquez"
@@ -30,16 +29,19 @@ class MarquezDatabase(Construct):
         super().__init__(scope, construct_id)
         db = settings.database
         major = db.postgres_version.split(".")[0]
-        engine = rds.DatabaseInstanceEngine.postgres(
-            version=rds.PostgresEngineVersion.of(db.postgres_version, major)
-        )
+        engine = rds.DatabaseInstanceEngine.postgres(version=rds.PostgresEngineVersion.of(db.postgres_version, major))
 
         self.security_group = ec2.SecurityGroup(
-            self, "SecurityGroup", vpc=vpc, allow_all_outbound=False,
+            self,
+            "SecurityGroup",
+            vpc=vpc,
+            allow_all_outbound=False,
             description=f"{settings.resource_prefix} Marquez database: ingress only from the Marquez tasks",
         )
         parameters = rds.ParameterGroup(
-            self, "Parameters", engine=engine,
+            self,
+            "Parameters",
+            engine=engine,
             description=f"{settings.resource_prefix} Marquez database: TLS required",
             parameters={"rds.force_ssl": "1"},
         )
@@ -48,7 +50,8 @@ class MarquezDatabase(Construct):
         # (cloudwatch_logs_retention would add a Lambda-backed custom resource instead).
         log_groups = [
             logs.LogGroup(
-                self, f"Logs-{export}",
+                self,
+                f"Logs-{export}",
                 log_group_name=f"/aws/rds/instance/{instance_identifier}/{export}",
                 retention=log_retention(settings.log_retention_days),
                 removal_policy=removal_policy(settings),
@@ -88,18 +91,30 @@ class MarquezDatabase(Construct):
         assert self.instance.secret is not None  # generated above
         self.secret = self.instance.secret
 
-        acknowledge(self.instance, "AwsSolutions-RDS11", "Port 5432 is kept for Marquez's defaults; the instance is in isolated subnets and "
+        acknowledge(
+            self.instance,
+            "AwsSolutions-RDS11",
+            "Port 5432 is kept for Marquez's defaults; the instance is in isolated subnets and "
             "its security group admits only the Marquez tasks, so a non-default port adds no protection.",
         )
         if not db.multi_az:
-            acknowledge(self.instance, "AwsSolutions-RDS3", f"{settings.name} runs single-AZ by configuration (database.multi_az=false) to save "
+            acknowledge(
+                self.instance,
+                "AwsSolutions-RDS3",
+                f"{settings.name} runs single-AZ by configuration (database.multi_az=false) to save "
                 "cost; prod sets multi_az=true.",
             )
         if not db.deletion_protection:
-            acknowledge(self.instance, "AwsSolutions-RDS10", f"{settings.name} disables deletion protection by configuration so the environment "
+            acknowledge(
+                self.instance,
+                "AwsSolutions-RDS10",
+                f"{settings.name} disables deletion protection by configuration so the environment "
                 "can be torn down; prod sets deletion_protection=true.",
             )
-        acknowledge(self.instance, "AwsSolutions-SMG4", "Marquez (Dropwizard) reads the database password once at start; automatic rotation "
+        acknowledge(
+            self.instance,
+            "AwsSolutions-SMG4",
+            "Marquez (Dropwizard) reads the database password once at start; automatic rotation "
             "would break running tasks. Rotate by updating the secret and forcing a new ECS deployment "
             "(README, 'Operations').",
         )

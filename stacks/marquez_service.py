@@ -23,9 +23,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from stacks.nag import acknowledge
-
 from emr_lineage.config import EnvironmentSettings
+from stacks.nag import acknowledge
 from stacks.settings_mapping import log_retention, removal_policy
 
 API_PORT = 5000
@@ -105,15 +104,20 @@ class MarquezService(Construct):
         version = settings.versions.marquez
 
         self.cluster = ecs.Cluster(
-            self, "Cluster", vpc=vpc, container_insights_v2=ecs.ContainerInsights.ENABLED,
+            self,
+            "Cluster",
+            vpc=vpc,
+            container_insights_v2=ecs.ContainerInsights.ENABLED,
         )
         log_group = logs.LogGroup(
-            self, "Logs",
+            self,
+            "Logs",
             retention=log_retention(settings.log_retention_days),
             removal_policy=removal_policy(settings),
         )
         task = ecs.FargateTaskDefinition(
-            self, "Task",
+            self,
+            "Task",
             cpu=marquez.task_cpu,
             memory_limit_mib=marquez.task_memory_mib,
             runtime_platform=ecs.RuntimePlatform(
@@ -163,11 +167,15 @@ class MarquezService(Construct):
         )
 
         self.security_group = ec2.SecurityGroup(
-            self, "SecurityGroup", vpc=vpc, allow_all_outbound=True,
+            self,
+            "SecurityGroup",
+            vpc=vpc,
+            allow_all_outbound=True,
             description=f"{settings.resource_prefix} Marquez tasks: ingress only from the load balancer",
         )
         self.service = ecs.FargateService(
-            self, "Service",
+            self,
+            "Service",
             cluster=self.cluster,
             task_definition=task,
             desired_count=marquez.desired_count,
@@ -182,6 +190,9 @@ class MarquezService(Construct):
         )
         self.connections = self.service.connections
 
-        acknowledge(task, "AwsSolutions-ECS2", "Only non-secret settings (ports, host names, the Marquez config template) are plain "
+        acknowledge(
+            task,
+            "AwsSolutions-ECS2",
+            "Only non-secret settings (ports, host names, the Marquez config template) are plain "
             "environment variables; the database credentials come from Secrets Manager.",
         )

@@ -21,13 +21,12 @@ def acknowledge(construct: IConstruct, rule_id: str, reason: str) -> None:
     Validations.of(construct).acknowledge(Acknowledgment(id=rule_id, reason=reason))
 
 
-
 def _nag_text(value) -> str:
     """Render a resolved CloudFormation value the way cdk-nag names it in finding ids."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and len(value) == 1:
-        (fn, arg), = value.items()
+        ((fn, arg),) = value.items()
         if fn == "Ref":
             return f"<{arg}>"
         if fn == "Fn::GetAtt":

@@ -72,7 +72,10 @@ class NetworkStack(Stack):
             # One group for all endpoints: HTTPS from the VPC's CIDR, written as a literal (not
             # Fn::GetAtt) so reviewers and cdk-nag can read it.
             self.endpoint_security_group = ec2.SecurityGroup(
-                self, "EndpointSecurityGroup", vpc=self.vpc, allow_all_outbound=False,
+                self,
+                "EndpointSecurityGroup",
+                vpc=self.vpc,
+                allow_all_outbound=False,
                 description=f"{settings.resource_prefix} interface endpoints: HTTPS from inside the VPC",
             )
             self.endpoint_security_group.add_ingress_rule(

@@ -19,7 +19,8 @@ class ServerAccessLogsBucket(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, retention_days: int) -> None:
         super().__init__(scope, construct_id)
         self.bucket = s3.Bucket(
-            self, "Bucket",
+            self,
+            "Bucket",
             encryption=s3.BucketEncryption.S3_MANAGED,
             enforce_ssl=True,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
@@ -27,5 +28,8 @@ class ServerAccessLogsBucket(Construct):
             lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(retention_days))],
             removal_policy=RemovalPolicy.RETAIN,
         )
-        acknowledge(self.bucket, "AwsSolutions-S1",
-                    "This bucket is the server-access-log destination itself; logging it into itself would loop.")
+        acknowledge(
+            self.bucket,
+            "AwsSolutions-S1",
+            "This bucket is the server-access-log destination itself; logging it into itself would loop.",
+        )

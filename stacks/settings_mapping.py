@@ -14,7 +14,9 @@ _REMOVAL = {
 }
 
 # jsii enums carry names, not day counts; CDK lists them in CloudWatch's order.
-_RETENTION = dict(zip(LOG_RETENTION_DAYS, [d for d in logs.RetentionDays if d is not logs.RetentionDays.INFINITE], strict=True))
+_RETENTION = dict(
+    zip(LOG_RETENTION_DAYS, [d for d in logs.RetentionDays if d is not logs.RetentionDays.INFINITE], strict=True)
+)
 
 
 def removal_policy(settings: EnvironmentSettings, *, snapshot_capable: bool = False) -> RemovalPolicy:

@@ -5,6 +5,6 @@ runs an unmodified job file with the capture installed on the session it creates
 """
 
 from emr_lineage.capture.listener import LineageCapture
-from emr_lineage.capture.session import active_captures, install, uninstall_hooks, install_hooks
+from emr_lineage.capture.session import active_captures, install, install_hooks, uninstall_hooks
 
 __all__ = ["LineageCapture", "active_captures", "install", "install_hooks", "uninstall_hooks"]

@@ -10,7 +10,7 @@ by :func:`emr_lineage.naming.dataset_identity`, ``schema``/``symlinks``/``column
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from openlineage.client import event_v2 as ol
 from openlineage.client.facet_v2 import (
@@ -42,11 +42,11 @@ class RunRef:
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 def iso(epoch_seconds: float) -> str:
-    return datetime.fromtimestamp(epoch_seconds, timezone.utc).isoformat()
+    return datetime.fromtimestamp(epoch_seconds, UTC).isoformat()
 
 
 def job_type(processing: str, kind: str) -> dict:

@@ -83,8 +83,11 @@ class LineageCapture:
 
     def start(self) -> LineageCapture:
         _warm_up(self._jspark)
-        self._emit(facets.application_event("START", self.app, spark_version=self.spark_version,
-                                            orchestrator=self.orchestrator))
+        self._emit(
+            facets.application_event(
+                "START", self.app, spark_version=self.spark_version, orchestrator=self.orchestrator
+            )
+        )
         ensure_callback_server_started(self.spark.sparkContext._gateway)
         self._query_listener = _QueryExecutionListener(self)
         self._jspark.listenerManager().register(self._query_listener)
@@ -111,9 +114,15 @@ class LineageCapture:
         except Exception as exc:  # noqa: BLE001
             self._record_error(f"could not unregister listeners: {exc}")
         state = "FAIL" if error is not None else "COMPLETE"
-        self._emit(facets.application_event(state, self.app, spark_version=self.spark_version,
-                                            streaming=bool(self.counts.get("streams")),
-                                            orchestrator=self.orchestrator))
+        self._emit(
+            facets.application_event(
+                state,
+                self.app,
+                spark_version=self.spark_version,
+                streaming=bool(self.counts.get("streams")),
+                orchestrator=self.orchestrator,
+            )
+        )
         self.client.close(timeout=30)
         self.finish_seconds = time.perf_counter() - began
 
@@ -127,11 +136,22 @@ class LineageCapture:
         begin = end - (duration_ns or 0) / 1e9
         run_id = str(generate_new_uuid())
         job = facets.action_job_name(self.app.job_name, lineage)
-        self._emit(facets.action_event("START", run_id, job, self.app, lineage,
-                                       event_time=facets.iso(begin), root=self.root))
+        self._emit(
+            facets.action_event("START", run_id, job, self.app, lineage, event_time=facets.iso(begin), root=self.root)
+        )
         error = str(failure.getMessage()) if failure is not None else None
-        self._emit(facets.action_event("FAIL" if failure is not None else "COMPLETE", run_id, job, self.app,
-                                       lineage, event_time=facets.iso(end), root=self.root, error=error))
+        self._emit(
+            facets.action_event(
+                "FAIL" if failure is not None else "COMPLETE",
+                run_id,
+                job,
+                self.app,
+                lineage,
+                event_time=facets.iso(end),
+                root=self.root,
+                error=error,
+            )
+        )
 
     def on_stream_started(self, event) -> None:
         jquery = self._jspark.streams().get(str(event.id))
@@ -182,8 +202,17 @@ class LineageCapture:
 
     def _stream_event(self, state, stream, lineage, at, error=None):
         job = facets.action_job_name(self.app.job_name, lineage)
-        return facets.action_event(state, stream.run_id, job, self.app, lineage, event_time=facets.iso(at),
-                                   root=self.root, processing="STREAMING", error=error)
+        return facets.action_event(
+            state,
+            stream.run_id,
+            job,
+            self.app,
+            lineage,
+            event_time=facets.iso(at),
+            root=self.root,
+            processing="STREAMING",
+            error=error,
+        )
 
     def _emit(self, event) -> None:
         try:

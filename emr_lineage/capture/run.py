@@ -82,7 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     for capture in captures:
-        print(f"{capture.app.job_name}: {capture.counts['events']} lineage events, {capture.counts['errors']} capture errors")
+        print(
+            f"{capture.app.job_name}: {capture.counts['events']} lineage events, {capture.counts['errors']} capture errors"
+        )
     return 0
 
 

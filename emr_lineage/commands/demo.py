@@ -20,8 +20,13 @@ from emr_lineage.demo import DEFAULT_ROWS, PIPELINE, DemoError, DemoResult, JobR
 
 def _summary(result: DemoResult) -> Table:
     table = Table(title=f"emr-lineage demo: {result.rows} orders, lineage in {result.events_path}")
-    for column, justify in (("step", "left"), ("seconds", "right"), ("events", "right"),
-                            ("inputs", "left"), ("outputs", "left")):
+    for column, justify in (
+        ("step", "left"),
+        ("seconds", "right"),
+        ("events", "right"),
+        ("inputs", "left"),
+        ("outputs", "left"),
+    ):
         table.add_column(column, justify=justify)
     graph = result.graph
     table.add_row("generate data", f"{result.generate_seconds:.1f}", "", "", "")
@@ -38,8 +43,11 @@ def _summary(result: DemoResult) -> Table:
     n_datasets = len(graph.datasets()) if graph else 0
     n_edges = graph.digraph.number_of_edges() if graph else 0
     table.add_row(
-        "[bold]total[/bold]", f"[bold]{result.total_seconds:.1f}[/bold]", f"[bold]{result.events}[/bold]",
-        f"{n_jobs} jobs, {n_datasets} datasets", f"{n_edges} edges",
+        "[bold]total[/bold]",
+        f"[bold]{result.total_seconds:.1f}[/bold]",
+        f"[bold]{result.events}[/bold]",
+        f"{n_jobs} jobs, {n_datasets} datasets",
+        f"{n_edges} edges",
     )
     return table
 
@@ -51,15 +59,31 @@ def _short(graph, dataset_id: str) -> str:
 
 
 @click.command("demo")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output directory: lake/, events.jsonl, report.html, spark.log.")
-@click.option("--rows", type=click.IntRange(min=100), default=DEFAULT_ROWS, show_default=True,
-              help="Orders in the generated data.")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output directory: lake/, events.jsonl, report.html, spark.log.",
+)
+@click.option(
+    "--rows",
+    type=click.IntRange(min=100),
+    default=DEFAULT_ROWS,
+    show_default=True,
+    help="Orders in the generated data.",
+)
 def demo_command(out: Path, rows: int) -> None:
     """Run the sample pipeline on local Spark with lineage captured, validate it, write the report."""
     console = Console()
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                        TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=console)
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=console,
+    )
     steps = 2 + len(PIPELINE)
     with progress:
         task = progress.add_task("generating data", total=steps)

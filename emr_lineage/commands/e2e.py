@@ -29,21 +29,40 @@ _STYLES = {"matched": "green", "missing": "red", "unexpected": "yellow", "option
 @click.command("e2e")
 @click.option("--env", "env", default=None, help="Environment name from cdk.json (default: dev).")
 @click.option(
-    "--marquez", "marquez_url", metavar="URL",
+    "--marquez",
+    "marquez_url",
+    metavar="URL",
     help="Marquez API base URL instead of SSM's (e.g. http://localhost:5080 through an SSM port forward).",
 )
-@click.option("--keep-cluster", is_flag=True, help="Leave the cluster up after its steps (also after a failure) for debugging.")
-@click.option("--rows", type=click.IntRange(min=e2e.MIN_ROWS), default=e2e.DEFAULT_ROWS, show_default=True, help="Sample orders to generate.")
 @click.option(
-    "--poll-interval", type=click.FloatRange(min=0), default=launcher.DEFAULT_POLL_SECONDS, show_default=True,
+    "--keep-cluster", is_flag=True, help="Leave the cluster up after its steps (also after a failure) for debugging."
+)
+@click.option(
+    "--rows",
+    type=click.IntRange(min=e2e.MIN_ROWS),
+    default=e2e.DEFAULT_ROWS,
+    show_default=True,
+    help="Sample orders to generate.",
+)
+@click.option(
+    "--poll-interval",
+    type=click.FloatRange(min=0),
+    default=launcher.DEFAULT_POLL_SECONDS,
+    show_default=True,
     help="Seconds between EMR state polls.",
 )
 @click.option(
-    "--lineage-timeout", type=click.FloatRange(min=0), default=e2e.DEFAULT_LINEAGE_TIMEOUT, show_default=True,
+    "--lineage-timeout",
+    type=click.FloatRange(min=0),
+    default=e2e.DEFAULT_LINEAGE_TIMEOUT,
+    show_default=True,
     help="Seconds to wait, after the steps, for the lineage in Marquez to match the contract.",
 )
 @click.option(
-    "--lineage-interval", type=click.FloatRange(min=0), default=e2e.DEFAULT_LINEAGE_INTERVAL, show_default=True,
+    "--lineage-interval",
+    type=click.FloatRange(min=0),
+    default=e2e.DEFAULT_LINEAGE_INTERVAL,
+    show_default=True,
     help="Seconds between two reads of Marquez.",
 )
 @click.pass_context
@@ -69,8 +88,12 @@ def e2e_command(
     except ConfigError as exc:
         raise click.BadParameter(str(exc), param_hint="--env") from None
     options = e2e.E2EOptions(
-        rows=rows, keep_cluster=keep_cluster, marquez_url=marquez_url, emr_poll_interval=poll_interval,
-        lineage_timeout=lineage_timeout, lineage_interval=lineage_interval,
+        rows=rows,
+        keep_cluster=keep_cluster,
+        marquez_url=marquez_url,
+        emr_poll_interval=poll_interval,
+        lineage_timeout=lineage_timeout,
+        lineage_interval=lineage_interval,
     )
     seen: list[e2e.E2EResult] = []
     progress = _progress(console)
@@ -87,9 +110,13 @@ def e2e_command(
         _fail(exc.exit_code, str(exc))
     except KeyboardInterrupt:
         if not seen:
-            console.print("interrupted before the cluster was known; a cluster started by now terminates after its steps")
+            console.print(
+                "interrupted before the cluster was known; a cluster started by now terminates after its steps"
+            )
         else:
-            state = "kept (--keep-cluster)" if seen[0].kept else "terminating" if seen[0].terminated else "NOT terminated"
+            state = (
+                "kept (--keep-cluster)" if seen[0].kept else "terminating" if seen[0].terminated else "NOT terminated"
+            )
             console.print(f"interrupted; cluster {seen[0].cluster_id} {state}")
         ctx.exit(EXIT_INTERRUPTED)
 
@@ -101,7 +128,9 @@ def e2e_command(
     for url in result.graph_urls:
         click.echo(f"graph: {url}")
     if not result.graph_urls:
-        click.echo(f"graph: Marquez web URL unknown; job {demo.PIPELINE[0]} under parent {result.parent.parent_job_name}")
+        click.echo(
+            f"graph: Marquez web URL unknown; job {demo.PIPELINE[0]} under parent {result.parent.parent_job_name}"
+        )
     if result.exit_code:
         _fail(result.exit_code, result.message)
     click.echo(f"e2e passed on {result.cluster_id}: {result.message}")
@@ -110,8 +139,12 @@ def e2e_command(
 def _progress(console: Console) -> Progress:
     # A live line in a terminal; the state-change lines below are what a CI log shows.
     return Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-        console=console, transient=True, disable=not console.is_terminal,
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
     )
 
 
@@ -160,7 +193,9 @@ def _print_table(result: ContractResult) -> None:
     for row in result.matched + result.missing + result.unexpected + result.optional_missing:
         table.add_row(row.status, row.job, row.direction, row.dataset, row.hint, style=_STYLES.get(row.status))
     console.print(table)
-    verdict = "holds" if result.ok else f"fails: {len(result.missing)} missing, {len(result.unexpected)} unexpected edge(s)"
+    verdict = (
+        "holds" if result.ok else f"fails: {len(result.missing)} missing, {len(result.unexpected)} unexpected edge(s)"
+    )
     console.print(f"contract {verdict} ({len(result.matched)} edge(s) matched)", markup=False)
 
 

@@ -12,8 +12,9 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, NoReturn, Sequence
+from typing import NoReturn
 
 import click
 
@@ -104,32 +105,68 @@ class _OneLineUsageErrors(click.Command):
 
 
 events_option = click.option(
-    "--events", "events", multiple=True, metavar="PATH",
+    "--events",
+    "events",
+    multiple=True,
+    metavar="PATH",
     help="OpenLineage events: .jsonl/.json files or directories (repeatable).",
 )
-marquez_option = click.option("--marquez", "marquez_url", metavar="URL", help="Marquez API base URL, e.g. http://localhost:5000.")
-depth_option = click.option("--depth", type=click.IntRange(min=0), default=DEFAULT_DEPTH, show_default=True, help="Marquez lineage depth.")
-timeout_option = click.option("--timeout", type=click.FloatRange(min=0.1), default=DEFAULT_TIMEOUT, show_default=True, help="Marquez HTTP timeout, seconds.")
-skip_option = click.option("--skip-invalid", is_flag=True, help="Skip malformed events (reported with their count) instead of failing.")
-strict_option = click.option("--strict", is_flag=True, help="Require every field the OpenLineage schema requires (default: lenient, see docs/graph.md).")
+marquez_option = click.option(
+    "--marquez", "marquez_url", metavar="URL", help="Marquez API base URL, e.g. http://localhost:5000."
+)
+depth_option = click.option(
+    "--depth", type=click.IntRange(min=0), default=DEFAULT_DEPTH, show_default=True, help="Marquez lineage depth."
+)
+timeout_option = click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    help="Marquez HTTP timeout, seconds.",
+)
+skip_option = click.option(
+    "--skip-invalid", is_flag=True, help="Skip malformed events (reported with their count) instead of failing."
+)
+strict_option = click.option(
+    "--strict",
+    is_flag=True,
+    help="Require every field the OpenLineage schema requires (default: lenient, see docs/graph.md).",
+)
 
 
 @click.command("graph", cls=_OneLineUsageErrors)
 @events_option
 @marquez_option
-@click.option("--node", "node_id", metavar="ID", help="Marquez start node, e.g. job:<namespace>:<name> (with --marquez).")
+@click.option(
+    "--node", "node_id", metavar="ID", help="Marquez start node, e.g. job:<namespace>:<name> (with --marquez)."
+)
 @depth_option
 @click.option("--level", type=click.Choice(LEVELS), default="application", show_default=True)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
 @click.option("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
 @click.option("--title", default="Lineage report", show_default=True, help="Title of the HTML report.")
-@click.option("--column-lineage", "with_columns", is_flag=True, help="With --marquez: also read GET /api/v1/column-lineage for the node.")
+@click.option(
+    "--column-lineage",
+    "with_columns",
+    is_flag=True,
+    help="With --marquez: also read GET /api/v1/column-lineage for the node.",
+)
 @skip_option
 @strict_option
 @timeout_option
 def graph_command(
-    events: tuple[str, ...], marquez_url: str | None, node_id: str | None, depth: int, level: str, fmt: str,
-    output: str | None, title: str, with_columns: bool, skip_invalid: bool, strict: bool, timeout: float,
+    events: tuple[str, ...],
+    marquez_url: str | None,
+    node_id: str | None,
+    depth: int,
+    level: str,
+    fmt: str,
+    output: str | None,
+    title: str,
+    with_columns: bool,
+    skip_invalid: bool,
+    strict: bool,
+    timeout: float,
 ) -> None:
     """Print the lineage graph of OpenLineage events, or of Marquez around a node."""
 
@@ -180,22 +217,39 @@ def _print_result(result: ContractResult, fmt: str) -> None:
 
 
 @click.command("validate", cls=_OneLineUsageErrors)
-@click.option("--contract", "contract_path", required=True, metavar="FILE", help="Lineage contract (YAML, see docs/contracts.md).")
+@click.option(
+    "--contract", "contract_path", required=True, metavar="FILE", help="Lineage contract (YAML, see docs/contracts.md)."
+)
 @events_option
 @marquez_option
-@click.option("--var", "variables", multiple=True, metavar="NAME=VALUE", help="Contract placeholder value (repeatable).")
+@click.option(
+    "--var", "variables", multiple=True, metavar="NAME=VALUE", help="Contract placeholder value (repeatable)."
+)
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
-@click.option("--parent-job", "parent_job", metavar="NAME",
-              help="With --marquez: the jobs ran under this parent job (e.g. emr_lineage_launch), which Marquez "
-                   "prefixes to their names.")
+@click.option(
+    "--parent-job",
+    "parent_job",
+    metavar="NAME",
+    help="With --marquez: the jobs ran under this parent job (e.g. emr_lineage_launch), which Marquez "
+    "prefixes to their names.",
+)
 @click.option("--html", "html_path", metavar="FILE", help="Also write the HTML report with the contract result.")
 @depth_option
 @skip_option
 @strict_option
 @timeout_option
 def validate_command(
-    contract_path: str, events: tuple[str, ...], marquez_url: str | None, variables: tuple[str, ...], fmt: str,
-    parent_job: str | None, html_path: str | None, depth: int, skip_invalid: bool, strict: bool, timeout: float,
+    contract_path: str,
+    events: tuple[str, ...],
+    marquez_url: str | None,
+    variables: tuple[str, ...],
+    fmt: str,
+    parent_job: str | None,
+    html_path: str | None,
+    depth: int,
+    skip_invalid: bool,
+    strict: bool,
+    timeout: float,
 ) -> None:
     """Compare the lineage graph with an expected-graph contract (exit 0 match, 1 differences, 2 bad input)."""
 
@@ -224,4 +278,3 @@ def validate_command(
         return EXIT_OK if result.ok else EXIT_DIFFERENCES
 
     sys.exit(_guarded(body))
-

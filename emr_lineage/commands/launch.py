@@ -124,7 +124,9 @@ def _report_plan(console: Console, plan: launcher.LaunchPlan) -> None:
     if plan.parent_is_new:
         console.print(f"parent run id {p.parent_run_id} (new; job {p.parent_job_namespace}/{p.parent_job_name})")
     else:
-        console.print(f"parent run id {p.parent_run_id} from OPENLINEAGE_PARENT_* (job {p.parent_job_namespace}/{p.parent_job_name})")
+        console.print(
+            f"parent run id {p.parent_run_id} from OPENLINEAGE_PARENT_* (job {p.parent_job_namespace}/{p.parent_job_name})"
+        )
 
 
 def _marquez_url(clients: launcher.AwsClients, plan: launcher.LaunchPlan) -> str:

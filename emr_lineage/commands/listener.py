@@ -31,14 +31,30 @@ def _bucket_from_ssm(env: str) -> str:
 
 
 @click.command("stage-listener")
-@click.option("--env", "env", default=None, help="Environment from cdk.json (default: dev); the bucket comes from its SSM parameter.")
+@click.option(
+    "--env",
+    "env",
+    default=None,
+    help="Environment from cdk.json (default: dev); the bucket comes from its SSM parameter.",
+)
 @click.option("--bucket", default=None, help="Artifacts bucket name (skips the SSM lookup).")
-@click.option("--pin", "trust_on_first_use", is_flag=True,
-              help="Trust on first use: when cdk.json pins no SHA-256 yet, download, print the checksum to pin, and stage.")
-@click.option("--maven-repository", envvar="EMR_LINEAGE_MAVEN_REPOSITORY", default=None, metavar="URL",
-              help="Maven repository to download from instead of the configured one (a mirror). "
-                   "Env: EMR_LINEAGE_MAVEN_REPOSITORY.")
-def stage_listener_command(env: str | None, bucket: str | None, trust_on_first_use: bool, maven_repository: str | None) -> None:
+@click.option(
+    "--pin",
+    "trust_on_first_use",
+    is_flag=True,
+    help="Trust on first use: when cdk.json pins no SHA-256 yet, download, print the checksum to pin, and stage.",
+)
+@click.option(
+    "--maven-repository",
+    envvar="EMR_LINEAGE_MAVEN_REPOSITORY",
+    default=None,
+    metavar="URL",
+    help="Maven repository to download from instead of the configured one (a mirror). "
+    "Env: EMR_LINEAGE_MAVEN_REPOSITORY.",
+)
+def stage_listener_command(
+    env: str | None, bucket: str | None, trust_on_first_use: bool, maven_repository: str | None
+) -> None:
     """Download the OpenLineage Spark listener, verify its SHA-256 and upload it to the artifacts bucket.
 
     Nothing is uploaded when the download fails or the checksum does not match cdk.json.
@@ -52,8 +68,11 @@ def stage_listener_command(env: str | None, bucket: str | None, trust_on_first_u
     bucket = bucket or _bucket_from_ssm(settings.name)
     try:
         result = stage_listener(
-            artifact, bucket, s3_client=boto3.client("s3"),
-            maven_repository=maven_repository, trust_on_first_use=trust_on_first_use,
+            artifact,
+            bucket,
+            s3_client=boto3.client("s3"),
+            maven_repository=maven_repository,
+            trust_on_first_use=trust_on_first_use,
         )
     except ListenerError as exc:
         raise click.ClickException(str(exc)) from None

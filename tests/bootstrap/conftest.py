@@ -41,8 +41,12 @@ def build_listener_jar(marker: str = "emr-lineage tests") -> bytes:
 def start_moto_server(log_path: Path) -> tuple[subprocess.Popen, str]:
     """moto_server on port 0: the kernel picks a free port and moto prints it, so no other
     process can take the port between choosing and binding it."""
-    process = subprocess.Popen([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = None
     with log_path.open("w") as log:
         deadline = time.monotonic() + 60
@@ -87,17 +91,22 @@ def listener_sha256(listener_jar: bytes) -> str:
 
 @pytest.fixture(scope="session")
 def s3_client(moto_s3_url):
-    return boto3.client("s3", endpoint_url=moto_s3_url, region_name=REGION,
-                        aws_access_key_id="testing", aws_secret_access_key="testing")
+    return boto3.client(
+        "s3", endpoint_url=moto_s3_url, region_name=REGION, aws_access_key_id="testing", aws_secret_access_key="testing"
+    )
 
 
 def settings_with(sha256: str | None, *, listener_source: str = "bundle", fail_open: bool = False):
     settings = load_settings("dev")
     artifact = settings.versions.openlineage_spark.model_copy(update={"sha256": sha256})
-    return settings.model_copy(update={
-        "versions": settings.versions.model_copy(update={"openlineage_spark": artifact}),
-        "openlineage": settings.openlineage.model_copy(update={"listener_source": listener_source, "fail_open": fail_open}),
-    })
+    return settings.model_copy(
+        update={
+            "versions": settings.versions.model_copy(update={"openlineage_spark": artifact}),
+            "openlineage": settings.openlineage.model_copy(
+                update={"listener_source": listener_source, "fail_open": fail_open}
+            ),
+        }
+    )
 
 
 @pytest.fixture
@@ -143,8 +152,9 @@ class EmrNode:
         return jar
 
     def run(self, args: list[str]) -> subprocess.CompletedProcess:
-        result = subprocess.run(["bash", str(BOOTSTRAP_SCRIPT), *args], env=self.env,
-                                capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            ["bash", str(BOOTSTRAP_SCRIPT), *args], env=self.env, capture_output=True, text=True, timeout=120
+        )
         if self.pid_file.exists():
             self.watchers.append(int(self.pid_file.read_text()))
         return result
@@ -160,7 +170,8 @@ class EmrNode:
         """Every file but the log: relative path -> (sha256, mtime_ns)."""
         return {
             str(p.relative_to(self.root)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-            for p in sorted(self.root.rglob("*")) if p.is_file() and p != self.log_file
+            for p in sorted(self.root.rglob("*"))
+            if p.is_file() and p != self.log_file
         }
 
 

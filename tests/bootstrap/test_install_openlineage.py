@@ -40,8 +40,9 @@ def test_good_jar_is_installed_where_spark_loads_it(node, bucket, args_for, list
     assert not node.pid_file.exists()  # EMR 7.10 ships no listener and Spark is there: nothing to wait for
 
 
-def test_before_spark_is_installed_a_watcher_finishes_the_install(node, bucket, args_for, listener_jar,
-                                                                  listener_sha256, wait, alive):
+def test_before_spark_is_installed_a_watcher_finishes_the_install(
+    node, bucket, args_for, listener_jar, listener_sha256, wait, alive
+):
     # The real boot order: the bootstrap runs before EMR installs Spark.
     node.set_release("emr-7.10.0")
 
@@ -143,8 +144,9 @@ def test_emr_shipped_jar_present_bundle_wins(node, bucket, args_for, listener_ja
     assert again.returncode == 0 and "nothing changed" in again.stdout
 
 
-def test_emr_jar_that_appears_after_the_bootstrap_is_disabled_by_the_watcher(node, bucket, args_for, listener_sha256,
-                                                                             wait, alive):
+def test_emr_jar_that_appears_after_the_bootstrap_is_disabled_by_the_watcher(
+    node, bucket, args_for, listener_sha256, wait, alive
+):
     node.set_release("emr-7.13.0")
 
     result = node.run(args_for(listener_sha256, bucket, listener_source="bundle"))
@@ -213,8 +215,9 @@ def test_unpinned_checksum_stops_the_node(node, bucket, args_for):
     assert node.listener_jars_on_classpath() == []
 
 
-def test_fail_open_warns_exits_zero_and_takes_the_listener_out_of_spark_defaults(node, s3_client, args_for,
-                                                                              listener_sha256, wait, alive):
+def test_fail_open_warns_exits_zero_and_takes_the_listener_out_of_spark_defaults(
+    node, s3_client, args_for, listener_sha256, wait, alive
+):
     node.set_release("emr-7.10.0")
     empty = "artifacts-fail-open"
     s3_client.create_bucket(Bucket=empty)
@@ -258,20 +261,33 @@ def test_fail_open_with_only_our_listener_removes_the_property(node, bucket, arg
     assert node.spark_defaults.read_text() == "spark.executor.cores 4\n"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ([], "--jar-uri is required"),
-    (["--jar-uri", "s3://bucket-a/listener/x.jar"], "--sha256 is required"),
-    (["--jar-uri", "https://example.com/x.jar", "--sha256", "a" * 64], "is not an s3://bucket/key.jar URI"),
-    (["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "ABC"], "--sha256 'ABC' is not 64 lowercase hex digits"),
-    (["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "a" * 64, "--listener-source", "both"],
-     "--listener-source 'both' must be bundle or emr"),
-    (["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "a" * 64, "--emr-release", "7.13"],
-     "--emr-release '7.13' is not a release label"),
-    (["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "a" * 64, "--attempts", "0"], "--attempts '0' must be a positive integer"),
-    (["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "a" * 64, "--retry-delay", "soon"], "--retry-delay 'soon' must be"),
-    (["--jar-uri", "s3://bucket-a/x.jar", "--sha256"], "--sha256 needs a value"),
-    (["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "a" * 64, "--verbose"], "unknown argument '--verbose'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "--jar-uri is required"),
+        (["--jar-uri", "s3://bucket-a/listener/x.jar"], "--sha256 is required"),
+        (["--jar-uri", "https://example.com/x.jar", "--sha256", "a" * 64], "is not an s3://bucket/key.jar URI"),
+        (["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "ABC"], "--sha256 'ABC' is not 64 lowercase hex digits"),
+        (
+            ["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "a" * 64, "--listener-source", "both"],
+            "--listener-source 'both' must be bundle or emr",
+        ),
+        (
+            ["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "a" * 64, "--emr-release", "7.13"],
+            "--emr-release '7.13' is not a release label",
+        ),
+        (
+            ["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "a" * 64, "--attempts", "0"],
+            "--attempts '0' must be a positive integer",
+        ),
+        (
+            ["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "a" * 64, "--retry-delay", "soon"],
+            "--retry-delay 'soon' must be",
+        ),
+        (["--jar-uri", "s3://bucket-a/x.jar", "--sha256"], "--sha256 needs a value"),
+        (["--jar-uri", "s3://bucket-a/x.jar", "--sha256", "a" * 64, "--verbose"], "unknown argument '--verbose'"),
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(node, args, message):
     result = node.run(args)
     assert result.returncode == 2
@@ -294,7 +310,9 @@ def test_script_and_spark_conf_name_the_same_listener_class():
 
 def test_shellcheck_clean():
     shellcheck = Path(sys.executable).parent / "shellcheck"
-    result = subprocess.run([str(shellcheck), "--severity=style", str(BOOTSTRAP_SCRIPT)], capture_output=True, text=True)
+    result = subprocess.run(
+        [str(shellcheck), "--severity=style", str(BOOTSTRAP_SCRIPT)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 

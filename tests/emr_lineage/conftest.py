@@ -8,10 +8,11 @@ import datetime
 import json
 import threading
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
@@ -67,7 +68,9 @@ def _dataset_facets(uri: str, fields: list[str], action: Action | None = None, o
                 in_ns, in_name = dataset_identity(in_uri)
                 input_fields.append(
                     column_lineage_dataset.InputField(
-                        namespace=in_ns, name=in_name, field=in_field,
+                        namespace=in_ns,
+                        name=in_name,
+                        field=in_field,
                         transformations=[column_lineage_dataset.Transformation(type="DIRECT", subtype="IDENTITY")],
                     )
                 )
@@ -77,7 +80,7 @@ def _dataset_facets(uri: str, fields: list[str], action: Action | None = None, o
 
 
 def _time(offset: int) -> str:
-    base = datetime.datetime(2026, 11, 21, 12, 0, tzinfo=datetime.timezone.utc)
+    base = datetime.datetime(2026, 11, 21, 12, 0, tzinfo=datetime.UTC)
     return (base + datetime.timedelta(seconds=offset)).isoformat()
 
 
@@ -94,59 +97,158 @@ def application_events(
     app_facets = {}
     if orchestrator:
         app_facets["parent"] = parent_run.ParentRunFacet(
-            run=parent_run.Run(runId=str(uuid.uuid4())), job=parent_run.Job(namespace=orchestrator[0], name=orchestrator[1])
+            run=parent_run.Run(runId=str(uuid.uuid4())),
+            job=parent_run.Job(namespace=orchestrator[0], name=orchestrator[1]),
         )
     app_job = Job(
-        namespace=namespace, name=app,
-        facets={"jobType": job_type_job.JobTypeJobFacet(processingType="BATCH", integration="SPARK", jobType="APPLICATION")},
+        namespace=namespace,
+        name=app,
+        facets={
+            "jobType": job_type_job.JobTypeJobFacet(processingType="BATCH", integration="SPARK", jobType="APPLICATION")
+        },
     )
     events: list[Any] = [
-        RunEvent(eventType=RunState.START, eventTime=_time(0), run=Run(runId=app_run, facets=app_facets), job=app_job, producer=PRODUCER)
+        RunEvent(
+            eventType=RunState.START,
+            eventTime=_time(0),
+            run=Run(runId=app_run, facets=app_facets),
+            job=app_job,
+            producer=PRODUCER,
+        )
     ]
     for index, action in enumerate(actions):
         run = Run(
             runId=str(uuid.uuid4()),
-            facets={"parent": parent_run.ParentRunFacet(run=parent_run.Run(runId=app_run), job=parent_run.Job(namespace=namespace, name=app))},
+            facets={
+                "parent": parent_run.ParentRunFacet(
+                    run=parent_run.Run(runId=app_run), job=parent_run.Job(namespace=namespace, name=app)
+                )
+            },
         )
         job = Job(
-            namespace=namespace, name=f"{app}.{action.name}",
-            facets={"jobType": job_type_job.JobTypeJobFacet(processingType="BATCH", integration="SPARK", jobType="SQL_JOB")},
+            namespace=namespace,
+            name=f"{app}.{action.name}",
+            facets={
+                "jobType": job_type_job.JobTypeJobFacet(processingType="BATCH", integration="SPARK", jobType="SQL_JOB")
+            },
         )
         fields = sorted({f for f in action.columns} | {"order_id", "amount"})
-        inputs = [InputDataset(*dataset_identity(uri), facets=_dataset_facets(uri, ["order_id", "amount"])) for uri in action.inputs]
-        outputs = [
-            OutputDataset(*dataset_identity(uri), facets=_dataset_facets(uri, fields, action, output=True)) for uri in action.outputs
+        inputs = [
+            InputDataset(*dataset_identity(uri), facets=_dataset_facets(uri, ["order_id", "amount"]))
+            for uri in action.inputs
         ]
-        events.append(RunEvent(eventType=RunState.START, eventTime=_time(10 * index + 1), run=run, job=job, inputs=inputs, producer=PRODUCER))
-        events.append(RunEvent(eventType=RunState.RUNNING, eventTime=_time(10 * index + 2), run=run, job=job, producer=PRODUCER))
-        events.append(RunEvent(eventType=RunState.COMPLETE, eventTime=_time(10 * index + 3), run=run, job=job, outputs=outputs, producer=PRODUCER))
-    events.append(RunEvent(eventType=RunState.COMPLETE, eventTime=_time(999), run=Run(runId=app_run, facets=app_facets), job=app_job, producer=PRODUCER))
+        outputs = [
+            OutputDataset(*dataset_identity(uri), facets=_dataset_facets(uri, fields, action, output=True))
+            for uri in action.outputs
+        ]
+        events.append(
+            RunEvent(
+                eventType=RunState.START,
+                eventTime=_time(10 * index + 1),
+                run=run,
+                job=job,
+                inputs=inputs,
+                producer=PRODUCER,
+            )
+        )
+        events.append(
+            RunEvent(eventType=RunState.RUNNING, eventTime=_time(10 * index + 2), run=run, job=job, producer=PRODUCER)
+        )
+        events.append(
+            RunEvent(
+                eventType=RunState.COMPLETE,
+                eventTime=_time(10 * index + 3),
+                run=run,
+                job=job,
+                outputs=outputs,
+                producer=PRODUCER,
+            )
+        )
+    events.append(
+        RunEvent(
+            eventType=RunState.COMPLETE,
+            eventTime=_time(999),
+            run=Run(runId=app_run, facets=app_facets),
+            job=app_job,
+            producer=PRODUCER,
+        )
+    )
     return [json.loads(Serde.to_json(event)) for event in events]
 
 
-def sample_pipeline_events(lake: str, namespace: str = "emr-lineage-dev", table: tuple[str, str, str] | None = None) -> list[dict[str, Any]]:
+def sample_pipeline_events(
+    lake: str, namespace: str = "emr-lineage-dev", table: tuple[str, str, str] | None = None
+) -> list[dict[str, Any]]:
     """Events of the sample order pipeline (5 applications) with datasets under ``lake``."""
     lake = lake.rstrip("/")
-    glue_or_local = table or (f"file:{lake}/warehouse" if lake.startswith("/") else "hive://metastore", "default.customer_ltv", "TABLE")
+    glue_or_local = table or (
+        f"file:{lake}/warehouse" if lake.startswith("/") else "hive://metastore",
+        "default.customer_ltv",
+        "TABLE",
+    )
     return (
-        application_events("ingest_orders", namespace, [
-            Action("execute_insert_into_hadoop_fs_relation_command.clean_orders_clean", [f"{lake}/raw/orders/"], [f"{lake}/clean/orders_clean"],
-                   columns={"order_id": [(f"{lake}/raw/orders", "order_id")], "amount": [(f"{lake}/raw/orders", "amount")]}),
-        ])
-        + application_events("revenue_daily", namespace, [
-            Action("execute_insert_into_hadoop_fs_relation_command.curated_revenue_daily", [f"{lake}/clean/orders_clean"], [f"{lake}/curated/revenue_daily"],
-                   columns={"revenue": [(f"{lake}/clean/orders_clean", "amount")]}),
-        ])
-        + application_events("customer_ltv", namespace, [
-            Action("create_data_source_table_as_select_command.default_customer_ltv", [f"{lake}/clean/orders_clean"], [f"{lake}/warehouse/customer_ltv"],
-                   table=glue_or_local, columns={"ltv": [(f"{lake}/clean/orders_clean", "amount")]}),
-        ])
-        + application_events("train_model", namespace, [
-            Action("execute_insert_into_hadoop_fs_relation_command.models_order_value_model", [f"{lake}/clean/orders_clean"], [f"{lake}/models/order_value_model"]),
-        ])
-        + application_events("score_stream", namespace, [
-            Action("write_to_data_source_v2.curated_order_scores", [f"{lake}/models/order_value_model", f"{lake}/raw/orders_stream/"], [f"{lake}/curated/order_scores"]),
-        ])
+        application_events(
+            "ingest_orders",
+            namespace,
+            [
+                Action(
+                    "execute_insert_into_hadoop_fs_relation_command.clean_orders_clean",
+                    [f"{lake}/raw/orders/"],
+                    [f"{lake}/clean/orders_clean"],
+                    columns={
+                        "order_id": [(f"{lake}/raw/orders", "order_id")],
+                        "amount": [(f"{lake}/raw/orders", "amount")],
+                    },
+                ),
+            ],
+        )
+        + application_events(
+            "revenue_daily",
+            namespace,
+            [
+                Action(
+                    "execute_insert_into_hadoop_fs_relation_command.curated_revenue_daily",
+                    [f"{lake}/clean/orders_clean"],
+                    [f"{lake}/curated/revenue_daily"],
+                    columns={"revenue": [(f"{lake}/clean/orders_clean", "amount")]},
+                ),
+            ],
+        )
+        + application_events(
+            "customer_ltv",
+            namespace,
+            [
+                Action(
+                    "create_data_source_table_as_select_command.default_customer_ltv",
+                    [f"{lake}/clean/orders_clean"],
+                    [f"{lake}/warehouse/customer_ltv"],
+                    table=glue_or_local,
+                    columns={"ltv": [(f"{lake}/clean/orders_clean", "amount")]},
+                ),
+            ],
+        )
+        + application_events(
+            "train_model",
+            namespace,
+            [
+                Action(
+                    "execute_insert_into_hadoop_fs_relation_command.models_order_value_model",
+                    [f"{lake}/clean/orders_clean"],
+                    [f"{lake}/models/order_value_model"],
+                ),
+            ],
+        )
+        + application_events(
+            "score_stream",
+            namespace,
+            [
+                Action(
+                    "write_to_data_source_v2.curated_order_scores",
+                    [f"{lake}/models/order_value_model", f"{lake}/raw/orders_stream/"],
+                    [f"{lake}/curated/order_scores"],
+                ),
+            ],
+        )
     )
 
 
@@ -192,7 +294,9 @@ def openapi_validator(marquez_dir: Path) -> Callable[[str, Any], list[str]]:
     # on data; both schemas are open, so check it as anyOf.
     data = document["components"]["schemas"]["GraphNode"]["properties"]["data"]
     data["anyOf"] = data.pop("oneOf")
-    registry = Registry().with_resource("urn:marquez-openapi", Resource.from_contents(document, default_specification=DRAFT7))
+    registry = Registry().with_resource(
+        "urn:marquez-openapi", Resource.from_contents(document, default_specification=DRAFT7)
+    )
 
     def check(name: str, instance: Any) -> list[str]:
         validator = Draft7Validator({"$ref": f"urn:marquez-openapi#/components/schemas/{name}"}, registry=registry)
@@ -342,9 +446,20 @@ def marquez_server(marquez_dir: Path) -> Iterator[MarquezStandIn]:
     state = MarquezStandIn(
         url="",
         lineage=lineage,
-        column_lineage={column_node["id"]: {"graph": [column_node]}, "dataset:namespace:commonDataset": {"graph": [column_node]}},
-        namespaces=[{"name": f"ns_{i}", "createdAt": "2022-07-13T13:38:39.681949Z", "updatedAt": "2022-07-13T13:38:39.681949Z",
-                     "ownerName": "anonymous", "description": f"namespace {i}"} for i in range(5)],
+        column_lineage={
+            column_node["id"]: {"graph": [column_node]},
+            "dataset:namespace:commonDataset": {"graph": [column_node]},
+        },
+        namespaces=[
+            {
+                "name": f"ns_{i}",
+                "createdAt": "2022-07-13T13:38:39.681949Z",
+                "updatedAt": "2022-07-13T13:38:39.681949Z",
+                "ownerName": "anonymous",
+                "description": f"namespace {i}",
+            }
+            for i in range(5)
+        ],
         jobs={"food_delivery": many_jobs},
         datasets={"food_delivery": [copy.deepcopy(dataset_node["data"])]},
         runs={job["latestRun"]["id"]: copy.deepcopy(job["latestRun"])},

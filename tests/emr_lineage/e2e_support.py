@@ -111,8 +111,10 @@ def aws_environment(monkeypatch, marquez_api: str | None, *, skip: tuple[str, ..
     """moto in-process with the SSM parameters and buckets of a deployed dev environment;
     ``skip`` leaves out parameters by name (to test their absence)."""
     for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": REGION,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
     }.items():
         monkeypatch.setenv(key, value)
     for _, env_name in PARENT_KEYS.values():
@@ -179,7 +181,10 @@ def demo_run(base: Path) -> tuple[list[dict[str, Any]], Path]:
         out = base / "demo"
         proc = subprocess.run(
             [sys.executable, "-m", "emr_lineage", "demo", "--out", str(out), "--rows", str(DEMO_ROWS)],
-            cwd=REPO_ROOT, capture_output=True, text=True, timeout=900,
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
         assert proc.returncode == 0, f"demo failed ({proc.returncode}): {proc.stderr[-2000:]}"
         _DEMO["events"] = load_events([out / "events.jsonl"], strict=True).events
@@ -196,7 +201,7 @@ def rewrite_lake(events: Any, lake_dir: Path, bucket: str) -> Any:
             value = {k: walk(v) for k, v in value.items()}
             name = value.get("name")
             if value.get("namespace") == "file" and isinstance(name, str) and name.startswith(root):
-                value["namespace"], value["name"] = f"s3://{bucket}", name[len(root):]
+                value["namespace"], value["name"] = f"s3://{bucket}", name[len(root) :]
             return value
         if isinstance(value, list):
             return [walk(v) for v in value]
@@ -242,29 +247,51 @@ def marquez_lineage(events: list[dict[str, Any]], parent_job: str, run_time: dat
         if attrs["type"] == "JOB":
             name, parent_name, simple = names[node_id]
             data = {
-                "type": "BATCH", "id": {"namespace": attrs["namespace"], "name": name}, "name": name,
-                "simpleName": simple, "parentJobName": parent_name, "namespace": attrs["namespace"],
-                "createdAt": at, "updatedAt": at,
+                "type": "BATCH",
+                "id": {"namespace": attrs["namespace"], "name": name},
+                "name": name,
+                "simpleName": simple,
+                "parentJobName": parent_name,
+                "namespace": attrs["namespace"],
+                "createdAt": at,
+                "updatedAt": at,
                 "inputs": [_dataset_id(graph.nodes[s]) for s, _ in ins],
                 "outputs": [_dataset_id(graph.nodes[t]) for _, t in outs],
                 "latestRun": {
-                    "id": str(uuid.uuid4()), "createdAt": at, "updatedAt": at, "state": "COMPLETED",
-                    "startedAt": at, "endedAt": at, "durationMs": 0, "args": {}, "facets": {},
+                    "id": str(uuid.uuid4()),
+                    "createdAt": at,
+                    "updatedAt": at,
+                    "state": "COMPLETED",
+                    "startedAt": at,
+                    "endedAt": at,
+                    "durationMs": 0,
+                    "args": {},
+                    "facets": {},
                 },
             }
         else:
             data = {
-                "type": "DB_TABLE", "id": {"namespace": attrs["namespace"], "name": attrs["name"]},
-                "name": attrs["name"], "physicalName": attrs["name"], "namespace": attrs["namespace"],
-                "sourceName": attrs["namespace"], "createdAt": at, "updatedAt": at, "tags": [],
+                "type": "DB_TABLE",
+                "id": {"namespace": attrs["namespace"], "name": attrs["name"]},
+                "name": attrs["name"],
+                "physicalName": attrs["name"],
+                "namespace": attrs["namespace"],
+                "sourceName": attrs["namespace"],
+                "createdAt": at,
+                "updatedAt": at,
+                "tags": [],
                 "fields": [{"name": f["name"], "type": f["type"], "tags": []} for f in attrs["fields"]],
                 "facets": {"symlinks": {**SYMLINKS_FACET, "identifiers": attrs["aliases"]}} if attrs["aliases"] else {},
             }
-        nodes.append({
-            "id": marquez_id(node_id), "type": attrs["type"], "data": data,
-            "inEdges": [{"origin": marquez_id(s), "destination": marquez_id(t)} for s, t in ins],
-            "outEdges": [{"origin": marquez_id(s), "destination": marquez_id(t)} for s, t in outs],
-        })
+        nodes.append(
+            {
+                "id": marquez_id(node_id),
+                "type": attrs["type"],
+                "data": data,
+                "inEdges": [{"origin": marquez_id(s), "destination": marquez_id(t)} for s, t in ins],
+                "outEdges": [{"origin": marquez_id(s), "destination": marquez_id(t)} for s, t in outs],
+            }
+        )
     return {"graph": nodes}
 
 

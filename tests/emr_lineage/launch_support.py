@@ -23,7 +23,9 @@ MARQUEZ_WEB = "http://marquez-web.internal.example:3000"
 
 def launch_spec() -> dict:
     """The shape the EMR stack publishes: a RunJobFlow request minus Steps."""
-    listener = ListenerConfig(api_url="http://marquez.internal.example:5000", namespace="emr-lineage-dev", timeout_ms=5000)
+    listener = ListenerConfig(
+        api_url="http://marquez.internal.example:5000", namespace="emr-lineage-dev", timeout_ms=5000
+    )
     return {
         "Name": "emr-lineage-dev",
         "ReleaseLabel": "emr-7.13.0",

@@ -72,14 +72,19 @@ def test_graph_action_level_mermaid_and_dot(runner, local_run) -> None:
 def test_graph_html_to_file(runner, local_run, tmp_path: Path) -> None:
     events, _ = local_run
     out = tmp_path / "report" / "graph.html"
-    result = runner.invoke(main, ["graph", "--events", str(events), "--format", "html", "-o", str(out), "--title", "Demo"])
+    result = runner.invoke(
+        main, ["graph", "--events", str(events), "--format", "html", "-o", str(out), "--title", "Demo"]
+    )
     assert result.exit_code == 0, result.output
     text = out.read_text()
     assert text.startswith("<!DOCTYPE html>") and "<title>Demo</title>" in text
 
 
 def test_graph_on_real_fixtures_needs_skip_invalid_for_the_bare_facet(runner, ol_fixtures_dir) -> None:
-    _one_line_error(runner.invoke(main, ["graph", "--events", str(ol_fixtures_dir)]), "ol_spec_tests_ColumnLineageDatasetFacet_2.json:1:")
+    _one_line_error(
+        runner.invoke(main, ["graph", "--events", str(ol_fixtures_dir)]),
+        "ol_spec_tests_ColumnLineageDatasetFacet_2.json:1:",
+    )
     result = runner.invoke(main, ["graph", "--events", str(ol_fixtures_dir), "--skip-invalid"])
     assert result.exit_code == 0
     assert "skipped 1 invalid event(s)" in result.stderr
@@ -87,10 +92,16 @@ def test_graph_on_real_fixtures_needs_skip_invalid_for_the_bare_facet(runner, ol
 
 
 def test_graph_from_marquez(runner, marquez) -> None:
-    result = runner.invoke(main, ["graph", "--marquez", marquez.url, "--node", "job:food_delivery:example.etl_delivery_7_days", "--depth", "2"])
+    result = runner.invoke(
+        main,
+        ["graph", "--marquez", marquez.url, "--node", "job:food_delivery:example.etl_delivery_7_days", "--depth", "2"],
+    )
     assert result.exit_code == 0, result.output
     form = json.loads(result.stdout)
-    assert {"source": "job:food_delivery:example.etl_delivery_7_days", "target": "dataset:food_delivery:public.delivery_7_days"} in form["edges"]
+    assert {
+        "source": "job:food_delivery:example.etl_delivery_7_days",
+        "target": "dataset:food_delivery:public.delivery_7_days",
+    } in form["edges"]
     assert marquez.requests[0].endswith("&depth=2")
 
 
@@ -111,13 +122,19 @@ def test_graph_bad_input(runner, local_run, args, fragment: str) -> None:
 
 
 def test_graph_marquez_errors(runner, marquez, closed_port_url) -> None:
-    _one_line_error(runner.invoke(main, ["graph", "--marquez", marquez.url, "--node", "job:x:none"]), "HTTP 404 (client error): node job:x:none not found")
+    _one_line_error(
+        runner.invoke(main, ["graph", "--marquez", marquez.url, "--node", "job:x:none"]),
+        "HTTP 404 (client error): node job:x:none not found",
+    )
     _one_line_error(runner.invoke(main, ["graph", "--marquez", closed_port_url, "--node", "job:x:y"]), "is unreachable")
 
 
 def test_graph_only_invalid_events(runner, tmp_path: Path) -> None:
     (tmp_path / "e.jsonl").write_text("{bad\n")
-    _one_line_error(runner.invoke(main, ["graph", "--events", str(tmp_path / "e.jsonl"), "--skip-invalid"]), "no events to build a graph from")
+    _one_line_error(
+        runner.invoke(main, ["graph", "--events", str(tmp_path / "e.jsonl"), "--skip-invalid"]),
+        "no events to build a graph from",
+    )
 
 
 # --- validate ---------------------------------------------------------------------------------
@@ -126,7 +143,20 @@ def test_graph_only_invalid_events(runner, tmp_path: Path) -> None:
 def test_validate_local_run_matches(runner, local_run, contract_file, tmp_path: Path) -> None:
     events, lake = local_run
     html = tmp_path / "report.html"
-    result = runner.invoke(main, ["validate", "--contract", str(contract_file), "--events", str(events), "--var", f"lake={lake}", "--html", str(html)])
+    result = runner.invoke(
+        main,
+        [
+            "validate",
+            "--contract",
+            str(contract_file),
+            "--events",
+            str(events),
+            "--var",
+            f"lake={lake}",
+            "--html",
+            str(html),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "matches (11 edge(s) matched)" in result.stdout
     assert "Contract" in html.read_text() and "matches" in html.read_text()
@@ -140,7 +170,9 @@ def test_validate_differences_exit_1_with_table(runner, gen, contract_file, tmp_
                 dataset["namespace"] = "s3a://lake"
     events = [e for e in events if not e["job"]["name"].startswith("train_model")]
     path = gen.write_jsonl(tmp_path / "e.jsonl", events)
-    result = runner.invoke(main, ["validate", "--contract", str(contract_file), "--events", str(path), "--var", "lake=s3://lake"])
+    result = runner.invoke(
+        main, ["validate", "--contract", str(contract_file), "--events", str(path), "--var", "lake=s3://lake"]
+    )
     assert result.exit_code == 1, result.output
     out = result.stdout
     assert "Contract differences" in out
@@ -152,7 +184,20 @@ def test_validate_differences_exit_1_with_table(runner, gen, contract_file, tmp_
 
 def test_validate_json_output(runner, local_run, contract_file) -> None:
     events, lake = local_run
-    result = runner.invoke(main, ["validate", "--contract", str(contract_file), "--events", str(events), "--var", f"lake={lake}/elsewhere", "--format", "json"])
+    result = runner.invoke(
+        main,
+        [
+            "validate",
+            "--contract",
+            str(contract_file),
+            "--events",
+            str(events),
+            "--var",
+            f"lake={lake}/elsewhere",
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code == 1
     body = json.loads(result.stdout)
     assert body["ok"] is False and len(body["missing"]) == 10 and len(body["unexpected"]) == 10
@@ -168,12 +213,16 @@ def test_validate_against_marquez(runner, marquez, tmp_path: Path) -> None:
         "  - name: example.etl_delivery_7_days\n    outputs: ['table:public.delivery_7_days']\n"
         "  - name: never_ran\n    outputs: ['${db}/x']\n"
     )
-    result = runner.invoke(main, ["validate", "--contract", str(contract), "--marquez", marquez.url, "--format", "json"])
+    result = runner.invoke(
+        main, ["validate", "--contract", str(contract), "--marquez", marquez.url, "--format", "json"]
+    )
     assert result.exit_code == 1, result.output
     body = json.loads(result.stdout)
     job = "job:food_delivery:example.etl_delivery_7_days"
     assert [(d["job"], d["dataset"]) for d in body["matched"]] == [(job, "food_delivery:public.delivery_7_days")]
-    assert [(d["job"], d["hint"]) for d in body["missing"]] == [("job:food_delivery:never_ran", "job 'never_ran' not in the graph")]
+    assert [(d["job"], d["hint"]) for d in body["missing"]] == [
+        ("job:food_delivery:never_ran", "job 'never_ran' not in the graph")
+    ]
     # The real job's five inputs are not in the contract, and the neighbours Marquez
     # returned (jobs of the same namespace) are not either.
     unexpected = {(d["job"], d["direction"]) for d in body["unexpected"]}
@@ -203,7 +252,9 @@ def test_validate_against_marquez(runner, marquez, tmp_path: Path) -> None:
         ("strict_fragments", "required property"),
     ],
 )
-def test_validate_bad_input_exits_2_with_one_line(runner, local_run, contract_file, tmp_path, closed_port_url, marquez, ol_fixtures_dir, case, fragment) -> None:
+def test_validate_bad_input_exits_2_with_one_line(
+    runner, local_run, contract_file, tmp_path, closed_port_url, marquez, ol_fixtures_dir, case, fragment
+) -> None:
     events, lake = local_run
     args = ["validate", "--contract", str(contract_file), "--events", str(events), "--var", f"lake={lake}"]
     if case == "missing_contract":
@@ -243,7 +294,21 @@ def test_validate_skip_invalid_reports_the_count(runner, local_run, contract_fil
     events, lake = local_run
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{oops\n[]\n")
-    result = runner.invoke(main, ["validate", "--contract", str(contract_file), "--events", str(events), "--events", str(bad), "--var", f"lake={lake}", "--skip-invalid"])
+    result = runner.invoke(
+        main,
+        [
+            "validate",
+            "--contract",
+            str(contract_file),
+            "--events",
+            str(events),
+            "--events",
+            str(bad),
+            "--var",
+            f"lake={lake}",
+            "--skip-invalid",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert f"skipped 2 invalid event(s) (first: {bad}:1: invalid JSON" in result.stderr
 
@@ -253,7 +318,18 @@ def test_real_process_prints_one_line_and_exits_2(repo_root: Path, local_run, co
     import sys
 
     events, _ = local_run
-    command = [sys.executable, "-m", "emr_lineage", "validate", "--contract", str(contract_file), "--events", str(events), "--var", "lake=s3://"]
+    command = [
+        sys.executable,
+        "-m",
+        "emr_lineage",
+        "validate",
+        "--contract",
+        str(contract_file),
+        "--events",
+        str(events),
+        "--var",
+        "lake=s3://",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=repo_root)
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
@@ -266,7 +342,10 @@ def test_real_process_prints_one_line_and_exits_2(repo_root: Path, local_run, co
         (["graph", "--events", "x", "--level", "job"], "Invalid value for '--level'"),
         (["graph", "--events", "x", "--format", "svg"], "Invalid value for '--format'"),
         (["validate", "--contract", "c", "--marquez", "http://h", "--depth", "-1"], "Invalid value for '--depth'"),
-        (["validate", "--contract", "c", "--marquez", "http://h", "--timeout", "zero"], "Invalid value for '--timeout'"),
+        (
+            ["validate", "--contract", "c", "--marquez", "http://h", "--timeout", "zero"],
+            "Invalid value for '--timeout'",
+        ),
         (["graph", "--no-such-option"], "No such option '--no-such-option'"),
     ],
 )
@@ -283,14 +362,29 @@ def test_unwritable_html_report_is_bad_input(runner, local_run, contract_file, t
     events, lake = local_run
     blocker = tmp_path / "file"
     blocker.write_text("a file where a directory should be")
-    result = runner.invoke(main, ["validate", "--contract", str(contract_file), "--events", str(events), "--var", f"lake={lake}",
-                                  "--html", str(blocker / "report.html")])
+    result = runner.invoke(
+        main,
+        [
+            "validate",
+            "--contract",
+            str(contract_file),
+            "--events",
+            str(events),
+            "--var",
+            f"lake={lake}",
+            "--html",
+            str(blocker / "report.html"),
+        ],
+    )
     _one_line_error(result, str(blocker))
 
 
 def test_contract_that_is_a_directory(runner, local_run, tmp_path: Path) -> None:
     events, _ = local_run
-    _one_line_error(runner.invoke(main, ["validate", "--contract", str(tmp_path), "--events", str(events)]), "cannot read contract: Is a directory")
+    _one_line_error(
+        runner.invoke(main, ["validate", "--contract", str(tmp_path), "--events", str(events)]),
+        "cannot read contract: Is a directory",
+    )
 
 
 def test_validate_on_the_real_fixture_fragments(runner, ol_fixtures_dir, tmp_path: Path) -> None:
@@ -317,7 +411,15 @@ def test_graph_from_marquez_with_column_lineage(runner, marquez) -> None:
     assert result.exit_code == 0, result.output
     form = json.loads(result.stdout)
     assert form["columnEdges"] == [
-        {"source": "datasetField:namespace:commonDataset:columnA", "target": "datasetField:namespace:otherDataset:columnC", "transformation": ""},
-        {"source": "datasetField:namespace:otherDataset:columnB", "target": "datasetField:namespace:commonDataset:columnA", "transformation": "IDENTITY"},
+        {
+            "source": "datasetField:namespace:commonDataset:columnA",
+            "target": "datasetField:namespace:otherDataset:columnC",
+            "transformation": "",
+        },
+        {
+            "source": "datasetField:namespace:otherDataset:columnB",
+            "target": "datasetField:namespace:commonDataset:columnA",
+            "transformation": "IDENTITY",
+        },
     ]
     assert [r.split("?")[0] for r in marquez.requests] == ["GET /api/v1/column-lineage", "GET /api/v1/lineage"]

@@ -26,7 +26,13 @@ def contract(example_text: str):
 
 def test_example_contract_loads(contract) -> None:
     assert contract.level == "application"
-    assert [j.name for j in contract.jobs] == ["ingest_orders", "revenue_daily", "customer_ltv", "train_model", "score_stream"]
+    assert [j.name for j in contract.jobs] == [
+        "ingest_orders",
+        "revenue_daily",
+        "customer_ltv",
+        "train_model",
+        "score_stream",
+    ]
     assert contract.variables["lake"].default == "/tmp/emr-lineage/lake"
     assert contract.variables["namespace"].default == NS
 
@@ -61,7 +67,11 @@ def _graph(edges: list[tuple[str, str, str, str, str]], aliases: dict | None = N
     graph = LineageGraph()
     for job_ns, job_name, direction, ds_ns, ds_name in edges:
         job = graph.add_job(job_ns, job_name)
-        dataset = graph.add_dataset(ds_ns, ds_name, **({"aliases": aliases[(ds_ns, ds_name)]} if aliases and (ds_ns, ds_name) in aliases else {}))
+        dataset = graph.add_dataset(
+            ds_ns,
+            ds_name,
+            **({"aliases": aliases[(ds_ns, ds_name)]} if aliases and (ds_ns, ds_name) in aliases else {}),
+        )
         graph.add_edge(dataset, job) if direction == "in" else graph.add_edge(job, dataset)
     return graph
 
@@ -88,7 +98,9 @@ def _ok_edges(ingest_in: tuple[str, str] = ("s3://b", "raw/orders")) -> list:
     ]
 
 
-LOCAL_ALIAS = {("s3://b", "warehouse/customer_ltv"): [{"namespace": "file:/w", "name": "default.customer_ltv", "type": "TABLE"}]}
+LOCAL_ALIAS = {
+    ("s3://b", "warehouse/customer_ltv"): [{"namespace": "file:/w", "name": "default.customer_ltv", "type": "TABLE"}]
+}
 
 
 def test_match_and_optional_edge() -> None:
@@ -124,9 +136,17 @@ def test_table_seen_under_two_names_is_flagged() -> None:
 
 def test_table_alias_database_and_glue_forms() -> None:
     text = SMALL.replace("table:customer_ltv", "table:analytics.customer_ltv")
-    glue = {("s3://b", "warehouse/customer_ltv"): [{"namespace": "arn:aws:glue:eu-west-1:1", "name": "table/analytics/customer_ltv", "type": "TABLE"}]}
+    glue = {
+        ("s3://b", "warehouse/customer_ltv"): [
+            {"namespace": "arn:aws:glue:eu-west-1:1", "name": "table/analytics/customer_ltv", "type": "TABLE"}
+        ]
+    }
     assert validate(parse_contract(text), _graph(_ok_edges(), glue)).ok
-    wrong_db = {("s3://b", "warehouse/customer_ltv"): [{"namespace": "hive://metastore", "name": "default.customer_ltv", "type": "TABLE"}]}
+    wrong_db = {
+        ("s3://b", "warehouse/customer_ltv"): [
+            {"namespace": "hive://metastore", "name": "default.customer_ltv", "type": "TABLE"}
+        ]
+    }
     result = validate(parse_contract(text), _graph(_ok_edges(), wrong_db))
     assert [d.dataset for d in result.missing] == ["table:analytics.customer_ltv"]
 
@@ -134,9 +154,14 @@ def test_table_alias_database_and_glue_forms() -> None:
 def test_missing_job_unexpected_job_and_ignored_namespaces() -> None:
     edges = _ok_edges()[:2] + [("ns", "rogue", "out", "s3://b", "x"), ("other-ns", "theirs", "out", "s3://b", "y")]
     result = validate(parse_contract(SMALL), _graph(edges, LOCAL_ALIAS))
-    assert {(d.job, d.dataset) for d in result.missing} == {("job:ns:ltv", "s3://b/clean/orders"), ("job:ns:ltv", "table:customer_ltv")}
+    assert {(d.job, d.dataset) for d in result.missing} == {
+        ("job:ns:ltv", "s3://b/clean/orders"),
+        ("job:ns:ltv", "table:customer_ltv"),
+    }
     assert all("not in the graph" in d.hint for d in result.missing)
-    assert [(d.job, d.dataset, d.hint) for d in result.unexpected] == [("job:ns:rogue", "s3://b/x", "job not in the contract")]
+    assert [(d.job, d.dataset, d.hint) for d in result.unexpected] == [
+        ("job:ns:rogue", "s3://b/x", "job not in the contract")
+    ]
     assert result.ignored_jobs == ["job:other-ns:theirs"]
 
 
@@ -160,10 +185,15 @@ def test_resolve_uses_naming_module() -> None:
 
 @pytest.mark.parametrize(
     ("overrides", "fragment"),
-    [({"lakee": "x"}, "unknown variable 'lakee'"), ({}, "variable 'root' has no default; give it with --var root=VALUE")],
+    [
+        ({"lakee": "x"}, "unknown variable 'lakee'"),
+        ({}, "variable 'root' has no default; give it with --var root=VALUE"),
+    ],
 )
 def test_variable_errors(overrides, fragment: str) -> None:
-    contract = parse_contract("version: 1\nvariables: {root: null}\nnamespace: n\njobs:\n  - {name: a, inputs: ['${root}/x']}\n", "c.yaml")
+    contract = parse_contract(
+        "version: 1\nvariables: {root: null}\nnamespace: n\njobs:\n  - {name: a, inputs: ['${root}/x']}\n", "c.yaml"
+    )
     with pytest.raises(ContractError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         contract.resolve_variables(overrides)
 
@@ -181,14 +211,38 @@ def test_variable_errors(overrides, fragment: str) -> None:
         ("version: 1\nnamespace: n\njobs:\n  - inputs: [a]\n", 4, "job without a 'name'"),
         ("version: 1\nnamespace: n\njobs:\n  - name: a\n", 4, "lists neither inputs nor outputs"),
         ("version: 1\nnamespace: n\njobs:\n  - name: a\n    inputs: s3://b/x\n", 5, "'inputs' must be a list"),
-        ("version: 1\nnamespace: n\njobs:\n  - name: a\n    inputs:\n      - s3://b/x\n      - 42\n", 7, "dataset must be a non-empty string"),
-        ("version: 1\nnamespace: n\njobs:\n  - name: a\n    inputs: ['${lake}/x']\n", 5, "placeholder ${lake} is not a declared variable"),
-        ("version: 1\nnamespace: n\nvariables: {lake: x}\njobs:\n  - name: a\n    inputs: ['${lake/x']\n", 6, "unterminated placeholder"),
-        ("version: 1\nnamespace: n\njobs:\n  - name: a\n    inputs: [x]\n  - name: a\n    outputs: [y]\n", 6, "job 'a' listed twice (first on line 4)"),
+        (
+            "version: 1\nnamespace: n\njobs:\n  - name: a\n    inputs:\n      - s3://b/x\n      - 42\n",
+            7,
+            "dataset must be a non-empty string",
+        ),
+        (
+            "version: 1\nnamespace: n\njobs:\n  - name: a\n    inputs: ['${lake}/x']\n",
+            5,
+            "placeholder ${lake} is not a declared variable",
+        ),
+        (
+            "version: 1\nnamespace: n\nvariables: {lake: x}\njobs:\n  - name: a\n    inputs: ['${lake/x']\n",
+            6,
+            "unterminated placeholder",
+        ),
+        (
+            "version: 1\nnamespace: n\njobs:\n  - name: a\n    inputs: [x]\n  - name: a\n    outputs: [y]\n",
+            6,
+            "job 'a' listed twice (first on line 4)",
+        ),
         ("version: 1\nnamespace: n\njobs:\n  - name: a\n    nme: b\n    inputs: [x]\n", 4, "unknown key 'nme'"),
         ("version: 1\nversion: 1\n", 2, "duplicate key 'version'"),
-        ("version: 1\nnamespace: n\njobs:\n  - name: a\n    inputs: [{dataset: x, optional: maybe}]\n", 5, "'optional' must be true or false"),
-        ("version: 1\nvariables: {9lives: x}\nnamespace: n\njobs: [{name: a, inputs: [x]}]\n", 2, "invalid variable name"),
+        (
+            "version: 1\nnamespace: n\njobs:\n  - name: a\n    inputs: [{dataset: x, optional: maybe}]\n",
+            5,
+            "'optional' must be true or false",
+        ),
+        (
+            "version: 1\nvariables: {9lives: x}\nnamespace: n\njobs: [{name: a, inputs: [x]}]\n",
+            2,
+            "invalid variable name",
+        ),
     ],
 )
 def test_malformed_contracts_name_file_and_line(text: str, line: int, fragment: str) -> None:
@@ -202,10 +256,16 @@ def test_malformed_contracts_name_file_and_line(text: str, line: int, fragment: 
 
 @pytest.mark.parametrize(
     ("dataset", "fragment"),
-    [("table:", "table alias must be"), ("table:a.b.c", "table alias must be"), ("s3:///nobucket", "URI without a bucket")],
+    [
+        ("table:", "table alias must be"),
+        ("table:a.b.c", "table alias must be"),
+        ("s3:///nobucket", "URI without a bucket"),
+    ],
 )
 def test_bad_datasets_fail_when_resolved(dataset: str, fragment: str) -> None:
-    contract = parse_contract(f"version: 1\nnamespace: n\njobs:\n  - name: a\n    inputs:\n      - '{dataset}'\n", "c.yaml")
+    contract = parse_contract(
+        f"version: 1\nnamespace: n\njobs:\n  - name: a\n    inputs:\n      - '{dataset}'\n", "c.yaml"
+    )
     with pytest.raises(ContractError, match="c.yaml:6: " + fragment):
         resolve(contract)
 

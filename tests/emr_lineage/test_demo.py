@@ -37,10 +37,16 @@ def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
     proc = subprocess.run(
         [str(BIN / "emr-lineage"), "demo", "--out", str(out), "--rows", str(ROWS)],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "160"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "160"},
     )
-    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()] if (
-        out / "events.jsonl").exists() else []
+    events = (
+        [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+        if (out / "events.jsonl").exists()
+        else []
+    )
     return out, proc, events
 
 
@@ -103,8 +109,9 @@ def test_each_job_reads_and_writes_the_expected_datasets(demo):
             continue
         seen[app][0].update(_relative(lake, d) for d in event["inputs"])
         # The CTAS also reports its inner file write (same location, no symlink): same dataset.
-        seen[app][1].update(_relative(lake, d) for d in event["outputs"] if "symlinks" in d["facets"]
-                            or app != "customer_ltv")
+        seen[app][1].update(
+            _relative(lake, d) for d in event["outputs"] if "symlinks" in d["facets"] or app != "customer_ltv"
+        )
     assert dict(seen) == EXPECTED
 
 
@@ -116,7 +123,10 @@ def test_output_facets_look_like_the_spark_integration(demo):
     assert output["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "OVERWRITE"
     lineage = output["facets"]["columnLineage"]["fields"]
     assert {(f["field"], f["transformations"][0]["subtype"]) for f in lineage["order_value"]["inputFields"]} == {
-        ("quantity", "TRANSFORMATION"), ("unit_price", "TRANSFORMATION"), ("discount", "TRANSFORMATION")}
+        ("quantity", "TRANSFORMATION"),
+        ("unit_price", "TRANSFORMATION"),
+        ("discount", "TRANSFORMATION"),
+    }
     ltv = by_job["customer_ltv.execute_create_data_source_table_as_select_command.default_customer_ltv"]
     (table,) = ltv["outputs"]
     assert table["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "CREATE"
@@ -125,7 +135,9 @@ def test_output_facets_look_like_the_spark_integration(demo):
     assert fields["lifetime_value"]["inputFields"][0]["transformations"][0]["subtype"] == "AGGREGATION"
     stream = by_job["score_stream.write_to_micro_batch_data_source_v1.curated_order_scores"]
     assert stream["job"]["facets"]["jobType"]["processingType"] == "STREAMING"
-    predicted = {f["field"] for f in stream["outputs"][0]["facets"]["columnLineage"]["fields"]["predicted_value"]["inputFields"]}
+    predicted = {
+        f["field"] for f in stream["outputs"][0]["facets"]["columnLineage"]["fields"]["predicted_value"]["inputFields"]
+    }
     assert {"quantity", "unit_price", "discount", "product_category", "country"} <= predicted
 
 
@@ -139,16 +151,25 @@ def test_report_and_graph(demo):
 
 
 def test_bad_rows_is_a_usage_error(tmp_path):
-    proc = subprocess.run([str(BIN / "emr-lineage"), "demo", "--out", str(tmp_path), "--rows", "5"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(BIN / "emr-lineage"), "demo", "--out", str(tmp_path), "--rows", "5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "--rows" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_a_job_that_cannot_start_stops_the_demo_with_its_error(tmp_path):
     # A real failure on the first job: spark-submit rejects an option, the JVM never starts.
     env = {**os.environ, "PYSPARK_SUBMIT_ARGS": "--no-such-option pyspark-shell"}
-    proc = subprocess.run([str(BIN / "emr-lineage"), "demo", "--out", str(tmp_path), "--rows", "200"],
-                          capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [str(BIN / "emr-lineage"), "demo", "--out", str(tmp_path), "--rows", "200"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 1
     assert "error: ingest_orders failed:" in proc.stderr and "Traceback" not in proc.stderr
     assert "revenue_daily" not in proc.stdout  # later jobs never ran
@@ -175,7 +196,10 @@ except DemoError as exc:
     assert "DEMO-ERROR revenue_daily failed: AnalysisException: [PATH_NOT_FOUND]" in proc.stdout
     assert "STARTED ['revenue_daily']" in proc.stdout
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
-    assert [(e["job"]["name"], e["eventType"]) for e in events] == [("revenue_daily", "START"), ("revenue_daily", "FAIL")]
+    assert [(e["job"]["name"], e["eventType"]) for e in events] == [
+        ("revenue_daily", "START"),
+        ("revenue_daily", "FAIL"),
+    ]
     assert all(check_event(e, strict=True) is None for e in events)
 
 
@@ -208,14 +232,22 @@ def _missing_paths(fixture, event, path="") -> list[str]:
 @pytest.mark.parametrize(
     ("fixture", "job"),
     [
-        ("ol_container_pysparkHadoopFSEndEvent.json",
-         "customer_ltv.execute_create_data_source_table_as_select_command.default_customer_ltv"),
-        ("ol_container_pysparkCTASWithColumnLineageEnd.json",
-         "customer_ltv.execute_create_data_source_table_as_select_command.default_customer_ltv"),
-        ("ol_container_columnLineageSingleInputComplete.json",
-         "ingest_orders.execute_insert_into_hadoop_fs_relation_command.clean_orders_clean"),
-        ("ol_container_applicationLevelStartJob.json",
-         "revenue_daily.execute_insert_into_hadoop_fs_relation_command.curated_revenue_daily"),
+        (
+            "ol_container_pysparkHadoopFSEndEvent.json",
+            "customer_ltv.execute_create_data_source_table_as_select_command.default_customer_ltv",
+        ),
+        (
+            "ol_container_pysparkCTASWithColumnLineageEnd.json",
+            "customer_ltv.execute_create_data_source_table_as_select_command.default_customer_ltv",
+        ),
+        (
+            "ol_container_columnLineageSingleInputComplete.json",
+            "ingest_orders.execute_insert_into_hadoop_fs_relation_command.clean_orders_clean",
+        ),
+        (
+            "ol_container_applicationLevelStartJob.json",
+            "revenue_daily.execute_insert_into_hadoop_fs_relation_command.curated_revenue_daily",
+        ),
     ],
 )
 def test_events_have_the_shape_of_the_spark_integration_fixtures(demo, reference_dir, fixture, job):

@@ -107,7 +107,10 @@ def test_pipeline_jobs_are_the_five_jobs_in_order_with_their_emr_arguments(setti
     assert all(j.args[:2] == ("--lake", "s3://lake-bucket") for j in jobs)
     by_name = {j.job_name: j.args for j in jobs}
     assert by_name["customer_ltv"][2:] == ("--database", "emr_lineage_dev_curated")
-    assert by_name["score_stream"][2:] == ("--checkpoint", f"s3://lake-bucket/curated/_checkpoints/score_stream/{parent.parent_run_id}")
+    assert by_name["score_stream"][2:] == (
+        "--checkpoint",
+        f"s3://lake-bucket/curated/_checkpoints/score_stream/{parent.parent_run_id}",
+    )
 
 
 # --- run_e2e against moto and the local Marquez ------------------------------------------------
@@ -117,8 +120,11 @@ def run(settings, aws, **options):
     said: list[str] = []
     options = {"rows": 100, "emr_poll_interval": 0, "lineage_interval": 15, "lineage_timeout": 120, **options}
     result = e2e.run_e2e(
-        settings, e2e.E2EOptions(**options),
-        clients=aws.clients, callbacks=e2e.Callbacks(say=said.append), environ={},
+        settings,
+        e2e.E2EOptions(**options),
+        clients=aws.clients,
+        callbacks=e2e.Callbacks(say=said.append),
+        environ={},
     )
     return result, said
 
@@ -143,7 +149,10 @@ def test_run_e2e_passes_and_terminates_the_cluster(settings, aws, marquez, event
     assert parent_ids == {result.parent.parent_run_id}
     assert {conf_value(s.args, "spark.openlineage.parentJobName") for s in cluster.steps} == {PARENT_JOB}
     for step in cluster.steps:
-        assert step.args[step.args.index(f"s3://{ARTIFACTS}/jobs/{step.name}.py") + 1 :][:2] == ["--lake", f"s3://{LAKE_BUCKET}"]
+        assert step.args[step.args.index(f"s3://{ARTIFACTS}/jobs/{step.name}.py") + 1 :][:2] == [
+            "--lake",
+            f"s3://{LAKE_BUCKET}",
+        ]
     tags = {t["Key"]: t["Value"] for t in aws.clients.emr.describe_cluster(ClusterId=cluster.id)["Cluster"]["Tags"]}
     assert tags["emr-lineage:launched-by"] == "emr-lineage e2e"
     assert tags["emr-lineage:parent-run-id"] == result.parent.parent_run_id
@@ -175,7 +184,9 @@ def test_deadline_expires_with_only_old_lineage(settings, aws, marquez, events, 
     assert aws.cluster().state == "TERMINATED"
 
 
-def test_failed_step_fails_and_terminates_without_reading_lineage(settings, aws, marquez, events, lineage_clock, monkeypatch):
+def test_failed_step_fails_and_terminates_without_reading_lineage(
+    settings, aws, marquez, events, lineage_clock, monkeypatch
+):
     monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, FAILURE))
     marquez.phases = [fresh(events)]
     result, _ = run(settings, aws)
@@ -185,7 +196,9 @@ def test_failed_step_fails_and_terminates_without_reading_lineage(settings, aws,
 
 
 def test_keep_cluster_leaves_it_up_and_waiting_on_failure(settings, aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, [("WAITING", "COMPLETED", "FAILED", "CANCELLED", "CANCELLED", "CANCELLED")]))
+    monkeypatch.setattr(
+        launcher, "pause", EmrPlayer(aws, [("WAITING", "COMPLETED", "FAILED", "CANCELLED", "CANCELLED", "CANCELLED")])
+    )
     marquez.phases = [fresh(events)]
     result, said = run(settings, aws, keep_cluster=True)
     cluster = aws.cluster()
@@ -225,7 +238,9 @@ def test_missing_parameter_names_it_and_its_stack(settings, monkeypatch, marquez
 def test_wait_for_lineage_reports_the_last_error_when_marquez_stays_down(closed_port_url, lineage_clock):
     contract, values = contract_and_values()
     with MarquezClient(closed_port_url, retries=0) as client:
-        outcome = e2e.wait_for_lineage(client, contract, values, new_parent(), datetime.now(UTC), timeout=30, interval=15)
+        outcome = e2e.wait_for_lineage(
+            client, contract, values, new_parent(), datetime.now(UTC), timeout=30, interval=15
+        )
     assert not outcome.ok and outcome.attempts == 3 and outcome.last.result is None
     assert "last read failed" in outcome.message and "unreachable" in outcome.message
 

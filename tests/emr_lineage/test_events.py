@@ -65,7 +65,13 @@ def _lines(tmp_path: Path, text: str, name: str = "e.jsonl") -> Path:
     return path
 
 
-GOOD = json.dumps({"eventType": "START", "job": {"namespace": "ns", "name": "j"}, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"}})
+GOOD = json.dumps(
+    {
+        "eventType": "START",
+        "job": {"namespace": "ns", "name": "j"},
+        "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"},
+    }
+)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +84,11 @@ GOOD = json.dumps({"eventType": "START", "job": {"namespace": "ns", "name": "j"}
         ('{"job": {"namespace": "n", "name": "x"}, "inputs": {"a": 1}}\n', 1, "event.inputs must be a list"),
         ('{"job": {"namespace": "n", "name": "x"}, "eventType": "DONE"}\n', 1, "event.eventType: 'DONE' is not one of"),
         ('{"job": {"namespace": "n", "name": 7}}\n', 1, "event.job.name: 7 is not of type 'string'"),
-        ('{"job": {"namespace": "n", "name": "x"}, "run": {"runId": "not-a-uuid"}}\n', 1, "event.run.runId: 'not-a-uuid' is not a 'uuid'"),
+        (
+            '{"job": {"namespace": "n", "name": "x"}, "run": {"runId": "not-a-uuid"}}\n',
+            1,
+            "event.run.runId: 'not-a-uuid' is not a 'uuid'",
+        ),
         (
             '{"job": {"namespace": "n", "name": "x"}, "outputs": [{"namespace": "n", "name": "d", "facets": {"symlinks": {"identifiers": "x"}}}]}\n',
             1,
@@ -117,7 +127,9 @@ def test_malformed_json_files(tmp_path: Path, text: str, line: int, fragment: st
 
 
 def test_skip_invalid_counts_and_keeps_the_good_events(tmp_path: Path) -> None:
-    path = _lines(tmp_path, "\n".join([GOOD, "{bad", GOOD, "[]", '{"job": {"namespace": "n"}, "eventType": "X"}', GOOD]) + "\n")
+    path = _lines(
+        tmp_path, "\n".join([GOOD, "{bad", GOOD, "[]", '{"job": {"namespace": "n"}, "eventType": "X"}', GOOD]) + "\n"
+    )
     loaded = load_events([path], skip_invalid=True)
     assert len(loaded) == 3
     assert loaded.skipped == 3
@@ -161,8 +173,13 @@ def test_check_event_accepts_openlineage_client_events(gen) -> None:
 def test_to_dict_serialises_client_objects() -> None:
     from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 
-    event = RunEvent(eventType=RunState.START, eventTime="2026-11-21T12:00:00+00:00", run=Run(runId="3f5e83fa-3480-44ff-99c5-ff943904e5e8"),
-                     job=Job(namespace="n", name="j"), producer="https://example.com/p")
+    event = RunEvent(
+        eventType=RunState.START,
+        eventTime="2026-11-21T12:00:00+00:00",
+        run=Run(runId="3f5e83fa-3480-44ff-99c5-ff943904e5e8"),
+        job=Job(namespace="n", name="j"),
+        producer="https://example.com/p",
+    )
     as_dict = to_dict(event)
     assert as_dict["job"] == {"namespace": "n", "name": "j", "facets": {}}
     assert check_event(as_dict, strict=True) is None
@@ -170,8 +187,14 @@ def test_to_dict_serialises_client_objects() -> None:
 
 def test_facet_problems_name_their_own_place_even_when_seen_before(tmp_path: Path) -> None:
     bad_symlinks = {"symlinks": {"identifiers": [{"namespace": "n", "name": 5, "type": "TABLE"}]}}
-    first = {"job": {"namespace": "n", "name": "a"}, "outputs": [{"namespace": "n", "name": "d", "facets": bad_symlinks}]}
-    second = {"job": {"namespace": "n", "name": "b"}, "inputs": [{"namespace": "n", "name": "x"}, {"namespace": "n", "name": "d", "facets": bad_symlinks}]}
+    first = {
+        "job": {"namespace": "n", "name": "a"},
+        "outputs": [{"namespace": "n", "name": "d", "facets": bad_symlinks}],
+    }
+    second = {
+        "job": {"namespace": "n", "name": "b"},
+        "inputs": [{"namespace": "n", "name": "x"}, {"namespace": "n", "name": "d", "facets": bad_symlinks}],
+    }
     assert check_event(first) == "event.outputs[0].facets.symlinks.identifiers[0].name: 5 is not of type 'string'"
     assert check_event(second) == "event.inputs[1].facets.symlinks.identifiers[0].name: 5 is not of type 'string'"
 
@@ -179,13 +202,21 @@ def test_facet_problems_name_their_own_place_even_when_seen_before(tmp_path: Pat
 def test_base_facet_fields_are_checked_in_every_facet_map() -> None:
     event = {"job": {"namespace": "n", "name": "a", "facets": {"jobType": {"_producer": 5, "jobType": "APPLICATION"}}}}
     assert check_event(event) == "event.job.facets.jobType['_producer']: 5 is not of type 'string'"
-    event = {"job": {"namespace": "n", "name": "a"}, "inputs": [{"namespace": "n", "name": "d", "inputFacets": {"stats": []}}]}
+    event = {
+        "job": {"namespace": "n", "name": "a"},
+        "inputs": [{"namespace": "n", "name": "d", "inputFacets": {"stats": []}}],
+    }
     assert check_event(event) == "event.inputs[0].inputFacets.stats: [] is not of type 'object'"
 
 
 def test_strict_and_lenient_results_are_not_mixed_up() -> None:
-    facet = {"parent": {"job": {"namespace": "n", "name": "app"}, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"}}}
-    event = {"job": {"namespace": "n", "name": "a"}, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8", "facets": facet}}
+    facet = {
+        "parent": {"job": {"namespace": "n", "name": "app"}, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"}}
+    }
+    event = {
+        "job": {"namespace": "n", "name": "a"},
+        "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8", "facets": facet},
+    }
     assert check_event(event) is None
     problem = check_event(event, strict=True)
     assert problem is not None and "required property" in problem

@@ -23,13 +23,21 @@ def pipeline_events(gen) -> list[dict]:
 def test_application_level_folds_actions_into_their_application(pipeline_events) -> None:
     graph = build_graph(pipeline_events)
     assert graph.level == "application"
-    assert graph.jobs() == [f"job:{NS}:{app}" for app in sorted(["ingest_orders", "revenue_daily", "customer_ltv", "train_model", "score_stream"])]
+    assert graph.jobs() == [
+        f"job:{NS}:{app}"
+        for app in sorted(["ingest_orders", "revenue_daily", "customer_ltv", "train_model", "score_stream"])
+    ]
     ingest = f"job:{NS}:ingest_orders"
     assert graph.inputs_of(ingest) == ["dataset:s3://lake:raw/orders"]
     assert graph.outputs_of(ingest) == ["dataset:s3://lake:clean/orders_clean"]
-    assert graph.nodes[ingest]["actions"] == ["ingest_orders.execute_insert_into_hadoop_fs_relation_command.clean_orders_clean"]
+    assert graph.nodes[ingest]["actions"] == [
+        "ingest_orders.execute_insert_into_hadoop_fs_relation_command.clean_orders_clean"
+    ]
     assert graph.nodes[ingest]["states"] == ["COMPLETE"]
-    assert graph.inputs_of(f"job:{NS}:score_stream") == ["dataset:s3://lake:models/order_value_model", "dataset:s3://lake:raw/orders_stream"]
+    assert graph.inputs_of(f"job:{NS}:score_stream") == [
+        "dataset:s3://lake:models/order_value_model",
+        "dataset:s3://lake:raw/orders_stream",
+    ]
 
 
 def test_action_level_keeps_one_job_per_action(pipeline_events) -> None:
@@ -66,7 +74,8 @@ def test_multi_application_sets_with_many_actions(gen) -> None:
     events = []
     for app_index in range(12):
         actions = [
-            gen.Action(f"step_{i}", [f"s3://lake/app{app_index}/in_{i}"], [f"s3://lake/app{app_index}/out_{i}"]) for i in range(8)
+            gen.Action(f"step_{i}", [f"s3://lake/app{app_index}/in_{i}"], [f"s3://lake/app{app_index}/out_{i}"])
+            for i in range(8)
         ]
         events += gen.application(f"app_{app_index}", NS, actions)
     graph = build_graph(events)
@@ -79,7 +88,9 @@ def test_multi_application_sets_with_many_actions(gen) -> None:
 
 def test_orchestrator_parent_does_not_swallow_applications(gen) -> None:
     # spark.openlineage.parent* makes the application's own parent an Airflow task.
-    events = gen.application("daily_etl", NS, [gen.Action("write", ["s3://lake/a"], ["s3://lake/b"])], orchestrator=("airflow", "dag.task"))
+    events = gen.application(
+        "daily_etl", NS, [gen.Action("write", ["s3://lake/a"], ["s3://lake/b"])], orchestrator=("airflow", "dag.task")
+    )
     graph = build_graph(events)
     assert graph.jobs() == [f"job:{NS}:daily_etl"]
 
@@ -99,7 +110,9 @@ def test_column_lineage_from_column_lineage_facets(pipeline_events) -> None:
         "transformation": "DIRECT",
     } in graph.column_edges
     assert graph.nodes["dataset:s3://lake:curated/revenue_daily"]["fields"] == [
-        {"name": "amount", "type": "string"}, {"name": "order_id", "type": "string"}, {"name": "revenue", "type": "string"}
+        {"name": "amount", "type": "string"},
+        {"name": "order_id", "type": "string"},
+        {"name": "revenue", "type": "string"},
     ]
 
 
@@ -182,7 +195,8 @@ def test_graph_from_marquez_lineage_reply(marquez_reply) -> None:
     job = "job:food_delivery:example.etl_delivery_7_days"
     assert graph.source == "marquez"
     assert graph.inputs_of(job) == sorted(
-        f"dataset:food_delivery:public.{t}" for t in ("customers", "drivers", "order_status", "orders_7_days", "restaurants")
+        f"dataset:food_delivery:public.{t}"
+        for t in ("customers", "drivers", "order_status", "orders_7_days", "restaurants")
     )
     assert graph.outputs_of(job) == ["dataset:food_delivery:public.delivery_7_days"]
     customers = graph.nodes["dataset:food_delivery:public.customers"]
@@ -216,11 +230,16 @@ def test_marquez_child_jobs_fold_into_their_parent(marquez_reply) -> None:
 def test_marquez_column_lineage(marquez_dir: Path, marquez_reply) -> None:
     columns = json.loads((marquez_dir / "fixture_column_lineage_node.json").read_text())
     graph = graph_from_marquez(marquez_reply, column_lineage={"graph": [columns]})
-    assert {"source": "datasetField:namespace:otherDataset:columnB", "target": "datasetField:namespace:commonDataset:columnA",
-            "transformation": "IDENTITY"} in graph.column_edges
+    assert {
+        "source": "datasetField:namespace:otherDataset:columnB",
+        "target": "datasetField:namespace:commonDataset:columnA",
+        "transformation": "IDENTITY",
+    } in graph.column_edges
 
 
-@pytest.mark.parametrize("reply", [{}, {"graph": {}}, [], {"graph": [{"type": "JOB"}]}, {"graph": [{"id": "job:a:b", "inEdges": ["x"]}]}])
+@pytest.mark.parametrize(
+    "reply", [{}, {"graph": {}}, [], {"graph": [{"type": "JOB"}]}, {"graph": [{"id": "job:a:b", "inEdges": ["x"]}]}]
+)
 def test_malformed_marquez_replies(reply) -> None:
     with pytest.raises(GraphError):
         graph_from_marquez(reply)
@@ -231,15 +250,25 @@ def test_events_and_marquez_give_the_same_model() -> None:
     job = graph.add_job("ns", "j")
     graph.add_edge(graph.add_dataset("s3://b", "in"), job)
     graph.add_edge(job, graph.add_dataset("s3://b", "out"))
-    event = {"job": {"namespace": "ns", "name": "j"}, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"},
-             "inputs": [{"namespace": "s3://b", "name": "in"}], "outputs": [{"namespace": "s3://b", "name": "out"}]}
+    event = {
+        "job": {"namespace": "ns", "name": "j"},
+        "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"},
+        "inputs": [{"namespace": "s3://b", "name": "in"}],
+        "outputs": [{"namespace": "s3://b", "name": "out"}],
+    }
     built = build_graph([event])
     assert built.edges() == graph.edges()
-    reply = {"graph": [
-        {"id": "job:ns:j", "type": "JOB", "data": {"namespace": "ns", "name": "j"},
-         "inEdges": [{"origin": "dataset:s3://b:in", "destination": "job:ns:j"}],
-         "outEdges": [{"origin": "job:ns:j", "destination": "dataset:s3://b:out"}]},
-    ]}
+    reply = {
+        "graph": [
+            {
+                "id": "job:ns:j",
+                "type": "JOB",
+                "data": {"namespace": "ns", "name": "j"},
+                "inEdges": [{"origin": "dataset:s3://b:in", "destination": "job:ns:j"}],
+                "outEdges": [{"origin": "job:ns:j", "destination": "dataset:s3://b:out"}],
+            },
+        ]
+    }
     from_marquez = graph_from_marquez(reply)
     assert from_marquez.edges() == graph.edges()
     assert from_marquez.nodes["dataset:s3://b:out"]["namespace"] == "s3://b"
@@ -261,8 +290,16 @@ def test_fast_and_tolerant_paths_agree(pipeline_events) -> None:
 
 def test_events_sharing_nothing_but_a_job_without_run_ids() -> None:
     # Fragments without runId: one run per job, still merged from all fragments.
-    start = {"eventType": "START", "job": {"namespace": "n", "name": "j"}, "inputs": [{"namespace": "s3://b", "name": "in"}]}
-    complete = {"eventType": "COMPLETE", "job": {"namespace": "n", "name": "j"}, "outputs": [{"namespace": "s3://b", "name": "out"}]}
+    start = {
+        "eventType": "START",
+        "job": {"namespace": "n", "name": "j"},
+        "inputs": [{"namespace": "s3://b", "name": "in"}],
+    }
+    complete = {
+        "eventType": "COMPLETE",
+        "job": {"namespace": "n", "name": "j"},
+        "outputs": [{"namespace": "s3://b", "name": "out"}],
+    }
     graph = build_graph([complete, start, complete])
     assert graph.edges() == [("dataset:s3://b:in", "job:n:j"), ("job:n:j", "dataset:s3://b:out")]
     assert graph.nodes["job:n:j"]["states"] == ["COMPLETE"] and graph.nodes["job:n:j"]["runs"] == 1

@@ -20,6 +20,7 @@ from emr_lineage.config import load_settings
 from emr_lineage.spark_conf import ParentContext
 from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, aws, launch_spec  # noqa: F401 - aws is a fixture
 
+
 @pytest.fixture(scope="session")
 def settings():
     return load_settings("dev")
@@ -28,7 +29,9 @@ def settings():
 @pytest.fixture
 def job_file(tmp_path: Path) -> Path:
     path = tmp_path / "revenue_daily.py"
-    path.write_text("from pyspark.sql import SparkSession\nSparkSession.builder.appName('revenue_daily').getOrCreate()\n")
+    path.write_text(
+        "from pyspark.sql import SparkSession\nSparkSession.builder.appName('revenue_daily').getOrCreate()\n"
+    )
     return path
 
 
@@ -153,7 +156,9 @@ def test_run_request_adds_steps_name_tags_and_auto_termination(job_file: Path) -
     original = copy.deepcopy(spec)
     parent = ParentContext.new(namespace="emr-lineage-dev", job_name=launcher.LAUNCH_PARENT_JOB)
     step = launcher.build_step(staged(job_file), parent)
-    name = launcher.cluster_name("emr-lineage-dev", [launcher.JobRequest(job_file)], datetime(2026, 11, 21, 19, 30, 5, tzinfo=UTC))
+    name = launcher.cluster_name(
+        "emr-lineage-dev", [launcher.JobRequest(job_file)], datetime(2026, 11, 21, 19, 30, 5, tzinfo=UTC)
+    )
     request = launcher.build_run_request(spec, [step], name=name, extra_tags={"environment": "dev2", "run": "x"})
     assert request["Name"] == "emr-lineage-dev-revenue_daily-20261121T193005Z"
     assert request["Steps"] == [step]

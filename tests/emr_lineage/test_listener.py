@@ -23,11 +23,11 @@ from emr_lineage.config import load_settings
 from emr_lineage.listener import (
     BOOTSTRAP_SCRIPT,
     UNPINNED,
-    bootstrap_script_uri,
     ChecksumMismatchError,
     DownloadError,
     ListenerNotPinnedError,
     bootstrap_arguments,
+    bootstrap_script_uri,
     http_session,
     listener_s3_key,
     stage_listener,
@@ -127,8 +127,10 @@ def maven(maven_server: FakeMaven, test_jar: bytes):
 @pytest.fixture
 def s3(monkeypatch):
     for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": REGION,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
@@ -151,6 +153,7 @@ fast_session = functools.partial(http_session, backoff_factor=0.01)
 
 
 # --- stage_listener -----------------------------------------------------------------------------
+
 
 def test_stage_verifies_and_uploads_with_checksum_metadata(maven, s3, test_jar, test_jar_sha256):
     artifact = pinned(test_jar_sha256)
@@ -185,7 +188,9 @@ def test_checksum_mismatch_uploads_nothing(maven, s3, test_jar_sha256):
 def test_missing_artifact_is_a_download_error_and_uploads_nothing(maven, s3, test_jar_sha256):
     maven.files.clear()
     with pytest.raises(DownloadError, match=r"download failed: GET http://127\.0\.0\.1:\d+/maven2/.*answered HTTP 404"):
-        stage_listener(pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+        stage_listener(
+            pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url
+        )
     assert keys(s3) == []
 
 
@@ -196,14 +201,21 @@ def test_unreachable_repository_is_a_download_error(s3, test_jar_sha256):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     with pytest.raises(DownloadError, match=f"download failed: GET http://127.0.0.1:{port}/"):
-        stage_listener(pinned(test_jar_sha256), BUCKET, s3_client=s3,
-                       session=fast_session(total_retries=1), maven_repository=f"http://127.0.0.1:{port}")
+        stage_listener(
+            pinned(test_jar_sha256),
+            BUCKET,
+            s3_client=s3,
+            session=fast_session(total_retries=1),
+            maven_repository=f"http://127.0.0.1:{port}",
+        )
     assert keys(s3) == []
 
 
 def test_transient_server_errors_are_retried(maven, s3, test_jar_sha256):
     maven.fail_next = 2
-    result = stage_listener(pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+    result = stage_listener(
+        pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url
+    )
     assert result.uploaded
     assert len(maven.requests) == 3
 
@@ -216,8 +228,9 @@ def test_unpinned_is_refused_before_any_download(maven, s3):
 
 
 def test_trust_on_first_use_reports_the_checksum_to_pin(maven, s3, test_jar_sha256):
-    result = stage_listener(pinned(None), BUCKET, s3_client=s3, session=fast_session(),
-                            maven_repository=maven.url, trust_on_first_use=True)
+    result = stage_listener(
+        pinned(None), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url, trust_on_first_use=True
+    )
     assert result.uploaded and not result.pinned
     assert result.sha256 == test_jar_sha256
     assert s3.head_object(Bucket=BUCKET, Key=result.key)["Metadata"]["sha256"] == test_jar_sha256
@@ -226,12 +239,15 @@ def test_trust_on_first_use_reports_the_checksum_to_pin(maven, s3, test_jar_sha2
 def test_a_changed_object_in_the_bucket_is_replaced(maven, s3, test_jar, test_jar_sha256):
     key = listener_s3_key(pinned(test_jar_sha256))
     s3.put_object(Bucket=BUCKET, Key=key, Body=b"tampered", Metadata={"sha256": "f" * 64})
-    result = stage_listener(pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+    result = stage_listener(
+        pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url
+    )
     assert result.uploaded
     assert s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == test_jar
 
 
 # --- the CLI ------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def cdk_json_pinned(tmp_path: Path, repo_root: Path, monkeypatch, test_jar_sha256):
@@ -246,7 +262,8 @@ def cdk_json_pinned(tmp_path: Path, repo_root: Path, monkeypatch, test_jar_sha25
 
 def test_cli_stages_to_the_bucket_named_in_ssm(maven, s3, cdk_json_pinned, test_jar_sha256):
     boto3.client("ssm", region_name=REGION).put_parameter(
-        Name=parameters.artifacts_bucket("dev"), Value=BUCKET, Type="String")
+        Name=parameters.artifacts_bucket("dev"), Value=BUCKET, Type="String"
+    )
     result = CliRunner().invoke(main, ["stage-listener", "--env", "dev", "--maven-repository", maven.url])
     assert result.exit_code == 0, result.output
     assert f"s3://{BUCKET}/listener/openlineage-spark_2.12-1.54.0.jar: uploaded" in result.output
@@ -297,7 +314,9 @@ def test_cli_refuses_unpinned_and_pin_flag_prints_the_checksum(maven, s3, test_j
     assert refused.exit_code == 1 and "no SHA-256 pinned" in refused.output
     assert keys(s3) == []
 
-    pinned_run = CliRunner().invoke(main, ["stage-listener", "--bucket", BUCKET, "--pin", "--maven-repository", maven.url])
+    pinned_run = CliRunner().invoke(
+        main, ["stage-listener", "--bucket", BUCKET, "--pin", "--maven-repository", maven.url]
+    )
     assert pinned_run.exit_code == 0, pinned_run.output
     assert f'"sha256": "{test_jar_sha256}"' in pinned_run.output
     assert keys(s3) == ["listener/openlineage-spark_2.12-1.54.0.jar"]
@@ -312,20 +331,32 @@ def test_cli_maven_repository_from_environment(maven, s3, cdk_json_pinned, monke
 
 # --- bootstrap action arguments -----------------------------------------------------------------
 
+
 def test_bootstrap_arguments_follow_the_environment_settings(test_jar_sha256):
     settings = load_settings("prod")
-    settings = settings.model_copy(update={"versions": settings.versions.model_copy(
-        update={"openlineage_spark": pinned(test_jar_sha256)})})
+    settings = settings.model_copy(
+        update={"versions": settings.versions.model_copy(update={"openlineage_spark": pinned(test_jar_sha256)})}
+    )
     assert bootstrap_arguments(settings, "bucket-1") == [
-        "--jar-uri", "s3://bucket-1/listener/openlineage-spark_2.12-1.54.0.jar",
-        "--sha256", test_jar_sha256,
-        "--listener-source", "bundle",
+        "--jar-uri",
+        "s3://bucket-1/listener/openlineage-spark_2.12-1.54.0.jar",
+        "--sha256",
+        test_jar_sha256,
+        "--listener-source",
+        "bundle",
         "--fail-closed",
     ]
-    emr_wins = settings.model_copy(update={"openlineage": settings.openlineage.model_copy(
-        update={"listener_source": "emr", "fail_open": True})})
+    emr_wins = settings.model_copy(
+        update={"openlineage": settings.openlineage.model_copy(update={"listener_source": "emr", "fail_open": True})}
+    )
     assert bootstrap_arguments(emr_wins, "bucket-1", emr_release="emr-7.13.0", region="eu-west-1")[4:] == [
-        "--listener-source", "emr", "--fail-open", "--emr-release", "emr-7.13.0", "--region", "eu-west-1",
+        "--listener-source",
+        "emr",
+        "--fail-open",
+        "--emr-release",
+        "emr-7.13.0",
+        "--region",
+        "eu-west-1",
     ]
 
 

@@ -29,7 +29,7 @@ def test_lineage_read(marquez, openapi_validator) -> None:
     with MarquezClient(marquez.url) as client:
         reply = client.lineage(JOB, depth=3)
     assert openapi_validator("LineageGraph", reply) == []
-    assert marquez.requests == [f"GET /api/v1/lineage?nodeId=job%3Afood_delivery%3Aexample.etl_delivery_7_days&depth=3"]
+    assert marquez.requests == ["GET /api/v1/lineage?nodeId=job%3Afood_delivery%3Aexample.etl_delivery_7_days&depth=3"]
     graph = graph_from_marquez(reply)
     assert graph.outputs_of(JOB) == ["dataset:food_delivery:public.delivery_7_days"]
 
@@ -132,9 +132,13 @@ def test_replay_posts_with_the_openlineage_transport(marquez, gen) -> None:
 def test_replay_of_a_client_event_object(marquez) -> None:
     from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 
-    event = RunEvent(eventType=RunState.COMPLETE, eventTime="2026-11-21T12:00:00+00:00",
-                     run=Run(runId="3f5e83fa-3480-44ff-99c5-ff943904e5e8"), job=Job(namespace="n", name="j"),
-                     producer="https://example.com/p")
+    event = RunEvent(
+        eventType=RunState.COMPLETE,
+        eventTime="2026-11-21T12:00:00+00:00",
+        run=Run(runId="3f5e83fa-3480-44ff-99c5-ff943904e5e8"),
+        job=Job(namespace="n", name="j"),
+        producer="https://example.com/p",
+    )
     assert MarquezClient(marquez.url).post_lineage(event) == 201
     assert marquez.posted[0]["job"]["name"] == "j"
 
@@ -144,4 +148,6 @@ def test_rejected_replay_is_a_clear_error(marquez, closed_port_url: str) -> None
         MarquezClient(marquez.url).post_lineage({"eventType": "START"})
     assert info.value.status == 422 and "job must not be null" in str(info.value)
     with pytest.raises(MarquezError, match="unreachable"):
-        MarquezClient(closed_port_url, retries=0).post_lineage({"eventType": "START", "job": {"namespace": "n", "name": "j"}})
+        MarquezClient(closed_port_url, retries=0).post_lineage(
+            {"eventType": "START", "job": {"namespace": "n", "name": "j"}}
+        )

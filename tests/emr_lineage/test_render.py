@@ -24,7 +24,9 @@ def test_mermaid_declares_every_node_and_edge(graph) -> None:
     lines = text.splitlines()
     assert lines[0] == "flowchart LR"
     assert sum(1 for line in lines if "-->" in line) == len(graph.edges())
-    assert sum(1 for line in lines if line.strip().startswith("n") and ("([" in line or "[(" in line)) == len(graph.nodes)
+    assert sum(1 for line in lines if line.strip().startswith("n") and ("([" in line or "[(" in line)) == len(
+        graph.nodes
+    )
     assert '(["ingest_orders<br/>(emr-lineage-dev)"])' in text
     assert '[("s3://lake<br/>clean/orders_clean")]' in text
 

@@ -22,9 +22,19 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     assert Path(CHROMIUM).exists() or shutil.which("chromium"), "chromium is installed by make setup"
     profile = tmp_path / f"profile-{len(list(tmp_path.iterdir()))}"
     command = [
-        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", *args,
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        *args,
     ]
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
@@ -49,7 +59,9 @@ def report(gen, repo_root: Path, tmp_path_factory) -> tuple[Path, object, object
     doc = (repo_root / "docs" / "contracts.md").read_text(encoding="utf-8")
     contract = parse_contract(doc.split("```yaml\n", 1)[1].split("```", 1)[0], "lineage_contract.yaml")
     result = validate(contract, graph, {"lake": lake})
-    path = write_html(tmp_path_factory.mktemp("report") / "lineage <report>.html", graph, result, title="Demo & <lineage>")
+    path = write_html(
+        tmp_path_factory.mktemp("report") / "lineage <report>.html", graph, result, title="Demo & <lineage>"
+    )
     return path, graph, result
 
 
@@ -87,7 +99,9 @@ def test_column_lineage_on_demand(report, tmp_path: Path) -> None:
     assert done.returncode == 0
     assert 'class="node dataset selected"' in done.stdout
     columns = re.findall(r"<li>([^<]*)</li>", done.stdout.split('class="columns"', 1)[1])
-    assert columns == ["file:/data/lake/clean/orders_clean:amount \u2192 file:/data/lake/curated/revenue_daily:revenue (DIRECT)"]
+    assert columns == [
+        "file:/data/lake/clean/orders_clean:amount \u2192 file:/data/lake/curated/revenue_daily:revenue (DIRECT)"
+    ]
     assert _console_messages(done.stderr) == []
 
 
@@ -101,8 +115,11 @@ def test_screenshot(report, tmp_path: Path) -> None:
 
 def test_names_cannot_break_out_of_the_page(tmp_path: Path) -> None:
     hostile = "</script><script>document.title='pwned'</script>"
-    event = {"job": {"namespace": "ns", "name": hostile}, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"},
-             "outputs": [{"namespace": "file", "name": f"/tmp/{hostile}"}]}
+    event = {
+        "job": {"namespace": "ns", "name": hostile},
+        "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"},
+        "outputs": [{"namespace": "file", "name": f"/tmp/{hostile}"}],
+    }
     graph = build_graph([event])
     text = render_html(graph)
     assert hostile not in text
@@ -126,9 +143,11 @@ def test_the_checks_catch_a_broken_page(tmp_path: Path, monkeypatch) -> None:
     # Negative control: a page whose script fails must fail the checks used above.
     from emr_lineage import report as report_module
 
-    broken = report_module._SCRIPT.replace("var drawn = 0;", "var drawn = 0; window.setTimeout(function () { null.x; }, 0);")
+    broken = report_module._SCRIPT.replace(
+        "var drawn = 0;", "var drawn = 0; window.setTimeout(function () { null.x; }, 0);"
+    )
     monkeypatch.setattr(report_module, "_SCRIPT", broken)
     path = write_html(tmp_path / "broken.html", build_graph([]))
     done = _chromium(tmp_path, "--dump-dom", path.as_uri())
-    assert "data-errors=\"Uncaught TypeError" in _body(done.stdout)
+    assert 'data-errors="Uncaught TypeError' in _body(done.stdout)
     assert any("Uncaught TypeError" in line for line in _console_messages(done.stderr))

@@ -92,8 +92,11 @@ def test_score_stream_scores_every_valid_new_order(spark, generated, job, tmp_pa
     args = argparse.Namespace(lake=str(lake), kafka_bootstrap=None, kafka_topic=None)
     scored = score_stream.score(model, score_stream.prepare_features(score_stream.read_order_stream(spark, args)))
     query = (
-        scored.writeStream.format("parquet").option("path", str(tmp_path / "scores"))
-        .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start()
+        scored.writeStream.format("parquet")
+        .option("path", str(tmp_path / "scores"))
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
     )
     query.awaitTermination(120)
     assert not query.isActive

@@ -51,10 +51,7 @@ def cdk_context(repo_root: Path) -> dict:
 @pytest.fixture(scope="session")
 def synths(cdk_context: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Synth]:
     """Both environments, synthesized once for the whole test session."""
-    return {
-        env: synthesize({**cdk_context, "env": env}, tmp_path_factory.mktemp(f"cdk-out-{env}"))
-        for env in ENVS
-    }
+    return {env: synthesize({**cdk_context, "env": env}, tmp_path_factory.mktemp(f"cdk-out-{env}")) for env in ENVS}
 
 
 def _long_running_variant(context: dict) -> dict:
@@ -83,7 +80,7 @@ def _render(value) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and len(value) == 1:
-        (fn, arg), = value.items()
+        ((fn, arg),) = value.items()
         if fn == "Fn::Join":
             return arg[0].join(_render(part) for part in arg[1])
         if fn == "Ref":

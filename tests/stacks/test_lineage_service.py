@@ -46,7 +46,9 @@ def _env(container: dict) -> dict:
 
 
 def _group_id(tpl: dict, prefix: str) -> str:
-    matches = [k for k, v in tpl["Resources"].items() if v["Type"] == "AWS::EC2::SecurityGroup" and k.startswith(prefix)]
+    matches = [
+        k for k, v in tpl["Resources"].items() if v["Type"] == "AWS::EC2::SecurityGroup" and k.startswith(prefix)
+    ]
     assert len(matches) == 1, (prefix, matches)
     return matches[0]
 
@@ -62,6 +64,7 @@ def _ingress(tpl: dict, group_id: str) -> list[dict]:
 
 
 # --- database ---------------------------------------------------------------------------------
+
 
 def test_database_is_postgres_14_or_newer_encrypted_and_sized_per_env(synth):
     db = load_settings(synth.env).database
@@ -84,7 +87,8 @@ def test_database_is_postgres_14_or_newer_encrypted_and_sized_per_env(synth):
 def test_database_removal_policy_follows_config(synth):
     _, instance = _one(synth.template_json("lineage"), "AWS::RDS::DBInstance")
     expected = {"destroy": "Delete", "retain": "Retain", "snapshot": "Snapshot"}[
-        load_settings(synth.env).removal_policy.value]
+        load_settings(synth.env).removal_policy.value
+    ]
     assert instance["DeletionPolicy"] == expected
 
 
@@ -108,8 +112,12 @@ def test_database_requires_tls(synth):
 def test_database_lives_in_isolated_subnets(synth):
     _, group = _one(synth.template_json("lineage"), "AWS::RDS::DBSubnetGroup")
     network_tpl = synth.template_json("network")
-    isolated = {k for k, v in network_tpl["Resources"].items() if v["Type"] == "AWS::EC2::Subnet"
-                and {"Key": "aws-cdk:subnet-type", "Value": "Isolated"} in v["Properties"]["Tags"]}
+    isolated = {
+        k
+        for k, v in network_tpl["Resources"].items()
+        if v["Type"] == "AWS::EC2::Subnet"
+        and {"Key": "aws-cdk:subnet-type", "Value": "Isolated"} in v["Properties"]["Tags"]
+    }
     imported = json.dumps(group["Properties"]["SubnetIds"])
     assert isolated and all(subnet in imported for subnet in isolated)
 
@@ -124,6 +132,7 @@ def test_database_accepts_only_the_marquez_tasks(synth):
 
 
 # --- Marquez containers -------------------------------------------------------------------------
+
 
 def test_images_are_pinned_to_the_configured_marquez_version(synth):
     version = load_settings(synth.env).versions.marquez
@@ -161,8 +170,11 @@ def test_start_command_writes_the_config_then_execs_the_entrypoint(tmp_path):
     entrypoint.chmod(0o755)
     config_path = tmp_path / "marquez.yml"
     command = START_COMMAND.replace(IMAGE_WORKDIR, str(workdir)).replace(CONFIG_PATH, str(config_path))
-    env = {**os.environ, "MARQUEZ_CONFIG": str(config_path),
-           "MARQUEZ_CONFIG_BASE64": marquez_service.marquez_config_base64()}
+    env = {
+        **os.environ,
+        "MARQUEZ_CONFIG": str(config_path),
+        "MARQUEZ_CONFIG_BASE64": marquez_service.marquez_config_base64(),
+    }
     result = subprocess.run(["/bin/bash", "-c", command], env=env, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == f"server {config_path}"
     assert yaml.safe_load(config_path.read_text()) == marquez_config()
@@ -179,9 +191,12 @@ def test_containers_log_to_cloudwatch(synth):
 
 
 def test_cluster_has_container_insights(synth):
-    synth.template("lineage").has_resource_properties("AWS::ECS::Cluster", {
-        "ClusterSettings": [{"Name": "containerInsights", "Value": "enabled"}],
-    })
+    synth.template("lineage").has_resource_properties(
+        "AWS::ECS::Cluster",
+        {
+            "ClusterSettings": [{"Name": "containerInsights", "Value": "enabled"}],
+        },
+    )
 
 
 def test_service_runs_privately_with_configured_size(synth):
@@ -201,6 +216,7 @@ def test_service_runs_privately_with_configured_size(synth):
 
 
 # --- load balancer ------------------------------------------------------------------------------
+
 
 def test_load_balancer_is_internal_with_access_logs(synth):
     _, alb = _one(synth.template_json("lineage"), "AWS::ElasticLoadBalancingV2::LoadBalancer")
@@ -225,7 +241,11 @@ def test_access_log_bucket_is_ssl_only_and_lets_elb_deliver_in_any_region(synth)
     assert mapping["me-central-1"]["account"] == "none"  # newer region: service principal instead
     _, bucket = _one(tpl, "AWS::S3::Bucket")
     assert bucket["Properties"]["PublicAccessBlockConfiguration"] == {
-        "BlockPublicAcls": True, "BlockPublicPolicy": True, "IgnorePublicAcls": True, "RestrictPublicBuckets": True}
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
 
 
 def test_routes_api_paths_to_the_api_and_the_rest_to_the_web(synth):
@@ -267,11 +287,11 @@ def test_marquez_tasks_admit_only_the_load_balancer(synth):
 
 # --- outputs ------------------------------------------------------------------------------------
 
+
 def test_urls_are_published_as_outputs_and_ssm_parameters(synth):
     tpl = synth.template_json("lineage")
     _, alb = _one(tpl, "AWS::ElasticLoadBalancingV2::LoadBalancer")
-    params = {p["Properties"]["Name"]: p["Properties"]["Value"]
-              for p in _all(tpl, "AWS::SSM::Parameter").values()}
+    params = {p["Properties"]["Name"]: p["Properties"]["Value"] for p in _all(tpl, "AWS::SSM::Parameter").values()}
     api_url = params[parameters.marquez_api_url(synth.env)]
     web_url = params[parameters.marquez_web_url(synth.env)]
     assert api_url["Fn::Join"][1][0] == "http://" and "DNSName" in json.dumps(api_url)

@@ -50,8 +50,11 @@ def test_private_subnets_route_to_nat_and_isolated_ones_do_not(synth):
     tier_of = {k: _tags(v)["aws-cdk:subnet-type"] for k, v in subnets.items()}
     assocs = _resources(tpl, "AWS::EC2::SubnetRouteTableAssociation").values()
     table_tier = {a["Properties"]["RouteTableId"]["Ref"]: tier_of[a["Properties"]["SubnetId"]["Ref"]] for a in assocs}
-    default_routes = [r["Properties"] for r in _resources(tpl, "AWS::EC2::Route").values()
-                      if r["Properties"].get("DestinationCidrBlock") == "0.0.0.0/0"]
+    default_routes = [
+        r["Properties"]
+        for r in _resources(tpl, "AWS::EC2::Route").values()
+        if r["Properties"].get("DestinationCidrBlock") == "0.0.0.0/0"
+    ]
     nat_tables = {r["RouteTableId"]["Ref"] for r in default_routes if "NatGatewayId" in r}
     igw_tables = {r["RouteTableId"]["Ref"] for r in default_routes if "GatewayId" in r}
     assert {table_tier[t] for t in nat_tables} == {"Private"}
@@ -71,38 +74,63 @@ def test_private_subnets_carry_the_emr_managed_policy_tag(synth):
 
 
 def test_s3_gateway_endpoint(synth):
-    synth.template("network").has_resource_properties("AWS::EC2::VPCEndpoint", {
-        "VpcEndpointType": "Gateway",
-        "ServiceName": Match.object_like({"Fn::Join": Match.array_with([Match.array_with([".s3"])])}),
-    })
+    synth.template("network").has_resource_properties(
+        "AWS::EC2::VPCEndpoint",
+        {
+            "VpcEndpointType": "Gateway",
+            "ServiceName": Match.object_like({"Fn::Join": Match.array_with([Match.array_with([".s3"])])}),
+        },
+    )
 
 
 def test_interface_endpoints_match_config(synth):
     settings = load_settings(synth.env)
     tpl = synth.template_json("network")
-    interface = [e["Properties"] for e in _resources(tpl, "AWS::EC2::VPCEndpoint").values()
-                 if e["Properties"].get("VpcEndpointType") == "Interface"]
+    interface = [
+        e["Properties"]
+        for e in _resources(tpl, "AWS::EC2::VPCEndpoint").values()
+        if e["Properties"].get("VpcEndpointType") == "Interface"
+    ]
     services = sorted(str(p["ServiceName"]["Fn::Join"][1][-1]).lstrip(".") for p in interface)
-    expected = {"sts": ["sts"], "glue": ["glue"], "logs": ["logs"], "ssm": ["ssm"],
-                "ecr": ["ecr.api", "ecr.dkr"], "secretsmanager": ["secretsmanager"]}
+    expected = {
+        "sts": ["sts"],
+        "glue": ["glue"],
+        "logs": ["logs"],
+        "ssm": ["ssm"],
+        "ecr": ["ecr.api", "ecr.dkr"],
+        "secretsmanager": ["secretsmanager"],
+    }
     assert services == sorted(s for name in settings.network.interface_endpoints for s in expected[name])
     assert all(p["PrivateDnsEnabled"] for p in interface)
     if interface:
         groups = _resources(tpl, "AWS::EC2::SecurityGroup")
         endpoint_groups = [g for k, g in groups.items() if k.startswith("EndpointSecurityGroup")]
         assert len(endpoint_groups) == 1
-        assert endpoint_groups[0]["Properties"]["SecurityGroupIngress"] == [{
-            "CidrIp": settings.network.vpc_cidr, "Description": "AWS API calls from the VPC",
-            "FromPort": 443, "IpProtocol": "tcp", "ToPort": 443,
-        }]
+        assert endpoint_groups[0]["Properties"]["SecurityGroupIngress"] == [
+            {
+                "CidrIp": settings.network.vpc_cidr,
+                "Description": "AWS API calls from the VPC",
+                "FromPort": 443,
+                "IpProtocol": "tcp",
+                "ToPort": 443,
+            }
+        ]
 
 
 def test_flow_logs_capture_all_traffic_with_retention(synth):
     settings = load_settings(synth.env)
     template = synth.template("network")
-    template.has_resource_properties("AWS::EC2::FlowLog", {
-        "ResourceType": "VPC", "TrafficType": "ALL", "LogDestinationType": "cloud-watch-logs",
-    })
-    template.has_resource_properties("AWS::Logs::LogGroup", {
-        "RetentionInDays": settings.network.flow_logs_retention_days,
-    })
+    template.has_resource_properties(
+        "AWS::EC2::FlowLog",
+        {
+            "ResourceType": "VPC",
+            "TrafficType": "ALL",
+            "LogDestinationType": "cloud-watch-logs",
+        },
+    )
+    template.has_resource_properties(
+        "AWS::Logs::LogGroup",
+        {
+            "RetentionInDays": settings.network.flow_logs_retention_days,
+        },
+    )

@@ -16,10 +16,12 @@ class Captured:
 
     def __init__(self, spark, path) -> None:
         self.path = path
-        client = make_client({
-            "spark.openlineage.transport.type": "file",
-            "spark.openlineage.transport.location": str(path),
-        })
+        client = make_client(
+            {
+                "spark.openlineage.transport.type": "file",
+                "spark.openlineage.transport.location": str(path),
+            }
+        )
         self.capture = LineageCapture(spark, client).start()
 
     def finish(self) -> list[dict]:

@@ -26,17 +26,25 @@ def orders_parquet(spark, tmp_path_factory):
 
 
 def _fields(facet):
-    return {name: {(i["name"], i["field"], i["transformations"][0]["type"], i["transformations"][0]["subtype"])
-                   for i in spec["inputFields"]}
-            for name, spec in facet["fields"].items()}
+    return {
+        name: {
+            (i["name"], i["field"], i["transformations"][0]["type"], i["transformations"][0]["subtype"])
+            for i in spec["inputFields"]
+        }
+        for name, spec in facet["fields"].items()
+    }
 
 
 def test_application_and_action_runs(spark, captured, orders_parquet, tmp_path):
     out = tmp_path / "curated" / "totals"
     orders = spark.read.parquet(str(orders_parquet))
-    (orders.where(F.col("amount") > 0).groupBy("name")
-     .agg(F.sum("amount").alias("total"), F.max(F.col("id") * 10).alias("max_id10"))
-     .write.mode("overwrite").parquet(str(out)))
+    (
+        orders.where(F.col("amount") > 0)
+        .groupBy("name")
+        .agg(F.sum("amount").alias("total"), F.max(F.col("id") * 10).alias("max_id10"))
+        .write.mode("overwrite")
+        .parquet(str(out))
+    )
     events = captured.finish()
 
     app_events = [e for e in events if e["job"]["name"] == APP]
@@ -152,12 +160,18 @@ def test_parent_conf_wins_over_environment_and_partial_context_is_an_error(monke
     monkeypatch.setenv("OPENLINEAGE_PARENT_JOB_NAMESPACE", "env-ns")
     monkeypatch.setenv("OPENLINEAGE_PARENT_JOB_NAME", "env-job")
     monkeypatch.setenv("OPENLINEAGE_PARENT_RUN_ID", str(uuid.uuid4()))
-    context = parent_context({
-        "spark.openlineage.parentJobNamespace": "conf-ns",
-        "spark.openlineage.parentJobName": "conf-job",
-        "spark.openlineage.parentRunId": run_id,
-    })
-    assert (context.parent_job_namespace, context.parent_job_name, context.parent_run_id) == ("conf-ns", "conf-job", run_id)
+    context = parent_context(
+        {
+            "spark.openlineage.parentJobNamespace": "conf-ns",
+            "spark.openlineage.parentJobName": "conf-job",
+            "spark.openlineage.parentRunId": run_id,
+        }
+    )
+    assert (context.parent_job_namespace, context.parent_job_name, context.parent_run_id) == (
+        "conf-ns",
+        "conf-job",
+        run_id,
+    )
     monkeypatch.delenv("OPENLINEAGE_PARENT_RUN_ID")
     with pytest.raises(ParentContextError, match="OPENLINEAGE_PARENT_RUN_ID"):
         parent_context({})
@@ -172,8 +186,11 @@ def test_streaming_query_is_one_streaming_action(spark, captured, tmp_path):
     stream = spark.readStream.option("header", "true").schema("id string, amount string").csv(str(source))
     query = (
         stream.select("id", (F.col("amount").cast("double") * 2).alias("score"))
-        .writeStream.format("parquet").option("path", str(sink))
-        .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start()
+        .writeStream.format("parquet")
+        .option("path", str(sink))
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
     )
     query.awaitTermination(120)
     events = captured.finish()
@@ -200,8 +217,12 @@ def test_emit_failure_never_fails_the_job(spark, orders_parquet, tmp_path):
 
     blocked = tmp_path / "not-a-dir"
     blocked.write_text("")
-    client = make_client({"spark.openlineage.transport.type": "file",
-                          "spark.openlineage.transport.location": str(blocked / "events.jsonl")})
+    client = make_client(
+        {
+            "spark.openlineage.transport.type": "file",
+            "spark.openlineage.transport.location": str(blocked / "events.jsonl"),
+        }
+    )
     capture = LineageCapture(spark, client).start()
     assert spark.read.parquet(str(orders_parquet)).count() == 4
     capture.finish()

@@ -19,10 +19,16 @@ def test_file_transport_appends_jsonl(tmp_path):
 
 
 def test_http_transport_to_marquez():
-    config = transport_config({P + "type": "http", P + "url": "http://marquez:5000", P + "timeoutInMillis": "2500",
-                               P + "compression": "gzip"})
-    assert config == {"type": "http", "url": "http://marquez:5000", "endpoint": "api/v1/lineage", "timeout": 2.5,
-                      "compression": "gzip"}
+    config = transport_config(
+        {P + "type": "http", P + "url": "http://marquez:5000", P + "timeoutInMillis": "2500", P + "compression": "gzip"}
+    )
+    assert config == {
+        "type": "http",
+        "url": "http://marquez:5000",
+        "endpoint": "api/v1/lineage",
+        "timeout": 2.5,
+        "compression": "gzip",
+    }
     client = make_client({P + "type": "http", P + "url": "http://marquez:5000"})
     assert isinstance(client.transport, HttpTransport)
     assert client.transport.url == "http://marquez:5000"

@@ -4,11 +4,10 @@ Exit codes, the contract table, the graph URL and the cluster's fate are checked
 
 from __future__ import annotations
 
-
 import pytest
 from click.testing import CliRunner
 
-from emr_lineage import demo, e2e, launcher, parameters
+from emr_lineage import demo, launcher, parameters
 from emr_lineage.cli import main
 from tests.emr_lineage.e2e_support import (  # noqa: F401 - aws, events, lineage_clock, marquez are fixtures
     FAILURE,
@@ -112,7 +111,9 @@ def test_keep_cluster_does_not_terminate(aws, marquez, events, lineage_clock, mo
     assert result.exit_code == 0, result.output
     cluster = aws.cluster()
     assert cluster.state == "WAITING"
-    assert f"kept (--keep-cluster); stop it with: aws emr terminate-clusters --cluster-ids {cluster.id}" in result.stderr
+    assert (
+        f"kept (--keep-cluster); stop it with: aws emr terminate-clusters --cluster-ids {cluster.id}" in result.stderr
+    )
 
 
 def test_ctrl_c_terminates_and_exits_130(aws, marquez, events, lineage_clock, monkeypatch):
@@ -145,7 +146,12 @@ def test_unknown_env_is_exit_2():
 
 @pytest.mark.parametrize(
     "missing",
-    [parameters.data_lake_bucket("dev"), parameters.marquez_api_url("dev"), parameters.emr_launch_spec("dev"), parameters.artifacts_bucket("dev")],
+    [
+        parameters.data_lake_bucket("dev"),
+        parameters.marquez_api_url("dev"),
+        parameters.emr_launch_spec("dev"),
+        parameters.artifacts_bucket("dev"),
+    ],
 )
 def test_missing_ssm_parameter_is_exit_2(monkeypatch, marquez, missing):
     for aws in aws_environment(monkeypatch, marquez.url, skip=(missing,)):
@@ -171,12 +177,23 @@ def test_too_few_rows_is_exit_2():
 def test_validate_finds_jobs_marquez_stored_under_their_parent(marquez, events, repo_root):
     """`validate --marquez --parent-job` reads what `launch`/`e2e` runs leave in Marquez."""
     marquez.phases = [fresh(events)]
-    args = ["validate", "--contract", str(repo_root / "jobs" / "lineage_contract.yaml"), "--marquez", marquez.url,
-            "--var", f"lake=s3://{LAKE_BUCKET}", "--var", f"namespace={NAMESPACE}"]
+    args = [
+        "validate",
+        "--contract",
+        str(repo_root / "jobs" / "lineage_contract.yaml"),
+        "--marquez",
+        marquez.url,
+        "--var",
+        f"lake=s3://{LAKE_BUCKET}",
+        "--var",
+        f"namespace={NAMESPACE}",
+    ]
     without_parent = CliRunner().invoke(main, args)
     assert without_parent.exit_code == 1, without_parent.output
     with_parent = CliRunner().invoke(main, [*args, "--parent-job", PARENT_JOB])
     assert with_parent.exit_code == 0, with_parent.output
     assert "matches" in with_parent.stdout
-    no_marquez = CliRunner().invoke(main, ["validate", "--contract", args[2], "--events", "x.jsonl", "--parent-job", "p"])
+    no_marquez = CliRunner().invoke(
+        main, ["validate", "--contract", args[2], "--events", "x.jsonl", "--parent-job", "p"]
+    )
     assert no_marquez.exit_code == 2 and "--parent-job only applies with --marquez" in no_marquez.output

@@ -35,7 +35,9 @@ UUID_RE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 def job_file(tmp_path: Path) -> Path:
     path = tmp_path / "jobs" / "revenue_daily.py"
     path.parent.mkdir()
-    path.write_text("from pyspark.sql import SparkSession\nspark = SparkSession.builder.appName('revenue_daily').getOrCreate()\n")
+    path.write_text(
+        "from pyspark.sql import SparkSession\nspark = SparkSession.builder.appName('revenue_daily').getOrCreate()\n"
+    )
     return path
 
 
@@ -143,7 +145,9 @@ def test_parent_context_from_environment(aws, job_file: Path, monkeypatch) -> No
     result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0", env=PARENT_ENV)
     assert result.exit_code == 0, result.output
     run_id = PARENT_ENV["OPENLINEAGE_PARENT_RUN_ID"]
-    assert f"parent run id {run_id} from OPENLINEAGE_PARENT_* (job airflow-prod/daily_revenue.run_spark)" in result.stderr
+    assert (
+        f"parent run id {run_id} from OPENLINEAGE_PARENT_* (job airflow-prod/daily_revenue.run_spark)" in result.stderr
+    )
     args = only_cluster().steps[0].args
     assert f"spark.openlineage.parentRunId={run_id}" in args
     assert "spark.openlineage.parentJobName=daily_revenue.run_spark" in args
