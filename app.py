@@ -11,7 +11,8 @@ import sys
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
-from emr_lineage.config import CONTEXT_KEY, ENV_CONTEXT_KEY, ConfigError, EnvironmentSettings, settings_from_context
+from emr_lineage.settings.loader import CONTEXT_KEY, ENV_CONTEXT_KEY, ConfigError, settings_from_context
+from emr_lineage.settings.model import EnvironmentSettings
 from stacks.data_lake import DataLakeStack
 from stacks.emr import EmrStack
 from stacks.lineage_service import LineageServiceStack

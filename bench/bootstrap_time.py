@@ -34,8 +34,9 @@ import boto3
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from emr_lineage.config import load_settings  # noqa: E402
-from emr_lineage.listener import BOOTSTRAP_SCRIPT, bootstrap_arguments, listener_s3_key  # noqa: E402
+from emr_lineage.aws.artifacts import BOOTSTRAP_SCRIPT_NAME  # noqa: E402
+from emr_lineage.listener.artifact import bootstrap_arguments, listener_s3_key  # noqa: E402
+from emr_lineage.settings.loader import load_settings  # noqa: E402
 
 BIN = Path(sys.executable).parent
 BUCKET = "bench-artifacts"
@@ -69,7 +70,7 @@ def start_moto() -> tuple[subprocess.Popen, str]:
 def run(root: Path, env: dict[str, str], args: list[str]) -> float:
     started = time.perf_counter()
     result = subprocess.run(
-        ["bash", str(BOOTSTRAP_SCRIPT), *args], env={**env, "EMR_NODE_ROOT": str(root)}, capture_output=True, text=True
+        ["bash", str(REPO / 'bootstrap' / BOOTSTRAP_SCRIPT_NAME), *args], env={**env, "EMR_NODE_ROOT": str(root)}, capture_output=True, text=True
     )
     elapsed = time.perf_counter() - started
     if result.returncode != 0:

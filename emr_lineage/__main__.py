@@ -1,3 +1,3 @@
-from emr_lineage.cli import main
+from emr_lineage.cli.app import main
 
 main()

@@ -9,7 +9,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
 
-from emr_lineage.artifacts_layout import BOOTSTRAP_PREFIX, JOBS_PREFIX, LOGS_PREFIX
+from emr_lineage.aws.artifacts import BOOTSTRAP_PREFIX, JOBS_PREFIX, LOGS_PREFIX
 from stacks.nag import acknowledge, wildcard_resource_finding
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -16,9 +16,9 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from emr_lineage import parameters
-from emr_lineage.config import EnvironmentSettings
-from emr_lineage.lake_layout import CATALOG_ZONES, data_lake_bucket_name, glue_database_name, zone_prefix
+from emr_lineage.aws import parameters
+from emr_lineage.aws.lake import CATALOG_ZONES, data_lake_bucket_name, glue_database_name, zone_prefix
+from emr_lineage.settings.model import EnvironmentSettings
 from stacks.nag import acknowledge, wildcard_resource_finding
 from stacks.server_access_logs_bucket import ServerAccessLogsBucket
 from stacks.settings_mapping import removal_policy

@@ -15,11 +15,12 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from emr_lineage import parameters, spark_conf
-from emr_lineage.artifacts_layout import LOGS_PREFIX
-from emr_lineage.config import EnvironmentSettings
-from emr_lineage.lake_layout import data_lake_bucket_name
-from emr_lineage.listener import BOOTSTRAP_ACTION_NAME, bootstrap_arguments, bootstrap_script_uri
+from emr_lineage.aws import parameters
+from emr_lineage.aws.artifacts import LOGS_PREFIX
+from emr_lineage.aws.lake import data_lake_bucket_name
+from emr_lineage.listener.artifact import BOOTSTRAP_ACTION_NAME, bootstrap_arguments, bootstrap_script_uri
+from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.spark import conf as spark_conf
 from stacks.artifacts_bucket import ArtifactsBucket
 from stacks.emr_cluster_spec import ClusterResources, cfn_cluster_properties, job_flow_request
 from stacks.emr_roles import EmrRoles

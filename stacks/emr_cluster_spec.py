@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from emr_lineage.config import EnvironmentSettings
+from emr_lineage.settings.model import EnvironmentSettings
 from stacks.network import EMR_MANAGED_TAG
 
 EBS_VOLUME_TYPE = "gp3"

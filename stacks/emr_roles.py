@@ -13,9 +13,9 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from emr_lineage.artifacts_layout import BOOTSTRAP_PREFIX, JOBS_PREFIX, LISTENER_PREFIX, LOGS_PREFIX, TLS_PREFIX
-from emr_lineage.config import EnvironmentSettings
-from emr_lineage.lake_layout import READ_ONLY_ZONES, ZONES, zone_prefix
+from emr_lineage.aws.artifacts import BOOTSTRAP_PREFIX, JOBS_PREFIX, LISTENER_PREFIX, LOGS_PREFIX, TLS_PREFIX
+from emr_lineage.aws.lake import READ_ONLY_ZONES, ZONES, zone_prefix
+from emr_lineage.settings.model import EnvironmentSettings
 from stacks.nag import acknowledge, wildcard_resource_finding
 
 # What EMRFS and Spark need of a KMS key to read and write SSE-KMS objects.

@@ -21,8 +21,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from emr_lineage.artifacts_layout import TLS_CERTIFICATES_KEY
-from emr_lineage.config import EnvironmentSettings
+from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
+from emr_lineage.settings.model import EnvironmentSettings
 from stacks.emr_roles import KMS_DATA_ACTIONS
 from stacks.network import EMR_MANAGED_TAG
 from stacks.settings_mapping import removal_policy

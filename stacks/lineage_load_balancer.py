@@ -8,7 +8,7 @@ from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from constructs import Construct
 
-from emr_lineage.config import EnvironmentSettings
+from emr_lineage.settings.model import EnvironmentSettings
 from stacks.alb_access_logs_bucket import AlbAccessLogsBucket
 from stacks.marquez_service import ADMIN_PORT, API_CONTAINER, API_PORT, WEB_CONTAINER, WEB_PORT
 

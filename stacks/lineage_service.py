@@ -12,8 +12,8 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from emr_lineage import parameters
-from emr_lineage.config import EnvironmentSettings
+from emr_lineage.aws import parameters
+from emr_lineage.settings.model import EnvironmentSettings
 from stacks.alb_access_logs_bucket import AlbAccessLogsBucket
 from stacks.lineage_load_balancer import LineageLoadBalancer
 from stacks.marquez_database import DATABASE_NAME, MarquezDatabase

@@ -8,7 +8,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from constructs import Construct
 
-from emr_lineage.config import EnvironmentSettings
+from emr_lineage.settings.model import EnvironmentSettings
 from stacks.nag import acknowledge
 from stacks.settings_mapping import log_retention, removal_policy
 

@@ -12,7 +12,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from emr_lineage.config import EnvironmentSettings
+from emr_lineage.settings.model import EnvironmentSettings
 from stacks.settings_mapping import log_retention, removal_policy
 
 # EMR's v2 managed service policy only acts on resources carrying this tag (FACTS.md).

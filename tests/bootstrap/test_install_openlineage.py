@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from emr_lineage.listener import BOOTSTRAP_SCRIPT
-from emr_lineage.spark_conf import LISTENER_CLASS
+from tests.paths import BOOTSTRAP_SCRIPT
+from emr_lineage.spark.conf import LISTENER_CLASS
 
 JAR = "openlineage-spark_2.12-1.54.0.jar"
 

@@ -30,7 +30,7 @@ from openlineage.client.serde import Serde
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
-from emr_lineage.naming import dataset_identity
+from emr_lineage.lineage.naming import dataset_identity
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/spark"
 

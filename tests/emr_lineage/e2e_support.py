@@ -41,10 +41,11 @@ from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.emr.models import emr_backends
 
-from emr_lineage import launcher, parameters
-from emr_lineage.events import load_events
-from emr_lineage.graph import build_graph
-from emr_lineage.spark_conf import PARENT_KEYS, ListenerConfig, emr_configurations
+from emr_lineage.aws import clients as aws_clients
+from emr_lineage.aws import parameters
+from emr_lineage.lineage.events import load_events
+from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, emr_configurations
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REGION = "eu-west-1"
@@ -91,7 +92,7 @@ def launch_spec() -> dict[str, Any]:
 
 @dataclass
 class Aws:
-    clients: launcher.AwsClients
+    clients: aws_clients.AwsClients
 
     def cluster(self):
         """The one cluster of the test, in moto's backend (to play EMR with)."""
@@ -135,11 +136,11 @@ def aws_environment(monkeypatch, marquez_api: str | None, *, skip: tuple[str, ..
                 ssm.put_parameter(Name=name, Value=value, Type="String")
         for bucket in (ARTIFACTS, LAKE_BUCKET):
             s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
-        yield Aws(launcher.AwsClients(ssm=ssm, s3=s3, emr=boto3.client("emr", region_name=REGION)))
+        yield Aws(aws_clients.AwsClients(ssm=ssm, s3=s3, emr=boto3.client("emr", region_name=REGION)))
 
 
 class EmrPlayer:
-    """Replaces ``launcher.pause``: between two polls, moves the cluster and its steps to the
+    """Replaces ``emr_cluster.pause``: between two polls, moves the cluster and its steps to the
     next scripted states (moto never does, moto #1690); ``interrupt`` raises Ctrl-C instead."""
 
     def __init__(self, aws: Aws, script: list[tuple[str, ...]], interrupt_at: int | None = None) -> None:
@@ -424,7 +425,7 @@ def aws(monkeypatch, marquez):
 
 @pytest.fixture
 def lineage_clock(monkeypatch, marquez) -> LineageClock:
-    from emr_lineage import e2e
+    from emr_lineage.pipeline import e2e_lineage as e2e
 
     clock = LineageClock(marquez)
     monkeypatch.setattr(e2e, "clock", clock)

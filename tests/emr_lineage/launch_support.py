@@ -12,8 +12,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from emr_lineage import launcher, parameters
-from emr_lineage.spark_conf import PARENT_KEYS, ListenerConfig, emr_configurations
+from emr_lineage.aws import clients as aws_clients
+from emr_lineage.aws import parameters
+from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, emr_configurations
 
 REGION = "eu-west-1"
 BUCKET = "emr-lineage-dev-artifacts-123456789012"
@@ -82,4 +83,4 @@ def aws(monkeypatch: pytest.MonkeyPatch):
         ssm.put_parameter(Name=parameters.marquez_web_url("dev"), Value=MARQUEZ_WEB, Type="String")
         s3 = boto3.client("s3", region_name=REGION)
         s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
-        yield launcher.AwsClients(ssm=ssm, s3=s3, emr=boto3.client("emr", region_name=REGION))
+        yield aws_clients.AwsClients(ssm=ssm, s3=s3, emr=boto3.client("emr", region_name=REGION))

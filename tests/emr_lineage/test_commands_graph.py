@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from emr_lineage.cli import main
+from emr_lineage.cli.app import main
 
 NS = "emr-lineage-dev"
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from emr_lineage.config import ConfigError, load_settings, settings_from_context
+from emr_lineage.settings.loader import ConfigError, load_settings, settings_from_context
 
 
 @pytest.fixture(scope="module")

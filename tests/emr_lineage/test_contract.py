@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from emr_lineage.contract import ContractError, load_contract, parse_contract, resolve, substitute, validate
-from emr_lineage.graph import LineageGraph, build_graph
+from emr_lineage.lineage.contract import ContractError, load_contract, parse_contract, substitute
+from emr_lineage.lineage.contract_check import resolve, validate
+from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.lineage.graph import LineageGraph
 
 NS = "emr-lineage-dev"
 

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from emr_lineage.demo import PIPELINE
-from emr_lineage.events import check_event, load_events
-from emr_lineage.graph import build_graph
-from emr_lineage.naming import dataset_identity
+from emr_lineage.lineage.events import load_events
+from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.lineage.naming import dataset_identity
+from emr_lineage.lineage.schemas import check_event
+from emr_lineage.pipeline.definition import PIPELINE
 
 BIN = Path(sys.executable).parent
 ROWS = 1500
@@ -180,7 +181,7 @@ def test_a_failing_job_reports_fail_lineage_and_stops_the_pipeline(tmp_path):
     script = f"""
 import sys
 from pathlib import Path
-from emr_lineage.demo import DemoError, run_pipeline, spark_defaults
+from emr_lineage.pipeline.demo import DemoError, run_pipeline, spark_defaults
 out = Path({str(tmp_path)!r})
 started = []
 try:

@@ -7,12 +7,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from emr_lineage import demo, e2e, launcher, parameters
-from emr_lineage.config import load_settings
-from emr_lineage.contract import load_contract, validate
-from emr_lineage.graph import build_graph, graph_from_marquez
-from emr_lineage.marquez import MarquezClient, detach_parent_job
-from emr_lineage.spark_conf import ParentContext
+from emr_lineage.aws import clients as aws_clients
+from emr_lineage.aws import emr as emr_cluster
+from emr_lineage.aws import parameters
+from emr_lineage.lineage.contract import load_contract
+from emr_lineage.lineage.contract_check import validate
+from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.lineage.from_marquez import detach_parent_job, graph_from_marquez
+from emr_lineage.marquez.client import MarquezClient
+from emr_lineage.pipeline import definition as pipeline
+from emr_lineage.pipeline import e2e, e2e_lineage
+from emr_lineage.settings.loader import load_settings
+from emr_lineage.spark.conf import ParentContext
 from tests.emr_lineage.e2e_support import (  # noqa: F401 - aws, events, lineage_clock, marquez are fixtures
     ARTIFACTS,
     FAILURE,
@@ -41,7 +47,7 @@ def settings():
 
 
 def contract_and_values():
-    contract = load_contract(demo.CONTRACT)
+    contract = load_contract(pipeline.CONTRACT)
     return contract, contract.resolve_variables({"lake": f"s3://{LAKE_BUCKET}", "namespace": NAMESPACE})
 
 
@@ -64,12 +70,12 @@ def test_detached_marquez_graph_is_the_graph_of_the_events(events):
     reply = marquez_lineage(events, PARENT_JOB, datetime.now(UTC))
     # Marquez names every job of this run under the parent...
     assert all(n["id"].startswith(f"job:{NAMESPACE}:{PARENT_JOB}.") for n in reply["graph"] if n["type"] == "JOB")
-    fresh_reply, stale = e2e.drop_stale_jobs(reply, since)
+    fresh_reply, stale = e2e_lineage.drop_stale_jobs(reply, since)
     assert stale == []
     graph = graph_from_marquez(detach_parent_job(fresh_reply, PARENT_JOB), level="application")
     # ...and once detached, the applications are the jobs of the events, with the same edges.
     expected = build_graph(events, level="application")
-    assert graph.jobs() == expected.jobs() == sorted(f"job:{NAMESPACE}:{name}" for name in demo.PIPELINE)
+    assert graph.jobs() == expected.jobs() == sorted(f"job:{NAMESPACE}:{name}" for name in pipeline.PIPELINE)
     assert graph.edges() == expected.edges()
     contract, values = contract_and_values()
     assert validate(contract, graph, values).ok
@@ -79,7 +85,7 @@ def test_without_detaching_the_contract_jobs_are_missing(events):
     reply = marquez_lineage(events, PARENT_JOB, datetime.now(UTC))
     contract, values = contract_and_values()
     result = validate(contract, graph_from_marquez(reply, level="application"), values)
-    assert not result.ok and {row.job for row in result.missing} >= {f"job:{NAMESPACE}:{n}" for n in demo.PIPELINE}
+    assert not result.ok and {row.job for row in result.missing} >= {f"job:{NAMESPACE}:{n}" for n in pipeline.PIPELINE}
 
 
 def test_jobs_whose_latest_run_predates_the_cluster_are_dropped(events):
@@ -89,7 +95,7 @@ def test_jobs_whose_latest_run_predates_the_cluster_are_dropped(events):
     # An earlier run reported train_model; this one reported the other four.
     mixed = {"graph": without_job(current, "train_model")["graph"]}
     mixed["graph"] += [n for n in old["graph"] if n["type"] == "JOB" and ".train_model." in n["id"]]
-    kept, stale = e2e.drop_stale_jobs(mixed, since)
+    kept, stale = e2e_lineage.drop_stale_jobs(mixed, since)
     assert stale and all(".train_model." in s for s in stale)
     assert not any(".train_model." in n["id"] for n in kept["graph"])
     edges = [e for n in kept["graph"] for e in n["inEdges"] + n["outEdges"]]
@@ -102,8 +108,8 @@ def test_jobs_whose_latest_run_predates_the_cluster_are_dropped(events):
 def test_pipeline_jobs_are_the_five_jobs_in_order_with_their_emr_arguments(settings):
     parent = new_parent()
     jobs = e2e.pipeline_jobs(settings, "s3://lake-bucket", parent)
-    assert [j.job_name for j in jobs] == list(demo.PIPELINE)
-    assert all(j.script.parent == demo.JOBS_DIR and j.script.is_file() for j in jobs)
+    assert [j.job_name for j in jobs] == list(pipeline.PIPELINE)
+    assert all(j.script.parent == pipeline.JOBS_DIR and j.script.is_file() for j in jobs)
     assert all(j.args[:2] == ("--lake", "s3://lake-bucket") for j in jobs)
     by_name = {j.job_name: j.args for j in jobs}
     assert by_name["customer_ltv"][2:] == ("--database", "emr_lineage_dev_curated")
@@ -136,7 +142,7 @@ def conf_value(args: list[str], key: str) -> str:
 
 
 def test_run_e2e_passes_and_terminates_the_cluster(settings, aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
     marquez.phases = [fresh(events)]
     result, said = run(settings, aws)
 
@@ -144,7 +150,7 @@ def test_run_e2e_passes_and_terminates_the_cluster(settings, aws, marquez, event
     cluster = aws.cluster()
     assert cluster.state == "TERMINATED" and result.terminated and not result.kept
     # One cluster, five ordered steps, one parent run shared by all of them.
-    assert [s.name for s in cluster.steps] == list(demo.PIPELINE)
+    assert [s.name for s in cluster.steps] == list(pipeline.PIPELINE)
     parent_ids = {conf_value(s.args, "spark.openlineage.parentRunId") for s in cluster.steps}
     assert parent_ids == {result.parent.parent_run_id}
     assert {conf_value(s.args, "spark.openlineage.parentJobName") for s in cluster.steps} == {PARENT_JOB}
@@ -160,13 +166,13 @@ def test_run_e2e_passes_and_terminates_the_cluster(settings, aws, marquez, event
     assert "raw/orders/part-00000.csv" in aws.keys(LAKE_BUCKET, "raw/orders/")
     assert aws.keys(LAKE_BUCKET, "raw/orders_stream/")
     assert aws.keys(LAKE_BUCKET) == aws.keys(LAKE_BUCKET, "raw/")
-    assert aws.keys(ARTIFACTS, "jobs/") == sorted(f"jobs/{n}.py" for n in demo.PIPELINE)
+    assert aws.keys(ARTIFACTS, "jobs/") == sorted(f"jobs/{n}.py" for n in pipeline.PIPELINE)
     assert result.graph_urls == [f"{MARQUEZ_WEB}lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders"]
     assert any("terminating" in line for line in said)
 
 
 def test_lineage_arriving_late_is_retried_until_it_matches(settings, aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
     incomplete = fresh(events)
     marquez.phases = [lambda: None, lambda: without_job(incomplete(), "score_stream"), fresh(events)]
     result, _ = run(settings, aws)
@@ -175,7 +181,7 @@ def test_lineage_arriving_late_is_retried_until_it_matches(settings, aws, marque
 
 
 def test_deadline_expires_with_only_old_lineage(settings, aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
     marquez.phases = [lambda: marquez_lineage(events, PARENT_JOB, LONG_AGO)]
     result, _ = run(settings, aws, lineage_timeout=60)
     assert result.exit_code == 1 and not result.lineage.ok
@@ -187,7 +193,7 @@ def test_deadline_expires_with_only_old_lineage(settings, aws, marquez, events, 
 def test_failed_step_fails_and_terminates_without_reading_lineage(
     settings, aws, marquez, events, lineage_clock, monkeypatch
 ):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, FAILURE))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, FAILURE))
     marquez.phases = [fresh(events)]
     result, _ = run(settings, aws)
     assert result.exit_code == 1 and "revenue_daily" in result.message and "FAILED" in result.message
@@ -197,7 +203,9 @@ def test_failed_step_fails_and_terminates_without_reading_lineage(
 
 def test_keep_cluster_leaves_it_up_and_waiting_on_failure(settings, aws, marquez, events, lineage_clock, monkeypatch):
     monkeypatch.setattr(
-        launcher, "pause", EmrPlayer(aws, [("WAITING", "COMPLETED", "FAILED", "CANCELLED", "CANCELLED", "CANCELLED")])
+        emr_cluster,
+        "pause",
+        EmrPlayer(aws, [("WAITING", "COMPLETED", "FAILED", "CANCELLED", "CANCELLED", "CANCELLED")]),
     )
     marquez.phases = [fresh(events)]
     result, said = run(settings, aws, keep_cluster=True)
@@ -210,7 +218,7 @@ def test_keep_cluster_leaves_it_up_and_waiting_on_failure(settings, aws, marquez
 
 
 def test_ctrl_c_while_waiting_terminates_the_cluster(settings, aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
     marquez.phases = [fresh(events)]
     with pytest.raises(KeyboardInterrupt):
         run(settings, aws)
@@ -218,7 +226,7 @@ def test_ctrl_c_while_waiting_terminates_the_cluster(settings, aws, marquez, eve
 
 
 def test_unreachable_marquez_fails_before_anything_is_uploaded_or_started(settings, aws, closed_port_url):
-    with pytest.raises(launcher.LaunchInputError, match="does not answer.*--marquez http://localhost"):
+    with pytest.raises(aws_clients.AwsError, match="does not answer.*--marquez http://localhost"):
         run(settings, aws, marquez_url=closed_port_url)
     assert aws.clusters() == [] and aws.keys(LAKE_BUCKET) == [] and aws.keys(ARTIFACTS) == []
 
@@ -229,7 +237,7 @@ def test_unreachable_marquez_fails_before_anything_is_uploaded_or_started(settin
 )
 def test_missing_parameter_names_it_and_its_stack(settings, monkeypatch, marquez, missing, stack):
     for aws in aws_environment(monkeypatch, marquez.url, skip=(missing,)):
-        with pytest.raises(launcher.LaunchInputError) as info:
+        with pytest.raises(aws_clients.AwsError) as info:
             run(settings, aws)
         assert missing in str(info.value) and stack in str(info.value)
         assert aws.clusters() == []
@@ -238,7 +246,7 @@ def test_missing_parameter_names_it_and_its_stack(settings, monkeypatch, marquez
 def test_wait_for_lineage_reports_the_last_error_when_marquez_stays_down(closed_port_url, lineage_clock):
     contract, values = contract_and_values()
     with MarquezClient(closed_port_url, retries=0) as client:
-        outcome = e2e.wait_for_lineage(
+        outcome = e2e_lineage.wait_for_lineage(
             client, contract, values, new_parent(), datetime.now(UTC), timeout=30, interval=15
         )
     assert not outcome.ok and outcome.attempts == 3 and outcome.last.result is None

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from emr_lineage.events import EventsError, check_event, iter_event_files, load_events, spec_dir, to_dict
+from emr_lineage.lineage.events import EventsError, iter_event_files, load_events, to_dict
+from emr_lineage.lineage.schemas import check_event, spec_dir
 
 
 def test_schema_copies_are_found() -> None:

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from emr_lineage.events import load_events
-from emr_lineage.graph import GraphError, LineageGraph, build_graph, graph_from_marquez
+from emr_lineage.lineage.events import load_events
+from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.lineage.from_marquez import graph_from_marquez
+from emr_lineage.lineage.graph import GraphError, LineageGraph
 
 LAKE = "s3://lake"
 NS = "emr-lineage-dev"

@@ -15,9 +15,12 @@ import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.emr.models import emr_backends
 
-from emr_lineage import launcher, parameters
-from emr_lineage.config import load_settings
-from emr_lineage.spark_conf import ParentContext
+from emr_lineage.aws import clients as aws_clients
+from emr_lineage.aws import emr as emr_cluster
+from emr_lineage.aws import parameters
+from emr_lineage.launch import plan as launch_plan
+from emr_lineage.settings.loader import load_settings
+from emr_lineage.spark.conf import ParentContext
 from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, aws, launch_spec  # noqa: F401 - aws is a fixture
 
 
@@ -51,9 +54,9 @@ def set_states(cluster_id: str, cluster_state: str, *step_states: str, reason: s
 
 def scripted(cluster_ref: list, script: list[tuple]) -> tuple[list, callable]:
     """An on_poll hook that records each snapshot, then applies the next scripted states."""
-    seen: list[launcher.Snapshot] = []
+    seen: list[emr_cluster.Snapshot] = []
 
-    def hook(snapshot: launcher.Snapshot) -> None:
+    def hook(snapshot: emr_cluster.Snapshot) -> None:
         seen.append(snapshot)
         if script:
             states = script.pop(0)
@@ -68,14 +71,14 @@ WHERE = "/emr-lineage/dev/emr/launch-spec"
 
 
 def test_valid_launch_spec_parses() -> None:
-    spec = launcher.parse_launch_spec(json.dumps(launch_spec()), WHERE)
+    spec = emr_cluster.parse_launch_spec(json.dumps(launch_spec()), WHERE)
     assert spec["ReleaseLabel"] == "emr-7.13.0"
     assert spec["BootstrapActions"][0]["Name"] == "install-openlineage"
 
 
 def test_launch_spec_that_is_not_json_names_the_parameter_and_line() -> None:
-    with pytest.raises(launcher.LaunchInputError) as excinfo:
-        launcher.parse_launch_spec('{\n  "ReleaseLabel": "emr-7.13.0",\n  oops\n}', WHERE)
+    with pytest.raises(aws_clients.AwsError) as excinfo:
+        emr_cluster.parse_launch_spec('{\n  "ReleaseLabel": "emr-7.13.0",\n  oops\n}', WHERE)
     assert str(excinfo.value).startswith(f"launch spec at {WHERE} is not valid JSON (line 3")
     assert excinfo.value.exit_code == 2
 
@@ -95,21 +98,21 @@ def test_launch_spec_that_is_not_json_names_the_parameter_and_line() -> None:
 def test_invalid_launch_spec_says_what_is_wrong(change, expected: str) -> None:
     spec = launch_spec()
     change(spec)
-    with pytest.raises(launcher.LaunchInputError) as excinfo:
-        launcher.parse_launch_spec(json.dumps(spec), WHERE)
+    with pytest.raises(aws_clients.AwsError) as excinfo:
+        emr_cluster.parse_launch_spec(json.dumps(spec), WHERE)
     assert f"launch spec at {WHERE}" in str(excinfo.value)
     assert expected in str(excinfo.value)
 
 
 def test_launch_spec_must_be_an_object() -> None:
-    with pytest.raises(launcher.LaunchInputError, match="is not a JSON object"):
-        launcher.parse_launch_spec("[1, 2]", WHERE)
+    with pytest.raises(aws_clients.AwsError, match="is not a JSON object"):
+        emr_cluster.parse_launch_spec("[1, 2]", WHERE)
 
 
 def test_missing_launch_spec_tells_to_deploy_the_emr_stack(aws, settings, job_file: Path) -> None:
     aws.ssm.delete_parameter(Name=parameters.emr_launch_spec("dev"))
-    with pytest.raises(launcher.LaunchInputError) as excinfo:
-        launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
+    with pytest.raises(aws_clients.AwsError) as excinfo:
+        launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
     message = str(excinfo.value)
     assert parameters.emr_launch_spec("dev") in message
     assert "deploy the EMR stack for env 'dev'" in message
@@ -120,9 +123,9 @@ def test_missing_launch_spec_tells_to_deploy_the_emr_stack(aws, settings, job_fi
 # --- steps and request ------------------------------------------------------------------
 
 
-def staged(job_file: Path, *args: str, deploy_mode: str = "client") -> launcher.StagedJob:
-    return launcher.StagedJob(
-        launcher.JobRequest(job_file, args, deploy_mode), f"s3://{BUCKET}/jobs/{job_file.name}", "0" * 64, True
+def staged(job_file: Path, *args: str, deploy_mode: str = "client") -> launch_plan.StagedJob:
+    return launch_plan.StagedJob(
+        launch_plan.JobRequest(job_file, args, deploy_mode), f"s3://{BUCKET}/jobs/{job_file.name}", "0" * 64, True
     )
 
 
@@ -135,7 +138,7 @@ def test_step_runs_spark_submit_with_parent_keys_and_job_args(job_file: Path) ->
         root_job_name="daily",
         root_run_id="0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
     )
-    step = launcher.build_step(staged(job_file, "--date", "2026-11-20"), parent)
+    step = launch_plan.build_step(staged(job_file, "--date", "2026-11-20"), parent)
     assert step["Name"] == "revenue_daily"
     assert step["ActionOnFailure"] == "TERMINATE_CLUSTER"
     assert step["HadoopJarStep"]["Jar"] == "command-runner.jar"
@@ -154,12 +157,12 @@ def test_step_runs_spark_submit_with_parent_keys_and_job_args(job_file: Path) ->
 def test_run_request_adds_steps_name_tags_and_auto_termination(job_file: Path) -> None:
     spec = launch_spec()
     original = copy.deepcopy(spec)
-    parent = ParentContext.new(namespace="emr-lineage-dev", job_name=launcher.LAUNCH_PARENT_JOB)
-    step = launcher.build_step(staged(job_file), parent)
-    name = launcher.cluster_name(
-        "emr-lineage-dev", [launcher.JobRequest(job_file)], datetime(2026, 11, 21, 19, 30, 5, tzinfo=UTC)
+    parent = ParentContext.new(namespace="emr-lineage-dev", job_name=launch_plan.LAUNCH_PARENT_JOB)
+    step = launch_plan.build_step(staged(job_file), parent)
+    name = launch_plan.cluster_name(
+        "emr-lineage-dev", [launch_plan.JobRequest(job_file)], datetime(2026, 11, 21, 19, 30, 5, tzinfo=UTC)
     )
-    request = launcher.build_run_request(spec, [step], name=name, extra_tags={"environment": "dev2", "run": "x"})
+    request = launch_plan.build_run_request(spec, [step], name=name, extra_tags={"environment": "dev2", "run": "x"})
     assert request["Name"] == "emr-lineage-dev-revenue_daily-20261121T193005Z"
     assert request["Steps"] == [step]
     assert request["Instances"]["KeepJobFlowAliveWhenNoSteps"] is False
@@ -175,18 +178,18 @@ def test_run_request_adds_steps_name_tags_and_auto_termination(job_file: Path) -
 
 
 def test_job_is_uploaded_once_and_again_only_when_changed(aws, job_file: Path) -> None:
-    job = launcher.JobRequest(job_file)
-    first = launcher.stage_job(aws.s3, BUCKET, job)
+    job = launch_plan.JobRequest(job_file)
+    first = launch_plan.stage_job(aws.s3, BUCKET, job)
     assert first.uploaded and first.uri == f"s3://{BUCKET}/jobs/revenue_daily.py"
     head = aws.s3.head_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")
-    assert head["Metadata"]["sha256"] == launcher.file_sha256(job_file)
+    assert head["Metadata"]["sha256"] == launch_plan.file_sha256(job_file)
 
-    second = launcher.stage_job(aws.s3, BUCKET, job)
+    second = launch_plan.stage_job(aws.s3, BUCKET, job)
     assert not second.uploaded
     assert aws.s3.head_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")["LastModified"] == head["LastModified"]
 
     job_file.write_text(job_file.read_text() + "# changed\n")
-    third = launcher.stage_job(aws.s3, BUCKET, job)
+    third = launch_plan.stage_job(aws.s3, BUCKET, job)
     assert third.uploaded and third.sha256 != first.sha256
     body = aws.s3.get_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")["Body"].read().decode()
     assert body.endswith("# changed\n")
@@ -196,8 +199,8 @@ def test_job_is_uploaded_once_and_again_only_when_changed(aws, job_file: Path) -
 def test_unusable_job_file_is_bad_input(tmp_path: Path, name: str, expected: str) -> None:
     if name.endswith(".scala"):
         (tmp_path / name).write_text("object Job")
-    with pytest.raises(launcher.LaunchInputError, match=expected):
-        launcher.JobRequest(tmp_path / name).check()
+    with pytest.raises(aws_clients.AwsError, match=expected):
+        launch_plan.JobRequest(tmp_path / name).check()
 
 
 # --- prepare, start, wait ---------------------------------------------------------------
@@ -207,17 +210,17 @@ def test_new_parent_run_is_created_and_shared_by_all_steps(aws, settings, tmp_pa
     jobs = []
     for stem in ("ingest_orders", "revenue_daily"):
         (tmp_path / f"{stem}.py").write_text(f"# {stem}\n")
-        jobs.append(launcher.JobRequest(tmp_path / f"{stem}.py"))
-    plan = launcher.prepare_launch(aws, settings, jobs, parent=None)
+        jobs.append(launch_plan.JobRequest(tmp_path / f"{stem}.py"))
+    plan = launch_plan.prepare_launch(aws, settings, jobs, parent=None)
     assert plan.parent_is_new
     assert plan.parent.parent_job_namespace == "emr-lineage-dev"
-    assert plan.parent.parent_job_name == launcher.LAUNCH_PARENT_JOB
+    assert plan.parent.parent_job_name == launch_plan.LAUNCH_PARENT_JOB
     run_id = plan.parent.parent_run_id
     for step in plan.request["Steps"]:
         assert f"spark.openlineage.parentRunId={run_id}" in step["HadoopJarStep"]["Args"]
     assert {"Key": "emr-lineage:parent-run-id", "Value": run_id} in plan.request["Tags"]
 
-    cluster = launcher.start_cluster(aws.emr, plan)
+    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
     assert [name for name, _ in cluster.steps] == ["ingest_orders", "revenue_daily"]
     described = aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]
     assert described["AutoTerminate"] is True  # KeepJobFlowAliveWhenNoSteps was forced off
@@ -232,7 +235,7 @@ def test_parent_from_orchestrator_is_passed_through(aws, settings, job_file: Pat
             "OPENLINEAGE_PARENT_RUN_ID": "3f5e2c1a-9b7d-4e2f-8a61-0c9d8e7f6a5b",
         }
     )
-    plan = launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=parent)
+    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=parent)
     assert not plan.parent_is_new
     args = plan.request["Steps"][0]["HadoopJarStep"]["Args"]
     assert "spark.openlineage.parentRunId=3f5e2c1a-9b7d-4e2f-8a61-0c9d8e7f6a5b" in args
@@ -240,12 +243,12 @@ def test_parent_from_orchestrator_is_passed_through(aws, settings, job_file: Pat
 
 
 def test_wait_reports_progress_until_the_step_completes(aws, settings, job_file: Path) -> None:
-    plan = launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
-    cluster = launcher.start_cluster(aws.emr, plan)
+    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
     ref = [cluster.cluster_id]
     set_states(cluster.cluster_id, "STARTING", "PENDING")
     seen, hook = scripted(ref, [("BOOTSTRAPPING", "PENDING"), ("RUNNING", "RUNNING"), ("RUNNING", "COMPLETED")])
-    outcome = launcher.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    outcome = emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
     assert outcome.succeeded
     assert [(s.cluster_state, s.steps[0].state) for s in seen] == [
         ("STARTING", "PENDING"),
@@ -259,12 +262,12 @@ def test_wait_reports_progress_until_the_step_completes(aws, settings, job_file:
 
 
 def test_failed_step_gives_its_reason_and_log_location(aws, settings, job_file: Path) -> None:
-    plan = launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
-    cluster = launcher.start_cluster(aws.emr, plan)
+    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
     step = backend_cluster(cluster.cluster_id).steps[0]
     step.last_state_change_reason = "Step failed with exitCode 1"
     seen, hook = scripted([cluster.cluster_id], [("RUNNING", "FAILED")])
-    outcome = launcher.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    outcome = emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
     assert not outcome.succeeded
     assert len(seen) == 2
     assert outcome.message == f"step revenue_daily ({step.id}) FAILED: Step failed with exitCode 1"
@@ -272,12 +275,12 @@ def test_failed_step_gives_its_reason_and_log_location(aws, settings, job_file: 
 
 
 def test_cluster_that_ends_before_its_steps_points_at_bootstrap_logs(aws, settings, job_file: Path) -> None:
-    plan = launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
-    cluster = launcher.start_cluster(aws.emr, plan)
+    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
     reason = "On the master instance (i-0abc), bootstrap action 1 returned a non-zero return code"
     seen, hook = scripted([cluster.cluster_id], [("TERMINATED_WITH_ERRORS", "PENDING")])
     backend_cluster(cluster.cluster_id).last_state_change_reason = reason
-    outcome = launcher.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    outcome = emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
     assert not outcome.succeeded
     assert outcome.message.endswith(f"TERMINATED_WITH_ERRORS before its steps completed: {reason}")
     assert outcome.log_uris == (f"{LOGS}{cluster.cluster_id}/node/",)
@@ -287,12 +290,12 @@ def test_second_step_failure_after_first_completed(aws, settings, tmp_path: Path
     jobs = []
     for stem in ("ingest_orders", "revenue_daily"):
         (tmp_path / f"{stem}.py").write_text(f"# {stem}\n")
-        jobs.append(launcher.JobRequest(tmp_path / f"{stem}.py"))
-    cluster = launcher.start_cluster(aws.emr, launcher.prepare_launch(aws, settings, jobs, parent=None))
+        jobs.append(launch_plan.JobRequest(tmp_path / f"{stem}.py"))
+    cluster = emr_cluster.start_cluster(aws.emr, launch_plan.prepare_launch(aws, settings, jobs, parent=None))
     seen, hook = scripted(
         [cluster.cluster_id], [("RUNNING", "COMPLETED", "RUNNING"), ("TERMINATING", "COMPLETED", "FAILED")]
     )
-    outcome = launcher.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    outcome = emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
     assert [tuple(s.state for s in snap.steps) for snap in seen] == [
         ("RUNNING", "PENDING"),  # moto: first step RUNNING, the others PENDING
         ("COMPLETED", "RUNNING"),
@@ -302,23 +305,23 @@ def test_second_step_failure_after_first_completed(aws, settings, tmp_path: Path
 
 
 def test_interrupt_propagates_and_terminate_ends_the_cluster(aws, settings, job_file: Path) -> None:
-    cluster = launcher.start_cluster(
-        aws.emr, launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(
+        aws.emr, launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
     )
 
-    def ctrl_c(snapshot: launcher.Snapshot) -> None:
+    def ctrl_c(snapshot: emr_cluster.Snapshot) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        launcher.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=ctrl_c)
+        emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=ctrl_c)
     assert aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]["Status"]["State"] == "WAITING"
-    launcher.terminate_cluster(aws.emr, cluster.cluster_id)
+    emr_cluster.terminate_cluster(aws.emr, cluster.cluster_id)
     assert aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]["Status"]["State"] == "TERMINATED"
 
 
 def test_wait_pauses_the_poll_interval_between_polls(aws, settings, job_file: Path, monkeypatch) -> None:
-    cluster = launcher.start_cluster(
-        aws.emr, launcher.prepare_launch(aws, settings, [launcher.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(
+        aws.emr, launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
     )
     pauses: list[float] = []
 
@@ -326,8 +329,8 @@ def test_wait_pauses_the_poll_interval_between_polls(aws, settings, job_file: Pa
         pauses.append(seconds)
         set_states(cluster.cluster_id, "RUNNING", "COMPLETED" if len(pauses) == 3 else "RUNNING")
 
-    monkeypatch.setattr(launcher, "pause", fake_pause)
-    assert launcher.wait_for_steps(aws.emr, cluster, poll_interval=7.5).succeeded
+    monkeypatch.setattr(emr_cluster, "pause", fake_pause)
+    assert emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=7.5).succeeded
     assert pauses == [7.5, 7.5, 7.5]
 
 
@@ -335,17 +338,17 @@ def test_wait_pauses_the_poll_interval_between_polls(aws, settings, job_file: Pa
 
 
 def test_marquez_job_url_uses_the_parent_qualified_name() -> None:
-    parent = ParentContext.new(namespace="emr-lineage-dev", job_name=launcher.LAUNCH_PARENT_JOB)
-    name = launcher.marquez_job_name("revenue_daily", parent)
+    parent = ParentContext.new(namespace="emr-lineage-dev", job_name=launch_plan.LAUNCH_PARENT_JOB)
+    name = launch_plan.marquez_job_name("revenue_daily", parent)
     assert name == "emr_lineage_launch.revenue_daily"
-    assert launcher.marquez_job_name("emr_lineage_launch.revenue_daily", parent) == name
+    assert launch_plan.marquez_job_name("emr_lineage_launch.revenue_daily", parent) == name
     assert (
-        launcher.marquez_job_url("http://marquez/", "s3://ns/x", name)
+        launch_plan.marquez_job_url("http://marquez/", "s3://ns/x", name)
         == "http://marquez/lineage/job/s3%3A%2F%2Fns%2Fx/emr_lineage_launch.revenue_daily"
     )
 
 
 def test_marquez_web_url_is_optional(aws) -> None:
-    assert launcher.marquez_web_url(aws.ssm, "dev") == MARQUEZ_WEB
+    assert launch_plan.marquez_web_url(aws.ssm, "dev") == MARQUEZ_WEB
     aws.ssm.delete_parameter(Name=parameters.marquez_web_url("dev"))
-    assert launcher.marquez_web_url(aws.ssm, "dev") is None
+    assert launch_plan.marquez_web_url(aws.ssm, "dev") is None

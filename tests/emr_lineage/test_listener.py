@@ -16,22 +16,19 @@ import pytest
 from click.testing import CliRunner
 from moto import mock_aws
 
-from emr_lineage import parameters
-from emr_lineage.cli import main
-from emr_lineage.commands import listener as listener_command
-from emr_lineage.config import load_settings
-from emr_lineage.listener import (
-    BOOTSTRAP_SCRIPT,
-    UNPINNED,
+from emr_lineage.aws import parameters
+from emr_lineage.cli import listener as listener_command
+from emr_lineage.cli.app import main
+from tests.paths import BOOTSTRAP_SCRIPT
+from emr_lineage.listener.artifact import UNPINNED, bootstrap_arguments, bootstrap_script_uri, listener_s3_key
+from emr_lineage.listener.stage import (
     ChecksumMismatchError,
     DownloadError,
     ListenerNotPinnedError,
-    bootstrap_arguments,
-    bootstrap_script_uri,
     http_session,
-    listener_s3_key,
     stage_listener,
 )
+from emr_lineage.settings.loader import load_settings
 
 BUCKET = "emr-lineage-dev-artifacts-test"
 REGION = "us-east-1"

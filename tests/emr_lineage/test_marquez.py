@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from emr_lineage.events import check_event
-from emr_lineage.graph import graph_from_marquez
-from emr_lineage.marquez import MarquezClient, MarquezError, merged_lineage
+from emr_lineage.lineage.from_marquez import graph_from_marquez, merged_lineage
+from emr_lineage.lineage.schemas import check_event
+from emr_lineage.marquez.client import MarquezClient, MarquezError
 
 JOB = "job:food_delivery:example.etl_delivery_7_days"
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from emr_lineage.naming import (
+from emr_lineage.lineage.naming import (
     NamingError,
     canonical_dataset,
     dataset_field_node_id,

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from emr_lineage.graph import LineageGraph, build_graph
-from emr_lineage.render import render, to_dot, to_mermaid
+from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.lineage.graph import LineageGraph
+from emr_lineage.lineage.render import render, to_dot, to_mermaid
 
 
 @pytest.fixture(scope="session")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from emr_lineage import parameters
-from emr_lineage.config import load_settings
-from emr_lineage.lake_layout import CATALOG_ZONES, glue_database_name
+from emr_lineage.aws import parameters
+from emr_lineage.aws.lake import CATALOG_ZONES, glue_database_name
+from emr_lineage.settings.loader import load_settings
 
 
 def _by_type(tpl: dict, kind: str) -> dict[str, dict]:

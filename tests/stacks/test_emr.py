@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from emr_lineage import parameters, spark_conf
-from emr_lineage.config import load_settings
-from emr_lineage.listener import bootstrap_arguments
+from emr_lineage.aws import parameters
+from emr_lineage.listener.artifact import bootstrap_arguments
+from emr_lineage.settings.loader import load_settings
+from emr_lineage.spark import conf as spark_conf
 from stacks.network import EMR_MANAGED_TAG
 
 

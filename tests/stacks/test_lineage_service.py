@@ -10,8 +10,8 @@ import subprocess
 import yaml
 from aws_cdk.assertions import Match
 
-from emr_lineage import parameters
-from emr_lineage.config import load_settings
+from emr_lineage.aws import parameters
+from emr_lineage.settings.loader import load_settings
 from stacks import marquez_service
 from stacks.marquez_service import (
     ADMIN_PORT,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aws_cdk.assertions import Match
 
-from emr_lineage.config import load_settings
+from emr_lineage.settings.loader import load_settings
 from stacks.network import EMR_MANAGED_TAG
 
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from emr_lineage.capture.listener import LineageCapture
-from emr_lineage.capture.transport import make_client
-from emr_lineage.events import check_event
+from emr_lineage.lineage.schemas import check_event
+from emr_lineage.spark.capture.listener import LineageCapture
+from emr_lineage.spark.capture.transport import make_client
 
 
 class Captured:

@@ -8,9 +8,9 @@ import uuid
 import pytest
 from pyspark.sql import functions as F
 
-from emr_lineage.capture.listener import LineageCapture, parent_context
-from emr_lineage.naming import dataset_identity
-from emr_lineage.spark_conf import ParentContextError
+from emr_lineage.lineage.naming import dataset_identity
+from emr_lineage.spark.capture.listener import LineageCapture, parent_context
+from emr_lineage.spark.conf import ParentContextError
 
 from .conftest import Captured, actions
 

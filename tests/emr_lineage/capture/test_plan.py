@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from emr_lineage.capture.facets import action_job_name
-from emr_lineage.capture.plan import OutputRef, QueryLineage, TableRef, normalize_uri, snake_case
+from emr_lineage.spark.capture.facets import action_job_name
+from emr_lineage.spark.capture.plan import OutputRef, QueryLineage, TableRef, normalize_uri, snake_case
 
 
 @pytest.mark.parametrize(

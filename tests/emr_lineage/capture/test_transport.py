@@ -7,7 +7,7 @@ from openlineage.client.transport.console import ConsoleTransport
 from openlineage.client.transport.file import FileTransport
 from openlineage.client.transport.http import HttpTransport
 
-from emr_lineage.capture.transport import TransportConfigError, make_client, transport_config
+from emr_lineage.spark.capture.transport import TransportConfigError, make_client, transport_config
 
 P = "spark.openlineage.transport."
 

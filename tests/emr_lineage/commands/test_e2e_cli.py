@@ -7,8 +7,10 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from emr_lineage import demo, launcher, parameters
-from emr_lineage.cli import main
+from emr_lineage.aws import emr as emr_cluster
+from emr_lineage.aws import parameters
+from emr_lineage.cli.app import main
+from emr_lineage.pipeline import definition as pipeline
 from tests.emr_lineage.e2e_support import (  # noqa: F401 - aws, events, lineage_clock, marquez are fixtures
     FAILURE,
     LAKE_BUCKET,
@@ -34,13 +36,13 @@ def invoke(*args: str):
 
 
 def test_pass_prints_the_contract_table_and_the_graph_url(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
     marquez.phases = [fresh(events)]
     result = invoke()
     assert result.exit_code == 0, result.output
     stdout = result.stdout
     assert "Lineage contract" in stdout and "contract holds (11 edge(s) matched)" in stdout
-    for name in demo.PIPELINE:
+    for name in pipeline.PIPELINE:
         assert f"job:{NAMESPACE}:{name}" in stdout
     assert f"s3://{LAKE_BUCKET}/raw/orders" in stdout
     assert f"graph: {MARQUEZ_WEB}lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders" in stdout
@@ -52,7 +54,7 @@ def test_pass_prints_the_contract_table_and_the_graph_url(aws, marquez, events, 
 
 
 def test_marquez_override_also_gives_the_graph_url_on_that_host(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
     marquez.phases = [fresh(events)]
     result = invoke("--marquez", marquez.url + "/api/v1")
     assert result.exit_code == 0, result.output
@@ -61,7 +63,7 @@ def test_marquez_override_also_gives_the_graph_url_on_that_host(aws, marquez, ev
 
 
 def test_missing_job_fails_the_contract_with_the_table(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
     complete = fresh(events)
     marquez.phases = [lambda: without_job(complete(), "train_model")]
     result = invoke("--lineage-timeout", "30")
@@ -74,7 +76,7 @@ def test_missing_job_fails_the_contract_with_the_table(aws, marquez, events, lin
 
 
 def test_lineage_not_yet_in_marquez_is_read_again(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
     marquez.phases = [lambda: None, fresh(events)]  # 404 for every node, then the lineage
     result = invoke()
     assert result.exit_code == 0, result.output
@@ -84,7 +86,7 @@ def test_lineage_not_yet_in_marquez_is_read_again(aws, marquez, events, lineage_
 
 
 def test_deadline_expiring_is_a_failure_with_a_clear_message(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
     marquez.phases = [lambda: None]
     result = invoke("--lineage-timeout", "45")
     assert result.exit_code == 1, result.output
@@ -93,7 +95,7 @@ def test_deadline_expiring_is_a_failure_with_a_clear_message(aws, marquez, event
 
 
 def test_failed_step_exits_1_and_terminates(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, FAILURE))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, FAILURE))
     marquez.phases = [fresh(events)]
     result = invoke()
     assert result.exit_code == 1, result.output
@@ -105,7 +107,7 @@ def test_failed_step_exits_1_and_terminates(aws, marquez, events, lineage_clock,
 
 
 def test_keep_cluster_does_not_terminate(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, [("WAITING", *(["COMPLETED"] * 5))]))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, [("WAITING", *(["COMPLETED"] * 5))]))
     marquez.phases = [fresh(events)]
     result = invoke("--keep-cluster")
     assert result.exit_code == 0, result.output
@@ -117,7 +119,7 @@ def test_keep_cluster_does_not_terminate(aws, marquez, events, lineage_clock, mo
 
 
 def test_ctrl_c_terminates_and_exits_130(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
     marquez.phases = [fresh(events)]
     result = invoke()
     assert result.exit_code == 130, result.output
@@ -127,7 +129,7 @@ def test_ctrl_c_terminates_and_exits_130(aws, marquez, events, lineage_clock, mo
 
 
 def test_ctrl_c_with_keep_cluster_leaves_it(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(launcher, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
     marquez.phases = [fresh(events)]
     result = invoke("--keep-cluster")
     assert result.exit_code == 130, result.output

@@ -1,6 +1,6 @@
 """``emr-lineage launch`` end to end against moto's in-process EMR, S3 and SSM.
 
-moto never advances EMR states, so the tests replace ``launcher.pause`` (the wait between
+moto never advances EMR states, so the tests replace ``emr_cluster.pause`` (the wait between
 two polls) with a stand-in for EMR that moves the cluster and step along; the command's
 polling, progress output and exit codes run for real. Ctrl-C is a KeyboardInterrupt raised
 from that pause, where a real one lands almost always.
@@ -18,9 +18,10 @@ from click.testing import CliRunner
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.emr.models import emr_backends
 
-from emr_lineage import launcher, parameters
-from emr_lineage.cli import main
-from emr_lineage.commands import launch as launch_command
+from emr_lineage.aws import emr as emr_cluster
+from emr_lineage.aws import parameters
+from emr_lineage.cli import launch as launch_command
+from emr_lineage.cli.app import main
 from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, aws, launch_spec  # noqa: F401 - aws is a fixture
 
 PARENT_ENV = {
@@ -63,7 +64,7 @@ def emr_plays(monkeypatch: pytest.MonkeyPatch, script: Iterable[tuple[str, str] 
         cluster = only_cluster()
         cluster.state, cluster.steps[0].state = item
 
-    monkeypatch.setattr(launcher, "pause", pause)
+    monkeypatch.setattr(emr_cluster, "pause", pause)
     return pauses
 
 

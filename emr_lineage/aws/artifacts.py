@@ -1,0 +1,17 @@
+"""Layout of the EMR artifacts bucket: one place for every prefix.
+
+The EMR stack creates the bucket, uploads `bootstrap/` and `jobs/` and scopes the node role
+to these prefixes; `stage-listener` writes `listener/`, `launch`/`e2e` write `jobs/`, EMR writes
+its logs under `emr-logs/` and reads TLS certificates from `tls/`.
+"""
+
+from __future__ import annotations
+
+BOOTSTRAP_PREFIX = "bootstrap/"
+JOBS_PREFIX = "jobs/"
+LISTENER_PREFIX = "listener/"
+LOGS_PREFIX = "emr-logs/"
+TLS_PREFIX = "tls/"
+BOOTSTRAP_SCRIPT_NAME = "install-openlineage.sh"
+BOOTSTRAP_SCRIPT_KEY = f"{BOOTSTRAP_PREFIX}{BOOTSTRAP_SCRIPT_NAME}"
+TLS_CERTIFICATES_KEY = f"{TLS_PREFIX}emr-tls-certificates.zip"

@@ -1,0 +1,37 @@
+"""Layout of the data lake: zones (key prefixes) and their Glue databases. One place for both.
+
+Used by the data lake stack (databases, locations), the EMR stack (IAM scoping, grants) and
+the tools (where the sample pipeline reads and writes).
+"""
+
+from __future__ import annotations
+
+from emr_lineage.settings.model import EnvironmentSettings
+
+ZONES = ("raw", "clean", "curated", "models")
+# Zones whose tables live in the Glue catalog (the sample pipeline's customer_ltv is curated).
+CATALOG_ZONES = ("clean", "curated")
+# Zones Spark jobs only read; everything else they also write.
+READ_ONLY_ZONES = ("raw",)
+
+
+def zone_prefix(zone: str) -> str:
+    if zone not in ZONES:
+        raise ValueError(f"unknown data lake zone {zone!r}; zones are {', '.join(ZONES)}")
+    return f"{zone}/"
+
+
+def glue_database_name(settings: EnvironmentSettings, zone: str) -> str:
+    """``emr_lineage_<env>_<zone>``: Glue names allow lowercase letters, digits and '_'."""
+    if zone not in CATALOG_ZONES:
+        raise ValueError(f"zone {zone!r} has no Glue database; catalog zones are {', '.join(CATALOG_ZONES)}")
+    return f"{settings.glue_database_prefix}_{zone}"
+
+
+def data_lake_bucket_name(settings: EnvironmentSettings, account: str, region: str) -> str:
+    """``emr-lineage-<env>-data-lake-<account>-<region>``: unique, and known to every stack.
+
+    A predictable name lets the EMR stack scope IAM policies to the bucket's zones without
+    importing the data lake stack's outputs (``account``/``region`` may be CDK tokens).
+    """
+    return f"{settings.resource_prefix}-data-lake-{account}-{region}"

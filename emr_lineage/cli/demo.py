@@ -1,0 +1,130 @@
+"""``emr-lineage demo``: the sample pipeline on local Spark with lineage, progress and a summary.
+
+Exit status: 0 the pipeline ran and its lineage matches ``jobs/lineage_contract.yaml``;
+1 a job failed, an event did not validate, or the lineage differs from the contract;
+2 bad options. Errors are one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from emr_lineage.cli.output import Command, settings_options
+from emr_lineage.pipeline.definition import DEFAULT_ROWS, PIPELINE
+from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, run_demo
+from emr_lineage.settings.loader import load_settings
+
+
+def _summary(result: DemoResult) -> Table:
+    table = Table(title=f"emr-lineage demo: {result.rows} orders, lineage in {result.events_path}")
+    for column, justify in (
+        ("step", "left"),
+        ("seconds", "right"),
+        ("events", "right"),
+        ("inputs", "left"),
+        ("outputs", "left"),
+    ):
+        table.add_column(column, justify=justify)
+    graph = result.graph
+    table.add_row("generate data", f"{result.generate_seconds:.1f}", "", "", "")
+    for run in result.runs:
+        inputs = outputs = ""
+        if graph is not None:
+            job_id = next((j for j in graph.jobs() if graph.nodes[j]["name"] == run.name), None)
+            if job_id:
+                inputs = "\n".join(_short(graph, d) for d in graph.inputs_of(job_id))
+                outputs = "\n".join(_short(graph, d) for d in graph.outputs_of(job_id))
+        table.add_row(run.name, f"{run.seconds:.1f}", str(run.events), inputs, outputs)
+    table.add_row("validate + report", f"{result.validate_seconds:.1f}", "", "", "")
+    n_jobs = len(graph.jobs()) if graph else 0
+    n_datasets = len(graph.datasets()) if graph else 0
+    n_edges = graph.digraph.number_of_edges() if graph else 0
+    table.add_row(
+        "[bold]total[/bold]",
+        f"[bold]{result.total_seconds:.1f}[/bold]",
+        f"[bold]{result.events}[/bold]",
+        f"{n_jobs} jobs, {n_datasets} datasets",
+        f"{n_edges} edges",
+    )
+    return table
+
+
+def _short(graph, dataset_id: str) -> str:
+    name = graph.nodes[dataset_id]["name"]
+    marker = "/lake/"
+    return name.split(marker, 1)[1] if marker in name else name.rsplit("/", 1)[-1]
+
+
+@click.command("demo", cls=Command)
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output directory: lake/, events.jsonl, report.html, spark.log.",
+)
+@click.option(
+    "--rows",
+    type=click.IntRange(min=100),
+    default=DEFAULT_ROWS,
+    show_default=True,
+    help="Orders in the generated data.",
+)
+@settings_options
+def demo_command(out: Path, rows: int, env: str, cdk_json: Path) -> None:
+    """Run the sample pipeline on local Spark with lineage captured, validate it, write the report.
+
+    Jobs report lineage in the OpenLineage namespace of ENV's settings.
+    """
+    namespace = load_settings(env, cdk_json).openlineage.namespace
+    console = Console()
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    steps = 2 + len(PIPELINE)
+    with progress:
+        task = progress.add_task("generating data", total=steps)
+
+        def on_step(name: str) -> None:
+            if name == "validate":
+                progress.update(task, description="validating lineage, writing report")
+            else:
+                progress.update(task, description="generating data")
+
+        def on_job(name: str, run: JobRun | None) -> None:
+            if run is None:
+                progress.update(task, description=f"running {name}", advance=1 if name == PIPELINE[0] else 0)
+            else:
+                progress.advance(task)
+                progress.console.print(f"  {name}: {run.seconds:.1f}s, {run.events} lineage events")
+
+        try:
+            result = run_demo(out, rows, namespace=namespace, on_step=on_step, on_job=on_job)
+        except DemoError as exc:
+            progress.stop()
+            click.echo(f"error: {exc} (Spark log: {Path(out).resolve() / 'spark.log'})", err=True)
+            sys.exit(1)
+        progress.update(task, completed=steps)
+    console.print(_summary(result))
+    errors = sum(r.capture_errors for r in result.runs)
+    if errors:
+        console.print(f"[yellow]{errors} capture errors (see {result.spark_log})[/yellow]")
+    contract = result.contract
+    console.print(f"report: {result.report_path}")
+    if contract is not None and contract.ok:
+        console.print(f"[green]lineage matches {Path(contract.contract).name}: {len(contract.matched)} edges[/green]")
+        return
+    for diff in contract.differences if contract else []:
+        console.print(f"[red]{diff.status}[/red] {diff.as_dict()}")
+    sys.exit(1)

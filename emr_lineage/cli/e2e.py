@@ -1,0 +1,214 @@
+"""``emr-lineage e2e``: the sample pipeline on an ephemeral EMR cluster, its lineage checked in Marquez.
+
+Exit codes: 0 every step completed and the contract holds in Marquez; 1 a step failed, the
+cluster ended early, the lineage did not match the contract before the deadline, or an AWS
+error; 2 bad input (unknown env, missing SSM parameter, Marquez unreachable, bad options);
+130 interrupted with Ctrl-C (the cluster is terminated unless --keep-cluster).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from emr_lineage.aws import clients as aws_clients
+from emr_lineage.aws import emr as emr_cluster
+from emr_lineage.lineage.contract_check import ContractResult
+from emr_lineage.pipeline import definition as pipeline
+from emr_lineage.pipeline import e2e, e2e_lineage
+from emr_lineage.settings.loader import ConfigError, load_settings
+
+EXIT_INTERRUPTED = 130
+_STYLES = {"matched": "green", "missing": "red", "unexpected": "yellow", "optional-missing": "dim"}
+
+
+@click.command("e2e")
+@click.option("--env", "env", default=None, help="Environment name from cdk.json (default: dev).")
+@click.option(
+    "--marquez",
+    "marquez_url",
+    metavar="URL",
+    help="Marquez API base URL instead of SSM's (e.g. http://localhost:5080 through an SSM port forward).",
+)
+@click.option(
+    "--keep-cluster", is_flag=True, help="Leave the cluster up after its steps (also after a failure) for debugging."
+)
+@click.option(
+    "--rows",
+    type=click.IntRange(min=e2e.MIN_ROWS),
+    default=pipeline.DEFAULT_ROWS,
+    show_default=True,
+    help="Sample orders to generate.",
+)
+@click.option(
+    "--poll-interval",
+    type=click.FloatRange(min=0),
+    default=emr_cluster.DEFAULT_POLL_SECONDS,
+    show_default=True,
+    help="Seconds between EMR state polls.",
+)
+@click.option(
+    "--lineage-timeout",
+    type=click.FloatRange(min=0),
+    default=e2e_lineage.DEFAULT_LINEAGE_TIMEOUT,
+    show_default=True,
+    help="Seconds to wait, after the steps, for the lineage in Marquez to match the contract.",
+)
+@click.option(
+    "--lineage-interval",
+    type=click.FloatRange(min=0),
+    default=e2e_lineage.DEFAULT_LINEAGE_INTERVAL,
+    show_default=True,
+    help="Seconds between two reads of Marquez.",
+)
+@click.pass_context
+def e2e_command(
+    ctx: click.Context,
+    env: str | None,
+    marquez_url: str | None,
+    keep_cluster: bool,
+    rows: int,
+    poll_interval: float,
+    lineage_timeout: float,
+    lineage_interval: float,
+) -> None:
+    """Run the sample pipeline on a new EMR cluster and validate its lineage in Marquez.
+
+    \b
+    emr-lineage e2e --env dev
+    emr-lineage e2e --env dev --marquez http://localhost:5080   # through an SSM port forward
+    """
+    console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+    try:
+        settings = load_settings(env)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--env") from None
+    options = e2e.E2EOptions(
+        rows=rows,
+        keep_cluster=keep_cluster,
+        marquez_url=marquez_url,
+        emr_poll_interval=poll_interval,
+        lineage_timeout=lineage_timeout,
+        lineage_interval=lineage_interval,
+    )
+    seen: list[e2e.E2EResult] = []
+    progress = _progress(console)
+    callbacks = e2e.Callbacks(
+        say=console.print,
+        on_poll=_show_poll(console, progress),
+        on_attempt=_show_attempt(console),
+        on_cluster=seen.append,
+    )
+    try:
+        with progress:
+            result = e2e.run_e2e(settings, options, callbacks=callbacks)
+    except aws_clients.AwsError as exc:
+        _fail(exc.exit_code, str(exc))
+    except KeyboardInterrupt:
+        if not seen:
+            console.print(
+                "interrupted before the cluster was known; a cluster started by now terminates after its steps"
+            )
+        else:
+            state = (
+                "kept (--keep-cluster)" if seen[0].kept else "terminating" if seen[0].terminated else "NOT terminated"
+            )
+            console.print(f"interrupted; cluster {seen[0].cluster_id} {state}")
+        ctx.exit(EXIT_INTERRUPTED)
+
+    if result.steps is not None:
+        for log_uri in result.steps.log_uris:
+            click.echo(f"logs: {log_uri}", err=True)
+    if result.lineage is not None and result.lineage.last.result is not None:
+        _print_table(result.lineage.last.result)
+    for url in result.graph_urls:
+        click.echo(f"graph: {url}")
+    if not result.graph_urls:
+        click.echo(
+            f"graph: Marquez web URL unknown; job {pipeline.PIPELINE[0]} under parent {result.parent.parent_job_name}"
+        )
+    if result.exit_code:
+        _fail(result.exit_code, result.message)
+    click.echo(f"e2e passed on {result.cluster_id}: {result.message}")
+
+
+def _progress(console: Console) -> Progress:
+    # A live line in a terminal; the state-change lines below are what a CI log shows.
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
+
+
+def _describe(snapshot: emr_cluster.Snapshot) -> str:
+    steps = ", ".join(f"{s.name} {s.state}" for s in snapshot.steps)
+    return f"cluster {snapshot.cluster_state}: {steps}"
+
+
+def _show_poll(console: Console, progress: Progress):
+    task = progress.add_task("cluster", total=None)
+    last: list[str] = []
+
+    def show(snapshot: emr_cluster.Snapshot) -> None:
+        text = _describe(snapshot)
+        progress.update(task, description=text)
+        if last != [text]:
+            minutes, seconds = divmod(int(snapshot.elapsed), 60)
+            console.print(f"[{minutes:02d}:{seconds:02d}] {text}")
+            last[:] = [text]
+
+    return show
+
+
+def _show_attempt(console: Console):
+    def show(attempt: e2e_lineage.LineageAttempt) -> None:
+        minutes, seconds = divmod(int(attempt.elapsed), 60)
+        head = f"[{minutes:02d}:{seconds:02d}] lineage read {attempt.number}:"
+        if attempt.result is None:
+            console.print(f"{head} {attempt.error}")
+            return
+        r = attempt.result
+        text = f"{head} {len(r.matched)} edges matched, {len(r.missing)} missing, {len(r.unexpected)} unexpected"
+        if attempt.stale_jobs:
+            text += f", {len(attempt.stale_jobs)} job(s) only from earlier runs ignored"
+        console.print(text)
+
+    return show
+
+
+def _print_table(result: ContractResult) -> None:
+    width = max(shutil.get_terminal_size((160, 40)).columns, 120)
+    console = Console(file=sys.stdout, width=width, highlight=False, soft_wrap=False)
+    table = Table(title=f"Lineage contract {_shown(result.contract)} in Marquez")
+    for column in ("status", "job", "direction", "dataset", "hint"):
+        table.add_column(column, overflow="fold")
+    for row in result.matched + result.missing + result.unexpected + result.optional_missing:
+        table.add_row(row.status, row.job, row.direction, row.dataset, row.hint, style=_STYLES.get(row.status))
+    console.print(table)
+    verdict = (
+        "holds" if result.ok else f"fails: {len(result.missing)} missing, {len(result.unexpected)} unexpected edge(s)"
+    )
+    console.print(f"contract {verdict} ({len(result.matched)} edge(s) matched)", markup=False)
+
+
+def _shown(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def _fail(exit_code: int, message: str) -> NoReturn:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(exit_code)

@@ -1,0 +1,288 @@
+"""``emr-lineage graph`` and ``emr-lineage validate``: thin click layers over the graph modules.
+
+Exit status: 0 success (validate: the graph matches the contract), 1 differences (validate
+only), 2 bad input (unreadable or malformed events/contract/--var, Marquez unreachable or
+answering an error). Bad input prints ONE line ``error: <file>:<line>: <problem>``, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from emr_lineage.lineage.contract import ContractError, load_contract
+from emr_lineage.lineage.contract_check import ContractResult, contract_start_nodes, resolve, validate
+from emr_lineage.lineage.events import EventsError, LoadedEvents, load_events
+from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.lineage.from_marquez import detach_parent_job, graph_from_marquez, merged_lineage
+from emr_lineage.lineage.graph import LEVELS, GraphError, LineageGraph
+from emr_lineage.lineage.render import FORMATS, render
+from emr_lineage.lineage.report import render_html, write_html
+from emr_lineage.marquez.client import DEFAULT_DEPTH, DEFAULT_TIMEOUT, MarquezClient, MarquezError
+
+EXIT_OK, EXIT_DIFFERENCES, EXIT_BAD_INPUT = 0, 1, 2
+
+
+DEBUG_ENV_VAR = "EMR_LINEAGE_DEBUG"
+_INPUT_ERRORS = (EventsError, ContractError, MarquezError, GraphError)
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"error: {' '.join(str(message).split())}", err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def _guarded(body: Callable[[], int]) -> int:
+    """Run a command body; bad input (and any surprise) becomes one line and exit 2."""
+    try:
+        return body()
+    except _INPUT_ERRORS as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
+    except Exception as exc:  # noqa: BLE001 - the CLI promises no tracebacks
+        if os.environ.get(DEBUG_ENV_VAR):
+            raise
+        _fail(f"unexpected {type(exc).__name__}: {exc} (set {DEBUG_ENV_VAR}=1 for the traceback)")
+
+
+def _report_skipped(loaded: LoadedEvents) -> None:
+    if loaded.skipped:
+        first = f" (first: {loaded.skipped_details[0]})" if loaded.skipped_details else ""
+        click.echo(f"skipped {loaded.skipped} invalid event(s){first}", err=True)
+
+
+def _load(paths: Sequence[str], skip_invalid: bool, strict: bool, level: str) -> LineageGraph:
+    loaded = load_events(paths, skip_invalid=skip_invalid, strict=strict)
+    if not loaded.events:
+        skipped = f" ({loaded.skipped} invalid skipped; first: {loaded.skipped_details[0]})" if loaded.skipped else ""
+        raise EventsError(f"{', '.join(paths)}: no events to build a graph from{skipped}")
+    _report_skipped(loaded)
+    return build_graph(loaded.events, level=level)
+
+
+def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ContractError(f"--var {pair!r}: expected NAME=VALUE")
+        if name.strip() in values:
+            raise ContractError(f"--var {name.strip()!r} given twice")
+        values[name.strip()] = value
+    return values
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+class _OneLineUsageErrors(click.Command):
+    """Usage errors (missing option, bad choice, bad number) as one ``error:`` line, exit 2,
+    like every other bad input of these commands."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            _fail(f"{exc.format_message()} (see: emr-lineage {self.name} --help)")
+
+
+events_option = click.option(
+    "--events",
+    "events",
+    multiple=True,
+    metavar="PATH",
+    help="OpenLineage events: .jsonl/.json files or directories (repeatable).",
+)
+
+
+marquez_option = click.option(
+    "--marquez", "marquez_url", metavar="URL", help="Marquez API base URL, e.g. http://localhost:5000."
+)
+
+
+depth_option = click.option(
+    "--depth", type=click.IntRange(min=0), default=DEFAULT_DEPTH, show_default=True, help="Marquez lineage depth."
+)
+
+
+timeout_option = click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    help="Marquez HTTP timeout, seconds.",
+)
+
+
+skip_option = click.option(
+    "--skip-invalid", is_flag=True, help="Skip malformed events (reported with their count) instead of failing."
+)
+
+
+strict_option = click.option(
+    "--strict",
+    is_flag=True,
+    help="Require every field the OpenLineage schema requires (default: lenient, see docs/graph.md).",
+)
+
+
+@click.command("graph", cls=_OneLineUsageErrors)
+@events_option
+@marquez_option
+@click.option(
+    "--node", "node_id", metavar="ID", help="Marquez start node, e.g. job:<namespace>:<name> (with --marquez)."
+)
+@depth_option
+@click.option("--level", type=click.Choice(LEVELS), default="application", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
+@click.option("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
+@click.option("--title", default="Lineage report", show_default=True, help="Title of the HTML report.")
+@click.option(
+    "--column-lineage",
+    "with_columns",
+    is_flag=True,
+    help="With --marquez: also read GET /api/v1/column-lineage for the node.",
+)
+@skip_option
+@strict_option
+@timeout_option
+def graph_command(
+    events: tuple[str, ...],
+    marquez_url: str | None,
+    node_id: str | None,
+    depth: int,
+    level: str,
+    fmt: str,
+    output: str | None,
+    title: str,
+    with_columns: bool,
+    skip_invalid: bool,
+    strict: bool,
+    timeout: float,
+) -> None:
+    """Print the lineage graph of OpenLineage events, or of Marquez around a node."""
+
+    def body() -> int:
+        if bool(events) == bool(marquez_url):
+            _fail("give either --events PATH... or --marquez URL --node ID")
+        if marquez_url:
+            if not node_id:
+                _fail("--marquez needs --node ID (e.g. job:<namespace>:<name>)")
+            with MarquezClient(marquez_url, timeout=timeout) as client:
+                columns = client.column_lineage(node_id, depth) if with_columns else None
+                graph = graph_from_marquez(client.lineage(node_id, depth), level=level, column_lineage=columns)
+        else:
+            if node_id:
+                _fail("--node only applies with --marquez")
+            graph = _load(events, skip_invalid, strict, level)
+        text = render_html(graph, None, title) if fmt == "html" else render(graph, fmt)
+        _emit(text, output)
+        return EXIT_OK
+
+    sys.exit(_guarded(body))
+
+
+def _print_result(result: ContractResult, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(result.as_dict(), indent=2, sort_keys=True))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    width = shutil.get_terminal_size((160, 40)).columns
+    console = Console(file=sys.stdout, width=max(width, 100), highlight=False, soft_wrap=False)
+    rows = result.missing + result.unexpected + result.optional_missing
+    if rows:
+        table = Table(title="Contract differences", show_lines=False)
+        for column in ("status", "job", "direction", "dataset", "hint"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            style = "red" if row.status == "missing" else ("yellow" if row.status == "unexpected" else "dim")
+            table.add_row(row.status, row.job, row.direction, row.dataset, row.hint, style=style)
+        console.print(table)
+    for hint in result.hints:
+        click.echo(f"hint: {hint}")
+    if result.ignored_jobs:
+        click.echo(f"{len(result.ignored_jobs)} job(s) outside the contract's namespaces ignored")
+    verdict = "matches" if result.ok else f"{len(result.missing)} missing, {len(result.unexpected)} unexpected edge(s)"
+    # Plain echo: a long contract path must not be wrapped into the verdict.
+    click.echo(f"contract {result.contract}: {verdict} ({len(result.matched)} edge(s) matched)")
+
+
+@click.command("validate", cls=_OneLineUsageErrors)
+@click.option(
+    "--contract", "contract_path", required=True, metavar="FILE", help="Lineage contract (YAML, see docs/contracts.md)."
+)
+@events_option
+@marquez_option
+@click.option(
+    "--var", "variables", multiple=True, metavar="NAME=VALUE", help="Contract placeholder value (repeatable)."
+)
+@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
+@click.option(
+    "--parent-job",
+    "parent_job",
+    metavar="NAME",
+    help="With --marquez: the jobs ran under this parent job (e.g. emr_lineage_launch), which Marquez "
+    "prefixes to their names.",
+)
+@click.option("--html", "html_path", metavar="FILE", help="Also write the HTML report with the contract result.")
+@depth_option
+@skip_option
+@strict_option
+@timeout_option
+def validate_command(
+    contract_path: str,
+    events: tuple[str, ...],
+    marquez_url: str | None,
+    variables: tuple[str, ...],
+    fmt: str,
+    parent_job: str | None,
+    html_path: str | None,
+    depth: int,
+    skip_invalid: bool,
+    strict: bool,
+    timeout: float,
+) -> None:
+    """Compare the lineage graph with an expected-graph contract (exit 0 match, 1 differences, 2 bad input)."""
+
+    def body() -> int:
+        if bool(events) == bool(marquez_url):
+            _fail("give either --events PATH... or --marquez URL")
+        contract = load_contract(contract_path)
+        values = contract.resolve_variables(_parse_vars(variables))
+        resolve(contract, values)  # resolves every dataset: bad URIs fail before any read
+        if parent_job and not marquez_url:
+            _fail("--parent-job only applies with --marquez")
+        if marquez_url:
+            start = contract_start_nodes(contract, values, parent_job)
+            with MarquezClient(marquez_url, timeout=timeout) as client:
+                reply = merged_lineage(client, start, depth, missing_ok=True)
+            if parent_job:
+                reply = detach_parent_job(reply, parent_job)
+            graph = graph_from_marquez(reply, level=contract.level)
+        else:
+            graph = _load(events, skip_invalid, strict, contract.level)
+        result = validate(contract, graph, values)
+        _print_result(result, fmt)
+        if html_path:
+            write_html(html_path, graph, result, title=f"Lineage contract: {Path(contract_path).name}")
+            click.echo(f"wrote {html_path}", err=True)
+        return EXIT_OK if result.ok else EXIT_DIFFERENCES
+
+    sys.exit(_guarded(body))

@@ -1,0 +1,199 @@
+"""``emr-lineage launch``: run one PySpark job on an ephemeral EMR cluster and wait for it.
+
+Exit codes: 0 step completed; 1 step failed/cancelled or cluster ended early (or an AWS
+error); 2 bad input (unknown env, job file, launch spec); 130 interrupted with Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from emr_lineage.aws import clients as aws_clients
+from emr_lineage.aws import emr as emr_cluster
+from emr_lineage.launch import plan as launch_plan
+from emr_lineage.settings.loader import ConfigError, load_settings
+from emr_lineage.spark.conf import ParentContext, ParentContextError
+
+EXIT_INTERRUPTED = 130
+
+
+def stdin_is_interactive() -> bool:
+    """True when someone can answer the Ctrl-C prompt (tests replace it)."""
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
+@click.command("launch")
+@click.option("--env", "env", default=None, help="Environment name from cdk.json (default: dev).")
+@click.option(
+    "--job",
+    "job_path",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="PySpark script to run, e.g. jobs/revenue_daily.py (its file stem is the Spark app name).",
+)
+@click.option(
+    "--deploy-mode",
+    type=click.Choice(launch_plan.DEPLOY_MODES),
+    default="client",
+    show_default=True,
+    help="spark-submit deploy mode; client keeps the driver's output in the step log.",
+)
+@click.option("--no-wait", is_flag=True, help="Print the cluster id and return at once.")
+@click.option(
+    "--poll-interval",
+    type=click.FloatRange(min=0),
+    default=emr_cluster.DEFAULT_POLL_SECONDS,
+    show_default=True,
+    help="Seconds between state polls.",
+)
+@click.argument("job_args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def launch(
+    ctx: click.Context,
+    env: str | None,
+    job_path: Path,
+    deploy_mode: str,
+    no_wait: bool,
+    poll_interval: float,
+    job_args: tuple[str, ...],
+) -> None:
+    """Run JOB on a new EMR cluster that terminates after it; arguments after -- go to the job.
+
+    \b
+    emr-lineage launch --env dev --job jobs/revenue_daily.py -- --date 2026-11-20
+    """
+    console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+    try:
+        settings = load_settings(env)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--env") from None
+    job = launch_plan.JobRequest(script=job_path, args=job_args, deploy_mode=deploy_mode)
+    try:
+        parent = ParentContext.from_env()
+    except ParentContextError as exc:
+        raise click.UsageError(f"OPENLINEAGE_PARENT_* environment: {exc}") from None
+
+    try:
+        job.check()
+        clients = aws_clients.AwsClients.for_settings(settings)
+        plan = launch_plan.prepare_launch(clients, settings, [job], parent=parent)
+        _report_plan(console, plan)
+        cluster = emr_cluster.start_cluster(clients.emr, plan.request, log_uri=plan.log_uri)
+    except aws_clients.AwsError as exc:
+        _fail(exc.exit_code, str(exc))
+    except KeyboardInterrupt:
+        console.print("interrupted before the cluster was known; a cluster started by now terminates after its steps")
+        ctx.exit(EXIT_INTERRUPTED)
+
+    console.print(f"cluster {cluster.cluster_id} starting ({plan.request['Name']})")
+    job_url = _marquez_url(clients, plan)
+    if no_wait:
+        for name, step_id in cluster.steps:
+            console.print(f"step {name} logs: {cluster.step_log_uri(step_id)}")
+        console.print(f"lineage: {job_url}")
+        click.echo(cluster.cluster_id)
+        return
+
+    try:
+        outcome = _wait(console, clients, cluster, poll_interval)
+    except KeyboardInterrupt:
+        _on_interrupt(console, clients, cluster)
+        ctx.exit(EXIT_INTERRUPTED)
+    except aws_clients.AwsError as exc:
+        _fail(exc.exit_code, f"{exc}; the cluster {cluster.cluster_id} keeps running until its steps end")
+
+    for log_uri in outcome.log_uris:
+        click.echo(f"logs: {log_uri}", err=not outcome.succeeded)
+    click.echo(f"lineage: {job_url}", err=not outcome.succeeded)
+    if not outcome.succeeded:
+        _fail(1, outcome.message)
+    click.echo(f"{outcome.message} on {cluster.cluster_id}; the cluster terminates on its own")
+
+
+def _report_plan(console: Console, plan: launch_plan.LaunchPlan) -> None:
+    for staged in plan.staged:
+        if staged.uploaded:
+            console.print(f"job {staged.request.script} uploaded to {staged.uri}")
+        else:
+            console.print(f"job {staged.request.script} unchanged at {staged.uri}, not re-uploaded")
+    p = plan.parent
+    if plan.parent_is_new:
+        console.print(f"parent run id {p.parent_run_id} (new; job {p.parent_job_namespace}/{p.parent_job_name})")
+    else:
+        console.print(
+            f"parent run id {p.parent_run_id} from OPENLINEAGE_PARENT_* (job {p.parent_job_namespace}/{p.parent_job_name})"
+        )
+
+
+def _marquez_url(clients: aws_clients.AwsClients, plan: launch_plan.LaunchPlan) -> str:
+    web = launch_plan.marquez_web_url(clients.ssm, plan.env)
+    job_name = launch_plan.marquez_job_name(plan.staged[0].request.job_name, plan.parent)
+    if web is None:
+        return f"Marquez web URL unknown (deploy the Marquez stack); job {plan.namespace}/{job_name}"
+    return launch_plan.marquez_job_url(web, plan.namespace, job_name)
+
+
+def _describe(snapshot: emr_cluster.Snapshot) -> str:
+    steps = ", ".join(f"step {s.name} {s.state}" for s in snapshot.steps)
+    return f"cluster {snapshot.cluster_state}, {steps}"
+
+
+def _wait(
+    console: Console, clients: aws_clients.AwsClients, cluster: emr_cluster.LaunchedCluster, poll_interval: float
+) -> emr_cluster.Outcome:
+    # Live line in a terminal; one line per state change everywhere (readable in CI logs).
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
+    task = progress.add_task(f"cluster {cluster.cluster_id}", total=None)
+    last: list[str] = []
+
+    def show(snapshot: emr_cluster.Snapshot) -> None:
+        text = _describe(snapshot)
+        progress.update(task, description=text)
+        if not last or last[0] != text:
+            minutes, seconds = divmod(int(snapshot.elapsed), 60)
+            console.print(f"[{minutes:02d}:{seconds:02d}] {text}")
+            last[:] = [text]
+
+    with progress:
+        return emr_cluster.wait_for_steps(clients.emr, cluster, poll_interval=poll_interval, on_poll=show)
+
+
+def _on_interrupt(console: Console, clients: aws_clients.AwsClients, cluster: emr_cluster.LaunchedCluster) -> None:
+    cid = cluster.cluster_id
+    if stdin_is_interactive():
+        try:
+            terminate = click.confirm(f"terminate the cluster {cid}?", default=False, err=True)
+        except click.Abort:  # a second Ctrl-C or end of input: take the safe side
+            terminate = True
+    else:
+        console.print(f"interrupted with no terminal to ask: terminating {cid}")
+        terminate = True
+    if terminate:
+        try:
+            emr_cluster.terminate_cluster(clients.emr, cid)
+        except aws_clients.AwsError as exc:
+            _fail(1, str(exc))
+        console.print(f"cluster {cid} terminating")
+    else:
+        console.print(
+            f"cluster {cid} keeps running and terminates after its steps; "
+            f"stop it with: aws emr terminate-clusters --cluster-ids {cid}"
+        )
+
+
+def _fail(exit_code: int, message: str) -> NoReturn:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(exit_code)

@@ -1,0 +1,106 @@
+"""How every ``emr-lineage`` command ends: the exit codes and the one-line errors of docs/cli.md.
+
+Commands use :class:`Command` (``@click.command(cls=Command)``); it turns usage errors, an
+:class:`~emr_lineage.errors.EmrLineageError`, an OS error or a surprise into one ``error:`` line on
+stderr with its exit code, and Ctrl-C or SIGTERM into ``interrupted`` and 130. ``--debug`` (or
+``EMR_LINEAGE_DEBUG=1``) shows the traceback of a surprise instead.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from emr_lineage.errors import EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EmrLineageError
+from emr_lineage.settings.loader import DEFAULT_CDK_JSON, DEFAULT_ENV
+
+DEBUG_ENV_VAR = "EMR_LINEAGE_DEBUG"
+
+
+def one_line(message: object) -> str:
+    """``message`` with its whitespace (newlines included) folded into single spaces."""
+    return " ".join(str(message).split())
+
+
+def fail(message: object, exit_code: int = EXIT_CANNOT_RUN) -> NoReturn:
+    """Print ``error: <message>`` on stderr and exit."""
+    click.echo(f"error: {one_line(message)}", err=True)
+    sys.exit(exit_code)
+
+
+def debugging() -> bool:
+    return bool(os.environ.get(DEBUG_ENV_VAR))
+
+
+def _os_error(exc: OSError) -> str:
+    where = exc.filename or ""
+    return f"{where}: {exc.strerror or exc}".lstrip(": ")
+
+
+class Command(click.Command):
+    """A command that ends as docs/cli.md says, whatever goes wrong."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            fail(f"{exc.format_message()} (see: emr-lineage {self.name} --help)")
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.Abort, SystemExit):
+            raise
+        except click.ClickException as exc:
+            fail(exc.format_message(), exc.exit_code if exc.exit_code != 1 else EXIT_CANNOT_RUN)
+        except EmrLineageError as exc:
+            fail(exc, exc.exit_code)
+        except KeyboardInterrupt:
+            fail("interrupted", EXIT_INTERRUPTED)
+        except OSError as exc:
+            if debugging():
+                raise
+            fail(_os_error(exc))
+        except Exception as exc:  # the CLI promises no tracebacks
+            if debugging():
+                raise
+            fail(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+
+
+class Group(click.Group):
+    """The ``emr-lineage`` group: SIGTERM reads as Ctrl-C, so every command cleans up the same way."""
+
+    command_class = Command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        signal.signal(signal.SIGTERM, _interrupt)
+        return super().invoke(ctx)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+# Options shared by every command that reads settings.
+env_option = click.option(
+    "--env", "env", default=DEFAULT_ENV, show_default=True, metavar="NAME", help="Environment name in cdk.json."
+)
+cdk_json_option = click.option(
+    "--cdk-json",
+    "cdk_json",
+    default=str(DEFAULT_CDK_JSON),
+    show_default=True,
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="The cdk.json that holds the emr-lineage settings.",
+)
+
+
+def settings_options(function: Any) -> Any:
+    """``--env`` and ``--cdk-json``, in that order."""
+    return env_option(cdk_json_option(function))

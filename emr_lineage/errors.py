@@ -1,0 +1,20 @@
+"""The one error type of emr-lineage: a problem the user can fix, with a message that says so.
+
+Every module raises a subclass of :class:`EmrLineageError` for bad input or an unusable
+environment; the CLI prints it as one ``error: ...`` line and exits with ``exit_code``
+(see docs/cli.md). Anything else escaping a command is a bug.
+"""
+
+from __future__ import annotations
+
+# Exit codes of every command (docs/cli.md).
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1  # the command ran its check and found a problem
+EXIT_CANNOT_RUN = 2  # it could not do its job: bad option, config, input, server, credentials
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM, after cleanup
+
+
+class EmrLineageError(Exception):
+    """A problem the user can fix: what is wrong, where, and the fix when known (one line)."""
+
+    exit_code = EXIT_CANNOT_RUN

@@ -1,0 +1,207 @@
+"""Plan a launch: stage job scripts, build their EMR steps and the RunJobFlow request."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from emr_lineage.aws import parameters
+from emr_lineage.aws.artifacts import JOBS_PREFIX
+from emr_lineage.aws.clients import AwsClients, AwsError, _aws_message, read_parameter
+from emr_lineage.aws.emr import load_launch_spec
+from emr_lineage.lineage.from_marquez import parent_prefixed_job_name
+from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.spark.conf import ParentContext, spark_submit_conf_args
+
+# The parent job a launch reports when no orchestrator passed OPENLINEAGE_PARENT_* variables.
+LAUNCH_PARENT_JOB = "emr_lineage_launch"
+# Object metadata key holding the SHA-256 of an uploaded job (S3's ETag is not a hash for
+# multipart or SSE-KMS uploads, so it cannot tell "unchanged").
+SHA256_METADATA = "sha256"
+DEPLOY_MODES = ("client", "cluster")
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """One PySpark script to run as a step. The Spark application name is the file stem."""
+
+    script: Path
+    args: tuple[str, ...] = ()
+    deploy_mode: str = "client"
+
+    @property
+    def job_name(self) -> str:
+        return self.script.stem
+
+    def check(self) -> None:
+        if not self.script.is_file():
+            raise AwsError(f"job file {self.script} not found")
+        if self.script.suffix != ".py":
+            raise AwsError(f"job file {self.script}: expected a PySpark script ending in .py")
+        if self.deploy_mode not in DEPLOY_MODES:
+            raise AwsError(f"deploy mode {self.deploy_mode!r}: use one of {', '.join(DEPLOY_MODES)}")
+
+
+@dataclass(frozen=True)
+class StagedJob:
+    request: JobRequest
+    uri: str
+    sha256: str
+    uploaded: bool  # False: the object already held these bytes
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def stage_job(s3: Any, bucket: str, job: JobRequest) -> StagedJob:
+    """Upload ``job.script`` to ``s3://<bucket>/jobs/<file name>`` unless it is already there."""
+    key = JOBS_PREFIX + job.script.name
+    uri = f"s3://{bucket}/{key}"
+    local = file_sha256(job.script)
+    try:
+        head = s3.head_object(Bucket=bucket, Key=key)
+        remote = head.get("Metadata", {}).get(SHA256_METADATA)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
+            raise AwsError(f"cannot read {uri} ({_aws_message(exc)})") from None
+        remote = None
+    if remote == local:
+        return StagedJob(job, uri, local, uploaded=False)
+    try:
+        s3.upload_file(str(job.script), bucket, key, ExtraArgs={"Metadata": {SHA256_METADATA: local}})
+    except (ClientError, BotoCoreError, OSError) as exc:
+        raise AwsError(f"cannot upload {job.script} to {uri} ({_aws_message(exc)})") from None
+    return StagedJob(job, uri, local, uploaded=True)
+
+
+def build_step(
+    staged: StagedJob, parent: ParentContext, *, action_on_failure: str = "TERMINATE_CLUSTER"
+) -> dict[str, Any]:
+    """A command-runner.jar step: spark-submit of the staged script with the parent keys."""
+    job = staged.request
+    args = ["spark-submit", "--deploy-mode", job.deploy_mode, "--name", job.job_name]
+    args += spark_submit_conf_args(parent.spark_properties())
+    args += [staged.uri, *job.args]
+    return {
+        "Name": job.job_name,
+        "ActionOnFailure": action_on_failure,
+        "HadoopJarStep": {"Jar": "command-runner.jar", "Args": args},
+    }
+
+
+def cluster_name(prefix: str, jobs: Sequence[JobRequest], now: datetime) -> str:
+    label = "+".join(j.job_name for j in jobs)
+    return f"{prefix}-{label}-{now.strftime('%Y%m%dT%H%M%SZ')}"[:256]
+
+
+def build_run_request(
+    spec: Mapping[str, Any],
+    steps: Sequence[Mapping[str, Any]],
+    *,
+    name: str,
+    extra_tags: Mapping[str, str],
+) -> dict[str, Any]:
+    """The launch spec plus Steps, our Name and tags, and auto-termination after the steps."""
+    request = copy.deepcopy(dict(spec))
+    request["Name"] = name
+    request["Steps"] = [dict(s) for s in steps]
+    request["Instances"]["KeepJobFlowAliveWhenNoSteps"] = False
+    tags = {t["Key"]: t.get("Value", "") for t in request.get("Tags", [])}
+    tags.update(extra_tags)
+    request["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]
+    return request
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """Everything decided before the cluster starts (jobs are already staged)."""
+
+    env: str
+    staged: tuple[StagedJob, ...]
+    parent: ParentContext
+    parent_is_new: bool
+    namespace: str
+    log_uri: str
+    request: dict[str, Any]
+
+
+def prepare_launch(
+    clients: AwsClients,
+    settings: EnvironmentSettings,
+    jobs: Sequence[JobRequest],
+    *,
+    parent: ParentContext | None,
+    parent_job_name: str = LAUNCH_PARENT_JOB,
+    now: datetime | None = None,
+) -> LaunchPlan:
+    """Read the spec and bucket, stage every job, and build the RunJobFlow request.
+
+    ``parent`` is the orchestrator's context (``ParentContext.from_env()``); when None, one
+    new parent run is created and shared by all steps.
+    """
+    if not jobs:
+        raise AwsError("no job to launch")
+    for job in jobs:
+        job.check()
+    names = [j.job_name for j in jobs]
+    if len(set(names)) != len(names):
+        raise AwsError("two jobs share a file name; step names must be unique: " + ", ".join(names))
+    env = settings.name
+    spec = load_launch_spec(clients.ssm, env)
+    bucket = read_parameter(clients.ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")
+    staged = tuple(stage_job(clients.s3, bucket, job) for job in jobs)
+    namespace = settings.openlineage.namespace
+    parent_is_new = parent is None
+    if parent is None:
+        parent = ParentContext.new(namespace=namespace, job_name=parent_job_name)
+    now = now or datetime.now(UTC)
+    request = build_run_request(
+        spec,
+        [build_step(s, parent) for s in staged],
+        name=cluster_name(spec.get("Name") or settings.resource_prefix, jobs, now),
+        extra_tags={
+            "emr-lineage:jobs": " ".join(names)[:256],
+            "emr-lineage:parent-run-id": parent.parent_run_id,
+            "emr-lineage:launched-by": "emr-lineage launch",
+        },
+    )
+    return LaunchPlan(
+        env=env,
+        staged=staged,
+        parent=parent,
+        parent_is_new=parent_is_new,
+        namespace=namespace,
+        log_uri=spec["LogUri"],
+        request=request,
+    )
+
+
+def marquez_job_name(app_name: str, parent: ParentContext) -> str:
+    """The name under which Marquez shows ``app_name`` run under ``parent``."""
+    return parent_prefixed_job_name(app_name, parent.parent_job_name)
+
+
+def marquez_job_url(web_url: str, namespace: str, job_name: str) -> str:
+    """The Marquez web route for a job's lineage: ``/lineage/job/<namespace>/<name>``."""
+    return f"{web_url.rstrip('/')}/lineage/job/{quote(namespace, safe='')}/{quote(job_name, safe='')}"
+
+
+def marquez_web_url(ssm: Any, env: str) -> str | None:
+    """The Marquez web URL, or None when the Marquez stack is not deployed (not fatal)."""
+    try:
+        return read_parameter(ssm, parameters.marquez_web_url(env), env=env, published_by="Marquez stack")
+    except AwsError:
+        return None

@@ -1,0 +1,89 @@
+"""Text renderings of a :class:`~emr_lineage.graph.LineageGraph`: JSON, Mermaid and DOT.
+
+All three are sorted, so the same graph always prints the same text. The HTML report is in
+:mod:`emr_lineage.report`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from emr_lineage.lineage.graph import LineageGraph
+
+FORMATS = ("json", "mermaid", "dot", "html")
+
+
+def to_json(graph: LineageGraph) -> str:
+    """The documented JSON form (``docs/graph.md``)."""
+    return json.dumps(graph.to_dict(), indent=2, sort_keys=True)
+
+
+def _short_ids(graph: LineageGraph) -> dict[str, str]:
+    # Mermaid ids must be plain words; node ids contain ':' and '/'.
+    return {node_id: f"n{index}" for index, node_id in enumerate(sorted(graph.nodes))}
+
+
+def _label(attrs: dict) -> str:
+    if attrs["type"] == "JOB":
+        return f"{attrs['name']}\n({attrs['namespace']})"
+    namespace, name = attrs["namespace"], attrs["name"]
+    return name if namespace == "file" else f"{namespace}\n{name}"
+
+
+def to_mermaid(graph: LineageGraph) -> str:
+    """A Mermaid ``flowchart LR``: jobs as rounded boxes, datasets as cylinders."""
+    ids = _short_ids(graph)
+    lines = ["flowchart LR"]
+    for node_id in sorted(graph.nodes):
+        attrs = graph.nodes[node_id]
+        text = _label(attrs).replace('"', "#quot;").replace("\n", "<br/>")
+        shape = ('(["', '"])') if attrs["type"] == "JOB" else ('[("', '")]')
+        lines.append(f"    {ids[node_id]}{shape[0]}{text}{shape[1]}")
+    for source, target in graph.edges():
+        lines.append(f"    {ids[source]} --> {ids[target]}")
+    lines.append("    classDef job fill:#dbeafe,stroke:#1d4ed8")
+    lines.append("    classDef dataset fill:#dcfce7,stroke:#15803d")
+    jobs = [ids[n] for n in graph.jobs()]
+    datasets = [ids[n] for n in graph.datasets()]
+    if jobs:
+        lines.append(f"    class {','.join(jobs)} job")
+    if datasets:
+        lines.append(f"    class {','.join(datasets)} dataset")
+    return "\n".join(lines) + "\n"
+
+
+def _dot_quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def to_dot(graph: LineageGraph) -> str:
+    """Graphviz DOT, left to right; node names are the Marquez node ids."""
+    lines = ["digraph lineage {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];']
+    for node_id in sorted(graph.nodes):
+        attrs = graph.nodes[node_id]
+        style = (
+            'shape=box, style="rounded,filled", fillcolor="#dbeafe"'
+            if attrs["type"] == "JOB"
+            else ('shape=cylinder, style=filled, fillcolor="#dcfce7"')
+        )
+        lines.append(f"  {_dot_quote(node_id)} [label={_dot_quote(_label(attrs))}, {style}];")
+    for source, target in graph.edges():
+        lines.append(f"  {_dot_quote(source)} -> {_dot_quote(target)};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS: dict[str, Callable[[LineageGraph], str]] = {"json": to_json, "mermaid": to_mermaid, "dot": to_dot}
+
+
+def render(graph: LineageGraph, fmt: str) -> str:
+    """Render ``graph`` as ``json``, ``mermaid`` or ``dot`` (HTML: :func:`emr_lineage.report.render_html`)."""
+    if fmt == "html":
+        from emr_lineage.report import render_html
+
+        return render_html(graph)
+    try:
+        return RENDERERS[fmt](graph)
+    except KeyError:
+        raise ValueError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})") from None

@@ -1,0 +1,64 @@
+"""The OpenLineage Spark listener jar: where it comes from, where it is staged, how nodes get it.
+
+One source of truth for the artifact's S3 location and for the bootstrap action's arguments:
+``emr-lineage stage-listener`` uploads the jar to :func:`listener_s3_key`, and the EMR stack and
+``emr-lineage launch`` register ``bootstrap/install-openlineage.sh`` with
+:func:`bootstrap_arguments`. The jar is verified against the SHA-256 pinned in cdk.json
+(``emr-lineage.versions.openlineage_spark.sha256``) before anything is uploaded, so clusters in
+private subnets fetch a known artifact over the S3 gateway endpoint, never from the internet.
+See docs/listener.md.
+"""
+
+from __future__ import annotations
+
+from emr_lineage.aws.artifacts import BOOTSTRAP_SCRIPT_KEY, LISTENER_PREFIX
+from emr_lineage.settings.model import EnvironmentSettings, ListenerArtifact
+
+# Keys in the artifacts bucket.
+BOOTSTRAP_ACTION_NAME = "install-openlineage-listener"
+# S3 user metadata key that records the verified checksum (x-amz-meta-sha256).
+SHA256_METADATA_KEY = "sha256"
+# Bootstrap argument when no SHA-256 is pinned yet (the script then refuses to install).
+UNPINNED = "unpinned"
+
+
+def listener_s3_key(artifact: ListenerArtifact) -> str:
+    """Key of the staged jar in the artifacts bucket, e.g. ``listener/openlineage-spark_2.12-1.54.0.jar``."""
+    return f"{LISTENER_PREFIX}{artifact.file_name}"
+
+
+def listener_s3_uri(artifact: ListenerArtifact, bucket: str) -> str:
+    return f"s3://{bucket}/{listener_s3_key(artifact)}"
+
+
+def bootstrap_script_uri(bucket: str) -> str:
+    """Where the EMR stack deploys ``bootstrap/install-openlineage.sh`` (the bootstrap action's path)."""
+    return f"s3://{bucket}/{BOOTSTRAP_SCRIPT_KEY}"
+
+
+def bootstrap_arguments(
+    settings: EnvironmentSettings, bucket: str, *, emr_release: str | None = None, region: str | None = None
+) -> list[str]:
+    """The bootstrap action's argument list for one environment.
+
+    ``bucket`` is the artifacts bucket name (a CDK token is fine). ``emr_release`` (e.g.
+    ``emr-7.13.0``) lets the script decide about EMR's own OpenLineage jar without reading the
+    node's info files; ``region`` (e.g. ``Aws.REGION``) makes the AWS CLI use the regional S3
+    endpoint, the one a private subnet's S3 gateway endpoint serves. Give both when known.
+    """
+    artifact = settings.versions.openlineage_spark
+    openlineage = settings.openlineage
+    args = [
+        "--jar-uri",
+        listener_s3_uri(artifact, bucket),
+        "--sha256",
+        artifact.sha256 or UNPINNED,
+        "--listener-source",
+        openlineage.listener_source,
+        "--fail-open" if openlineage.fail_open else "--fail-closed",
+    ]
+    if emr_release:
+        args += ["--emr-release", emr_release]
+    if region:
+        args += ["--region", region]
+    return args

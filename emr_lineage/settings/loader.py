@@ -1,0 +1,119 @@
+"""Load and validate the ``emr-lineage`` block of ``cdk.json`` context into typed settings.
+
+Errors name the key (``emr-lineage.environments.<env>.<key>``) and suggest the closest real key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from emr_lineage.errors import EmrLineageError
+from emr_lineage.settings.model import EnvironmentSettings
+
+CONTEXT_KEY = "emr-lineage"
+ENV_CONTEXT_KEY = "env"
+DEFAULT_ENV = "dev"
+# Commands read ./cdk.json unless --cdk-json names another file.
+DEFAULT_CDK_JSON = Path("cdk.json")
+
+
+class ConfigError(EmrLineageError):
+    """A configuration problem, with a message that names the offending key."""
+
+
+_ENV_NAME = re.compile(r"^[a-z][a-z0-9-]{1,15}$")
+
+
+def _format_validation_error(exc: ValidationError, env: str, raw: dict[str, Any], model: type[BaseModel]) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = list(err["loc"])
+        key = ".".join(str(p) for p in loc)
+        where = f"environments.{env}.{key}" if loc and loc[0] != "versions" else key
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            hint = _did_you_mean(loc, model)
+            message = "unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
+        elif err["type"] == "missing":
+            message = "missing required key"
+        lines.append(f"{CONTEXT_KEY}.{where}: {message}")
+    return "invalid configuration in cdk.json context:\n  " + "\n  ".join(lines)
+
+
+def _did_you_mean(loc: list[Any], model: type[BaseModel]) -> str | None:
+    """Walk the model along ``loc`` and suggest the closest real key for the last part."""
+    current: Any = model
+    for part in loc[:-1]:
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None:
+            return None
+        current = field.annotation
+    names = list(getattr(current, "model_fields", {}))
+    match = difflib.get_close_matches(str(loc[-1]), names, n=1)
+    return match[0] if match else None
+
+
+def settings_from_context(block: Any, env: str | None) -> EnvironmentSettings:
+    """Validate the ``emr-lineage`` context block and return one environment's settings."""
+    env = DEFAULT_ENV if env is None else env
+    if not isinstance(block, dict):
+        raise ConfigError(f"cdk.json context has no {CONTEXT_KEY!r} object; see README 'Configuration reference'")
+    environments = block.get("environments")
+    if not isinstance(environments, dict) or not environments:
+        raise ConfigError(f"{CONTEXT_KEY}.environments: missing or empty; define at least one environment")
+    if env not in environments:
+        known = ", ".join(sorted(environments))
+        raise ConfigError(f"unknown environment {env!r} (-c {ENV_CONTEXT_KEY}={env}); cdk.json defines: {known}")
+    if not _ENV_NAME.match(env):
+        raise ConfigError(
+            f"environment name {env!r}: use 2-16 lowercase letters, digits or '-', starting with a letter"
+        )
+    raw_env = environments[env]
+    if not isinstance(raw_env, dict):
+        raise ConfigError(f"{CONTEXT_KEY}.environments.{env}: expected an object, got {type(raw_env).__name__}")
+    if "versions" in raw_env or "name" in raw_env:
+        raise ConfigError(f"{CONTEXT_KEY}.environments.{env}: 'versions' and 'name' are not per-environment keys")
+    unknown_top = sorted(set(block) - {"versions", "environments"})
+    if unknown_top:
+        raise ConfigError(f"{CONTEXT_KEY}.{unknown_top[0]}: unknown key (expected 'versions' and 'environments')")
+    data = {**raw_env, "name": env, "versions": block.get("versions")}
+    try:
+        return EnvironmentSettings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc, env, data, EnvironmentSettings)) from None
+
+
+def load_settings(env: str | None = None, cdk_json: Path = DEFAULT_CDK_JSON) -> EnvironmentSettings:
+    """Load settings for the tools, straight from ``cdk.json`` (no CDK app needed)."""
+    hint = "pass --cdk-json PATH or run from the emr-lineage checkout"
+    try:
+        raw = cdk_json.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{cdk_json}: not found; {hint}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{cdk_json}: is a directory, not a cdk.json file; {hint}") from None
+    except OSError as exc:
+        raise ConfigError(f"{cdk_json}: cannot read: {exc.strerror or exc}") from None
+    try:
+        document = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{cdk_json}: not UTF-8 text (byte {exc.start}); is it a cdk.json?") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{cdk_json}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
+    if not isinstance(document, dict):
+        raise ConfigError(f"{cdk_json}: expected a JSON object with a 'context' key, got {_json_type(document)}")
+    context = document.get("context")
+    if not isinstance(context, dict) or CONTEXT_KEY not in context:
+        raise ConfigError(f"{cdk_json}: no context.{CONTEXT_KEY!r} block; this is not an emr-lineage cdk.json ({hint})")
+    return settings_from_context(context[CONTEXT_KEY], env)
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "a list", type(None): "null", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value), type(value).__name__)

@@ -1,0 +1,321 @@
+"""Typed, validated settings for one emr-lineage environment.
+
+The single source of truth is the ``emr-lineage`` block of ``cdk.json`` context:
+
+    "emr-lineage": {
+      "versions": {...},                 # shared by every environment
+      "environments": {"dev": {...}, "prod": {...}}
+    }
+
+The CDK app (``app.py``) and the tools (``emr-lineage ...``) both load it through
+:func:`load_settings`, so a value is read in exactly one way everywhere. Every key is
+required and unknown keys are rejected: a typo fails loudly instead of silently
+falling back to a default.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class _Strict(BaseModel):
+    # strict: "2" is not an int, "true" is not a bool; forbid: a mistyped key is an error.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class RemovalPolicyName(str, Enum):
+    DESTROY = "destroy"
+    RETAIN = "retain"
+    SNAPSHOT = "snapshot"
+
+
+InterfaceEndpoint = Literal["sts", "glue", "logs", "ssm", "ecr", "secretsmanager"]
+PositiveInt = Annotated[int, Field(gt=0)]
+# CloudWatch Logs only accepts these retention periods.
+LOG_RETENTION_DAYS = (
+    1,
+    3,
+    5,
+    7,
+    14,
+    30,
+    60,
+    90,
+    120,
+    150,
+    180,
+    365,
+    400,
+    545,
+    731,
+    1096,
+    1827,
+    2192,
+    2557,
+    2922,
+    3288,
+    3653,
+)
+
+
+def _cidr(value: str, key: str) -> str:
+    try:
+        network = ipaddress.ip_network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not a valid CIDR block for {key} ({exc})") from None
+    return str(network)
+
+
+class ListenerArtifact(_Strict):
+    """The OpenLineage Spark listener jar: Maven coordinates and the checksum it must match."""
+
+    version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
+    scala_version: Literal["2.12", "2.13"]
+    # None until a maintainer has pinned it; stage-listener then refuses to stage (see docs/listener.md).
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    maven_repository: Annotated[str, Field(pattern=r"^https?://")]
+
+    @property
+    def artifact_id(self) -> str:
+        return f"openlineage-spark_{self.scala_version}"
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.artifact_id}-{self.version}.jar"
+
+    @property
+    def download_url(self) -> str:
+        base = self.maven_repository.rstrip("/")
+        return f"{base}/io/openlineage/{self.artifact_id}/{self.version}/{self.file_name}"
+
+
+class Versions(_Strict):
+    marquez: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
+    openlineage_spark: ListenerArtifact
+
+
+class OpenLineageSettings(_Strict):
+    """How Spark applications of this environment report lineage."""
+
+    namespace: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+    transport_timeout_ms: Annotated[int, Field(ge=500, le=60000)]
+    transport_compression: Literal["gzip"] | None = None
+    # Bootstrap: False = a node without a working listener fails the cluster (fail closed).
+    fail_open: bool
+    # EMR 7.11+ ships its own OpenLineage jar: which one runs ("bundle" = ours, pinned above).
+    listener_source: Literal["bundle", "emr"]
+
+
+class NetworkSettings(_Strict):
+    vpc_cidr: str
+    max_azs: Annotated[int, Field(ge=2, le=6)]
+    nat_gateways: Annotated[int, Field(ge=1, le=6)]
+    interface_endpoints: list[InterfaceEndpoint]
+    flow_logs_retention_days: int
+
+    @field_validator("vpc_cidr")
+    @classmethod
+    def _vpc_cidr(cls, value: str) -> str:
+        cidr = _cidr(value, "vpc_cidr")
+        prefix = ipaddress.ip_network(cidr).prefixlen
+        if not 16 <= prefix <= 24:
+            raise ValueError(f"vpc_cidr {cidr} must be between /16 and /24 to hold three subnet tiers")
+        return cidr
+
+    @field_validator("interface_endpoints")
+    @classmethod
+    def _unique_endpoints(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("interface_endpoints lists an endpoint twice")
+        return value
+
+    @field_validator("flow_logs_retention_days")
+    @classmethod
+    def _retention(cls, value: int) -> int:
+        return _check_retention(value)
+
+    @model_validator(mode="after")
+    def _nat_within_azs(self) -> NetworkSettings:
+        if self.nat_gateways > self.max_azs:
+            raise ValueError(f"nat_gateways ({self.nat_gateways}) cannot exceed max_azs ({self.max_azs})")
+        return self
+
+
+# Fargate's valid (cpu, memory) pairs for the sizes a Marquez task sensibly uses.
+_FARGATE_MEMORY = {
+    512: range(1024, 4097, 1024),
+    1024: range(2048, 8193, 1024),
+    2048: range(4096, 16385, 1024),
+    4096: range(8192, 30721, 1024),
+}
+
+
+class MarquezSettings(_Strict):
+    task_cpu: int
+    task_memory_mib: int
+    desired_count: Annotated[int, Field(ge=1, le=10)]
+    web_allowed_cidrs: Annotated[list[str], Field(min_length=1)]
+    health_check_grace_seconds: Annotated[int, Field(ge=30, le=1800)]
+
+    @field_validator("web_allowed_cidrs")
+    @classmethod
+    def _allowed(cls, value: list[str]) -> list[str]:
+        cidrs = [_cidr(v, "web_allowed_cidrs") for v in value]
+        for cidr in cidrs:
+            if ipaddress.ip_network(cidr).prefixlen == 0:
+                raise ValueError(f"{cidr} opens the lineage UI to every address; list the networks that need it")
+        return cidrs
+
+    @model_validator(mode="after")
+    def _fargate_size(self) -> MarquezSettings:
+        allowed = _FARGATE_MEMORY.get(self.task_cpu)
+        if allowed is None:
+            raise ValueError(f"task_cpu {self.task_cpu} is not one of {sorted(_FARGATE_MEMORY)}")
+        if self.task_memory_mib not in allowed:
+            raise ValueError(
+                f"task_memory_mib {self.task_memory_mib} is not valid with task_cpu {self.task_cpu} "
+                f"(Fargate allows {allowed.start}..{allowed.stop - 1} in steps of {allowed.step})"
+            )
+        return self
+
+
+class DatabaseSettings(_Strict):
+    postgres_version: Annotated[str, Field(pattern=r"^\d+\.\d+$")]
+    instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
+    allocated_storage_gib: Annotated[int, Field(ge=20, le=65536)]
+    max_allocated_storage_gib: Annotated[int, Field(ge=20, le=65536)]
+    multi_az: bool
+    backup_retention_days: Annotated[int, Field(ge=1, le=35)]
+    deletion_protection: bool
+
+    @field_validator("postgres_version")
+    @classmethod
+    def _supported_major(cls, value: str) -> str:
+        major = int(value.split(".")[0])
+        # Marquez needs PostgreSQL 14 (older majors fail its migrations; see FACTS.md).
+        if major < 14:
+            raise ValueError(f"postgres_version {value}: Marquez needs PostgreSQL 14 or newer")
+        return value
+
+    @model_validator(mode="after")
+    def _storage(self) -> DatabaseSettings:
+        if self.max_allocated_storage_gib < self.allocated_storage_gib:
+            raise ValueError("max_allocated_storage_gib must be >= allocated_storage_gib")
+        return self
+
+
+class DataLakeSettings(_Strict):
+    """The data lake bucket and its Lake Formation governance."""
+
+    # Extra Lake Formation admins (IAM role/user ARNs); the CDK deploy role is always added.
+    admin_arns: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")]]
+    noncurrent_version_expiration_days: Annotated[int, Field(ge=1, le=3650)]
+
+
+class EmrSettings(_Strict):
+    """EMR clusters: the ephemeral launch spec and the optional long-running cluster."""
+
+    release_label: Annotated[str, Field(pattern=r"^emr-\d+\.\d+\.\d+$")]
+    applications: Annotated[
+        list[Literal["Spark", "Hadoop", "Livy", "JupyterEnterpriseGateway", "Hive"]], Field(min_length=1)
+    ]
+    primary_instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
+    core_instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
+    core_instance_count: Annotated[int, Field(ge=1, le=100)]
+    ebs_volume_gib: Annotated[int, Field(ge=32, le=16384)]
+    # EMR's AutoTerminationPolicy accepts 60 s .. 7 days (FACTS.md).
+    idle_timeout_seconds: Annotated[int, Field(ge=60, le=604800)]
+    long_running_cluster: bool
+    lake_formation_runtime_role: bool
+    in_transit_encryption: bool
+    # An EC2 key pair for the nodes (optional; required for the long-running cluster).
+    ec2_key_name: Annotated[str, Field(min_length=1, max_length=255)] | None = None
+
+    @model_validator(mode="after")
+    def _long_running_needs_authentication(self) -> EmrSettings:
+        if self.long_running_cluster and not self.ec2_key_name:
+            raise ValueError(
+                "ec2_key_name is required when long_running_cluster is true "
+                "(a shared cluster needs key-pair authentication; cdk-nag EMR6)"
+            )
+        return self
+
+    @field_validator("applications")
+    @classmethod
+    def _spark_included(cls, value: list[str]) -> list[str]:
+        if "Spark" not in value:
+            raise ValueError("applications must include Spark (the lineage listener is a Spark listener)")
+        if len(set(value)) != len(value):
+            raise ValueError("applications lists an application twice")
+        return value
+
+    @property
+    def release_major(self) -> int:
+        return int(self.release_label.removeprefix("emr-").split(".")[0])
+
+
+class EnvironmentSettings(_Strict):
+    """Everything that differs between environments."""
+
+    name: str
+    # Optional keys (null or absent; the CDK CLI drops nulls from context) are the only defaults.
+    account: Annotated[str, Field(pattern=r"^\d{12}$")] | None = None
+    region: Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")] | None = None
+    removal_policy: RemovalPolicyName
+    log_retention_days: int
+    tags: dict[str, str]
+    network: NetworkSettings
+    marquez: MarquezSettings
+    database: DatabaseSettings
+    openlineage: OpenLineageSettings
+    data_lake: DataLakeSettings
+    emr: EmrSettings
+    versions: Versions
+
+    @field_validator("log_retention_days")
+    @classmethod
+    def _retention(cls, value: int) -> int:
+        return _check_retention(value)
+
+    @field_validator("removal_policy", mode="before")
+    @classmethod
+    def _removal_policy(cls, value: Any) -> Any:
+        # Strict mode would otherwise demand an Enum instance; accept its string value.
+        if isinstance(value, str):
+            try:
+                return RemovalPolicyName(value)
+            except ValueError:
+                raise ValueError(f"{value!r} is not one of {[p.value for p in RemovalPolicyName]}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _listener_matches_release(self) -> EnvironmentSettings:
+        # EMR 6/7 run Spark 3 on Scala 2.12; Scala 2.13 listeners are for Spark 4 (FACTS.md).
+        scala = self.versions.openlineage_spark.scala_version
+        if self.emr.release_major in (6, 7) and scala != "2.12":
+            raise ValueError(
+                f"emr.release_label {self.emr.release_label} runs Scala 2.12, but "
+                f"versions.openlineage_spark.scala_version is {scala}"
+            )
+        if self.emr.release_major < 6:
+            raise ValueError(f"emr.release_label {self.emr.release_label}: emr-lineage supports EMR 6 and 7")
+        return self
+
+    @property
+    def resource_prefix(self) -> str:
+        return f"emr-lineage-{self.name}"
+
+    @property
+    def glue_database_prefix(self) -> str:
+        """Glue names allow no '-': emr_lineage_<env>."""
+        return self.resource_prefix.replace("-", "_")
+
+
+def _check_retention(value: int) -> int:
+    if value not in LOG_RETENTION_DAYS:
+        raise ValueError(f"{value} is not a CloudWatch Logs retention period; use one of {list(LOG_RETENTION_DAYS)}")
+    return value
