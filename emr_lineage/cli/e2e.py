@@ -11,26 +11,25 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
-from typing import NoReturn
 
 import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
+from emr_lineage.cli.output import Command, fail, settings_options
+from emr_lineage.errors import EXIT_INTERRUPTED
 from emr_lineage.lineage.contract_check import ContractResult
 from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import e2e, e2e_lineage
-from emr_lineage.settings.loader import ConfigError, load_settings
+from emr_lineage.settings.loader import load_settings
 
-EXIT_INTERRUPTED = 130
 _STYLES = {"matched": "green", "missing": "red", "unexpected": "yellow", "optional-missing": "dim"}
 
 
-@click.command("e2e")
-@click.option("--env", "env", default=None, help="Environment name from cdk.json (default: dev).")
+@click.command("e2e", cls=Command)
+@settings_options
 @click.option(
     "--marquez",
     "marquez_url",
@@ -49,7 +48,7 @@ _STYLES = {"matched": "green", "missing": "red", "unexpected": "yellow", "option
 )
 @click.option(
     "--poll-interval",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, min_open=True),
     default=emr_cluster.DEFAULT_POLL_SECONDS,
     show_default=True,
     help="Seconds between EMR state polls.",
@@ -63,15 +62,15 @@ _STYLES = {"matched": "green", "missing": "red", "unexpected": "yellow", "option
 )
 @click.option(
     "--lineage-interval",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, min_open=True),
     default=e2e_lineage.DEFAULT_LINEAGE_INTERVAL,
     show_default=True,
     help="Seconds between two reads of Marquez.",
 )
 @click.pass_context
 def e2e_command(
-    ctx: click.Context,
-    env: str | None,
+    env: str,
+    cdk_json: Path,
     marquez_url: str | None,
     keep_cluster: bool,
     rows: int,
@@ -86,10 +85,7 @@ def e2e_command(
     emr-lineage e2e --env dev --marquez http://localhost:5080   # through an SSM port forward
     """
     console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    try:
-        settings = load_settings(env)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="--env") from None
+    settings = load_settings(env, cdk_json)
     options = e2e.E2EOptions(
         rows=rows,
         keep_cluster=keep_cluster,
@@ -109,19 +105,14 @@ def e2e_command(
     try:
         with progress:
             result = e2e.run_e2e(settings, options, callbacks=callbacks)
-    except aws_clients.AwsError as exc:
-        _fail(exc.exit_code, str(exc))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: run_e2e has ended the cluster it started (unless kept)
         if not seen:
-            console.print(
-                "interrupted before the cluster was known; a cluster started by now terminates after its steps"
+            fail(
+                "interrupted before the cluster was known; a cluster started by now terminates after its steps",
+                EXIT_INTERRUPTED,
             )
-        else:
-            state = (
-                "kept (--keep-cluster)" if seen[0].kept else "terminating" if seen[0].terminated else "NOT terminated"
-            )
-            console.print(f"interrupted; cluster {seen[0].cluster_id} {state}")
-        ctx.exit(EXIT_INTERRUPTED)
+        state = "kept (--keep-cluster)" if seen[0].kept else "terminating" if seen[0].terminated else "NOT terminated"
+        fail(f"interrupted; cluster {seen[0].cluster_id} {state}", EXIT_INTERRUPTED)
 
     if result.steps is not None:
         for log_uri in result.steps.log_uris:
@@ -135,7 +126,7 @@ def e2e_command(
             f"graph: Marquez web URL unknown; job {pipeline.PIPELINE[0]} under parent {result.parent.parent_job_name}"
         )
     if result.exit_code:
-        _fail(result.exit_code, result.message)
+        fail(result.message, result.exit_code)
     click.echo(f"e2e passed on {result.cluster_id}: {result.message}")
 
 
@@ -207,8 +198,3 @@ def _shown(path: str) -> str:
         return str(Path(path).resolve().relative_to(Path.cwd()))
     except ValueError:
         return path
-
-
-def _fail(exit_code: int, message: str) -> NoReturn:
-    click.echo(f"Error: {message}", err=True)
-    sys.exit(exit_code)

@@ -1,14 +1,14 @@
 """``emr-lineage launch``: run one PySpark job on an ephemeral EMR cluster and wait for it.
 
-Exit codes: 0 step completed; 1 step failed/cancelled or cluster ended early (or an AWS
-error); 2 bad input (unknown env, job file, launch spec); 130 interrupted with Ctrl-C.
+Exit codes (docs/cli.md): 0 step completed; 1 step failed/cancelled or cluster ended early;
+2 it could not launch (settings, job file, launch spec, AWS errors); 130 interrupted (Ctrl-C or
+SIGTERM; the cluster is terminated unless you answer no at the prompt).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import NoReturn
 
 import click
 from rich.console import Console
@@ -16,11 +16,11 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
+from emr_lineage.cli.output import Command, fail, settings_options
+from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED
 from emr_lineage.launch import plan as launch_plan
-from emr_lineage.settings.loader import ConfigError, load_settings
+from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import ParentContext, ParentContextError
-
-EXIT_INTERRUPTED = 130
 
 
 def stdin_is_interactive() -> bool:
@@ -28,8 +28,8 @@ def stdin_is_interactive() -> bool:
     return sys.stdin is not None and sys.stdin.isatty()
 
 
-@click.command("launch")
-@click.option("--env", "env", default=None, help="Environment name from cdk.json (default: dev).")
+@click.command("launch", cls=Command)
+@settings_options
 @click.option(
     "--job",
     "job_path",
@@ -47,7 +47,7 @@ def stdin_is_interactive() -> bool:
 @click.option("--no-wait", is_flag=True, help="Print the cluster id and return at once.")
 @click.option(
     "--poll-interval",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, min_open=True),
     default=emr_cluster.DEFAULT_POLL_SECONDS,
     show_default=True,
     help="Seconds between state polls.",
@@ -55,8 +55,8 @@ def stdin_is_interactive() -> bool:
 @click.argument("job_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def launch(
-    ctx: click.Context,
-    env: str | None,
+    env: str,
+    cdk_json: Path,
     job_path: Path,
     deploy_mode: str,
     no_wait: bool,
@@ -69,15 +69,12 @@ def launch(
     emr-lineage launch --env dev --job jobs/revenue_daily.py -- --date 2026-11-20
     """
     console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    try:
-        settings = load_settings(env)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc), param_hint="--env") from None
+    settings = load_settings(env, cdk_json)
     job = launch_plan.JobRequest(script=job_path, args=job_args, deploy_mode=deploy_mode)
     try:
         parent = ParentContext.from_env()
     except ParentContextError as exc:
-        raise click.UsageError(f"OPENLINEAGE_PARENT_* environment: {exc}") from None
+        fail(f"OPENLINEAGE_PARENT_* environment: {exc}")
 
     try:
         job.check()
@@ -85,11 +82,11 @@ def launch(
         plan = launch_plan.prepare_launch(clients, settings, [job], parent=parent)
         _report_plan(console, plan)
         cluster = emr_cluster.start_cluster(clients.emr, plan.request, log_uri=plan.log_uri)
-    except aws_clients.AwsError as exc:
-        _fail(exc.exit_code, str(exc))
     except KeyboardInterrupt:
-        console.print("interrupted before the cluster was known; a cluster started by now terminates after its steps")
-        ctx.exit(EXIT_INTERRUPTED)
+        fail(
+            "interrupted before the cluster was known; a cluster started by now terminates after its steps",
+            EXIT_INTERRUPTED,
+        )
 
     console.print(f"cluster {cluster.cluster_id} starting ({plan.request['Name']})")
     job_url = _marquez_url(clients, plan)
@@ -104,15 +101,15 @@ def launch(
         outcome = _wait(console, clients, cluster, poll_interval)
     except KeyboardInterrupt:
         _on_interrupt(console, clients, cluster)
-        ctx.exit(EXIT_INTERRUPTED)
+        fail("interrupted", EXIT_INTERRUPTED)
     except aws_clients.AwsError as exc:
-        _fail(exc.exit_code, f"{exc}; the cluster {cluster.cluster_id} keeps running until its steps end")
+        fail(f"{exc}; the cluster {cluster.cluster_id} keeps running until its steps end", exc.exit_code)
 
     for log_uri in outcome.log_uris:
         click.echo(f"logs: {log_uri}", err=not outcome.succeeded)
     click.echo(f"lineage: {job_url}", err=not outcome.succeeded)
     if not outcome.succeeded:
-        _fail(1, outcome.message)
+        fail(outcome.message, EXIT_CHECK_FAILED)
     click.echo(f"{outcome.message} on {cluster.cluster_id}; the cluster terminates on its own")
 
 
@@ -123,12 +120,11 @@ def _report_plan(console: Console, plan: launch_plan.LaunchPlan) -> None:
         else:
             console.print(f"job {staged.request.script} unchanged at {staged.uri}, not re-uploaded")
     p = plan.parent
+    job = f"job {p.parent_job_namespace}/{p.parent_job_name}"
     if plan.parent_is_new:
-        console.print(f"parent run id {p.parent_run_id} (new; job {p.parent_job_namespace}/{p.parent_job_name})")
+        console.print(f"parent run id {p.parent_run_id} (new; {job})")
     else:
-        console.print(
-            f"parent run id {p.parent_run_id} from OPENLINEAGE_PARENT_* (job {p.parent_job_namespace}/{p.parent_job_name})"
-        )
+        console.print(f"parent run id {p.parent_run_id} from OPENLINEAGE_PARENT_* ({job})")
 
 
 def _marquez_url(clients: aws_clients.AwsClients, plan: launch_plan.LaunchPlan) -> str:
@@ -185,15 +181,10 @@ def _on_interrupt(console: Console, clients: aws_clients.AwsClients, cluster: em
         try:
             emr_cluster.terminate_cluster(clients.emr, cid)
         except aws_clients.AwsError as exc:
-            _fail(1, str(exc))
+            fail(exc, exc.exit_code)
         console.print(f"cluster {cid} terminating")
     else:
         console.print(
             f"cluster {cid} keeps running and terminates after its steps; "
             f"stop it with: aws emr terminate-clusters --cluster-ids {cid}"
         )
-
-
-def _fail(exit_code: int, message: str) -> NoReturn:
-    click.echo(f"Error: {message}", err=True)
-    sys.exit(exit_code)

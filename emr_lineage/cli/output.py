@@ -78,8 +78,11 @@ class Group(click.Group):
     command_class = Command
 
     def invoke(self, ctx: click.Context) -> Any:
-        signal.signal(signal.SIGTERM, _interrupt)
-        return super().invoke(ctx)
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            return super().invoke(ctx)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _interrupt(signum: int, frame: object) -> None:

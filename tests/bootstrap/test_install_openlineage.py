@@ -318,7 +318,7 @@ def test_shellcheck_clean():
 
 def test_script_names_the_same_listener_class_as_spark_conf(repo_root):
     """Bash cannot import spark_conf; this keeps the fail-open edit of spark.extraListeners in step."""
-    from emr_lineage.spark_conf import LISTENER_CLASS
+    from emr_lineage.spark.conf import LISTENER_CLASS
 
     script = (repo_root / "bootstrap" / "install-openlineage.sh").read_text()
     assert f"readonly LISTENER_CLASS={LISTENER_CLASS}\n" in script

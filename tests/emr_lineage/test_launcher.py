@@ -291,7 +291,8 @@ def test_second_step_failure_after_first_completed(aws, settings, tmp_path: Path
     for stem in ("ingest_orders", "revenue_daily"):
         (tmp_path / f"{stem}.py").write_text(f"# {stem}\n")
         jobs.append(launch_plan.JobRequest(tmp_path / f"{stem}.py"))
-    cluster = emr_cluster.start_cluster(aws.emr, launch_plan.prepare_launch(aws, settings, jobs, parent=None))
+    plan = launch_plan.prepare_launch(aws, settings, jobs, parent=None)
+    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
     seen, hook = scripted(
         [cluster.cluster_id], [("RUNNING", "COMPLETED", "RUNNING"), ("TERMINATING", "COMPLETED", "FAILED")]
     )
@@ -305,9 +306,8 @@ def test_second_step_failure_after_first_completed(aws, settings, tmp_path: Path
 
 
 def test_interrupt_propagates_and_terminate_ends_the_cluster(aws, settings, job_file: Path) -> None:
-    cluster = emr_cluster.start_cluster(
-        aws.emr, launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
-    )
+    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
 
     def ctrl_c(snapshot: emr_cluster.Snapshot) -> None:
         raise KeyboardInterrupt
@@ -320,9 +320,8 @@ def test_interrupt_propagates_and_terminate_ends_the_cluster(aws, settings, job_
 
 
 def test_wait_pauses_the_poll_interval_between_polls(aws, settings, job_file: Path, monkeypatch) -> None:
-    cluster = emr_cluster.start_cluster(
-        aws.emr, launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
-    )
+    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
     pauses: list[float] = []
 
     def fake_pause(seconds: float) -> None:

@@ -213,7 +213,7 @@ def test_streaming_query_is_one_streaming_action(spark, captured, tmp_path):
 
 def test_emit_failure_never_fails_the_job(spark, orders_parquet, tmp_path):
     # A transport that cannot write: the job still runs; the capture counts the errors.
-    from emr_lineage.capture.transport import make_client
+    from emr_lineage.spark.capture.transport import make_client
 
     blocked = tmp_path / "not-a-dir"
     blocked.write_text("")
