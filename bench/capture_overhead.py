@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from emr_lineage.pipeline.definition import PIPELINE
-from emr_lineage.pipeline.demo import generate_data, remove_paths, run_pipeline, spark_defaults, stderr_to
+from emr_lineage.pipeline.demo import generate_data, run_pipeline, spark_defaults, stderr_to
+from emr_lineage.pipeline.workdir import remove_paths
 
 # Written by the jobs (the score_stream checkpoint lives under lake/curated).
 DERIVED = ("lake/clean", "lake/curated", "lake/models", "warehouse", "metastore_db", "events.jsonl")

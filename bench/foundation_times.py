@@ -26,7 +26,8 @@ def timed(cmd: list[str], cwd: Path) -> float:
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
         sys.exit(
-            f"{' '.join(cmd)} failed in {cwd} (exit {result.returncode}):\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+            f"{' '.join(cmd)} failed in {cwd} (exit {result.returncode}):\n"
+            f"{result.stdout[-2000:]}{result.stderr[-2000:]}"
         )
     return elapsed
 

@@ -1,8 +1,8 @@
 """``emr-lineage demo``: the sample pipeline on local Spark with lineage, progress and a summary.
 
-Exit status: 0 the pipeline ran and its lineage matches ``jobs/lineage_contract.yaml``;
+Exit status (docs/cli.md): 0 the pipeline ran and its lineage matches ``jobs/lineage_contract.yaml``;
 1 a job failed, an event did not validate, or the lineage differs from the contract;
-2 bad options. Errors are one line, never a traceback.
+2 it could not run (bad options or settings, an --out it must not touch); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from emr_lineage.cli.output import Command, settings_options
+from emr_lineage.cli.output import Command, fail, settings_options
+from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.pipeline.definition import DEFAULT_ROWS, PIPELINE
 from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, run_demo
 from emr_lineage.settings.loader import load_settings
@@ -66,8 +67,13 @@ def _short(graph, dataset_id: str) -> str:
     "--out",
     "out",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output directory: lake/, events.jsonl, report.html, spark.log.",
+    metavar="DIR",
+    help="Output directory: lake/, events.jsonl, report.html, spark.log. New, empty, or an earlier demo's.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Also use a non-empty --out the demo did not make (your entries are kept, never deleted).",
 )
 @click.option(
     "--rows",
@@ -77,7 +83,7 @@ def _short(graph, dataset_id: str) -> str:
     help="Orders in the generated data.",
 )
 @settings_options
-def demo_command(out: Path, rows: int, env: str, cdk_json: Path) -> None:
+def demo_command(out: str, force: bool, rows: int, env: str, cdk_json: Path) -> None:
     """Run the sample pipeline on local Spark with lineage captured, validate it, write the report.
 
     Jobs report lineage in the OpenLineage namespace of ENV's settings.
@@ -110,11 +116,10 @@ def demo_command(out: Path, rows: int, env: str, cdk_json: Path) -> None:
                 progress.console.print(f"  {name}: {run.seconds:.1f}s, {run.events} lineage events")
 
         try:
-            result = run_demo(out, rows, namespace=namespace, on_step=on_step, on_job=on_job)
+            result = run_demo(out, rows, namespace=namespace, force=force, on_step=on_step, on_job=on_job)
         except DemoError as exc:
             progress.stop()
-            click.echo(f"error: {exc} (Spark log: {Path(out).resolve() / 'spark.log'})", err=True)
-            sys.exit(1)
+            fail(f"{exc} (Spark log: {Path(out).resolve() / 'spark.log'})", EXIT_CHECK_FAILED)
         progress.update(task, completed=steps)
     console.print(_summary(result))
     errors = sum(r.capture_errors for r in result.runs)
@@ -127,4 +132,4 @@ def demo_command(out: Path, rows: int, env: str, cdk_json: Path) -> None:
         return
     for diff in contract.differences if contract else []:
         console.print(f"[red]{diff.status}[/red] {diff.as_dict()}")
-    sys.exit(1)
+    sys.exit(EXIT_CHECK_FAILED)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import runpy
-import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,10 +25,12 @@ from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.lineage.graph import LineageGraph
 from emr_lineage.lineage.report import write_html
 from emr_lineage.pipeline.definition import CONTRACT, DEFAULT_ROWS, JOBS_DIR, PIPELINE
+from emr_lineage.pipeline.workdir import claimed_output_dir
 from emr_lineage.spark.capture.run import JobFailed, run_job
 
 # What a run owns inside --out; only these are removed before a run (never the directory itself).
-_OWNED = ("lake", "warehouse", "metastore_db", "events.jsonl", "report.html", "spark.log")
+# What the demo creates in --out (and may replace on a later run); nothing else there is touched.
+DEMO_ENTRIES = ("lake", "warehouse", "metastore_db", "events.jsonl", "report.html", "spark.log")
 
 
 class DemoError(EmrLineageError):
@@ -135,39 +136,31 @@ def run_pipeline(
     return runs
 
 
-def prepare_out(out: Path) -> Path:
-    out = out.expanduser().resolve()
-    if out.exists() and not out.is_dir():
-        raise DemoError(f"--out {out} exists and is not a directory")
-    out.mkdir(parents=True, exist_ok=True)
-    remove_paths(out, _OWNED)
-    return out
-
-
-def remove_paths(root: Path, names: Sequence[str]) -> None:
-    """Delete ``root/name`` for each name, file or directory, if it exists."""
-    for name in names:
-        target = root / name
-        if target.is_dir():
-            shutil.rmtree(target)
-        elif target.exists():
-            target.unlink()
-
-
 def run_demo(
-    out: Path,
+    out: str | Path,
     rows: int = DEFAULT_ROWS,
     *,
     namespace: str,
+    force: bool = False,
     on_step: Callable[[str], None] | None = None,
     on_job: Callable[[str, JobRun | None], None] | None = None,
 ) -> DemoResult:
+    """Run the pipeline into ``out`` (claimed and locked, see :mod:`emr_lineage.pipeline.workdir`)."""
     if rows < 100:
         raise DemoError(f"--rows must be at least 100, got {rows}")
-    out = prepare_out(out)
+    with claimed_output_dir(out, DEMO_ENTRIES, force=force) as claimed:
+        return _run_in(claimed, rows, namespace, on_step or (lambda _: None), on_job)
+
+
+def _run_in(
+    out: Path,
+    rows: int,
+    namespace: str,
+    step: Callable[[str], None],
+    on_job: Callable[[str, JobRun | None], None] | None,
+) -> DemoResult:
     lake = out / "lake"
     result = DemoResult(out, lake, out / "events.jsonl", out / "report.html", out / "spark.log", rows)
-    step = on_step or (lambda _: None)
 
     step("generate")
     began = time.perf_counter()

@@ -287,7 +287,8 @@ def run_e2e(
         job.check()
     staged_data = stage_sample_data(clients.s3, targets.lake_bucket, options.rows)
     cb.say(
-        f"sample data: {options.rows} orders, {len(staged_data.uris)} files ({staged_data.bytes} bytes) uploaded to {targets.lake}/{zone_prefix('raw')}"
+        f"sample data: {options.rows} orders, {len(staged_data.uris)} files ({staged_data.bytes} bytes) "
+        f"uploaded to {targets.lake}/{zone_prefix('raw')}"
     )
     plan = prepare_pipeline(clients, settings, jobs, parent, keep_cluster=options.keep_cluster)
     for staged in plan.staged:
