@@ -16,6 +16,8 @@ STAMPS := .make
 CDK_OUT := cdk.out/$(ENV)
 # Extra arguments for pytest, e.g. make test PYTEST_ARGS="-k network"
 PYTEST_ARGS ?=
+# pytest-xdist workers: one per core (the suite is CPU-bound: synth, Spark, bootstrap sandboxes).
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 # Where `make demo` writes events and the report, and its size (default: the command's).
 DEMO_OUT ?= demo-out
 ROWS ?=
@@ -31,7 +33,7 @@ CDK_FLAGS := --no-notices -c env=$(ENV)
 # Debian packages installed when missing: headless Chromium (HTML report test), a JRE (Spark),
 # and python3-venv (Debian ships venv support separately).
 
-.PHONY: help setup test synth lint diff deploy destroy lock clean stage-listener e2e demo
+.PHONY: help setup test format synth lint diff deploy destroy lock clean stage-listener e2e demo
 
 help: ## List the targets
 	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
@@ -69,8 +71,14 @@ node_modules/.installed: package.json package-lock.json
 lock: ## Re-resolve requirements.in into requirements.lock (then run make setup)
 	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links -o requirements.lock requirements.in
 
-test: ## Run all tests (CDK synth, cdk-nag, cfn-lint, tools, Spark, bootstrap)
-	$(BIN)/pytest $(PYTEST_ARGS)
+test: ## ruff (lint + format check), then all tests in parallel (CDK synth, cdk-nag, cfn-lint, tools, Spark, bootstrap)
+	$(BIN)/ruff check --quiet .
+	$(BIN)/ruff format --check --quiet .
+	$(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+
+format: ## Format the code and apply ruff's safe fixes
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
 
 synth: ## Synthesize ENV's stacks into cdk.out/ENV (cdk-nag runs as part of synth)
 	$(CDK) synth $(CDK_FLAGS) --output $(CDK_OUT) --quiet

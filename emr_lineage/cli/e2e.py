@@ -67,7 +67,6 @@ _STYLES = {"matched": "green", "missing": "red", "unexpected": "yellow", "option
     show_default=True,
     help="Seconds between two reads of Marquez.",
 )
-@click.pass_context
 def e2e_command(
     env: str,
     cdk_json: Path,

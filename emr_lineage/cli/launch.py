@@ -53,7 +53,6 @@ def stdin_is_interactive() -> bool:
     help="Seconds between state polls.",
 )
 @click.argument("job_args", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
 def launch(
     env: str,
     cdk_json: Path,

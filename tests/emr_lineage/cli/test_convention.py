@@ -1,0 +1,144 @@
+"""docs/cli.md, checked for every command: exit codes, one-line errors, --cdk-json, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from emr_lineage.cli.app import main
+from tests.paths import CDK_JSON
+
+# Every command, with the arguments that get it past option parsing.
+COMMANDS = {
+    "config": [],
+    "demo": ["--out", "OUT", "--rows", "200"],
+    "e2e": [],
+    "graph": ["--events", "EVENTS"],
+    "validate": ["--contract", "CONTRACT", "--events", "EVENTS"],
+    "launch": ["--job", "JOB"],
+    "stage-listener": ["--bucket", "some-bucket"],
+}
+SETTINGS_COMMANDS = ("config", "demo", "e2e", "launch", "stage-listener")
+
+
+def _run(args: list[str]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, args)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _one_error_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1, stderr
+    assert not any(line.startswith(("Traceback", "Error:", "Usage:")) for line in stderr.splitlines()), stderr
+    return lines[0]
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> dict[str, str]:
+    job = tmp_path / "job.py"
+    job.write_text("print('hi')\n")
+    events = tmp_path / "events.jsonl"
+    events.write_text("")
+    contract = tmp_path / "contract.yaml"
+    contract.write_text("version: 1\njobs: []\n")
+    return {"OUT": str(tmp_path / "out"), "JOB": str(job), "EVENTS": str(events), "CONTRACT": str(contract)}
+
+
+def _args(command: str, inputs: dict[str, str]) -> list[str]:
+    return [command, *(inputs.get(a, a) for a in COMMANDS[command])]
+
+
+def test_every_command_is_in_the_table() -> None:
+    assert set(main.commands) - {"schemas"} == set(COMMANDS)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_an_unknown_option_is_one_line_and_exit_2(command: str, inputs: dict[str, str]) -> None:
+    code, _, err = _run([*_args(command, inputs), "--no-such-option"])
+    assert code == 2
+    assert "--no-such-option" in _one_error_line(err)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_help_exits_0(command: str) -> None:
+    code, out, _ = _run([command, "--help"])
+    assert code == 0 and "Usage:" in out
+
+
+@pytest.mark.parametrize("command", SETTINGS_COMMANDS)
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("[]", "expected a JSON object"),
+        ("null", "expected a JSON object"),
+        (b"\x89PNG\r\n\x1a\n\x00\xff", "not UTF-8"),
+        ('{"context": {}}', "no context.'emr-lineage' block"),
+        ("{", "invalid JSON"),
+    ],
+)
+def test_a_bad_cdk_json_is_one_line_and_exit_2(
+    command: str, content: str | bytes, expected: str, inputs: dict[str, str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "cdk.json"
+    bad.write_bytes(content if isinstance(content, bytes) else content.encode())
+    code, _, err = _run([*_args(command, inputs), "--cdk-json", str(bad)])
+    assert code == 2
+    line = _one_error_line(err)
+    assert expected in line and str(bad) in line
+
+
+@pytest.mark.parametrize("command", SETTINGS_COMMANDS)
+def test_a_directory_or_missing_cdk_json_and_an_empty_env_are_errors(
+    command: str, inputs: dict[str, str], tmp_path: Path
+) -> None:
+    for extra, expected in (
+        (["--cdk-json", str(tmp_path)], "is a directory"),
+        (["--cdk-json", str(tmp_path / "none.json")], "not found"),
+        (["--cdk-json", str(CDK_JSON), "--env", ""], "unknown environment ''"),
+    ):
+        code, _, err = _run([*_args(command, inputs), *extra])
+        assert code == 2, (extra, err)
+        assert expected in _one_error_line(err)
+
+
+def test_config_reads_the_named_cdk_json_from_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no cdk.json here
+    code, _, err = _run(["config"])
+    assert code == 2 and "cdk.json: not found" in _one_error_line(err)
+    code, out, _ = _run(["config", "--env", "prod", "--cdk-json", str(CDK_JSON)])
+    assert code == 0 and json.loads(out)["name"] == "prod"
+
+
+@pytest.mark.parametrize(
+    "command, target",
+    [
+        ("graph", "emr_lineage.cli.graph.load_events"),
+        ("validate", "emr_lineage.cli.graph.load_contract"),
+        ("demo", "emr_lineage.cli.demo.run_demo"),
+        ("config", "emr_lineage.cli.app.load_settings"),
+    ],
+)
+def test_ctrl_c_exits_130_with_one_line(
+    command: str, target: str, inputs: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(target, interrupted)
+    code, _, err = _run([*_args(command, inputs), *(["--cdk-json", str(CDK_JSON)] if command == "demo" else [])])
+    assert code == 130
+    assert "interrupted" in _one_error_line(err)
+
+
+def test_a_surprise_is_one_line_and_debug_shows_the_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr("emr_lineage.cli.app.load_settings", broken)
+    code, _, err = _run(["config", "--cdk-json", str(CDK_JSON)])
+    assert code == 2 and "unexpected ZeroDivisionError: boom" in _one_error_line(err) and "--debug" in err
+    result = CliRunner().invoke(main, ["--debug", "config", "--cdk-json", str(CDK_JSON)])
+    assert isinstance(result.exception, ZeroDivisionError)
