@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-REFERENCE_DIR = REPO_ROOT.parent / "shared" / "reference"
 
 # Node 20 makes jsii print an end-of-life banner on every CDK call.
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
@@ -17,6 +17,12 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 # app.py, stacks/ and jobs/ are imported by the tests from the checkout itself.
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+from emr_lineage.lineage.schema_store import SCHEMA_DIR_ENV_VAR  # noqa: E402 - after the sys.path entry
+from tests.paths import REFERENCE_DIR  # noqa: E402
+
+# The OpenLineage schemas the event checks use: the reference copy, never the user cache.
+REFERENCE_SCHEMA_DIR = REFERENCE_DIR / "openlineage" / "spec"
 
 
 @pytest.fixture(scope="session")
@@ -26,10 +32,27 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def reference_dir() -> Path:
-    """../shared/reference: OpenLineage schemas/fixtures and Marquez responses (read-only)."""
+    """$EMR_LINEAGE_REFERENCE (default ../shared/reference): OpenLineage schemas/fixtures and
+    Marquez responses (read-only third-party data, never committed here)."""
     if not REFERENCE_DIR.is_dir():
-        pytest.fail(f"reference data not found at {REFERENCE_DIR}; the checkout must sit beside shared/")
+        pytest.fail(
+            f"reference data not found at {REFERENCE_DIR}: set EMR_LINEAGE_REFERENCE, or fetch it with "
+            ".github/fetch-reference.sh"
+        )
     return REFERENCE_DIR
+
+
+@pytest.fixture(scope="session", autouse=True)
+def schema_dir_is_the_reference_spec() -> Iterator[Path]:
+    """Every test (and every process it starts) checks events against the reference schemas,
+    whatever the user cache or the caller's EMR_LINEAGE_SCHEMA_DIR holds."""
+    previous = os.environ.get(SCHEMA_DIR_ENV_VAR)
+    os.environ[SCHEMA_DIR_ENV_VAR] = str(REFERENCE_SCHEMA_DIR)
+    yield REFERENCE_SCHEMA_DIR
+    if previous is None:
+        os.environ.pop(SCHEMA_DIR_ENV_VAR, None)
+    else:
+        os.environ[SCHEMA_DIR_ENV_VAR] = previous
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ from emr_lineage.cli.graph import graph_command, validate_command
 from emr_lineage.cli.launch import launch
 from emr_lineage.cli.listener import stage_listener_command
 from emr_lineage.cli.output import DEBUG_ENV_VAR, Command, Group, settings_options
+from emr_lineage.cli.schemas import schemas_group
 from emr_lineage.settings.loader import load_settings
 
 
@@ -40,5 +41,13 @@ def show_config(env: str, cdk_json: Path) -> None:
 
 
 # Commands from their own modules (keep this list sorted).
-for command in (demo_command, e2e_command, graph_command, launch, stage_listener_command, validate_command):
+for command in (
+    demo_command,
+    e2e_command,
+    graph_command,
+    launch,
+    schemas_group,
+    stage_listener_command,
+    validate_command,
+):
     main.add_command(command)

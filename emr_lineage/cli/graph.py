@@ -2,8 +2,9 @@
 
 Exit status: 0 success (validate: the graph matches the contract), 1 differences (validate
 only), 2 bad input (unreadable or malformed events/contract/--var, Marquez unreachable or
-answering an error). Bad input prints ONE line ``error: <file>:<line>: <problem>``, never a
-traceback.
+answering an error, strict checks without the OpenLineage schemas, an output that would
+overwrite an input). Bad input prints ONE line ``error: <file>:<line>: <problem>``, never a
+traceback (:class:`emr_lineage.cli.output.Command`).
 """
 
 from __future__ import annotations
@@ -14,44 +15,21 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
 
 import click
 
+from emr_lineage.cli.output import Command, fail
+from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_OK
 from emr_lineage.lineage.contract import ContractError, load_contract
 from emr_lineage.lineage.contract_check import ContractResult, contract_start_nodes, resolve, validate
 from emr_lineage.lineage.events import EventsError, LoadedEvents, load_events
 from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.lineage.from_marquez import detach_parent_job, graph_from_marquez, merged_lineage
-from emr_lineage.lineage.graph import LEVELS, GraphError, LineageGraph
+from emr_lineage.lineage.graph import LEVELS, LineageGraph
 from emr_lineage.lineage.render import FORMATS, render
 from emr_lineage.lineage.report import render_html, write_html
-from emr_lineage.marquez.client import DEFAULT_DEPTH, DEFAULT_TIMEOUT, MarquezClient, MarquezError
-
-EXIT_OK, EXIT_DIFFERENCES, EXIT_BAD_INPUT = 0, 1, 2
-
-
-DEBUG_ENV_VAR = "EMR_LINEAGE_DEBUG"
-_INPUT_ERRORS = (EventsError, ContractError, MarquezError, GraphError)
-
-
-def _fail(message: str) -> NoReturn:
-    click.echo(f"error: {' '.join(str(message).split())}", err=True)
-    sys.exit(EXIT_BAD_INPUT)
-
-
-def _guarded(body: Callable[[], int]) -> int:
-    """Run a command body; bad input (and any surprise) becomes one line and exit 2."""
-    try:
-        return body()
-    except _INPUT_ERRORS as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
-    except Exception as exc:  # noqa: BLE001 - the CLI promises no tracebacks
-        if os.environ.get(DEBUG_ENV_VAR):
-            raise
-        _fail(f"unexpected {type(exc).__name__}: {exc} (set {DEBUG_ENV_VAR}=1 for the traceback)")
+from emr_lineage.lineage.schema_store import FETCH_COMMAND, SCHEMA_DIR_ENV_VAR
+from emr_lineage.marquez.client import DEFAULT_DEPTH, DEFAULT_TIMEOUT, MarquezClient
 
 
 def _report_skipped(loaded: LoadedEvents) -> None:
@@ -60,13 +38,58 @@ def _report_skipped(loaded: LoadedEvents) -> None:
         click.echo(f"skipped {loaded.skipped} invalid event(s){first}", err=True)
 
 
-def _load(paths: Sequence[str], skip_invalid: bool, strict: bool, level: str) -> LineageGraph:
-    loaded = load_events(paths, skip_invalid=skip_invalid, strict=strict)
+def _load(paths: Sequence[str], skip_invalid: bool, strict: bool, level: str, schema_dir: str | None) -> LineageGraph:
+    loaded = load_events(paths, skip_invalid=skip_invalid, strict=strict, schema_directory=schema_dir)
+    if loaded.schema_note:
+        click.echo(f"warning: {loaded.schema_note}", err=True)
     if not loaded.events:
         skipped = f" ({loaded.skipped} invalid skipped; first: {loaded.skipped_details[0]})" if loaded.skipped else ""
         raise EventsError(f"{', '.join(paths)}: no events to build a graph from{skipped}")
     _report_skipped(loaded)
     return build_graph(loaded.events, level=level)
+
+
+def _check_events_paths(events: Sequence[str]) -> None:
+    if any(not path for path in events):
+        fail("--events '': empty path (give an events file or directory)")
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def _refuse_overwriting_inputs(option: str, output: str, events: Sequence[str], contract: str | None = None) -> None:
+    """Fail if ``output`` is an events file, inside an events directory, or the contract.
+
+    Paths are compared resolved (symlinks, ``..``) and by identity when both exist (hard links).
+    """
+    if not output:
+        fail(f"{option} '': empty path (give a file)")
+    target = Path(output).resolve()
+    inputs = [("events", Path(path)) for path in events] + ([("contract", Path(contract))] if contract else [])
+    for kind, path in inputs:
+        source = path.resolve()
+        if target == source or _same_file(target, source):
+            fail(f"{option} {output}: is the {kind} file {path}; write the output elsewhere")
+        if kind == "events" and source.is_dir() and target.is_relative_to(source):
+            fail(
+                f"{option} {output}: is inside the events directory {path} (it would be read as events or "
+                "overwrite one); write the output elsewhere"
+            )
+
+
+def _write(option: str, path: str, write: Callable[[Path], None]) -> None:
+    """Write one output file; a path that cannot be written is one error line, exit 2."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write(target)
+    except OSError as exc:
+        fail(f"{option} {path}: cannot write: {exc.strerror or exc}")
+    click.echo(f"wrote {path}", err=True)
 
 
 def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
@@ -83,22 +106,9 @@ def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
 
 def _emit(text: str, output: str | None) -> None:
     if output:
-        Path(output).parent.mkdir(parents=True, exist_ok=True)
-        Path(output).write_text(text, encoding="utf-8")
-        click.echo(f"wrote {output}", err=True)
+        _write("--output", output, lambda path: path.write_text(text, encoding="utf-8"))
     else:
         click.echo(text, nl=not text.endswith("\n"))
-
-
-class _OneLineUsageErrors(click.Command):
-    """Usage errors (missing option, bad choice, bad number) as one ``error:`` line, exit 2,
-    like every other bad input of these commands."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            _fail(f"{exc.format_message()} (see: emr-lineage {self.name} --help)")
 
 
 events_option = click.option(
@@ -137,11 +147,21 @@ skip_option = click.option(
 strict_option = click.option(
     "--strict",
     is_flag=True,
-    help="Require every field the OpenLineage schema requires (default: lenient, see docs/graph.md).",
+    help="Require every field the OpenLineage schema requires (default: lenient, see docs/graph.md); needs the "
+    f"schemas (`{FETCH_COMMAND}`).",
 )
 
 
-@click.command("graph", cls=_OneLineUsageErrors)
+schema_dir_option = click.option(
+    "--schema-dir",
+    "schema_dir",
+    metavar="DIR",
+    help=f"Where the OpenLineage JSON schemas are (default: ${SCHEMA_DIR_ENV_VAR}, else the user cache that "
+    f"`{FETCH_COMMAND}` fills).",
+)
+
+
+@click.command("graph", cls=Command)
 @events_option
 @marquez_option
 @click.option(
@@ -160,6 +180,7 @@ strict_option = click.option(
 )
 @skip_option
 @strict_option
+@schema_dir_option
 @timeout_option
 def graph_command(
     events: tuple[str, ...],
@@ -173,28 +194,29 @@ def graph_command(
     with_columns: bool,
     skip_invalid: bool,
     strict: bool,
+    schema_dir: str | None,
     timeout: float,
 ) -> None:
     """Print the lineage graph of OpenLineage events, or of Marquez around a node."""
 
-    def body() -> int:
-        if bool(events) == bool(marquez_url):
-            _fail("give either --events PATH... or --marquez URL --node ID")
-        if marquez_url:
-            if not node_id:
-                _fail("--marquez needs --node ID (e.g. job:<namespace>:<name>)")
-            with MarquezClient(marquez_url, timeout=timeout) as client:
-                columns = client.column_lineage(node_id, depth) if with_columns else None
-                graph = graph_from_marquez(client.lineage(node_id, depth), level=level, column_lineage=columns)
-        else:
-            if node_id:
-                _fail("--node only applies with --marquez")
-            graph = _load(events, skip_invalid, strict, level)
-        text = render_html(graph, None, title) if fmt == "html" else render(graph, fmt)
-        _emit(text, output)
-        return EXIT_OK
-
-    sys.exit(_guarded(body))
+    if bool(events) == bool(marquez_url):
+        fail("give either --events PATH... or --marquez URL --node ID")
+    _check_events_paths(events)
+    if output is not None:
+        _refuse_overwriting_inputs("--output", output, events)
+    if marquez_url:
+        if not node_id:
+            fail("--marquez needs --node ID (e.g. job:<namespace>:<name>)")
+        with MarquezClient(marquez_url, timeout=timeout) as client:
+            columns = client.column_lineage(node_id, depth) if with_columns else None
+            graph = graph_from_marquez(client.lineage(node_id, depth), level=level, column_lineage=columns)
+    else:
+        if node_id:
+            fail("--node only applies with --marquez")
+        graph = _load(events, skip_invalid, strict, level, schema_dir)
+    text = render_html(graph, None, title) if fmt == "html" else render(graph, fmt)
+    _emit(text, output)
+    sys.exit(EXIT_OK)
 
 
 def _print_result(result: ContractResult, fmt: str) -> None:
@@ -224,7 +246,7 @@ def _print_result(result: ContractResult, fmt: str) -> None:
     click.echo(f"contract {result.contract}: {verdict} ({len(result.matched)} edge(s) matched)")
 
 
-@click.command("validate", cls=_OneLineUsageErrors)
+@click.command("validate", cls=Command)
 @click.option(
     "--contract", "contract_path", required=True, metavar="FILE", help="Lineage contract (YAML, see docs/contracts.md)."
 )
@@ -245,6 +267,7 @@ def _print_result(result: ContractResult, fmt: str) -> None:
 @depth_option
 @skip_option
 @strict_option
+@schema_dir_option
 @timeout_option
 def validate_command(
     contract_path: str,
@@ -257,32 +280,33 @@ def validate_command(
     depth: int,
     skip_invalid: bool,
     strict: bool,
+    schema_dir: str | None,
     timeout: float,
 ) -> None:
     """Compare the lineage graph with an expected-graph contract (exit 0 match, 1 differences, 2 bad input)."""
 
-    def body() -> int:
-        if bool(events) == bool(marquez_url):
-            _fail("give either --events PATH... or --marquez URL")
-        contract = load_contract(contract_path)
-        values = contract.resolve_variables(_parse_vars(variables))
-        resolve(contract, values)  # resolves every dataset: bad URIs fail before any read
-        if parent_job and not marquez_url:
-            _fail("--parent-job only applies with --marquez")
-        if marquez_url:
-            start = contract_start_nodes(contract, values, parent_job)
-            with MarquezClient(marquez_url, timeout=timeout) as client:
-                reply = merged_lineage(client, start, depth, missing_ok=True)
-            if parent_job:
-                reply = detach_parent_job(reply, parent_job)
-            graph = graph_from_marquez(reply, level=contract.level)
-        else:
-            graph = _load(events, skip_invalid, strict, contract.level)
-        result = validate(contract, graph, values)
-        _print_result(result, fmt)
-        if html_path:
-            write_html(html_path, graph, result, title=f"Lineage contract: {Path(contract_path).name}")
-            click.echo(f"wrote {html_path}", err=True)
-        return EXIT_OK if result.ok else EXIT_DIFFERENCES
-
-    sys.exit(_guarded(body))
+    if bool(events) == bool(marquez_url):
+        fail("give either --events PATH... or --marquez URL")
+    _check_events_paths(events)
+    if html_path is not None:
+        _refuse_overwriting_inputs("--html", html_path, events, contract_path)
+    contract = load_contract(contract_path)
+    values = contract.resolve_variables(_parse_vars(variables))
+    resolve(contract, values)  # resolves every dataset: bad URIs fail before any read
+    if parent_job and not marquez_url:
+        fail("--parent-job only applies with --marquez")
+    if marquez_url:
+        start = contract_start_nodes(contract, values, parent_job)
+        with MarquezClient(marquez_url, timeout=timeout) as client:
+            reply = merged_lineage(client, start, depth, missing_ok=True)
+        if parent_job:
+            reply = detach_parent_job(reply, parent_job)
+        graph = graph_from_marquez(reply, level=contract.level)
+    else:
+        graph = _load(events, skip_invalid, strict, contract.level, schema_dir)
+    result = validate(contract, graph, values)
+    _print_result(result, fmt)
+    if html_path:
+        title = f"Lineage contract: {Path(contract_path).name}"
+        _write("--html", html_path, lambda path: write_html(path, graph, result, title=title))
+    sys.exit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)

@@ -1,19 +1,25 @@
 """Read OpenLineage run events from files and directories, and check them.
 
-Formats: ``.jsonl`` (one event per line, blank lines ignored) and ``.json`` (one event or a
-list of events). A directory is read recursively (``*.json`` and ``*.jsonl``, sorted).
+Formats: ``.jsonl`` (one event per line, lines end at ``\n`` only, blank lines ignored) and
+``.json`` (one event or a list of events), UTF-8 with or without a byte order mark. A directory
+is read recursively (``*.json`` and ``*.jsonl``, sorted). A key given twice in one JSON object
+is an error (``file:line: duplicate key 'eventType'``): which value counts would be a guess.
 
 Checking has two modes (see ``docs/graph.md``):
 
 * lenient (default): the event must be a JSON object with a ``job`` object that has a
-  ``namespace``; every field that IS present must match the OpenLineage 2-0-2 schema and the
-  facet schemas (types, enums, uuid format), but missing required fields are accepted, so
-  the partial fragments of the OpenLineage Spark integration tests load;
+  ``namespace``, and its datasets must have a name; every field that IS present must match the
+  OpenLineage 2-0-2 schema and the facet schemas (types, enums, uuid format), but missing
+  required fields are accepted, so the partial fragments of the OpenLineage Spark integration
+  tests load;
 * strict: the full schema, required fields included (what Marquez accepts).
 
-Schema checks use ``jsonschema`` with a ``referencing`` registry of the local schema copies
-(no network). Problems raise :class:`EventsError` with ``file:line`` unless
-``skip_invalid=True``, which skips the bad event and counts it.
+Schema checks use ``jsonschema`` with a ``referencing`` registry of the schema directory
+(:mod:`emr_lineage.lineage.schema_store`, no network). Without the schemas, lenient mode runs the
+structural checks only (``LoadedEvents.schema_checked`` is False and ``schema_note`` says why, for
+the caller to show) and strict mode raises :class:`~emr_lineage.lineage.schemas.SchemasMissingError`.
+Problems raise :class:`EventsError` with ``file:line`` unless ``skip_invalid=True``, which skips the
+bad event and counts it.
 """
 
 from __future__ import annotations
@@ -22,11 +28,14 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from json.decoder import WHITESPACE, scanstring
+from json.scanner import py_make_scanner
 from pathlib import Path
 from typing import Any
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.lineage.schemas import check_event, spec_dir
+from emr_lineage.lineage.schema_store import missing_message, schema_dir
+from emr_lineage.lineage.schemas import Schemas, check_event, load_schemas, require_schemas
 
 EVENT_SUFFIXES = (".json", ".jsonl")
 _MAX_SKIP_DETAILS = 20
@@ -38,13 +47,15 @@ class EventsError(EmrLineageError, ValueError):
 
 @dataclass
 class LoadedEvents:
-    """Events read by :func:`load_events`: the dicts, the files read, what was skipped."""
+    """Events read by :func:`load_events`: the dicts, the files read, what was skipped, and
+    whether the schema checks ran (``schema_note`` says why not, in one line)."""
 
     events: list[dict[str, Any]] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     skipped: int = 0
     skipped_details: list[str] = field(default_factory=list)
     schema_checked: bool = False
+    schema_note: str | None = None
 
     def __len__(self) -> int:
         return len(self.events)
@@ -56,10 +67,13 @@ class LoadedEvents:
 def iter_event_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """The event files named by ``paths`` (directories expanded recursively, sorted).
 
-    Raises :class:`EventsError` for a path that does not exist or a file of another type.
+    Raises :class:`EventsError` for an empty path (not the current directory), a path that does
+    not exist or a file of another type.
     """
     files: list[Path] = []
     for raw in paths:
+        if not os.fspath(raw):
+            raise EventsError("empty events path (give an events file or directory)")
         path = Path(raw)
         if path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in EVENT_SUFFIXES)
@@ -81,19 +95,122 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def _column_of(text: str, offset: int) -> int:
+    return offset - text.rfind("\n", 0, offset)
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str, offset: int | None = None) -> None:
+        super().__init__(key)
+        self.key, self.offset = key, offset
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of the fast (C) decoder: a dict, or _DuplicateKey (no position)."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return result
+
+
+def _locating_object(
+    s_and_end: tuple[str, int],
+    strict: bool,
+    scan_once: Any,
+    object_hook: Any,
+    object_pairs_hook: Any,
+    memo: Any = None,
+    _w: Any = WHITESPACE.match,
+) -> tuple[dict[str, Any], int]:
+    """``parse_object`` of the slow (pure Python) decoder: like json's, but a repeated key raises
+    _DuplicateKey with the key's offset. Only used to locate a duplicate the fast decoder found."""
+    text, end = s_and_end
+    pairs: dict[str, Any] = {}
+    end = _w(text, end).end()
+    if text[end : end + 1] == "}":
+        return pairs, end + 1
+    while True:
+        if text[end : end + 1] != '"':
+            raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, end)
+        key_at = end
+        key, end = scanstring(text, end + 1, strict)
+        if key in pairs:
+            raise _DuplicateKey(key, key_at)
+        end = _w(text, end).end()
+        if text[end : end + 1] != ":":
+            raise json.JSONDecodeError("Expecting ':' delimiter", text, end)
+        end = _w(text, end + 1).end()
+        try:
+            pairs[key], end = scan_once(text, end)
+        except StopIteration as exc:
+            raise json.JSONDecodeError("Expecting value", text, exc.value) from None
+        end = _w(text, end).end()
+        char = text[end : end + 1]
+        end += 1
+        if char == "}":
+            return pairs, end
+        if char != ",":
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, end - 1)
+        end = _w(text, end).end()
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+_LENIENT_DECODER = json.JSONDecoder()
+_LOCATING_DECODER = json.JSONDecoder()
+_LOCATING_DECODER.parse_object = _locating_object  # type: ignore[assignment]
+_LOCATING_DECODER.scan_once = py_make_scanner(_LOCATING_DECODER)
+
+
+def _duplicate_offset(text: str, start: int) -> _DuplicateKey | None:
+    """The first repeated key (in text order) of the JSON value at ``start``, with its offset."""
+    try:
+        _LOCATING_DECODER.raw_decode(text, start)
+    except _DuplicateKey as exc:
+        return exc
+    except ValueError:
+        return None
+    return None
+
+
+@dataclass
+class _Problem:
+    """A value of a ``.json`` file that is not usable, and why (its line is yielded with it)."""
+
+    message: str
+
+
+def _decode_at(text: str, start: int) -> tuple[int, Any, int]:
+    """(line, value or _Problem, end) of the JSON value at ``start``.
+
+    A duplicate key is a problem of that value only (reported at the key's own line); other
+    errors raise json.JSONDecodeError.
+    """
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+        return _line_of(text, start), value, end
+    except _DuplicateKey as exc:
+        located = _duplicate_offset(text, start) or exc
+        _, end = _LENIENT_DECODER.raw_decode(text, start)
+        where = located.offset if located.offset is not None else start
+        return _line_of(text, where), _Problem(f"duplicate key {located.key!r}"), end
+
+
 def _json_items(text: str) -> Iterator[tuple[int, Any]]:
-    """(line, value) of each element of a top-level JSON list, or of the single object.
+    """(line, value or _Problem) of each element of a top-level JSON list, or of the single object.
 
     Decodes element by element so a bad element can be reported by its line.
     Raises json.JSONDecodeError for text that is not JSON.
     """
-    decoder = json.JSONDecoder()
     start = len(text) - len(text.lstrip())
     if not text.startswith("[", start):
-        value, end = decoder.raw_decode(text, start)
+        line, value, end = _decode_at(text, start)
         if text[end:].strip():
             raise json.JSONDecodeError("extra data after the event", text, len(text) - len(text[end:].lstrip()))
-        yield _line_of(text, start), value
+        yield line, value
         return
     position = start + 1
     expect_item, count = True, 0
@@ -116,14 +233,33 @@ def _json_items(text: str) -> Iterator[tuple[int, Any]]:
             position += 1
             expect_item = True
             continue
-        value, end = decoder.raw_decode(text, position)
-        yield _line_of(text, position), value
+        line, value, end = _decode_at(text, position)
+        yield line, value
         position, expect_item, count = end, False, count + 1
 
 
-def _read_text(path: Path) -> str:
+def _jsonl_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(number, line) of the non-blank lines. Lines end at ``\\n`` only: U+2028, U+0085 and the
+    other line breaks of ``str.splitlines`` are valid inside JSON strings."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip(" \t\r"):
+            yield number, line
+
+
+def _decode_line(line: str) -> Any:
+    """The JSON value of one JSONL line, or a _Problem for a duplicate key (with its column)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return _DECODER.decode(line)
+    except _DuplicateKey as exc:
+        located = _duplicate_offset(line, len(line) - len(line.lstrip(" \t\r"))) or exc
+        column = f" (column {located.offset + 1})" if located.offset is not None else ""
+        return _Problem(f"duplicate key {located.key!r}{column}")
+
+
+def _read_text(path: Path) -> str:
+    """The text of ``path``; a UTF-8 byte order mark at the start is dropped."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise EventsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
@@ -131,15 +267,26 @@ def _read_text(path: Path) -> str:
 
 
 def load_events(
-    paths: Iterable[str | os.PathLike[str]], skip_invalid: bool = False, strict: bool = False
+    paths: Iterable[str | os.PathLike[str]],
+    skip_invalid: bool = False,
+    strict: bool = False,
+    schema_directory: str | os.PathLike[str] | None = None,
 ) -> LoadedEvents:
     """Read and check the events in ``paths`` (files or directories).
+
+    The schemas are read from ``schema_directory`` (default: ``$EMR_LINEAGE_SCHEMA_DIR``, else the
+    user cache). Without them, strict mode raises ``SchemasMissingError`` (before reading any
+    event) and lenient mode runs the structural checks, with ``schema_checked`` False and
+    ``schema_note`` saying so.
 
     Raises :class:`EventsError` (one line: ``file:line: problem``) at the first bad event,
     unless ``skip_invalid`` is true: then bad lines/elements are skipped and counted in
     ``LoadedEvents.skipped``. Unreadable paths are always an error.
     """
-    loaded = LoadedEvents(schema_checked=spec_dir() is not None)
+    schemas: Schemas | None = require_schemas(schema_directory) if strict else load_schemas(schema_directory)
+    loaded = LoadedEvents(schema_checked=schemas is not None)
+    if schemas is None:
+        loaded.schema_note = f"only structural event checks ran: {missing_message(schema_dir(schema_directory))}"
 
     def bad(path: Path, line: int, problem: str) -> None:
         message = f"{path}:{line}: {problem}"
@@ -149,23 +296,24 @@ def load_events(
         if len(loaded.skipped_details) < _MAX_SKIP_DETAILS:
             loaded.skipped_details.append(message)
 
+    def take(path: Path, line: int, event: Any) -> None:
+        problem = event.message if isinstance(event, _Problem) else check_event(event, strict, schemas)
+        if problem:
+            bad(path, line, problem)
+        else:
+            loaded.events.append(event)
+
     for path in iter_event_files(paths):
         loaded.files.append(str(path))
         text = _read_text(path)
         if path.suffix == ".jsonl":
-            for number, line in enumerate(text.splitlines(), start=1):
-                if not line.strip():
-                    continue
+            for number, line in _jsonl_lines(text):
                 try:
-                    event = json.loads(line)
+                    event = _decode_line(line)
                 except json.JSONDecodeError as exc:
                     bad(path, number, f"invalid JSON: {exc.msg} (column {exc.colno})")
                     continue
-                problem = check_event(event, strict)
-                if problem:
-                    bad(path, number, problem)
-                else:
-                    loaded.events.append(event)
+                take(path, number, event)
             continue
         if not text.strip():
             bad(path, 1, "empty file (expected an event or a list of events)")
@@ -176,11 +324,7 @@ def load_events(
             bad(path, _line_of(text, exc.pos), f"invalid JSON: {exc.msg}")
             continue
         for number, event in items:
-            problem = check_event(event, strict)
-            if problem:
-                bad(path, number, problem)
-            else:
-                loaded.events.append(event)
+            take(path, number, event)
     return loaded
 
 

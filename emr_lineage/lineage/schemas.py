@@ -1,7 +1,10 @@
 """Check OpenLineage run events against the OpenLineage 2-0-2 JSON schemas and facet schemas.
 
 Lenient mode accepts missing required fields (the partial fragments of the OpenLineage Spark
-integration tests); strict mode is the full schema (what Marquez accepts).
+integration tests); strict mode is the full schema (what Marquez accepts). The schemas come from
+the schema directory of :mod:`emr_lineage.lineage.schema_store` (``emr-lineage schemas fetch``).
+Without them only the structural checks of :func:`check_event` run, which strict mode refuses
+(:class:`SchemasMissingError`) and lenient callers must say (``LoadedEvents.schema_checked``).
 """
 
 from __future__ import annotations
@@ -18,10 +21,18 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
-SPEC_ENV_VAR = "EMR_LINEAGE_OPENLINEAGE_SPEC"
-_CHECKOUT_SPEC_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "openlineage" / "spec"
-_EVENT_SCHEMA_ID = "https://openlineage.io/spec/2-0-2/OpenLineage.json"
-# Facets with a local schema: facet key -> schema file.
+from emr_lineage.lineage.schema_store import (
+    EVENT_SCHEMA,
+    PINNED_SCHEMAS,
+    SPEC_VERSION,
+    SchemaStoreError,
+    missing_message,
+    read_store,
+    schema_dir,
+)
+
+_EVENT_SCHEMA_ID = EVENT_SCHEMA.schema_id
+# Facets with their own schema: facet key -> schema file of the store.
 _FACET_SCHEMAS = {
     "parent": "ParentRunFacet.json",
     "schema": "SchemaDatasetFacet.json",
@@ -31,12 +42,14 @@ _FACET_SCHEMAS = {
 }
 
 
-def spec_dir() -> Path | None:
-    """Where the OpenLineage JSON schemas are: ``$EMR_LINEAGE_OPENLINEAGE_SPEC`` or the
-    reference copy beside the checkout; None if neither exists (schema checks are then off)."""
-    configured = os.environ.get(SPEC_ENV_VAR)
-    candidate = Path(configured) if configured else _CHECKOUT_SPEC_DIR
-    return candidate if (candidate / "OpenLineage.json").is_file() else None
+class SchemasMissingError(SchemaStoreError):
+    """Strict checks were asked for and the schemas are not there."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(
+            f"strict checks need the OpenLineage {SPEC_VERSION} JSON schemas; {missing_message(directory)}"
+        )
+        self.directory = directory
 
 
 # Facet maps of a run event: where they sit and the OpenLineage base facet they extend.
@@ -60,42 +73,82 @@ class _Validators:
     # Checked parts by content: (strict, kind, key, JSON) -> problem or None.
     results: dict[tuple[bool, str, str, str], str | None] = field(default_factory=dict)
 
-    def cached(self, key: tuple[bool, str, str, str], check: Any) -> str | None:
+    def cached(self, key: tuple[bool, str, str, str], check: Any, *args: Any) -> str | None:
+        """``check(*args)``, once per ``key``."""
         if key not in self.results:
             if len(self.results) >= _FACET_CACHE_SIZE:
                 self.results.clear()
-            self.results[key] = check()
+            self.results[key] = check(*args)
         return self.results[key]
 
 
+@dataclass
+class Schemas:
+    """The validators of one schema directory (see :func:`load_schemas`)."""
+
+    directory: Path
+    validators: _Validators
+
+
+def _store_key(directory: Path) -> tuple[tuple[str, int, int], ...] | None:
+    """What identifies the store's current content: (file, mtime, size) of the present files."""
+    key = []
+    for pinned in PINNED_SCHEMAS:
+        try:
+            stat = (directory / pinned.filename).stat()
+        except OSError:
+            continue
+        key.append((pinned.filename, stat.st_mtime_ns, stat.st_size))
+    return tuple(key) or None
+
+
 @lru_cache(maxsize=4)
-def _validators(directory: str | None) -> _Validators | None:
-    if directory is None:
+def _build(directory: str, key: tuple[tuple[str, int, int], ...]) -> Schemas | None:
+    documents = read_store(Path(directory))
+    if documents is None:
         return None
-    resources = []
-    ids = {}
-    for path in sorted(Path(directory).glob("*.json")):
-        contents = json.loads(path.read_text(encoding="utf-8"))
-        resources.append((contents["$id"], Resource.from_contents(contents)))
-        ids[path.name] = contents["$id"]
-    registry = Registry().with_resources(resources)
+    registry = Registry().with_resources(
+        (document["$id"], Resource.from_contents(document)) for document in documents.values()
+    )
     checker = FormatChecker()
 
     def validator(ref: str) -> Any:
         return Draft202012Validator({"$ref": ref}, registry=registry, format_checker=checker)
 
-    return _Validators(
-        envelope=validator(_EVENT_SCHEMA_ID + "#/$defs/RunEvent"),
-        datasets={
-            "inputs": validator(f"{_EVENT_SCHEMA_ID}#/$defs/InputDataset"),
-            "outputs": validator(f"{_EVENT_SCHEMA_ID}#/$defs/OutputDataset"),
-        },
-        base={
-            kind: validator(f"{_EVENT_SCHEMA_ID}#/$defs/{kind}")
-            for kind in {*_FACET_MAPS.values(), *_DATASET_FACET_MAPS.values()}
-        },
-        facets={key: validator(ids[filename]) for key, filename in _FACET_SCHEMAS.items() if filename in ids},
+    return Schemas(
+        directory=Path(directory),
+        validators=_Validators(
+            envelope=validator(_EVENT_SCHEMA_ID + "#/$defs/RunEvent"),
+            datasets={
+                "inputs": validator(f"{_EVENT_SCHEMA_ID}#/$defs/InputDataset"),
+                "outputs": validator(f"{_EVENT_SCHEMA_ID}#/$defs/OutputDataset"),
+            },
+            base={
+                kind: validator(f"{_EVENT_SCHEMA_ID}#/$defs/{kind}")
+                for kind in {*_FACET_MAPS.values(), *_DATASET_FACET_MAPS.values()}
+            },
+            facets={key: validator(documents[filename]["$id"]) for key, filename in _FACET_SCHEMAS.items()},
+        ),
     )
+
+
+def load_schemas(directory: str | os.PathLike[str] | None = None) -> Schemas | None:
+    """The schema checks of ``directory`` (default: ``$EMR_LINEAGE_SCHEMA_DIR``, else the user cache).
+
+    None when the directory holds no schema; raises :class:`SchemaStoreError` for an incomplete
+    directory or a file that is not the pinned schema. Built once per directory content.
+    """
+    path = schema_dir(directory)
+    key = _store_key(path)
+    return None if key is None else _build(str(path), key)
+
+
+def require_schemas(directory: str | os.PathLike[str] | None = None) -> Schemas:
+    """:func:`load_schemas`, or :class:`SchemasMissingError` naming `emr-lineage schemas fetch`."""
+    schemas = load_schemas(directory)
+    if schemas is None:
+        raise SchemasMissingError(schema_dir(directory))
+    return schemas
 
 
 def _only_missing(error: ValidationError) -> bool:
@@ -151,6 +204,12 @@ def _bare_dataset(dataset: Mapping[str, Any]) -> dict[str, Any]:
     return {**dataset, **{k: {} for k in _DATASET_FACET_MAPS if isinstance(dataset.get(k), Mapping)}}
 
 
+def _check_dataset(validator: Any, dataset: Mapping[str, Any], strict: bool) -> str | None:
+    """The first problem of one dataset without its facets, relative to it: ``.<path>: <message>``."""
+    error = _first_error(validator, dataset, strict)
+    return None if error is None else _describe("", error)
+
+
 def _check_facet(validators: _Validators, kind: str, key: str, facet: Any, strict: bool) -> str | None:
     """The first problem of one facet (base facet schema, then its own schema), as text
     relative to its facet map: ``.<key>.<path>: <message>``."""
@@ -165,12 +224,9 @@ def _check_facet(validators: _Validators, kind: str, key: str, facet: Any, stric
     return None
 
 
-def check_event(event: Any, strict: bool = False) -> str | None:
-    """Return why ``event`` is not a usable OpenLineage run event, or None if it is.
-
-    Facets repeat from event to event (the same parent, job type, schema...), so each distinct
-    facet content is checked once; the rest of the event is checked every time.
-    """
+def _structural_problem(event: Any) -> str | None:
+    """What every event must have, schemas or not: a job with a namespace, dataset lists of
+    objects, and datasets with a name (the graph has no node for a nameless dataset)."""
     if not isinstance(event, Mapping):
         return f"an event is a JSON object, got {type(event).__name__}"
     job = event.get("job")
@@ -180,14 +236,37 @@ def check_event(event: Any, strict: bool = False) -> str | None:
         return "event.job has no 'namespace'"
     for direction in ("inputs", "outputs"):
         datasets = event.get(direction)
-        if datasets is not None and (
-            not isinstance(datasets, list) or not all(isinstance(d, Mapping) for d in datasets)
-        ):
+        if datasets is None:
+            continue
+        if not isinstance(datasets, list) or not all(isinstance(d, Mapping) for d in datasets):
             return f"event.{direction} must be a list of dataset objects"
-    directory = spec_dir()
-    validators = _validators(str(directory) if directory else None)
-    if validators is None:
-        return None
+        for index, dataset in enumerate(datasets):
+            name = dataset.get("name")
+            if name is None:
+                return f"event.{direction}[{index}] has no 'name' (a dataset needs a name)"
+            if not isinstance(name, str):
+                return f"event.{direction}[{index}].name: {name!r} is not of type 'string'"
+            if not name.strip():
+                return f"event.{direction}[{index}].name is empty (a dataset needs a name)"
+    return None
+
+
+def check_event(event: Any, strict: bool = False, schemas: Schemas | None = None) -> str | None:
+    """Return why ``event`` is not a usable OpenLineage run event, or None if it is.
+
+    ``schemas`` defaults to :func:`load_schemas` (the schema directory). When there are none,
+    lenient mode runs the structural checks only and strict mode raises
+    :class:`SchemasMissingError`.
+
+    Facets repeat from event to event (the same parent, job type, schema...), so each distinct
+    facet content is checked once; the rest of the event is checked every time.
+    """
+    if schemas is None:
+        schemas = require_schemas() if strict else load_schemas()
+    problem = _structural_problem(event)
+    if problem is not None or schemas is None:
+        return problem
+    validators = schemas.validators
     error = _first_error(validators.envelope, _envelope(event), strict)
     if error is not None:
         return _describe("event", error)
@@ -196,7 +275,10 @@ def check_event(event: Any, strict: bool = False) -> str | None:
             bare = _bare_dataset(dataset)
             problem = validators.cached(
                 (strict, direction, "", json.dumps(bare, sort_keys=True)),
-                lambda: _describe("", e) if (e := _first_error(validators.datasets[direction], bare, strict)) else None,
+                _check_dataset,
+                validators.datasets[direction],
+                bare,
+                strict,
             )
             if problem is not None:
                 return f"event.{direction}[{index}]{problem}"
@@ -204,7 +286,12 @@ def check_event(event: Any, strict: bool = False) -> str | None:
         for key, facet in facets.items():
             problem = validators.cached(
                 (strict, kind, key, json.dumps(facet, sort_keys=True)),
-                lambda: _check_facet(validators, kind, key, facet, strict),
+                _check_facet,
+                validators,
+                kind,
+                key,
+                facet,
+                strict,
             )
             if problem is not None:
                 return where + problem

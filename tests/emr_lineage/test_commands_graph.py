@@ -391,7 +391,8 @@ def test_validate_on_the_real_fixture_fragments(runner, ol_fixtures_dir, tmp_pat
     contract = tmp_path / "fixtures.yaml"
     contract.write_text(
         "version: 1\nlevel: action\nnamespace: testPysparkSQLHadoopFSTest\njobs:\n"
-        "  - name: open_lineage_integration_hadoop_fs_relation.execute_insert_into_hadoop_fs_relation_command.warehouse_target\n"
+        "  - name: open_lineage_integration_hadoop_fs_relation."
+        "execute_insert_into_hadoop_fs_relation_command.warehouse_target\n"
         "    inputs: [/tmp/warehouse/test]\n    outputs: ['table:default.target']\n"
     )
     fixture = ol_fixtures_dir / "ol_container_pysparkHadoopFSEndEvent.json"
@@ -423,3 +424,145 @@ def test_graph_from_marquez_with_column_lineage(runner, marquez) -> None:
         },
     ]
     assert [r.split("?")[0] for r in marquez.requests] == ["GET /api/v1/column-lineage", "GET /api/v1/lineage"]
+
+
+# --- schemas, events paths and outputs ---------------------------------------------------------
+
+
+def test_graph_without_schemas_warns_once_and_runs_structural_checks(runner, local_run, tmp_path: Path) -> None:
+    events, _ = local_run
+    empty = tmp_path / "no-schemas"
+    result = runner.invoke(main, ["graph", "--events", str(events), "--schema-dir", str(empty)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        f"warning: only structural event checks ran: no OpenLineage 2-0-2 JSON schemas in {empty}: get them with "
+        "`emr-lineage schemas fetch` (or point --schema-dir / EMR_LINEAGE_SCHEMA_DIR at a directory that holds them)"
+    ]
+    assert json.loads(result.stdout)["nodes"]
+
+
+def test_graph_with_schemas_says_nothing_about_them(runner, local_run) -> None:
+    events, _ = local_run
+    result = runner.invoke(main, ["graph", "--events", str(events)])
+    assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_schema_dir_from_the_environment(runner, local_run, tmp_path: Path) -> None:
+    events, _ = local_run
+    result = runner.invoke(main, ["graph", "--events", str(events)], env={"EMR_LINEAGE_SCHEMA_DIR": str(tmp_path)})
+    assert result.exit_code == 0
+    assert result.stderr.count("warning: only structural event checks ran") == 1 and str(tmp_path) in result.stderr
+
+
+@pytest.mark.parametrize("command", ["graph", "validate"])
+def test_strict_without_schemas_exits_2_naming_the_fetch_command(
+    runner, local_run, contract_file, tmp_path: Path, command: str
+) -> None:
+    events, lake = local_run
+    args = ["--events", str(events), "--strict", "--schema-dir", str(tmp_path / "none")]
+    if command == "validate":
+        args += ["--contract", str(contract_file), "--var", f"lake={lake}"]
+    result = runner.invoke(main, [command, *args])
+    _one_line_error(result, "strict checks need the OpenLineage 2-0-2 JSON schemas")
+    assert "get them with `emr-lineage schemas fetch`" in result.stderr
+
+
+def test_incomplete_schema_dir_is_an_error(runner, local_run, tmp_path: Path, reference_dir: Path) -> None:
+    events, _ = local_run
+    (tmp_path / "OpenLineage.json").write_bytes((reference_dir / "openlineage/spec/OpenLineage.json").read_bytes())
+    _one_line_error(
+        runner.invoke(main, ["graph", "--events", str(events), "--schema-dir", str(tmp_path)]),
+        "incomplete OpenLineage schema directory (missing ParentRunFacet.json",
+    )
+
+
+@pytest.mark.parametrize("command", ["graph", "validate"])
+def test_empty_events_path_is_an_error_not_the_current_directory(
+    runner, local_run, contract_file, monkeypatch, command: str
+) -> None:
+    events, lake = local_run
+    monkeypatch.chdir(events)  # valid events right here: they must not be read
+    args = ["--events", ""] + (
+        ["--contract", str(contract_file), "--var", f"lake={lake}"] if command == "validate" else []
+    )
+    _one_line_error(runner.invoke(main, [command, *args]), "--events '': empty path")
+
+
+def test_graph_reports_duplicate_keys_and_nameless_datasets_with_file_and_line(runner, tmp_path: Path) -> None:
+    good = '{"job": {"namespace": "n", "name": "j"}}'
+    path = tmp_path / "e.jsonl"
+    path.write_text(good + "\n" + good + '\n{"eventType": "START", "job": {"namespace": "n"}, "eventType": "X"}\n')
+    _one_line_error(runner.invoke(main, ["graph", "--events", str(path)]), f"{path}:3: duplicate key 'eventType'")
+    path.write_text(good + '\n{"job": {"namespace": "n", "name": "j"}, "outputs": [{"namespace": "s3://b"}]}\n')
+    _one_line_error(
+        runner.invoke(main, ["graph", "--events", str(path)]),
+        f"{path}:2: event.outputs[0] has no 'name' (a dataset needs a name)",
+    )
+
+
+def _events_copy(local_run, tmp_path: Path) -> Path:
+    events, _ = local_run
+    copy = tmp_path / "events"
+    copy.mkdir()
+    for part in sorted(events.glob("*.jsonl")):
+        (copy / part.name).write_bytes(part.read_bytes())
+    return copy
+
+
+@pytest.mark.parametrize("how", ["same", "relative", "dotdot", "symlink", "inside_dir", "new_file_inside_dir"])
+def test_graph_output_never_overwrites_the_events(runner, local_run, tmp_path: Path, monkeypatch, how: str) -> None:
+    events = _events_copy(local_run, tmp_path)
+    part = events / "part-1.jsonl"
+    before = part.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    event_args = ["--events", str(part)]
+    if how == "same":
+        output = str(part)
+    elif how == "relative":
+        output = "events/part-1.jsonl"
+    elif how == "dotdot":
+        output = str(events / ".." / "events" / "part-1.jsonl")
+    elif how == "symlink":
+        (tmp_path / "link.jsonl").symlink_to(part)
+        output = str(tmp_path / "link.jsonl")
+    elif how == "inside_dir":
+        event_args, output = ["--events", str(events)], str(part)
+    else:
+        event_args, output = ["--events", str(events)], str(events / "sub" / "graph.json")
+    result = runner.invoke(main, ["graph", *event_args, "-o", output])
+    fragment = "is inside the events directory" if how.endswith("inside_dir") else "is the events file"
+    _one_line_error(result, fragment)
+    assert part.read_bytes() == before
+    assert not (events / "sub").exists()
+
+
+@pytest.mark.parametrize("target", ["contract", "events_file", "events_dir"])
+def test_validate_html_never_overwrites_an_input(runner, local_run, contract_file, tmp_path: Path, target) -> None:
+    events = _events_copy(local_run, tmp_path)
+    contract = tmp_path / "contract.yaml"
+    contract.write_bytes(contract_file.read_bytes())
+    _, lake = local_run
+    html = {"contract": contract, "events_file": events / "part-2.jsonl", "events_dir": events / "report.html"}[target]
+    before = html.read_bytes() if html.exists() else None
+    args = ["validate", "--contract", str(contract), "--events", str(events), "--var", f"lake={lake}"]
+    result = runner.invoke(main, [*args, "--html", str(html)])
+    _one_line_error(result, "write the output elsewhere")
+    assert (html.read_bytes() if html.exists() else None) == before
+
+
+def test_graph_output_beside_the_events_is_fine(runner, local_run, tmp_path: Path) -> None:
+    events = _events_copy(local_run, tmp_path)
+    out = tmp_path / "events-graph.json"  # shares a prefix with the events directory, is not inside it
+    result = runner.invoke(main, ["graph", "--events", str(events), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["nodes"] and result.stderr == f"wrote {out}\n"
+
+
+@pytest.mark.parametrize("where", ["under_a_file", "a_directory"])
+def test_unwritable_graph_output_is_one_error_line(runner, local_run, tmp_path: Path, where: str) -> None:
+    events, _ = local_run
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where a directory should be")
+    output = blocker / "graph.json" if where == "under_a_file" else tmp_path
+    result = runner.invoke(main, ["graph", "--events", str(events), "-o", str(output)])
+    _one_line_error(result, f"--output {output}: cannot write: ")

@@ -7,13 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from emr_lineage.errors import EXIT_CANNOT_RUN
 from emr_lineage.lineage.events import EventsError, iter_event_files, load_events, to_dict
-from emr_lineage.lineage.schemas import check_event, spec_dir
+from emr_lineage.lineage.schema_store import SCHEMA_DIR_ENV_VAR, SchemaStoreError
+from emr_lineage.lineage.schemas import SchemasMissingError, check_event, load_schemas
 
 
-def test_schema_copies_are_found() -> None:
-    directory = spec_dir()
-    assert directory is not None and (directory / "OpenLineage.json").is_file()
+def test_the_tests_check_against_the_reference_schemas(reference_dir: Path) -> None:
+    schemas = load_schemas()
+    assert schemas is not None
+    assert schemas.directory == reference_dir / "openlineage" / "spec"
 
 
 def test_real_fixture_fragments_load_in_lenient_mode(ol_fixtures_dir: Path) -> None:
@@ -91,7 +94,8 @@ GOOD = json.dumps(
             "event.run.runId: 'not-a-uuid' is not a 'uuid'",
         ),
         (
-            '{"job": {"namespace": "n", "name": "x"}, "outputs": [{"namespace": "n", "name": "d", "facets": {"symlinks": {"identifiers": "x"}}}]}\n',
+            '{"job": {"namespace": "n", "name": "x"}, "outputs": '
+            '[{"namespace": "n", "name": "d", "facets": {"symlinks": {"identifiers": "x"}}}]}\n',
             1,
             "event.outputs[0].facets.symlinks.identifiers",
         ),
@@ -222,3 +226,210 @@ def test_strict_and_lenient_results_are_not_mixed_up() -> None:
     problem = check_event(event, strict=True)
     assert problem is not None and "required property" in problem
     assert check_event(event) is None
+
+
+# --- where the schemas come from ---------------------------------------------------------
+
+
+def _copy_store(reference_dir: Path, target: Path, *names: str) -> Path:
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted((reference_dir / "openlineage" / "spec").glob("*.json")):
+        if not names or path.name in names:
+            (target / path.name).write_bytes(path.read_bytes())
+    return target
+
+
+def test_without_schemas_lenient_mode_says_only_structural_checks_ran(tmp_path: Path) -> None:
+    events = _lines(tmp_path, GOOD + "\n")
+    loaded = load_events([events], schema_directory=tmp_path / "no-schemas")
+    assert len(loaded) == 1
+    assert loaded.schema_checked is False
+    assert loaded.schema_note is not None
+    assert loaded.schema_note.startswith("only structural event checks ran: no OpenLineage 2-0-2 JSON schemas in ")
+    assert "`emr-lineage schemas fetch`" in loaded.schema_note and "\n" not in loaded.schema_note
+
+
+def test_with_schemas_there_is_no_note(tmp_path: Path) -> None:
+    loaded = load_events([_lines(tmp_path, GOOD + "\n")])
+    assert loaded.schema_checked is True and loaded.schema_note is None
+
+
+def test_without_schemas_strict_mode_is_an_error_naming_the_fetch_command(tmp_path: Path, monkeypatch) -> None:
+    events = _lines(tmp_path, GOOD + "\n")
+    with pytest.raises(SchemasMissingError) as info:
+        load_events([events], strict=True, schema_directory=tmp_path / "no-schemas")
+    assert "`emr-lineage schemas fetch`" in str(info.value)
+    assert str(tmp_path / "no-schemas") in str(info.value)
+    assert info.value.exit_code == EXIT_CANNOT_RUN
+    monkeypatch.setenv(SCHEMA_DIR_ENV_VAR, str(tmp_path / "no-schemas"))
+    with pytest.raises(SchemasMissingError):
+        check_event(json.loads(GOOD), strict=True)
+    assert check_event(json.loads(GOOD)) is None
+
+
+def test_structural_checks_still_run_without_schemas(tmp_path: Path) -> None:
+    events = _lines(tmp_path, GOOD + '\n{"run": {}}\n')
+    with pytest.raises(EventsError, match=r"e.jsonl:2: event has no 'job' object"):
+        load_events([events], schema_directory=tmp_path / "no-schemas")
+
+
+def test_schema_dir_comes_from_the_environment(tmp_path: Path, monkeypatch, reference_dir: Path) -> None:
+    monkeypatch.setenv(SCHEMA_DIR_ENV_VAR, str(tmp_path / "empty"))
+    assert load_schemas() is None  # no walk-up to ../shared/reference, no old variable
+    monkeypatch.setenv("EMR_LINEAGE_OPENLINEAGE_SPEC", str(reference_dir / "openlineage" / "spec"))
+    assert load_schemas() is None
+    store = _copy_store(reference_dir, tmp_path / "store")
+    monkeypatch.setenv(SCHEMA_DIR_ENV_VAR, str(store))
+    schemas = load_schemas()
+    assert schemas is not None and schemas.directory == store
+    # lenient mode with schemas: a wrong type is found
+    bad = {"job": {"namespace": "n", "name": 7}}
+    assert check_event(bad) == "event.job.name: 7 is not of type 'string'"
+
+
+def test_incomplete_schema_directory_is_an_error(tmp_path: Path, reference_dir: Path) -> None:
+    store = _copy_store(reference_dir, tmp_path / "store", "OpenLineage.json", "ParentRunFacet.json")
+    with pytest.raises(SchemaStoreError, match=r"incomplete OpenLineage schema directory \(missing SchemaDatasetFacet"):
+        load_events([_lines(tmp_path, GOOD + "\n")], schema_directory=store)
+
+
+def test_a_schema_file_with_another_id_is_an_error(tmp_path: Path, reference_dir: Path) -> None:
+    store = _copy_store(reference_dir, tmp_path / "store")
+    facet = json.loads((store / "SymlinksDatasetFacet.json").read_text())
+    facet["$id"] = "https://example.com/SymlinksDatasetFacet.json"
+    (store / "SymlinksDatasetFacet.json").write_text(json.dumps(facet))
+    with pytest.raises(SchemaStoreError) as info:
+        load_schemas(store)
+    message = str(info.value)
+    assert message.startswith(f"{store / 'SymlinksDatasetFacet.json'}: $id is 'https://example.com/")
+    assert "run `emr-lineage schemas fetch` again" in message
+
+
+# --- reading defects ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085"])
+def test_jsonl_splits_on_newline_only(tmp_path: Path, separator: str) -> None:
+    """str.splitlines() also breaks at these, but they are valid, unescaped, inside JSON strings."""
+    event = json.loads(GOOD)
+    event["job"]["name"] = f"before{separator}after"
+    path = tmp_path / "e.jsonl"
+    path.write_text(GOOD + "\n" + json.dumps(event, ensure_ascii=False) + "\n" + GOOD + "\n", encoding="utf-8")
+    loaded = load_events([path])
+    assert [e["job"]["name"] for e in loaded] == ["j", f"before{separator}after", "j"]
+    path.write_text(GOOD + "\n" + json.dumps(event, ensure_ascii=False) + "\n{oops\n", encoding="utf-8")
+    with pytest.raises(EventsError, match=r"e.jsonl:3: invalid JSON"):
+        load_events([path])
+
+
+def test_jsonl_with_crlf_line_ends(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes((GOOD + "\r\n\r\n" + GOOD + "\r\n").encode())
+    assert len(load_events([path])) == 2
+    path.write_bytes((GOOD + "\r\n{oops\r\n").encode())
+    with pytest.raises(EventsError, match=r"e.jsonl:2: invalid JSON"):
+        load_events([path])
+
+
+@pytest.mark.parametrize("name", ["e.jsonl", "e.json"])
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + (GOOD + "\n").encode())
+    assert [e["job"]["name"] for e in load_events([path])] == ["j"]
+
+
+def test_a_byte_order_mark_inside_the_file_is_still_invalid(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes((GOOD + "\n").encode() + b"\xef\xbb\xbf" + (GOOD + "\n").encode())
+    with pytest.raises(EventsError, match=r"e.jsonl:2: invalid JSON"):
+        load_events([path])
+
+
+def test_duplicate_key_in_a_jsonl_event_is_reported_with_its_line(tmp_path: Path) -> None:
+    duplicate = '{"eventType": "START", "job": {"namespace": "n", "name": "j"}, "eventType": "COMPLETE"}'
+    path = _lines(tmp_path, GOOD + "\n\n" + duplicate + "\n")
+    with pytest.raises(EventsError) as info:
+        load_events([path])
+    assert str(info.value) == f"{path}:3: duplicate key 'eventType' (column {duplicate.rindex('eventType')})"
+
+
+def test_duplicate_key_nested_in_a_facet(tmp_path: Path) -> None:
+    duplicate = (
+        '{"job": {"namespace": "n", "name": "j"}, "outputs": [{"namespace": "n", "name": "d", '
+        '"facets": {"schema": {"fields": [{"name": "a", "type": "int", "name": "b"}]}}}]}'
+    )
+    path = _lines(tmp_path, duplicate + "\n")
+    with pytest.raises(EventsError, match=rf"{path}:1: duplicate key 'name' \(column \d+\)$"):
+        load_events([path])
+
+
+def test_duplicate_key_in_a_json_file_names_the_line_of_the_repeated_key(tmp_path: Path) -> None:
+    good = json.loads(GOOD)
+    text = (
+        "[\n"
+        + json.dumps(good)
+        + ",\n{\n"
+        + '  "eventType": "START",\n'
+        + '  "job": {"namespace": "n",\n'
+        + '          "name": "j"},\n'
+        + '  "eventType": "COMPLETE"\n'
+        + "},\n"
+        + json.dumps(good)
+        + "\n]\n"
+    )
+    path = _lines(tmp_path, text, "e.json")
+    with pytest.raises(EventsError) as info:
+        load_events([path])
+    assert str(info.value) == f"{path}:7: duplicate key 'eventType'"
+    loaded = load_events([path], skip_invalid=True)
+    assert (len(loaded), loaded.skipped) == (2, 1)
+    assert loaded.skipped_details == [f"{path}:7: duplicate key 'eventType'"]
+
+
+def test_duplicate_key_in_a_single_event_json_file(tmp_path: Path) -> None:
+    path = _lines(tmp_path, '{\n  "job": {"namespace": "n", "name": "j"},\n  "job": {"namespace": "m"}\n}\n', "e.json")
+    with pytest.raises(EventsError, match=rf"^{path}:3: duplicate key 'job'$"):
+        load_events([path])
+
+
+def test_an_empty_path_is_not_the_current_directory(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    _lines(tmp_path, GOOD + "\n")  # a valid events file in the current directory is not read
+    with pytest.raises(EventsError, match=r"^empty events path \(give an events file or directory\)$"):
+        load_events([""])
+    with pytest.raises(EventsError, match=r"^empty events path"):
+        iter_event_files([tmp_path / "e.jsonl", ""])
+
+
+@pytest.mark.parametrize(
+    ("dataset", "message"),
+    [
+        ('{"namespace": "s3://lake"}', "event.inputs[0] has no 'name' (a dataset needs a name)"),
+        ('{"namespace": "s3://lake", "name": ""}', "event.inputs[0].name is empty (a dataset needs a name)"),
+        ('{"namespace": "s3://lake", "name": "  "}', "event.inputs[0].name is empty (a dataset needs a name)"),
+        ('{"namespace": "s3://lake", "name": null}', "event.inputs[0] has no 'name' (a dataset needs a name)"),
+        ('{"namespace": "s3://lake", "name": 3}', "event.inputs[0].name: 3 is not of type 'string'"),
+    ],
+)
+@pytest.mark.parametrize("with_schemas", [True, False])
+def test_datasets_without_a_name_are_errors_naming_file_and_line(
+    tmp_path: Path, dataset: str, message: str, with_schemas: bool
+) -> None:
+    event = '{"job": {"namespace": "n", "name": "j"}, "inputs": [' + dataset + "]}"
+    path = _lines(tmp_path, GOOD + "\n" + event + "\n")
+    schema_directory = None if with_schemas else tmp_path / "no-schemas"
+    with pytest.raises(EventsError) as info:
+        load_events([path], schema_directory=schema_directory)
+    assert str(info.value) == f"{path}:2: {message}"
+
+
+def test_nameless_output_dataset_in_strict_mode(tmp_path: Path) -> None:
+    event = json.loads(GOOD) | {
+        "eventTime": "2026-11-21T12:00:00Z",
+        "producer": "https://example.com/p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "outputs": [{"namespace": "n", "name": "ok"}, {"namespace": "n", "name": ""}],
+    }
+    path = _lines(tmp_path, json.dumps(event) + "\n")
+    with pytest.raises(EventsError, match=rf"^{path}:1: event.outputs\[1\].name is empty"):
+        load_events([path], strict=True)
