@@ -1,6 +1,7 @@
 """OpenLineage events for the local capture, built only with ``openlineage-python``.
 
-Shapes follow the OpenLineage Spark integration (FACTS.md, ../shared/reference fixtures):
+Shapes follow the OpenLineage Spark integration's own expected events
+(https://github.com/OpenLineage/OpenLineage/tree/8f02abfb7a252783b95df79f443edb13959bf52c/integration/spark/app/integrations/container):
 an application run (``jobType`` APPLICATION) and one child run per Spark action
 (``jobType`` SQL_JOB) whose ``parent`` facet points at the application run, datasets named
 by :func:`emr_lineage.naming.dataset_identity`, ``schema``/``symlinks``/``columnLineage``/

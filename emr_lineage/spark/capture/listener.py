@@ -4,7 +4,8 @@ Spark calls both listeners on its listener-bus thread, after the action (or micr
 done, so the capture never slows a query down; it only adds work to that thread.
 :meth:`LineageCapture.finish` drains the bus before emitting the application's last event and
 closing the client, so no event is lost when the script ends right after ``spark.stop()``
-(the trap FACTS.md describes for the real listener's daemon thread).
+(the real listener sends asynchronously, and an unclosed client can drop the last events:
+https://github.com/OpenLineage/OpenLineage/pull/3851).
 """
 
 from __future__ import annotations
