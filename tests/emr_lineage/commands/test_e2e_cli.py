@@ -4,6 +4,9 @@ Exit codes, the contract table, the graph URL and the cluster's fate are checked
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 from click.testing import CliRunner
 
@@ -28,7 +31,7 @@ from tests.emr_lineage.e2e_support import (  # noqa: F401 - aws, events, lineage
     without_job,
 )
 
-FAST = ["--rows", "100", "--poll-interval", "0", "--lineage-interval", "15", "--lineage-timeout", "60"]
+FAST = ["--rows", "100", "--poll-interval", "1", "--lineage-interval", "15", "--lineage-timeout", "60"]
 
 
 def invoke(*args: str):
@@ -71,7 +74,7 @@ def test_missing_job_fails_the_contract_with_the_table(aws, marquez, events, lin
     missing = [line for line in result.stdout.splitlines() if "missing" in line and "train_model" in line]
     assert len(missing) == 2  # its input and its output
     assert "contract fails: 2 missing, 0 unexpected edge(s)" in result.stdout
-    assert "Error: lineage in Marquez did not match the contract within 30s (3 reads): 2 missing" in result.stderr
+    assert "error: lineage in Marquez did not match the contract within 30s (3 reads): 2 missing" in result.stderr
     assert aws.cluster().state == "TERMINATED"
 
 
@@ -90,7 +93,7 @@ def test_deadline_expiring_is_a_failure_with_a_clear_message(aws, marquez, event
     marquez.phases = [lambda: None]
     result = invoke("--lineage-timeout", "45")
     assert result.exit_code == 1, result.output
-    assert "Error: lineage in Marquez did not match the contract within 45s (4 reads): 11 missing" in result.stderr
+    assert "error: lineage in Marquez did not match the contract within 45s (4 reads): 11 missing" in result.stderr
     assert lineage_clock.pauses == [15, 15, 15]
 
 
@@ -100,7 +103,7 @@ def test_failed_step_exits_1_and_terminates(aws, marquez, events, lineage_clock,
     result = invoke()
     assert result.exit_code == 1, result.output
     cluster = aws.cluster()
-    assert "Error: step revenue_daily" in result.stderr and "FAILED" in result.stderr
+    assert "error: step revenue_daily" in result.stderr and "FAILED" in result.stderr
     assert f"/{cluster.id}/steps/" in result.stderr  # where the failed step's log lands
     assert cluster.state == "TERMINATED" and "terminating" in result.stderr
     assert "Lineage contract" not in result.stdout
@@ -128,6 +131,25 @@ def test_ctrl_c_terminates_and_exits_130(aws, marquez, events, lineage_clock, mo
     assert f"interrupted; cluster {cluster.id} terminating" in result.stderr
 
 
+def test_sigterm_terminates_the_cluster_and_exits_130(aws, marquez, events, lineage_clock, monkeypatch):
+    # A CI runner cancelling the job sends SIGTERM: the cluster this run started must not outlive it.
+    player = EmrPlayer(aws, SUCCESS)
+
+    def terminated_by_ci(seconds: float) -> None:
+        player(seconds)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(emr_cluster, "pause", terminated_by_ci)
+    marquez.phases = [fresh(events)]
+    handler_before = signal.getsignal(signal.SIGTERM)
+    result = invoke()
+    assert result.exit_code == 130, result.output
+    cluster = aws.cluster()
+    assert cluster.state == "TERMINATED"
+    assert f"error: interrupted; cluster {cluster.id} terminating" in result.stderr
+    assert signal.getsignal(signal.SIGTERM) is handler_before
+
+
 def test_ctrl_c_with_keep_cluster_leaves_it(aws, marquez, events, lineage_clock, monkeypatch):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
     marquez.phases = [fresh(events)]
@@ -138,6 +160,13 @@ def test_ctrl_c_with_keep_cluster_leaves_it(aws, marquez, events, lineage_clock,
 
 
 # --- bad input: exit 2, one line, nothing started ----------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--poll-interval", "--lineage-interval"])
+def test_a_zero_interval_is_exit_2(option):
+    # 0 would poll AWS or Marquez in a busy loop until throttled.
+    result = CliRunner().invoke(main, ["e2e", option, "0"])
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: Invalid value for '{option}'")
 
 
 def test_unknown_env_is_exit_2():
