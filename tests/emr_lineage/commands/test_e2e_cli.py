@@ -192,6 +192,23 @@ def test_missing_ssm_parameter_is_exit_2(monkeypatch, marquez, missing):
         assert aws.clusters() == [] and aws.keys(LAKE_BUCKET) == []
 
 
+@pytest.mark.parametrize(
+    "parameter, bucket",
+    [
+        (parameters.data_lake_bucket("dev"), "no-such-lake-bucket"),
+        (parameters.data_lake_bucket("dev"), "Not_A_Bucket_Name"),
+        (parameters.artifacts_bucket("dev"), "no-such-artifacts-bucket"),
+    ],
+)
+def test_a_missing_or_invalid_bucket_is_one_line_and_exit_2(aws, marquez, parameter, bucket):
+    aws.clients.ssm.put_parameter(Name=parameter, Value=bucket, Type="String", Overwrite=True)
+    result = invoke()
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and bucket in errors[0] and "Traceback" not in result.output
+    assert aws.clusters() == []
+
+
 def test_unreachable_marquez_is_exit_2_before_any_cost(aws, closed_port_url):
     result = invoke("--marquez", closed_port_url)
     assert result.exit_code == 2, result.output
