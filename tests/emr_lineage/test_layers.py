@@ -1,0 +1,75 @@
+"""Imports flow one way: cli -> features -> core. A newcomer can read a layer without the ones above it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import emr_lineage
+
+PACKAGE = Path(emr_lineage.__file__).parent
+# Layer of each top-level part of the package; a module may import its own layer or lower ones.
+LAYERS = {
+    # core
+    "errors": 0,
+    "settings": 1,
+    "http": 1,
+    "aws": 2,
+    "marquez": 2,
+    "lineage": 3,
+    "spark": 4,  # the local capture names datasets as lineage.naming does
+    # features
+    "launch": 5,
+    "listener": 5,
+    "pipeline": 6,
+    # the command line
+    "cli": 7,
+}
+MAX_LINES = 450  # "no module over ~400 lines"
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "jobs" not in p.relative_to(PACKAGE).parts)
+
+
+def _part(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "emr_lineage" else None
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            if node.module == "emr_lineage":
+                found.update(f"emr_lineage.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    parts = {p.relative_to(PACKAGE).parts[0].removesuffix(".py") for p in _modules()}
+    assert parts - {"__init__", "__main__"} == set(LAYERS)
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_flow_from_cli_to_features_to_core(path: Path) -> None:
+    own = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+    if own not in LAYERS:
+        return  # __init__ / __main__ of the package itself
+    upward = sorted(
+        module
+        for module in _imports(path)
+        if (part := _part(module)) in LAYERS and part != own and LAYERS[part] >= LAYERS[own]
+    )
+    assert upward == [], f"{path.relative_to(PACKAGE)} (layer {own}) imports from its own level or above"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_is_over_the_size_limit(path: Path) -> None:
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE)} has {lines} lines; split it by job"
