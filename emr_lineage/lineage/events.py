@@ -35,7 +35,7 @@ from typing import Any
 
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.lineage.schema_store import missing_message, schema_dir
-from emr_lineage.lineage.schemas import Schemas, check_event, load_schemas, require_schemas
+from emr_lineage.lineage.schemas import Schemas, check_event_with, load_schemas, require_schemas
 
 EVENT_SUFFIXES = (".json", ".jsonl")
 _MAX_SKIP_DETAILS = 20
@@ -297,7 +297,7 @@ def load_events(
             loaded.skipped_details.append(message)
 
     def take(path: Path, line: int, event: Any) -> None:
-        problem = event.message if isinstance(event, _Problem) else check_event(event, strict, schemas)
+        problem = event.message if isinstance(event, _Problem) else check_event_with(event, strict, schemas)
         if problem:
             bad(path, line, problem)
         else:

@@ -263,6 +263,14 @@ def check_event(event: Any, strict: bool = False, schemas: Schemas | None = None
     """
     if schemas is None:
         schemas = require_schemas() if strict else load_schemas()
+    return check_event_with(event, strict, schemas)
+
+
+def check_event_with(event: Any, strict: bool, schemas: Schemas | None) -> str | None:
+    """:func:`check_event` with exactly these schemas: None runs the structural checks only
+    (lenient mode; strict mode raises :class:`SchemasMissingError`)."""
+    if schemas is None and strict:
+        raise SchemasMissingError(schema_dir())
     problem = _structural_problem(event)
     if problem is not None or schemas is None:
         return problem

@@ -273,6 +273,15 @@ def test_structural_checks_still_run_without_schemas(tmp_path: Path) -> None:
         load_events([events], schema_directory=tmp_path / "no-schemas")
 
 
+def test_the_schema_directory_asked_for_is_the_one_used(tmp_path: Path) -> None:
+    # The environment points at the reference schemas, which refuse this eventType; the
+    # directory given to load_events has none, so only the structural checks run.
+    events = _lines(tmp_path, '{"job": {"namespace": "n", "name": "j"}, "eventType": "DONE"}\n')
+    assert len(load_events([events], schema_directory=tmp_path / "no-schemas")) == 1
+    with pytest.raises(EventsError, match=r"e.jsonl:1: event.eventType: 'DONE' is not one of"):
+        load_events([events])
+
+
 def test_schema_dir_comes_from_the_environment(tmp_path: Path, monkeypatch, reference_dir: Path) -> None:
     monkeypatch.setenv(SCHEMA_DIR_ENV_VAR, str(tmp_path / "empty"))
     assert load_schemas() is None  # no walk-up to ../shared/reference, no old variable
