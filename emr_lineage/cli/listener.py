@@ -1,42 +1,32 @@
-"""``emr-lineage stage-listener``: put the pinned OpenLineage listener jar into the artifacts bucket."""
+"""``emr-lineage stage-listener``: put the pinned OpenLineage listener jar into the artifacts bucket.
+
+Exit codes (docs/cli.md): 0 staged (or already there); 2 it could not (no pin, download failed or
+timed out, not a jar, checksum mismatch, missing SSM parameter or bucket, AWS error), one
+``error:`` line; 130 interrupted.
+"""
 
 from __future__ import annotations
 
-import boto3
+from pathlib import Path
+
 import click
-from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws import parameters
-from emr_lineage.listener.stage import ListenerError, stage_listener
-from emr_lineage.settings.loader import ConfigError, load_settings
+from emr_lineage.aws.clients import AwsClients, AwsError, read_parameter
+from emr_lineage.cli.output import Command, settings_options
+from emr_lineage.listener.stage import DOWNLOAD_TIMEOUT, download_client, stage_listener
+from emr_lineage.settings.loader import load_settings
 
 
-def _one_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _bucket_from_ssm(env: str) -> str:
-    name = parameters.artifacts_bucket(env)
+def _bucket_from_ssm(clients: AwsClients, env: str) -> str:
     try:
-        return boto3.client("ssm").get_parameter(Name=name)["Parameter"]["Value"]
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") == "ParameterNotFound":
-            raise click.ClickException(
-                f"SSM parameter {name} not found: deploy the {env} stacks first, or pass --bucket"
-            ) from None
-        raise click.ClickException(f"reading SSM parameter {name}: {_one_line(exc)}") from None
-    except BotoCoreError as exc:
-        raise click.ClickException(f"reading SSM parameter {name}: {_one_line(exc)}") from None
+        return read_parameter(clients.ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")
+    except AwsError as exc:
+        raise AwsError(f"{exc}, or pass --bucket") from None
 
 
-@click.command("stage-listener")
-@click.option(
-    "--env",
-    "env",
-    default=None,
-    help="Environment from cdk.json (default: dev); the bucket comes from its SSM parameter.",
-)
+@click.command("stage-listener", cls=Command)
+@settings_options
 @click.option("--bucket", default=None, help="Artifacts bucket name (skips the SSM lookup).")
 @click.option(
     "--pin",
@@ -52,32 +42,38 @@ def _bucket_from_ssm(env: str) -> str:
     help="Maven repository to download from instead of the configured one (a mirror). "
     "Env: EMR_LINEAGE_MAVEN_REPOSITORY.",
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=DOWNLOAD_TIMEOUT,
+    show_default=True,
+    help="Deadline of the download in seconds, retries included.",
+)
 def stage_listener_command(
-    env: str | None, bucket: str | None, trust_on_first_use: bool, maven_repository: str | None
+    env: str,
+    cdk_json: Path,
+    bucket: str | None,
+    trust_on_first_use: bool,
+    maven_repository: str | None,
+    timeout: float,
 ) -> None:
-    """Download the OpenLineage Spark listener, verify its SHA-256 and upload it to the artifacts bucket.
+    """Download the OpenLineage Spark listener, verify it and upload it to the artifacts bucket.
 
-    Nothing is uploaded when the download fails or the checksum does not match cdk.json.
-    A second run with the same jar changes nothing.
+    Nothing is uploaded when the download fails, is not a jar, or its SHA-256 does not match
+    cdk.json. A second run with the same jar changes nothing.
     """
-    try:
-        settings = load_settings(env)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
-    artifact = settings.versions.openlineage_spark
-    bucket = bucket or _bucket_from_ssm(settings.name)
-    try:
+    settings = load_settings(env, cdk_json)
+    clients = AwsClients.for_settings(settings)
+    bucket = bucket or _bucket_from_ssm(clients, settings.name)
+    with download_client(timeout) as http:
         result = stage_listener(
-            artifact,
+            settings.versions.openlineage_spark,
             bucket,
-            s3_client=boto3.client("s3"),
+            s3_client=clients.s3,
+            http=http,
             maven_repository=maven_repository,
             trust_on_first_use=trust_on_first_use,
         )
-    except ListenerError as exc:
-        raise click.ClickException(str(exc)) from None
-    except (ClientError, BotoCoreError) as exc:
-        raise click.ClickException(f"uploading to s3://{bucket}: {_one_line(exc)}; nothing staged") from None
     state = "uploaded" if result.uploaded else "already staged, unchanged"
     click.echo(f"{result.uri}: {state} ({result.size} bytes, sha256 {result.sha256})")
     if not result.pinned:

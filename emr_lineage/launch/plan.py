@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -11,21 +10,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from emr_lineage.aws import parameters
 from emr_lineage.aws.artifacts import JOBS_PREFIX
-from emr_lineage.aws.clients import AwsClients, AwsError, _aws_message, read_parameter
+from emr_lineage.aws.clients import AwsClients, AwsError, read_parameter
 from emr_lineage.aws.emr import load_launch_spec
+from emr_lineage.aws.upload import file_sha256, upload_once
 from emr_lineage.lineage.from_marquez import parent_prefixed_job_name
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark.conf import ParentContext, spark_submit_conf_args
 
 # The parent job a launch reports when no orchestrator passed OPENLINEAGE_PARENT_* variables.
 LAUNCH_PARENT_JOB = "emr_lineage_launch"
-# Object metadata key holding the SHA-256 of an uploaded job (S3's ETag is not a hash for
-# multipart or SSE-KMS uploads, so it cannot tell "unchanged").
-SHA256_METADATA = "sha256"
+# Hex digits of the script's SHA-256 in its staging key (64 bits: no collision in one bucket).
+JOB_KEY_HASH_CHARS = 16
 DEPLOY_MODES = ("client", "cluster")
 
 
@@ -58,33 +55,17 @@ class StagedJob:
     uploaded: bool  # False: the object already held these bytes
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def job_s3_key(script: Path, sha256: str) -> str:
+    """``jobs/<sha256[:16]>/<file name>``: content-addressed, so a pending step of another launch
+    never runs a script staged after it; the file name is kept (the app name is its stem)."""
+    return f"{JOBS_PREFIX}{sha256[:JOB_KEY_HASH_CHARS]}/{script.name}"
 
 
 def stage_job(s3: Any, bucket: str, job: JobRequest) -> StagedJob:
-    """Upload ``job.script`` to ``s3://<bucket>/jobs/<file name>`` unless it is already there."""
-    key = JOBS_PREFIX + job.script.name
-    uri = f"s3://{bucket}/{key}"
-    local = file_sha256(job.script)
-    try:
-        head = s3.head_object(Bucket=bucket, Key=key)
-        remote = head.get("Metadata", {}).get(SHA256_METADATA)
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
-            raise AwsError(f"cannot read {uri} ({_aws_message(exc)})") from None
-        remote = None
-    if remote == local:
-        return StagedJob(job, uri, local, uploaded=False)
-    try:
-        s3.upload_file(str(job.script), bucket, key, ExtraArgs={"Metadata": {SHA256_METADATA: local}})
-    except (ClientError, BotoCoreError, OSError) as exc:
-        raise AwsError(f"cannot upload {job.script} to {uri} ({_aws_message(exc)})") from None
-    return StagedJob(job, uri, local, uploaded=True)
+    """Upload ``job.script`` to ``s3://<bucket>/jobs/<sha256[:16]>/<file name>`` unless it is there."""
+    sha256 = file_sha256(job.script)
+    upload = upload_once(s3, job.script, bucket, job_s3_key(job.script, sha256), sha256=sha256)
+    return StagedJob(job, upload.uri, upload.sha256, uploaded=upload.uploaded)
 
 
 def build_step(

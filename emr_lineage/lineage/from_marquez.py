@@ -130,8 +130,11 @@ def merged_lineage(
     """One ``{"graph": [...]}`` reply for several start nodes (nodes de-duplicated by id).
 
     With ``missing_ok``, a start node Marquez does not know (HTTP 404) is skipped, so a
-    contract job that never ran shows up as missing rather than as an error.
+    contract job that never ran shows up as missing rather than as an error. The server is
+    probed first (:meth:`MarquezClient.probe`): one that is not Marquez, where every node
+    would be "unknown", raises :class:`~emr_lineage.marquez.client.NotMarquezError` instead.
     """
+    client.probe()
     nodes: dict[str, Any] = {}
     for node_id in node_ids:
         try:

@@ -4,7 +4,8 @@ One source of truth for the artifact's S3 location and for the bootstrap action'
 ``emr-lineage stage-listener`` uploads the jar to :func:`listener_s3_key`, and the EMR stack and
 ``emr-lineage launch`` register ``bootstrap/install-openlineage.sh`` with
 :func:`bootstrap_arguments`. The jar is verified against the SHA-256 pinned in cdk.json
-(``emr-lineage.versions.openlineage_spark.sha256``) before anything is uploaded, so clusters in
+(``emr-lineage.versions.openlineage_spark.sha256``) before anything is uploaded (and staged with
+that SHA-256 in its metadata, see :mod:`emr_lineage.aws.upload`), so clusters in
 private subnets fetch a known artifact over the S3 gateway endpoint, never from the internet.
 See docs/listener.md.
 """
@@ -16,8 +17,6 @@ from emr_lineage.settings.model import EnvironmentSettings, ListenerArtifact
 
 # Keys in the artifacts bucket.
 BOOTSTRAP_ACTION_NAME = "install-openlineage-listener"
-# S3 user metadata key that records the verified checksum (x-amz-meta-sha256).
-SHA256_METADATA_KEY = "sha256"
 # Bootstrap argument when no SHA-256 is pinned yet (the script then refuses to install).
 UNPINNED = "unpinned"
 

@@ -1,12 +1,16 @@
-"""A small client of the Marquez HTTP API (0.51.x, ``/api/v1``).
+"""A small client of the Marquez HTTP API (0.51.x, ``/api/v1``): HTTP only, no contract knowledge.
 
-Reads (lineage, column lineage, namespaces, jobs, datasets, runs) go through one
-``requests`` session with ``urllib3`` retries (connect/read errors and 429/5xx, exponential
-backoff) and a timeout on every call; list endpoints are paged with ``limit``/``offset``.
-Replays (``POST /api/v1/lineage``) go through ``openlineage-python``'s own HTTP transport,
-so event serialisation and its HTTP are the library's. Every failure is a
-:class:`MarquezError` with one readable line (unreachable, timeout, HTTP status + Marquez's
-message, a reply that is not JSON).
+Every call goes through :mod:`emr_lineage.http`: urllib3 retries (connect/read errors and
+429/5xx, exponential backoff), ``timeout`` as the deadline of each whole request (retries and
+body included) and a cap on the reply size. List endpoints are paged with ``limit``/``offset``.
+Replays (``POST /api/v1/lineage``) use the same stack; POST is retried too, Marquez takes an
+event twice without harm.
+
+A server that is not Marquez reads as :class:`NotMarquezError` ("not a Marquez API at URL"),
+never as "node unknown": :meth:`MarquezClient.probe` checks that ``GET /api/v1/namespaces``
+answers JSON with a ``namespaces`` list; it runs before a failed read is reported (an HTTP 404,
+a reply that is not JSON or not Marquez's shape), and callers may run it up front.
+Every failure is a :class:`MarquezError` with one readable line.
 """
 
 from __future__ import annotations
@@ -14,21 +18,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import urljoin
-
-import requests
-from requests.adapters import HTTPAdapter
-from urllib3.util import Retry
+from urllib.parse import quote
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.http import DEFAULT_MAX_BYTES, HttpClient, HttpError, Reply
+from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 
-API_PREFIX = "api/v1/"
-DEFAULT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = 10.0  # seconds for one whole request, retries included
 DEFAULT_RETRIES = 3
 DEFAULT_BACKOFF = 0.5
 DEFAULT_PAGE_SIZE = 100
 DEFAULT_DEPTH = 20
-_RETRY_STATUSES = (429, 500, 502, 503, 504)
 
 
 class MarquezError(EmrLineageError):
@@ -37,6 +37,10 @@ class MarquezError(EmrLineageError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class NotMarquezError(MarquezError):
+    """The server answers, but not as a Marquez API (exit 2, never "node unknown")."""
 
 
 class MarquezClient:
@@ -49,55 +53,61 @@ class MarquezClient:
         retries: int = DEFAULT_RETRIES,
         backoff: float = DEFAULT_BACKOFF,
         page_size: int = DEFAULT_PAGE_SIZE,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise MarquezError(f"Marquez URL must start with http:// or https://, got {base_url!r}")
         # Accept both http://host:5000 and http://host:5000/api/v1.
-        root = base_url.rstrip("/")
-        if root.endswith("/api/v1"):
-            root = root[: -len("/api/v1")]
-        self.base_url = root + "/"
+        self.base_url = base_url.rstrip("/").removesuffix(API_ROOT) + "/"
         self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
         self.page_size = page_size
-        self.session = requests.Session()
-        retry = Retry(
-            total=retries,
-            connect=retries,
-            read=retries,
-            status=retries,
-            backoff_factor=backoff,
-            status_forcelist=_RETRY_STATUSES,
-            allowed_methods=frozenset({"GET"}),
-            raise_on_status=False,  # the last response is returned and reported with its message
+        self.http = HttpClient(
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            max_bytes=max_bytes,
+            retry_methods=("GET", "POST"),
+            headers={"Accept": "application/json"},
+            service=f"Marquez at {self.base_url}",
         )
-        adapter = HTTPAdapter(max_retries=retry)
-        self.session.mount("http://", adapter)
-        self.session.mount("https://", adapter)
-        self.session.headers["Accept"] = "application/json"
+        self._is_marquez = False
 
     # -- plumbing -------------------------------------------------------------------------
 
     def _url(self, path: str) -> str:
-        return urljoin(self.base_url, API_PREFIX + path.lstrip("/"))
+        return f"{self.base_url}{API_ROOT.strip('/')}/{path.lstrip('/')}"
+
+    def _send(self, method: str, url: str, **kwargs: Any) -> Reply:
+        try:
+            return self.http.request(method, url, **kwargs)
+        except HttpError as exc:
+            raise MarquezError(str(exc), exc.status) from None
 
     def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         """GET ``/api/v1/<path>`` and return the decoded JSON (raises :class:`MarquezError`)."""
-        url = self._url(path)
+        reply = self._send("GET", self._url(path), params=params)
+        if not reply.ok:
+            raise self._suspect(str(reply.error()), reply.status) if reply.status == 404 else self._error(reply)
         try:
-            response = self.session.get(url, params=params, timeout=self.timeout)
-        except requests.exceptions.RetryError as exc:
-            raise MarquezError(f"Marquez at {self.base_url} kept failing for GET {url}: {_reason(exc)}") from None
-        except (requests.exceptions.Timeout, requests.exceptions.ConnectionError) as exc:
-            if _is_timeout(exc):
-                raise MarquezError(
-                    f"Marquez at {self.base_url} timed out after {self.timeout:g}s (GET {url})"
-                ) from None
-            raise MarquezError(f"Marquez at {self.base_url} is unreachable: {_reason(exc)}") from None
-        except requests.exceptions.RequestException as exc:
-            raise MarquezError(f"GET {url} failed: {_reason(exc)}") from None
-        return _decode(response, "GET", url)
+            return reply.json()
+        except HttpError as exc:
+            raise self._suspect(str(exc)) from None
+
+    @staticmethod
+    def _error(reply: Reply) -> MarquezError:
+        return MarquezError(str(reply.error()), reply.status)
+
+    def _suspect(self, message: str, status: int | None = None) -> MarquezError:
+        """The error of a read a non-Marquez server would also fail (404, not JSON, another
+        shape): :class:`NotMarquezError` when the server is not Marquez, else ``message``."""
+        self.require_marquez()
+        return MarquezError(message, status)
+
+    def _graph(self, path: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        reply = self.get(path, params)
+        if not isinstance(reply, Mapping) or not isinstance(reply.get("graph"), list):
+            raise self._suspect(f"GET {self._url(path)}: reply has no 'graph' list")
+        return dict(reply)
 
     def _paged(self, path: str, key: str) -> Iterator[dict[str, Any]]:
         offset = 0
@@ -105,29 +115,60 @@ class MarquezClient:
             page = self.get(path, {"limit": self.page_size, "offset": offset})
             items = page.get(key) if isinstance(page, Mapping) else None
             if not isinstance(items, list):
-                raise MarquezError(f"GET {self._url(path)}: reply has no {key!r} list")
+                raise self._suspect(f"GET {self._url(path)}: reply has no {key!r} list")
             yield from items
             offset += len(items)
             total = page.get("totalCount")
             if len(items) < self.page_size or not items or (isinstance(total, int) and offset >= total):
                 return
 
+    # -- is it Marquez? -------------------------------------------------------------------
+
+    def probe(self) -> None:
+        """Check once that the server is a Marquez API: ``GET /api/v1/namespaces?limit=1``
+        answers JSON with a ``namespaces`` list.
+
+        Raises :class:`NotMarquezError` when it does not (HTTP 404, not JSON, another shape),
+        :class:`MarquezError` when the server cannot be asked (unreachable, timeout, 5xx...).
+        """
+        if self._is_marquez:
+            return
+        url = self._url("namespaces")
+        reply = self._send("GET", url, params={"limit": 1})
+        if reply.status == 404:
+            raise self._not_marquez(f"GET {url} -> HTTP 404")
+        if not reply.ok:
+            raise self._error(reply)
+        try:
+            body = reply.json()
+        except HttpError:
+            raise self._not_marquez(f"GET {url} answered {reply.content_type}, not JSON") from None
+        if not isinstance(body, Mapping) or not isinstance(body.get("namespaces"), list):
+            raise self._not_marquez(f"GET {url} answered JSON without a 'namespaces' list")
+        self._is_marquez = True
+
+    def require_marquez(self) -> None:
+        """:meth:`probe`, keeping only its verdict "not Marquez" (other failures are the caller's to report)."""
+        try:
+            self.probe()
+        except NotMarquezError:
+            raise
+        except MarquezError:
+            pass
+
+    def _not_marquez(self, evidence: str) -> NotMarquezError:
+        return NotMarquezError(f"not a Marquez API at {self.base_url} ({evidence}); give the Marquez API base URL")
+
     # -- reads ----------------------------------------------------------------------------
 
     def lineage(self, node_id: str, depth: int = DEFAULT_DEPTH) -> dict[str, Any]:
         """``GET /lineage?nodeId=&depth=``: ``{"graph": [node, ...]}`` around a node."""
-        reply = self.get("lineage", {"nodeId": node_id, "depth": depth})
-        if not isinstance(reply, Mapping) or not isinstance(reply.get("graph"), list):
-            raise MarquezError(f"GET {self._url('lineage')}: reply has no 'graph' list")
-        return dict(reply)
+        return self._graph("lineage", {"nodeId": node_id, "depth": depth})
 
     def column_lineage(self, node_id: str, depth: int = DEFAULT_DEPTH, with_downstream: bool = False) -> dict[str, Any]:
         """``GET /column-lineage``: DATASET_FIELD nodes around a dataset, field or job."""
         params = {"nodeId": node_id, "depth": depth, "withDownstream": str(with_downstream).lower()}
-        reply = self.get("column-lineage", params)
-        if not isinstance(reply, Mapping) or not isinstance(reply.get("graph"), list):
-            raise MarquezError(f"GET {self._url('column-lineage')}: reply has no 'graph' list")
-        return dict(reply)
+        return self._graph("column-lineage", params)
 
     def namespaces(self) -> list[dict[str, Any]]:
         """All namespaces (paged)."""
@@ -154,47 +195,22 @@ class MarquezClient:
     # -- writes ---------------------------------------------------------------------------
 
     def post_lineage(self, event: Any) -> int:
-        """Replay one OpenLineage event (an ``openlineage.client`` event or its JSON dict)
-        with ``openlineage-python``'s HTTP transport; returns the HTTP status."""
-        from openlineage.client.transport.http import HttpConfig, HttpTransport
+        """Replay one OpenLineage event (an ``openlineage.client`` event or its JSON dict);
+        returns the HTTP status. The event is serialised by openlineage-python's ``Serde``."""
+        if isinstance(event, Mapping):
+            body = json.dumps(event)
+        else:
+            from openlineage.client.serde import Serde
 
-        # from_dict merges our retry settings into the library's defaults (status list, POST).
-        transport = self._transport or HttpTransport(
-            HttpConfig.from_dict(
-                {
-                    "url": self.base_url,
-                    "endpoint": API_PREFIX + "lineage",
-                    "timeout": self.timeout,
-                    "retry": {
-                        "total": self.retries,
-                        "connect": self.retries,
-                        "read": self.retries,
-                        "backoff_factor": self.backoff,
-                        "raise_on_status": False,
-                    },
-                }
-            )
-        )
-        self._transport = transport
-        try:
-            response = transport.emit(event)
-        except requests.exceptions.HTTPError as exc:
-            raise MarquezError(
-                f"POST {self._url('lineage')} -> HTTP {exc.response.status_code}: {_message(exc.response)}",
-                exc.response.status_code,
-            ) from None
-        except requests.exceptions.RequestException as exc:
-            if _is_timeout(exc):
-                raise MarquezError(f"Marquez at {self.base_url} timed out after {self.timeout:g}s (POST)") from None
-            raise MarquezError(f"Marquez at {self.base_url} is unreachable: {_reason(exc)}") from None
-        return response.status_code
-
-    _transport: Any = None
+            body = Serde.to_json(event)
+        url = self.base_url + LINEAGE_ENDPOINT.lstrip("/")
+        reply = self._send("POST", url, data=body.encode(), headers={"Content-Type": "application/json"})
+        if not reply.ok:
+            raise self._suspect(str(reply.error()), reply.status) if reply.status == 404 else self._error(reply)
+        return reply.status
 
     def close(self) -> None:
-        self.session.close()
-        if self._transport is not None:
-            self._transport.close()
+        self.http.close()
 
     def __enter__(self) -> MarquezClient:
         return self
@@ -204,56 +220,4 @@ class MarquezClient:
 
 
 def _quote(part: str) -> str:
-    from urllib.parse import quote
-
     return quote(part, safe="")
-
-
-def _is_timeout(exc: BaseException) -> bool:
-    # requests reports a read timeout after urllib3 retries as a ConnectionError wrapping
-    # MaxRetryError(reason=ReadTimeoutError): look through the wrapping.
-    # A refused connection (NewConnectionError) subclasses urllib3's timeout: not a timeout.
-    from urllib3.exceptions import MaxRetryError, NewConnectionError
-    from urllib3.exceptions import TimeoutError as Urllib3Timeout
-
-    def timed_out(error: object) -> bool:
-        return isinstance(error, Urllib3Timeout) and not isinstance(error, NewConnectionError)
-
-    if isinstance(exc, requests.exceptions.ConnectTimeout):
-        return not any(isinstance(getattr(a, "reason", None), NewConnectionError) for a in exc.args)
-    if isinstance(exc, requests.exceptions.Timeout):
-        return True
-    return any(timed_out(arg.reason if isinstance(arg, MaxRetryError) else arg) for arg in exc.args)
-
-
-def _reason(exc: BaseException) -> str:
-    # requests nests the root cause (e.g. ConnectionRefusedError) several levels deep.
-    text = str(exc)
-    for marker in ("Caused by ", "] "):
-        if marker in text:
-            text = text.rsplit(marker, 1)[-1]
-    return text.strip("()'\" ")[:200] or type(exc).__name__
-
-
-def _message(response: requests.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return (response.text or response.reason or "").strip()[:200] or "no message"
-    if isinstance(body, Mapping):
-        return str(body.get("message") or body.get("error") or json.dumps(body))[:200]
-    return json.dumps(body)[:200]
-
-
-def _decode(response: requests.Response, method: str, url: str) -> Any:
-    if response.status_code >= 400:
-        kind = "client error" if response.status_code < 500 else "server error"
-        raise MarquezError(
-            f"{method} {url} -> HTTP {response.status_code} ({kind}): {_message(response)}", response.status_code
-        )
-    try:
-        return response.json()
-    except ValueError:
-        raise MarquezError(
-            f"{method} {url}: reply is not JSON ({response.headers.get('Content-Type', 'no content type')})"
-        ) from None

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 
 LISTENER_CLASS = "io.openlineage.spark.agent.OpenLineageSparkListener"
-LINEAGE_ENDPOINT = "/api/v1/lineage"
 GLUE_CLIENT_FACTORY = "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHiveClientFactory"
 # EMR classifications (configuration API names).
 SPARK_DEFAULTS = "spark-defaults"

@@ -6,14 +6,11 @@ from __future__ import annotations
 import copy
 import datetime
 import json
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 import yaml
@@ -31,6 +28,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
 from emr_lineage.lineage.naming import dataset_identity
+from tests.emr_lineage.fake_marquez import Answer, FakeMarquez, serve
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/spark"
 
@@ -305,127 +303,11 @@ def openapi_validator(marquez_dir: Path) -> Callable[[str, Any], list[str]]:
     return check
 
 
-# --- local Marquez stand-in ------------------------------------------------------------------
-
-
-@dataclass
-class MarquezStandIn:
-    """State of the local HTTP server: what it serves and what it received."""
-
-    url: str
-    lineage: dict[str, dict[str, Any]]  # nodeId -> reply
-    column_lineage: dict[str, dict[str, Any]]
-    namespaces: list[dict[str, Any]]
-    jobs: dict[str, list[dict[str, Any]]]
-    datasets: dict[str, list[dict[str, Any]]]
-    runs: dict[str, dict[str, Any]]
-    posted: list[dict[str, Any]] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-    fail_next: list[int] = field(default_factory=list)  # statuses to answer before serving
-    delay_seconds: float = 0.0
-
-    def reset(self) -> None:
-        self.posted.clear()
-        self.requests.clear()
-        self.fail_next.clear()
-        self.delay_seconds = 0.0
-
-
-def _make_handler(state: MarquezStandIn) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:  # quiet test output
-            return
-
-        def _send(self, status: int, body: Any) -> None:
-            data = json.dumps(body).encode() if not isinstance(body, bytes) else body
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json" if not isinstance(body, bytes) else "text/html")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            try:
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout test)
-
-        def _pre(self) -> bool:
-            state.requests.append(f"{self.command} {self.path}")
-            if state.delay_seconds:
-                threading.Event().wait(state.delay_seconds)
-            if state.fail_next:
-                status = state.fail_next.pop(0)
-                self._send(status, {"code": status, "message": f"injected failure {status}"})
-                return False
-            return True
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server API
-            if not self._pre():
-                return
-            parts = urlsplit(self.path)
-            query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-            path = [unquote(p) for p in parts.path.split("/") if p]
-            if path[:2] != ["api", "v1"]:
-                self._send(404, b"<html>not found</html>")
-                return
-            rest = path[2:]
-            if rest == ["lineage"] or rest == ["column-lineage"]:
-                table = state.lineage if rest == ["lineage"] else state.column_lineage
-                node = query.get("nodeId", "")
-                if node == "job:broken:json":
-                    self._send(200, b"<html>oops</html>")
-                elif node in table:
-                    self._send(200, table[node])
-                else:
-                    self._send(404, {"code": 404, "message": f"node {node} not found"})
-                return
-            if rest == ["namespaces"]:
-                self._page("namespaces", state.namespaces, query)
-                return
-            if len(rest) == 3 and rest[0] == "namespaces" and rest[2] in ("jobs", "datasets"):
-                items = (state.jobs if rest[2] == "jobs" else state.datasets).get(rest[1])
-                if items is None:
-                    self._send(404, {"code": 404, "message": f"Namespace '{rest[1]}' not found"})
-                else:
-                    self._page(rest[2], items, query)
-                return
-            if len(rest) == 3 and rest[:2] == ["jobs", "runs"]:
-                run = state.runs.get(rest[2])
-                self._send(200, run) if run else self._send(404, {"code": 404, "message": f"Run '{rest[2]}' not found"})
-                return
-            self._send(404, {"code": 404, "message": "HTTP 404 Not Found"})
-
-        def _page(self, key: str, items: list[dict[str, Any]], query: dict[str, str]) -> None:
-            limit, offset = int(query.get("limit", 100)), int(query.get("offset", 0))
-            body: dict[str, Any] = {key: items[offset : offset + limit]}
-            if key != "namespaces":
-                body["totalCount"] = len(items)
-            self._send(200, body)
-
-        def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length", 0))
-            body = self.rfile.read(length)
-            if not self._pre():
-                return
-            if urlsplit(self.path).path != "/api/v1/lineage":
-                self._send(404, {"code": 404, "message": "HTTP 404 Not Found"})
-                return
-            try:
-                event = json.loads(body)
-            except ValueError:
-                self._send(400, {"code": 400, "message": "Unable to process JSON"})
-                return
-            if not isinstance(event, dict) or "job" not in event:
-                self._send(422, {"code": 422, "message": "job must not be null"})
-                return
-            state.posted.append(event)
-            self._send(201, {})
-
-    return Handler
+# --- local Marquez stand-in (tests/emr_lineage/fake_marquez.py) --------------------------------
 
 
 @pytest.fixture(scope="session")
-def marquez_server(marquez_dir: Path) -> Iterator[MarquezStandIn]:
+def marquez_server(marquez_dir: Path) -> Iterator[FakeMarquez]:
     """A ThreadingHTTPServer on 127.0.0.1 (port 0) serving the real Marquez responses."""
     job_node = json.loads((marquez_dir / "example_lineage_response_1.json").read_text())
     dataset_node = json.loads((marquez_dir / "example_lineage_response_2.json").read_text())
@@ -436,6 +318,7 @@ def marquez_server(marquez_dir: Path) -> Iterator[MarquezStandIn]:
         job_node["id"]: job_reply,
         dataset_node["id"]: job_reply,
         test_node["id"]: {"graph": [test_node]},
+        "job:broken:json": Answer(200, b"<html>oops</html>"),
     }
     job = copy.deepcopy(job_node["data"])
     many_jobs = []
@@ -443,8 +326,7 @@ def marquez_server(marquez_dir: Path) -> Iterator[MarquezStandIn]:
         clone = copy.deepcopy(job)
         clone["name"] = clone["id"]["name"] = f"example.job_{index}"
         many_jobs.append(clone)
-    state = MarquezStandIn(
-        url="",
+    state = FakeMarquez(
         lineage=lineage,
         column_lineage={
             column_node["id"]: {"graph": [column_node]},
@@ -464,21 +346,12 @@ def marquez_server(marquez_dir: Path) -> Iterator[MarquezStandIn]:
         datasets={"food_delivery": [copy.deepcopy(dataset_node["data"])]},
         runs={job["latestRun"]["id"]: copy.deepcopy(job["latestRun"])},
     )
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(state))
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield from serve(state)
 
 
 @pytest.fixture()
-def marquez(marquez_server: MarquezStandIn) -> Iterator[MarquezStandIn]:
-    """The session's Marquez stand-in, with request logs and injected failures reset."""
+def marquez(marquez_server: FakeMarquez) -> Iterator[FakeMarquez]:
+    """The session's Marquez stand-in, with request logs, injected failures and routes reset."""
     marquez_server.reset()
     yield marquez_server
     marquez_server.reset()

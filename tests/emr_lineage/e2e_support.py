@@ -25,15 +25,12 @@ import copy
 import json
 import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import boto3
 import pytest
@@ -46,6 +43,7 @@ from emr_lineage.aws import parameters
 from emr_lineage.lineage.events import load_events
 from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, emr_configurations
+from tests.emr_lineage.fake_marquez import FakeMarquez, serve
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REGION = "eu-west-1"
@@ -313,76 +311,12 @@ def without_job(reply: dict[str, Any], app: str) -> dict[str, Any]:
     return {"graph": nodes}
 
 
-# --- the local Marquez --------------------------------------------------------------------
-
-
-@dataclass
-class FakeMarquez:
-    """What the server answers. ``phases`` are successive states of Marquez (a lineage
-    reply, or None before any lineage arrived: 404 for every node); ``advance`` moves to the
-    next one. ``build(run_time)`` makes a reply whose latest runs are at ``run_time``."""
-
-    url: str = ""
-    phases: list[Callable[[], dict[str, Any] | None]] = field(default_factory=list)
-    phase: int = 0
-    requests: list[str] = field(default_factory=list)
-
-    def advance(self, _seconds: float = 0.0) -> None:
-        self.phase = min(self.phase + 1, len(self.phases) - 1)
-
-    def reply(self) -> dict[str, Any] | None:
-        return self.phases[self.phase]() if self.phases else None
-
-    def lineage_reads(self) -> int:
-        return sum(1 for r in self.requests if r.startswith("GET /api/v1/lineage"))
-
-
-def _handler(state: FakeMarquez) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            return
-
-        def _send(self, status: int, body: Any) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server API
-            state.requests.append(f"GET {self.path}")
-            parts = urlsplit(self.path)
-            query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-            if parts.path == "/api/v1/namespaces":
-                self._send(200, {"namespaces": [{"name": NAMESPACE}]})
-            elif parts.path == "/api/v1/lineage":
-                reply = state.reply()
-                node = query.get("nodeId", "")
-                if reply is not None and any(n["id"] == node for n in reply["graph"]):
-                    self._send(200, reply)
-                else:
-                    self._send(404, {"code": 404, "message": f"node {node} not found"})
-            else:
-                self._send(404, {"code": 404, "message": "HTTP 404 Not Found"})
-
-    return Handler
+# --- the local Marquez (tests/emr_lineage/fake_marquez.py) ----------------------------------
 
 
 def serve_marquez() -> Iterator[FakeMarquez]:
-    state = FakeMarquez()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
-        server.shutdown()
-        server.server_close()
+    """A fresh fake Marquez knowing the e2e namespace; tests set its lineage ``phases``."""
+    yield from serve(FakeMarquez(namespaces=[{"name": NAMESPACE}]))
 
 
 class LineageClock:

@@ -1,6 +1,7 @@
 """emr_lineage.e2e: moto plays AWS (EMR states driven between polls), a local HTTP server
 plays Marquez with lineage built from the demo's own events (tests/emr_lineage/e2e_support.py)."""
 
+# ruff: noqa: F811, F402 - the fixtures imported from e2e_support are taken as test parameters
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -10,6 +11,7 @@ import pytest
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
+from emr_lineage.launch.plan import file_sha256, job_s3_key
 from emr_lineage.lineage.contract import load_contract
 from emr_lineage.lineage.contract_check import validate
 from emr_lineage.lineage.from_events import build_graph
@@ -39,6 +41,12 @@ from tests.emr_lineage.e2e_support import (  # noqa: F401 - aws, events, lineage
 )
 
 LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def staged_key(job: str) -> str:
+    """Where the e2e stages a sample job: ``jobs/<sha256[:16]>/<job>.py`` (content-addressed)."""
+    path = pipeline.JOBS_DIR / f"{job}.py"
+    return job_s3_key(path, file_sha256(path))
 
 
 @pytest.fixture(scope="session")
@@ -155,7 +163,7 @@ def test_run_e2e_passes_and_terminates_the_cluster(settings, aws, marquez, event
     assert parent_ids == {result.parent.parent_run_id}
     assert {conf_value(s.args, "spark.openlineage.parentJobName") for s in cluster.steps} == {PARENT_JOB}
     for step in cluster.steps:
-        assert step.args[step.args.index(f"s3://{ARTIFACTS}/jobs/{step.name}.py") + 1 :][:2] == [
+        assert step.args[step.args.index(f"s3://{ARTIFACTS}/{staged_key(step.name)}") + 1 :][:2] == [
             "--lake",
             f"s3://{LAKE_BUCKET}",
         ]
@@ -166,7 +174,7 @@ def test_run_e2e_passes_and_terminates_the_cluster(settings, aws, marquez, event
     assert "raw/orders/part-00000.csv" in aws.keys(LAKE_BUCKET, "raw/orders/")
     assert aws.keys(LAKE_BUCKET, "raw/orders_stream/")
     assert aws.keys(LAKE_BUCKET) == aws.keys(LAKE_BUCKET, "raw/")
-    assert aws.keys(ARTIFACTS, "jobs/") == sorted(f"jobs/{n}.py" for n in pipeline.PIPELINE)
+    assert aws.keys(ARTIFACTS, "jobs/") == sorted(staged_key(n) for n in pipeline.PIPELINE)
     assert result.graph_urls == [f"{MARQUEZ_WEB}lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders"]
     assert any("terminating" in line for line in said)
 

@@ -4,6 +4,7 @@ moto never advances EMR step or cluster states, so each test drives them from th
 ``on_poll`` hook, the way EMR would between two polls; the wait loop runs for real.
 """
 
+# ruff: noqa: F811 - ``aws`` is a fixture imported from launch_support, taken as a test parameter
 from __future__ import annotations
 
 import copy
@@ -123,9 +124,12 @@ def test_missing_launch_spec_tells_to_deploy_the_emr_stack(aws, settings, job_fi
 # --- steps and request ------------------------------------------------------------------
 
 
+STAGED_KEY = f"jobs/{'0' * 16}/revenue_daily.py"  # where a script whose SHA-256 is 0...0 is staged
+
+
 def staged(job_file: Path, *args: str, deploy_mode: str = "client") -> launch_plan.StagedJob:
     return launch_plan.StagedJob(
-        launch_plan.JobRequest(job_file, args, deploy_mode), f"s3://{BUCKET}/jobs/{job_file.name}", "0" * 64, True
+        launch_plan.JobRequest(job_file, args, deploy_mode), f"s3://{BUCKET}/{STAGED_KEY}", "0" * 64, True
     )
 
 
@@ -150,7 +154,7 @@ def test_step_runs_spark_submit_with_parent_keys_and_job_args(job_file: Path) ->
         "--conf", "spark.openlineage.rootParentJobName=daily",
         "--conf", "spark.openlineage.rootParentJobNamespace=airflow",
         "--conf", "spark.openlineage.rootParentRunId=0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
-        f"s3://{BUCKET}/jobs/revenue_daily.py", "--date", "2026-11-20",
+        f"s3://{BUCKET}/{STAGED_KEY}", "--date", "2026-11-20",
     ]  # fmt: skip
 
 
@@ -177,22 +181,35 @@ def test_run_request_adds_steps_name_tags_and_auto_termination(job_file: Path) -
 # --- staging ----------------------------------------------------------------------------
 
 
-def test_job_is_uploaded_once_and_again_only_when_changed(aws, job_file: Path) -> None:
+def test_job_is_uploaded_once_at_a_content_addressed_key(aws, job_file: Path) -> None:
     job = launch_plan.JobRequest(job_file)
     first = launch_plan.stage_job(aws.s3, BUCKET, job)
-    assert first.uploaded and first.uri == f"s3://{BUCKET}/jobs/revenue_daily.py"
-    head = aws.s3.head_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")
-    assert head["Metadata"]["sha256"] == launch_plan.file_sha256(job_file)
+    key = f"jobs/{launch_plan.file_sha256(job_file)[:16]}/revenue_daily.py"
+    assert first.uploaded and first.uri == f"s3://{BUCKET}/{key}"
+    head = aws.s3.head_object(Bucket=BUCKET, Key=key)
+    assert head["Metadata"]["sha256"] == first.sha256 == launch_plan.file_sha256(job_file)
 
     second = launch_plan.stage_job(aws.s3, BUCKET, job)
-    assert not second.uploaded
-    assert aws.s3.head_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")["LastModified"] == head["LastModified"]
+    assert not second.uploaded and second.uri == first.uri
+    assert aws.s3.head_object(Bucket=BUCKET, Key=key)["LastModified"] == head["LastModified"]
 
-    job_file.write_text(job_file.read_text() + "# changed\n")
-    third = launch_plan.stage_job(aws.s3, BUCKET, job)
-    assert third.uploaded and third.sha256 != first.sha256
-    body = aws.s3.get_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")["Body"].read().decode()
-    assert body.endswith("# changed\n")
+
+def test_a_changed_job_gets_a_new_key_and_the_staged_one_stays(aws, job_file: Path) -> None:
+    # A pending step of an earlier launch keeps running the script it was planned with.
+    job = launch_plan.JobRequest(job_file)
+    first = launch_plan.stage_job(aws.s3, BUCKET, job)
+    original = job_file.read_text()
+    job_file.write_text(original + "# changed\n")
+    second = launch_plan.stage_job(aws.s3, BUCKET, job)
+    assert second.uploaded and second.sha256 != first.sha256 and second.uri != first.uri
+    assert second.uri.endswith("/revenue_daily.py")  # the file name, hence the Spark app name, is kept
+    read = {
+        uri: aws.s3.get_object(Bucket=BUCKET, Key=uri.removeprefix(f"s3://{BUCKET}/"))["Body"].read().decode()
+        for uri in (first.uri, second.uri)
+    }
+    assert read == {first.uri: original, second.uri: original + "# changed\n"}
+    step = launch_plan.build_step(second, ParentContext.new(namespace="n", job_name="p"))
+    assert step["Name"] == "revenue_daily" and step["HadoopJarStep"]["Args"][-1] == second.uri
 
 
 @pytest.mark.parametrize(("name", "expected"), [("missing.py", "not found"), ("job.scala", "ending in .py")])
@@ -256,7 +273,7 @@ def test_wait_reports_progress_until_the_step_completes(aws, settings, job_file:
         ("RUNNING", "RUNNING"),
         ("RUNNING", "COMPLETED"),
     ]
-    assert all(later.elapsed >= earlier.elapsed for earlier, later in zip(seen, seen[1:]))
+    assert all(later.elapsed >= earlier.elapsed for earlier, later in zip(seen, seen[1:], strict=False))
     step_id = cluster.steps[0][1]
     assert outcome.log_uris == (f"{LOGS}{cluster.cluster_id}/steps/{step_id}/",)
 

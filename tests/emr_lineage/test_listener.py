@@ -8,8 +8,10 @@ import http.server
 import io
 import json
 import threading
+import time
 import zipfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import boto3
 import pytest
@@ -17,28 +19,33 @@ from click.testing import CliRunner
 from moto import mock_aws
 
 from emr_lineage.aws import parameters
-from emr_lineage.cli import listener as listener_command
+from emr_lineage.aws.clients import AwsError
 from emr_lineage.cli.app import main
-from tests.paths import BOOTSTRAP_SCRIPT
+from emr_lineage.http import HttpClient
 from emr_lineage.listener.artifact import UNPINNED, bootstrap_arguments, bootstrap_script_uri, listener_s3_key
 from emr_lineage.listener.stage import (
     ChecksumMismatchError,
     DownloadError,
     ListenerNotPinnedError,
-    http_session,
+    NotAJarError,
+    download,
+    download_client,
     stage_listener,
 )
 from emr_lineage.settings.loader import load_settings
+from tests.emr_lineage.fake_marquez import Answer
+from tests.paths import BOOTSTRAP_SCRIPT
 
 BUCKET = "emr-lineage-dev-artifacts-test"
 REGION = "us-east-1"
 
 
-def build_test_jar() -> bytes:
+def build_test_jar(created_by: str = "emr-lineage tests", manifest: bool = True) -> bytes:
     """A small real jar (zip with a manifest and one class-like entry)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as jar:
-        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: emr-lineage tests\n")
+        if manifest:
+            jar.writestr("META-INF/MANIFEST.MF", f"Manifest-Version: 1.0\nCreated-By: {created_by}\n")
         jar.writestr("io/openlineage/spark/agent/OpenLineageSparkListener.class", b"\xca\xfe\xba\xbe" + b"\0" * 64)
     return buffer.getvalue()
 
@@ -146,7 +153,7 @@ def keys(s3_client) -> list[str]:
     return [o["Key"] for o in s3_client.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
 
 
-fast_session = functools.partial(http_session, backoff_factor=0.01)
+fast_http = functools.partial(download_client, backoff=0.01)
 
 
 # --- stage_listener -----------------------------------------------------------------------------
@@ -154,7 +161,7 @@ fast_session = functools.partial(http_session, backoff_factor=0.01)
 
 def test_stage_verifies_and_uploads_with_checksum_metadata(maven, s3, test_jar, test_jar_sha256):
     artifact = pinned(test_jar_sha256)
-    result = stage_listener(artifact, BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+    result = stage_listener(artifact, BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url)
 
     assert result.uploaded and result.pinned
     assert result.key == "listener/openlineage-spark_2.12-1.54.0.jar" == listener_s3_key(artifact)
@@ -166,9 +173,9 @@ def test_stage_verifies_and_uploads_with_checksum_metadata(maven, s3, test_jar, 
 
 def test_second_stage_changes_nothing(maven, s3, test_jar_sha256):
     artifact = pinned(test_jar_sha256)
-    first = stage_listener(artifact, BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+    first = stage_listener(artifact, BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url)
     etag = s3.head_object(Bucket=BUCKET, Key=first.key)["LastModified"]
-    second = stage_listener(artifact, BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+    second = stage_listener(artifact, BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url)
 
     assert first.uploaded and not second.uploaded
     assert s3.head_object(Bucket=BUCKET, Key=first.key)["LastModified"] == etag
@@ -178,16 +185,14 @@ def test_second_stage_changes_nothing(maven, s3, test_jar_sha256):
 def test_checksum_mismatch_uploads_nothing(maven, s3, test_jar_sha256):
     wrong = "0" * 64
     with pytest.raises(ChecksumMismatchError, match=f"SHA-256 mismatch, downloaded {test_jar_sha256}.*pins {wrong}"):
-        stage_listener(pinned(wrong), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+        stage_listener(pinned(wrong), BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url)
     assert keys(s3) == []
 
 
 def test_missing_artifact_is_a_download_error_and_uploads_nothing(maven, s3, test_jar_sha256):
     maven.files.clear()
-    with pytest.raises(DownloadError, match=r"download failed: GET http://127\.0\.0\.1:\d+/maven2/.*answered HTTP 404"):
-        stage_listener(
-            pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url
-        )
+    with pytest.raises(DownloadError, match=r"download failed: GET http://127\.0\.0\.1:\d+/maven2/.* -> HTTP 404"):
+        stage_listener(pinned(test_jar_sha256), BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url)
     assert keys(s3) == []
 
 
@@ -197,12 +202,15 @@ def test_unreachable_repository_is_a_download_error(s3, test_jar_sha256):
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    with pytest.raises(DownloadError, match=f"download failed: GET http://127.0.0.1:{port}/"):
+    with pytest.raises(
+        DownloadError,
+        match=rf"download failed: http://127.0.0.1:{port} is unreachable: .*\(GET http://127.0.0.1:{port}/",
+    ):
         stage_listener(
             pinned(test_jar_sha256),
             BUCKET,
             s3_client=s3,
-            session=fast_session(total_retries=1),
+            http=fast_http(retries=1),
             maven_repository=f"http://127.0.0.1:{port}",
         )
     assert keys(s3) == []
@@ -210,23 +218,21 @@ def test_unreachable_repository_is_a_download_error(s3, test_jar_sha256):
 
 def test_transient_server_errors_are_retried(maven, s3, test_jar_sha256):
     maven.fail_next = 2
-    result = stage_listener(
-        pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url
-    )
+    result = stage_listener(pinned(test_jar_sha256), BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url)
     assert result.uploaded
     assert len(maven.requests) == 3
 
 
 def test_unpinned_is_refused_before_any_download(maven, s3):
     with pytest.raises(ListenerNotPinnedError, match="no SHA-256 pinned in cdk.json.*stage-listener --pin"):
-        stage_listener(pinned(None), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url)
+        stage_listener(pinned(None), BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url)
     assert maven.requests == []
     assert keys(s3) == []
 
 
 def test_trust_on_first_use_reports_the_checksum_to_pin(maven, s3, test_jar_sha256):
     result = stage_listener(
-        pinned(None), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url, trust_on_first_use=True
+        pinned(None), BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url, trust_on_first_use=True
     )
     assert result.uploaded and not result.pinned
     assert result.sha256 == test_jar_sha256
@@ -236,84 +242,169 @@ def test_trust_on_first_use_reports_the_checksum_to_pin(maven, s3, test_jar_sha2
 def test_a_changed_object_in_the_bucket_is_replaced(maven, s3, test_jar, test_jar_sha256):
     key = listener_s3_key(pinned(test_jar_sha256))
     s3.put_object(Bucket=BUCKET, Key=key, Body=b"tampered", Metadata={"sha256": "f" * 64})
-    result = stage_listener(
-        pinned(test_jar_sha256), BUCKET, s3_client=s3, session=fast_session(), maven_repository=maven.url
-    )
+    result = stage_listener(pinned(test_jar_sha256), BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url)
     assert result.uploaded
     assert s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == test_jar
+
+
+def test_a_body_that_is_not_a_jar_is_refused_and_nothing_uploaded(maven, s3):
+    artifact = pinned(None)
+    for body, problem in (
+        (b"<html>Proxy login</html>", "not a zip file"),
+        (build_test_jar(manifest=False), "a zip file without META-INF/MANIFEST.MF"),
+    ):
+        maven.publish(artifact, body)
+        with pytest.raises(NotAJarError, match=rf"the download from http://127.*\.jar is not a jar \({problem}\)"):
+            stage_listener(
+                artifact, BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url, trust_on_first_use=True
+            )
+    assert keys(s3) == []
+
+
+def test_a_download_over_the_size_cap_is_refused(maven, s3, test_jar, test_jar_sha256):
+    with pytest.raises(
+        DownloadError, match=rf"reply too large \({len(test_jar)} bytes announced, the limit is 100 bytes\)"
+    ):
+        stage_listener(
+            pinned(test_jar_sha256), BUCKET, s3_client=s3, http=HttpClient(max_bytes=100), maven_repository=maven.url
+        )
+    assert keys(s3) == []
+
+
+def test_a_dripping_repository_is_cut_at_the_deadline(marquez, tmp_path, test_jar):
+    # The suite's fake server (tests/emr_lineage/fake_marquez.py) sends the jar one byte every 0.2 s.
+    marquez.routes["GET /maven2/listener.jar"] = lambda state, request: Answer(200, test_jar, drip=0.2)
+    started = time.monotonic()
+    with pytest.raises(DownloadError, match=r"download failed: http://127.0.0.1:\d+ timed out after 1s"):
+        download(marquez.url + "/maven2/listener.jar", tmp_path / "x.jar", http=download_client(1.0))
+    assert time.monotonic() - started < 2.5
+
+
+def test_staging_to_a_missing_bucket_is_one_aws_error(maven, s3, test_jar_sha256):
+    with pytest.raises(
+        AwsError, match=r"s3://no-such-bucket/listener/.*\.jar \(bucket 'no-such-bucket' does not exist\)"
+    ):
+        stage_listener(
+            pinned(test_jar_sha256), "no-such-bucket", s3_client=s3, http=fast_http(), maven_repository=maven.url
+        )
 
 
 # --- the CLI ------------------------------------------------------------------------------------
 
 
 @pytest.fixture
-def cdk_json_pinned(tmp_path: Path, repo_root: Path, monkeypatch, test_jar_sha256):
-    """A copy of cdk.json whose listener checksum is pinned to the test jar's; the command loads it."""
+def cdk_json_pinned(tmp_path: Path, repo_root: Path, test_jar_sha256) -> str:
+    """A copy of cdk.json whose listener checksum is pinned to the test jar's (for --cdk-json)."""
     document = json.loads((repo_root / "cdk.json").read_text())
     document["context"]["emr-lineage"]["versions"]["openlineage_spark"]["sha256"] = test_jar_sha256
     path = tmp_path / "cdk.json"
     path.write_text(json.dumps(document))
-    monkeypatch.setattr(listener_command, "load_settings", functools.partial(load_settings, cdk_json=path))
-    return path
+    return str(path)
+
+
+def stage(*args: str):
+    return CliRunner().invoke(main, ["stage-listener", *args])
+
+
+def one_error_line(result) -> str:
+    """Exit 2 and exactly one ``error:`` line on stderr, nothing on stdout."""
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and "Traceback" not in result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    return line
 
 
 def test_cli_stages_to_the_bucket_named_in_ssm(maven, s3, cdk_json_pinned, test_jar_sha256):
     boto3.client("ssm", region_name=REGION).put_parameter(
         Name=parameters.artifacts_bucket("dev"), Value=BUCKET, Type="String"
     )
-    result = CliRunner().invoke(main, ["stage-listener", "--env", "dev", "--maven-repository", maven.url])
+    result = stage("--env", "dev", "--cdk-json", cdk_json_pinned, "--maven-repository", maven.url)
     assert result.exit_code == 0, result.output
     assert f"s3://{BUCKET}/listener/openlineage-spark_2.12-1.54.0.jar: uploaded" in result.output
     assert test_jar_sha256 in result.output
 
-    again = CliRunner().invoke(main, ["stage-listener", "--env", "dev", "--maven-repository", maven.url])
+    again = stage("--env", "dev", "--cdk-json", cdk_json_pinned, "--maven-repository", maven.url)
     assert again.exit_code == 0
     assert "already staged, unchanged" in again.output
 
 
 def test_cli_missing_ssm_parameter_is_one_clear_line(maven, s3, cdk_json_pinned):
-    result = CliRunner().invoke(main, ["stage-listener", "--env", "dev", "--maven-repository", maven.url])
-    assert result.exit_code == 1
-    assert result.output.strip() == (
-        "Error: SSM parameter /emr-lineage/dev/emr/artifacts-bucket not found: deploy the dev stacks first, or pass --bucket"
+    result = stage("--env", "dev", "--cdk-json", cdk_json_pinned, "--maven-repository", maven.url)
+    assert one_error_line(result) == (
+        "error: SSM parameter /emr-lineage/dev/emr/artifacts-bucket not found: deploy the EMR stack for env 'dev' "
+        "first (make deploy ENV=dev), or pass --bucket"
     )
     assert maven.requests == []
 
 
-def test_cli_checksum_mismatch_exits_non_zero_and_uploads_nothing(maven, s3, cdk_json_pinned):
-    maven.publish(load_settings("dev").versions.openlineage_spark, b"PK\x03\x04 not the pinned jar")
-    result = CliRunner().invoke(main, ["stage-listener", "--bucket", BUCKET, "--maven-repository", maven.url])
-    assert result.exit_code == 1
-    assert len(result.output.strip().splitlines()) == 1
-    assert "SHA-256 mismatch" in result.output and "nothing uploaded" in result.output
+def test_cli_checksum_mismatch_exits_2_and_uploads_nothing(maven, s3, cdk_json_pinned):
+    maven.publish(load_settings("dev").versions.openlineage_spark, build_test_jar(created_by="someone else"))
+    result = stage("--cdk-json", cdk_json_pinned, "--bucket", BUCKET, "--maven-repository", maven.url)
+    line = one_error_line(result)
+    assert "SHA-256 mismatch" in line and "nothing uploaded" in line
     assert keys(s3) == []
 
 
-def test_cli_download_failure_exits_non_zero_and_uploads_nothing(maven, s3, cdk_json_pinned):
+def test_cli_refuses_a_body_that_is_not_a_jar(maven, s3):
+    maven.publish(load_settings("dev").versions.openlineage_spark, b"<html>Sign in to the proxy</html>")
+    result = stage("--bucket", BUCKET, "--pin", "--maven-repository", maven.url)
+    assert " is not a jar (not a zip file); check the Maven repository URL" in one_error_line(result)
+    assert keys(s3) == []
+
+
+def test_cli_download_failure_exits_2_and_uploads_nothing(maven, s3, cdk_json_pinned):
     maven.files.clear()
-    result = CliRunner().invoke(main, ["stage-listener", "--bucket", BUCKET, "--maven-repository", maven.url])
-    assert result.exit_code == 1
-    assert result.output.startswith("Error: download failed:") and "HTTP 404" in result.output
+    result = stage("--cdk-json", cdk_json_pinned, "--bucket", BUCKET, "--maven-repository", maven.url)
+    line = one_error_line(result)
+    assert line.startswith("error: download failed: GET http://127.0.0.1:") and "-> HTTP 404" in line
     assert keys(s3) == []
 
 
-def test_cli_missing_bucket_is_a_clear_error(maven, s3, cdk_json_pinned):
-    result = CliRunner().invoke(main, ["stage-listener", "--bucket", "no-such-bucket", "--maven-repository", maven.url])
-    assert result.exit_code == 1
-    assert result.output.startswith("Error: uploading to s3://no-such-bucket:")
-    assert "Traceback" not in result.output
+@pytest.mark.parametrize(
+    ("bucket", "problem"),
+    [
+        ("no-such-bucket", "(bucket 'no-such-bucket' does not exist)"),
+        ("Not_A_Bucket!", 'Invalid bucket name "Not_A_Bucket!"'),
+    ],
+)
+def test_cli_missing_or_invalid_bucket_is_one_line_exit_2(maven, s3, cdk_json_pinned, bucket, problem):
+    result = stage("--cdk-json", cdk_json_pinned, "--bucket", bucket, "--maven-repository", maven.url)
+    line = one_error_line(result)
+    assert f"s3://{bucket}/listener/openlineage-spark_2.12-1.54.0.jar" in line and problem in line
+
+
+def test_cli_download_deadline(marquez, s3, cdk_json_pinned, test_jar):
+    path = urlsplit(
+        load_settings("dev")
+        .versions.openlineage_spark.model_copy(update={"maven_repository": marquez.url + "/maven2"})
+        .download_url
+    ).path
+    marquez.routes[f"GET {path}"] = lambda state, request: Answer(200, test_jar, drip=0.2)
+    started = time.monotonic()
+    result = stage(
+        "--cdk-json",
+        cdk_json_pinned,
+        "--bucket",
+        BUCKET,
+        "--maven-repository",
+        marquez.url + "/maven2",
+        "--timeout",
+        "1",
+    )
+    assert "timed out after 1s" in one_error_line(result)
+    assert time.monotonic() - started < 2.5
+    assert keys(s3) == []
 
 
 def test_cli_refuses_unpinned_and_pin_flag_prints_the_checksum(maven, s3, test_jar_sha256):
     # The real cdk.json: no checksum pinned yet.
     assert load_settings("dev").versions.openlineage_spark.sha256 is None
-    refused = CliRunner().invoke(main, ["stage-listener", "--bucket", BUCKET, "--maven-repository", maven.url])
-    assert refused.exit_code == 1 and "no SHA-256 pinned" in refused.output
+    refused = stage("--bucket", BUCKET, "--maven-repository", maven.url)
+    assert "no SHA-256 pinned" in one_error_line(refused)
     assert keys(s3) == []
 
-    pinned_run = CliRunner().invoke(
-        main, ["stage-listener", "--bucket", BUCKET, "--pin", "--maven-repository", maven.url]
-    )
+    pinned_run = stage("--bucket", BUCKET, "--pin", "--maven-repository", maven.url)
     assert pinned_run.exit_code == 0, pinned_run.output
     assert f'"sha256": "{test_jar_sha256}"' in pinned_run.output
     assert keys(s3) == ["listener/openlineage-spark_2.12-1.54.0.jar"]
@@ -321,7 +412,7 @@ def test_cli_refuses_unpinned_and_pin_flag_prints_the_checksum(maven, s3, test_j
 
 def test_cli_maven_repository_from_environment(maven, s3, cdk_json_pinned, monkeypatch):
     monkeypatch.setenv("EMR_LINEAGE_MAVEN_REPOSITORY", maven.url)
-    result = CliRunner().invoke(main, ["stage-listener", "--bucket", BUCKET])
+    result = stage("--cdk-json", cdk_json_pinned, "--bucket", BUCKET)
     assert result.exit_code == 0, result.output
     assert len(maven.requests) == 1
 

@@ -1,12 +1,21 @@
-"""The Marquez client against a real local HTTP server serving Marquez's own responses."""
+"""The Marquez client against a real local HTTP server serving Marquez's own responses
+(tests/emr_lineage/fake_marquez.py), and servers that are not Marquez or misbehave."""
 
 from __future__ import annotations
 
-import pytest
+import time
+from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from emr_lineage.cli.app import main
 from emr_lineage.lineage.from_marquez import graph_from_marquez, merged_lineage
 from emr_lineage.lineage.schemas import check_event
-from emr_lineage.marquez.client import MarquezClient, MarquezError
+from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
+from emr_lineage.marquez.client import MarquezClient, MarquezError, NotMarquezError
+from emr_lineage.spark.conf import listener_properties
+from tests.emr_lineage.fake_marquez import Answer
 
 JOB = "job:food_delivery:example.etl_delivery_7_days"
 
@@ -119,7 +128,7 @@ def test_merged_lineage_skips_unknown_start_nodes_only_when_asked(marquez) -> No
         merged_lineage(client, ["job:x:never_ran"])
 
 
-def test_replay_posts_with_the_openlineage_transport(marquez, gen) -> None:
+def test_replay_posts_are_retried_after_a_503(marquez, gen) -> None:
     events = gen.pipeline("s3://lake")[:3]
     client = MarquezClient(marquez.url, retries=2, backoff=0.01)
     marquez.fail_next.append(503)
@@ -151,3 +160,105 @@ def test_rejected_replay_is_a_clear_error(marquez, closed_port_url: str) -> None
         MarquezClient(closed_port_url, retries=0).post_lineage(
             {"eventType": "START", "job": {"namespace": "n", "name": "j"}}
         )
+
+
+# --- a server that is not Marquez ---------------------------------------------------------------
+
+CONTRACT = (
+    "version: 1\nlevel: action\nnamespace: food_delivery\njobs:\n"
+    "  - name: example.etl_delivery_7_days\n    outputs: ['table:public.delivery_7_days']\n"
+)
+
+
+def not_marquez(marquez, kind: str) -> None:
+    """Make the fake server something else: 404 everywhere, or an HTML site answering 200."""
+    marquez.routes.clear()
+    if kind == "html-200":
+        marquez.fallback = Answer(200, b"<html><body>Welcome to nginx!</body></html>")
+
+
+def one_error_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ") and "Traceback" not in result.output
+    return line
+
+
+@pytest.mark.parametrize("kind", ["404-everywhere", "html-200"])
+def test_validate_against_a_server_that_is_not_marquez_is_exit_2(marquez, tmp_path: Path, kind: str) -> None:
+    not_marquez(marquez, kind)
+    contract = tmp_path / "c.yaml"
+    contract.write_text(CONTRACT)
+    result = CliRunner().invoke(main, ["validate", "--marquez", marquez.url, "--contract", str(contract)])
+    line = one_error_line(result)
+    assert line.startswith(f"error: not a Marquez API at {marquez.url}/ (GET {marquez.url}/api/v1/namespaces ")
+    # the probe came first: no lineage read was taken for "node unknown"
+    assert [r.split("?")[0] for r in marquez.requests] == ["GET /api/v1/namespaces"]
+
+
+@pytest.mark.parametrize("kind", ["404-everywhere", "html-200"])
+def test_graph_from_a_server_that_is_not_marquez_is_exit_2(marquez, kind: str) -> None:
+    not_marquez(marquez, kind)
+    result = CliRunner().invoke(main, ["graph", "--marquez", marquez.url, "--node", "job:a:b"])
+    assert one_error_line(result).startswith(f"error: not a Marquez API at {marquez.url}/")
+
+
+def test_an_unknown_start_node_of_a_real_marquez_is_still_just_missing(marquez) -> None:
+    client = MarquezClient(marquez.url)
+    assert merged_lineage(client, ["job:x:never_ran", "job:y:never_ran"], missing_ok=True) == {"graph": []}
+    assert merged_lineage(client, [JOB], missing_ok=True)["graph"]
+    # one probe per client, then only lineage reads
+    assert [r.split("?")[0] for r in marquez.requests] == ["GET /api/v1/namespaces"] + ["GET /api/v1/lineage"] * 3
+
+
+def test_merged_lineage_refuses_a_server_that_is_not_marquez(marquez) -> None:
+    not_marquez(marquez, "404-everywhere")
+    with pytest.raises(NotMarquezError, match="not a Marquez API at .* -> HTTP 404") as info:
+        merged_lineage(MarquezClient(marquez.url), ["job:x:never_ran"], missing_ok=True)
+    assert info.value.exit_code == 2 and info.value.status is None
+
+
+def test_a_probe_answer_of_another_shape_is_not_marquez(marquez) -> None:
+    marquez.routes[f"GET {API_ROOT}/namespaces"] = lambda state, request: Answer(200, {"items": []})
+    with pytest.raises(NotMarquezError, match="answered JSON without a 'namespaces' list"):
+        MarquezClient(marquez.url).probe()
+
+
+def test_a_probe_that_cannot_be_made_is_not_a_verdict(marquez, closed_port_url: str) -> None:
+    marquez.fail_next.extend([500] * 10)
+    with pytest.raises(MarquezError, match=r"HTTP 500 \(server error\)") as info:
+        MarquezClient(marquez.url, retries=1, backoff=0.01).probe()
+    assert not isinstance(info.value, NotMarquezError)
+    with pytest.raises(MarquezError, match="is unreachable") as info:
+        MarquezClient(closed_port_url, retries=0).probe()
+    assert not isinstance(info.value, NotMarquezError)
+
+
+# --- deadline and size cap ----------------------------------------------------------------------
+
+
+def test_a_dripping_marquez_is_cut_at_the_timeout(marquez) -> None:
+    reply = marquez.lineage[JOB]
+    marquez.routes[f"GET {API_ROOT}/lineage"] = lambda state, request: Answer(200, reply, drip=0.2)
+    started = time.monotonic()
+    result = CliRunner().invoke(main, ["graph", "--marquez", marquez.url, "--node", JOB, "--timeout", "1"])
+    elapsed = time.monotonic() - started
+    assert one_error_line(result).startswith(f"error: Marquez at {marquez.url}/ timed out after 1s (GET ")
+    assert elapsed < 2.5  # the whole reply would take minutes at 0.2 s a byte
+
+
+def test_a_reply_over_the_size_cap_is_refused(marquez) -> None:
+    with pytest.raises(
+        MarquezError, match=r"/api/v1/lineage: reply too large \(\d+ bytes announced, the limit is 1000"
+    ):
+        MarquezClient(marquez.url, max_bytes=1000).lineage(JOB)
+
+
+def test_the_api_prefix_comes_from_one_module() -> None:
+    from emr_lineage.spark import conf
+
+    assert conf.LINEAGE_ENDPOINT is LINEAGE_ENDPOINT == API_ROOT + "/lineage" == "/api/v1/lineage"
+    properties = listener_properties(conf.ListenerConfig(api_url="http://m:5000", namespace="n", timeout_ms=1000))
+    assert properties["spark.openlineage.transport.endpoint"] == LINEAGE_ENDPOINT
+    assert MarquezClient("http://m:5000" + API_ROOT + "/").base_url == "http://m:5000/"

@@ -6,6 +6,7 @@ polling, progress output and exit codes run for real. Ctrl-C is a KeyboardInterr
 from that pause, where a real one lands almost always.
 """
 
+# ruff: noqa: F811 - ``aws`` is a fixture imported from launch_support, taken as a test parameter
 from __future__ import annotations
 
 import json
@@ -22,6 +23,7 @@ from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
 from emr_lineage.cli import launch as launch_command
 from emr_lineage.cli.app import main
+from emr_lineage.launch.plan import file_sha256, job_s3_key
 from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, aws, launch_spec  # noqa: F401 - aws is a fixture
 
 PARENT_ENV = {
@@ -40,6 +42,13 @@ def job_file(tmp_path: Path) -> Path:
         "from pyspark.sql import SparkSession\nspark = SparkSession.builder.appName('revenue_daily').getOrCreate()\n"
     )
     return path
+
+
+def staged_key(job_file: Path) -> str:
+    """Where launch stages the script: ``jobs/<sha256[:16]>/revenue_daily.py``."""
+    key = job_s3_key(job_file, file_sha256(job_file))
+    assert re.fullmatch(r"jobs/[0-9a-f]{16}/revenue_daily\.py", key)
+    return key
 
 
 def only_cluster():
@@ -84,7 +93,7 @@ def test_success_prints_progress_log_location_and_marquez_url(aws, job_file: Pat
     assert re.search(r"\[\d\d:\d\d\] cluster WAITING, step revenue_daily RUNNING", result.stderr)
     assert re.search(r"\[\d\d:\d\d\] cluster BOOTSTRAPPING, step revenue_daily PENDING", result.stderr)
     assert re.search(r"\[\d\d:\d\d\] cluster RUNNING, step revenue_daily COMPLETED", result.stderr)
-    assert f"job {job_file} uploaded to s3://{BUCKET}/jobs/revenue_daily.py" in result.stderr
+    assert f"job {job_file} uploaded to s3://{BUCKET}/{staged_key(job_file)}" in result.stderr
     run_id = re.search(rf"parent run id ({UUID_RE}) \(new; job emr-lineage-dev/emr_lineage_launch\)", result.stderr)
     assert run_id, result.stderr
 
@@ -95,25 +104,25 @@ def test_success_prints_progress_log_location_and_marquez_url(aws, job_file: Pat
     # The cluster really carries the job as a step with the printed parent run id and job args.
     assert step.args[:5] == ["spark-submit", "--deploy-mode", "client", "--name", "revenue_daily"]
     assert f"spark.openlineage.parentRunId={run_id.group(1)}" in step.args
-    assert step.args[-3:] == [f"s3://{BUCKET}/jobs/revenue_daily.py", "--date", "2026-11-20"]
+    assert step.args[-3:] == [f"s3://{BUCKET}/{staged_key(job_file)}", "--date", "2026-11-20"]
     assert cluster.keep_job_flow_alive_when_no_steps is False
     assert cluster.log_uri == LOGS
 
 
 def test_failed_step_exits_1_with_reason_and_log_location(aws, job_file: Path, monkeypatch) -> None:
     emr_plays(monkeypatch, [("RUNNING", "RUNNING"), ("TERMINATING", "FAILED")])
-    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0")
+    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "1")
     assert result.exit_code == 1
     cluster = only_cluster()
     step = cluster.steps[0]
     assert f"logs: {LOGS}{cluster.id}/steps/{step.id}/" in result.stderr
-    assert f"Error: step revenue_daily ({step.id}) FAILED" in result.stderr
+    assert f"error: step revenue_daily ({step.id}) FAILED" in result.stderr
     assert "all steps completed" not in result.output
 
 
 def test_cluster_failing_in_bootstrap_exits_1_with_node_logs(aws, job_file: Path, monkeypatch) -> None:
     emr_plays(monkeypatch, [("TERMINATED_WITH_ERRORS", "PENDING")])
-    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0")
+    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "1")
     assert result.exit_code == 1
     cluster = only_cluster()
     assert "TERMINATED_WITH_ERRORS before its steps completed" in result.stderr
@@ -133,17 +142,17 @@ def test_no_wait_prints_the_cluster_id_and_returns(aws, job_file: Path, monkeypa
 
 def test_unchanged_job_is_not_uploaded_again(aws, job_file: Path, monkeypatch) -> None:
     assert run("--env", "dev", "--job", str(job_file), "--no-wait").exit_code == 0
-    first = aws.s3.head_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")
+    first = aws.s3.head_object(Bucket=BUCKET, Key=staged_key(job_file))
     emr_backends[DEFAULT_ACCOUNT_ID][REGION].clusters.clear()
     result = run("--env", "dev", "--job", str(job_file), "--no-wait")
     assert result.exit_code == 0, result.output
-    assert f"job {job_file} unchanged at s3://{BUCKET}/jobs/revenue_daily.py, not re-uploaded" in result.stderr
-    assert aws.s3.head_object(Bucket=BUCKET, Key="jobs/revenue_daily.py")["LastModified"] == first["LastModified"]
+    assert f"job {job_file} unchanged at s3://{BUCKET}/{staged_key(job_file)}, not re-uploaded" in result.stderr
+    assert aws.s3.head_object(Bucket=BUCKET, Key=staged_key(job_file))["LastModified"] == first["LastModified"]
 
 
 def test_parent_context_from_environment(aws, job_file: Path, monkeypatch) -> None:
     emr_plays(monkeypatch, [("RUNNING", "COMPLETED")])
-    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0", env=PARENT_ENV)
+    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "1", env=PARENT_ENV)
     assert result.exit_code == 0, result.output
     run_id = PARENT_ENV["OPENLINEAGE_PARENT_RUN_ID"]
     assert (
@@ -167,7 +176,7 @@ def test_partial_parent_context_is_bad_input(aws, job_file: Path) -> None:
 def test_ctrl_c_asks_whether_to_terminate(aws, job_file: Path, monkeypatch, answer: str) -> None:
     emr_plays(monkeypatch, [("RUNNING", "RUNNING"), KeyboardInterrupt])
     monkeypatch.setattr(launch_command, "stdin_is_interactive", lambda: True)
-    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0", input=f"{answer}\n")
+    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "1", input=f"{answer}\n")
     assert result.exit_code == 130
     cluster = only_cluster()
     assert f"terminate the cluster {cluster.id}? [y/N]" in result.stderr
@@ -181,7 +190,7 @@ def test_ctrl_c_asks_whether_to_terminate(aws, job_file: Path, monkeypatch, answ
 
 def test_ctrl_c_without_a_terminal_terminates(aws, job_file: Path, monkeypatch) -> None:
     emr_plays(monkeypatch, [KeyboardInterrupt])
-    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0")
+    result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "1")
     assert result.exit_code == 130
     cluster = only_cluster()
     assert cluster.state == "TERMINATED"
@@ -194,7 +203,7 @@ def test_missing_launch_spec_is_bad_input(aws, job_file: Path) -> None:
     result = run("--env", "dev", "--job", str(job_file))
     assert result.exit_code == 2
     assert (
-        f"Error: SSM parameter {parameters.emr_launch_spec('dev')} not found: "
+        f"error: SSM parameter {parameters.emr_launch_spec('dev')} not found: "
         "deploy the EMR stack for env 'dev' first (make deploy ENV=dev)"
     ) in result.stderr
     assert aws.s3.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
@@ -206,7 +215,7 @@ def test_malformed_launch_spec_is_bad_input(aws, job_file: Path) -> None:
     aws.ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value=json.dumps(spec), Type="String", Overwrite=True)
     result = run("--env", "dev", "--job", str(job_file))
     assert result.exit_code == 2
-    assert f"Error: launch spec at {parameters.emr_launch_spec('dev')} lacks ReleaseLabel" in result.stderr
+    assert f"error: launch spec at {parameters.emr_launch_spec('dev')} lacks ReleaseLabel" in result.stderr
     assert "Traceback" not in result.output
 
     aws.ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value="{not json", Type="String", Overwrite=True)
@@ -218,11 +227,10 @@ def test_malformed_launch_spec_is_bad_input(aws, job_file: Path) -> None:
 def test_missing_job_file_is_bad_input(aws, tmp_path: Path) -> None:
     result = run("--env", "dev", "--job", str(tmp_path / "nope.py"))
     assert result.exit_code == 2
-    assert f"Error: job file {tmp_path / 'nope.py'} not found" in result.stderr
+    assert f"error: job file {tmp_path / 'nope.py'} not found" in result.stderr
 
 
 def test_unknown_env_is_bad_input(aws, job_file: Path) -> None:
     result = run("--env", "staging", "--job", str(job_file))
     assert result.exit_code == 2
-    assert "Invalid value for --env: unknown environment 'staging'" in result.stderr
-    assert "cdk.json defines: dev, prod" in result.stderr
+    assert result.stderr == "error: unknown environment 'staging' (-c env=staging); cdk.json defines: dev, prod\n"

@@ -1,0 +1,442 @@
+"""The one HTTP stack of emr-lineage: ``requests`` + ``urllib3`` retries, a deadline and a size cap per request.
+
+Used by the Marquez client (reads and event replays) and by ``stage-listener`` (the jar download).
+
+* **Retries** are urllib3's :class:`~urllib3.util.Retry`: connect and read errors and HTTP
+  429/500/502/503/504, exponential backoff (``Retry-After`` honoured), GET only unless the
+  client is told other methods are safe to repeat. There is no retry loop here.
+* **Deadline.** ``timeout`` bounds the WHOLE request: connection, headers, body, every retry
+  and every backoff wait. Each connect and socket read timeout is at most the time left; the
+  retry policy stops when the next attempt would start past the deadline (the last answer,
+  e.g. an HTTP 503, is then reported); the body is streamed with a monotonic deadline check
+  between reads; and a watchdog shuts the request's socket down at the deadline, so a server
+  that drips one byte at a time (status line, headers or body) cannot hold a command.
+* **Size cap.** The body is streamed and the request stops past ``max_bytes`` (a declared
+  ``Content-Length`` above it is refused before reading).
+* **Errors** are :class:`HttpError`, one line: unreachable, timed out after Xs, HTTP status +
+  the server's message, reply too large, reply not JSON.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3 import connection as urllib3_connection
+from urllib3 import exceptions as urllib3_exceptions
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.util import Retry, Timeout
+
+from emr_lineage.errors import EmrLineageError
+
+MIB = 1 << 20
+DEFAULT_TIMEOUT = 10.0  # seconds for one whole request, retries included
+DEFAULT_RETRIES = 3
+DEFAULT_BACKOFF = 0.5  # urllib3 backoff factor: waits 0, 2×, 4×... this many seconds
+DEFAULT_MAX_BYTES = 64 * MIB
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+_READ_SIZE = 64 * 1024
+_MESSAGE_CHARS = 200
+
+
+class HttpError(EmrLineageError):
+    """A request that could not be completed, or an answer that cannot be used (one line).
+
+    ``kind`` is one of ``unreachable``, ``timeout``, ``status``, ``too_large``, ``not_json``,
+    ``failed``; ``status`` is the HTTP status when there was an answer.
+    """
+
+    def __init__(self, message: str, *, kind: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+# --- the deadline of the request in progress --------------------------------------------------
+
+
+class _Deadline:
+    """The end of one request: the time left, and a watchdog that shuts its sockets down at the end."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float]) -> None:
+        self.seconds = seconds
+        self.clock = clock
+        self.at = clock() + seconds
+        self.fired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def remaining(self) -> float:
+        return self.at - self.clock()
+
+    def expired(self) -> bool:
+        return self.fired or self.remaining() <= 0
+
+    def cap(self, value: float | None) -> float:
+        """A socket timeout no larger than the time left (never 0: that means non-blocking)."""
+        left = max(self.remaining(), 0.001)
+        return left if value is None else min(value, left)
+
+    def watch(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            return
+        with self._lock:
+            if self.fired:
+                _shutdown(sock)
+            elif all(s is not sock for s in self._sockets):
+                self._sockets.append(sock)
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            for sock in self._sockets:
+                _shutdown(sock)
+
+    def __enter__(self) -> _Deadline:
+        self._token = _ACTIVE.set(self)
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        _ACTIVE.reset(self._token)
+        with self._lock:
+            self._sockets.clear()
+
+
+_ACTIVE: ContextVar[_Deadline | None] = ContextVar("emr_lineage_http_deadline", default=None)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    # The plain-socket shutdown, also for a TLS socket: a blocked recv() in the request's
+    # thread returns at once, and the request fails (reported as timed out).
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _DeadlineConnectionMixin:
+    """Connect and read timeouts capped to the time left; sockets handed to the watchdog."""
+
+    timeout: Any
+    sock: socket.socket | None
+
+    def _new_conn(self) -> socket.socket:
+        deadline = _ACTIVE.get()
+        if deadline is not None:
+            self.timeout = deadline.cap(Timeout.resolve_default_timeout(self.timeout))
+        sock = super()._new_conn()  # type: ignore[misc]
+        if deadline is not None:
+            deadline.watch(sock)
+        return sock
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        self._capped()
+        super().request(*args, **kwargs)  # type: ignore[misc]
+
+    def getresponse(self) -> Any:
+        self._capped()
+        return super().getresponse()  # type: ignore[misc]
+
+    def _capped(self) -> None:
+        deadline = _ACTIVE.get()
+        if deadline is not None:
+            self.timeout = deadline.cap(Timeout.resolve_default_timeout(self.timeout))
+            deadline.watch(self.sock)
+
+
+class _HTTPConnection(_DeadlineConnectionMixin, urllib3_connection.HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_DeadlineConnectionMixin, urllib3_connection.HTTPSConnection):
+    pass
+
+
+class _HTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+_POOLS = {"http": _HTTPConnectionPool, "https": _HTTPSConnectionPool}
+
+
+class _Adapter(HTTPAdapter):
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = dict(_POOLS)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith("socks"):
+            manager.pool_classes_by_scheme = dict(_POOLS)
+        return manager
+
+
+class DeadlineRetry(Retry):
+    """urllib3's retry policy, plus: no retry whose wait would end past the request's deadline.
+
+    Out of time, it stops as when retries are exhausted: an error is raised, an HTTP answer
+    (e.g. 503) is returned to be reported with the server's message.
+    """
+
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: Any = None,
+        error: Exception | None = None,
+        _pool: Any = None,
+        _stacktrace: Any = None,
+    ) -> DeadlineRetry:
+        new = super().increment(method, url, response, error, _pool, _stacktrace)
+        deadline = _ACTIVE.get()
+        if deadline is not None and (deadline.expired() or new._wait(response) >= deadline.remaining()):
+            reason = error or urllib3_exceptions.ResponseError(f"no time left for a retry within {deadline.seconds:g}s")
+            raise urllib3_exceptions.MaxRetryError(_pool, url or "", reason) from reason
+        return new
+
+    def _wait(self, response: Any) -> float:
+        """What :meth:`sleep` will wait before the next attempt."""
+        if response is not None and self.respect_retry_after_header:
+            after = self.get_retry_after(response)
+            if after:
+                return after
+        return self.get_backoff_time()
+
+
+# --- replies -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A complete HTTP answer. ``body`` is empty when it went to a ``sink``; ``size`` counts it."""
+
+    method: str
+    url: str  # without the query string, as errors show it
+    status: int
+    headers: Mapping[str, str]
+    body: bytes = b""
+    size: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status < 400
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("Content-Type") or "no content type"
+
+    def json(self) -> Any:
+        """The body decoded as JSON (:class:`HttpError` ``not_json`` when it is not)."""
+        try:
+            return jsonlib.loads(self.body)
+        except ValueError:
+            raise HttpError(
+                f"{self.method} {self.url}: reply is not JSON ({self.content_type})",
+                kind="not_json",
+                status=self.status,
+            ) from None
+
+    def message(self) -> str:
+        """The server's message: ``message`` or ``error`` of a JSON body, else the start of the text."""
+        try:
+            body = jsonlib.loads(self.body)
+        except ValueError:
+            text = self.body.decode("utf-8", "replace").strip()
+            return " ".join(text.split())[:_MESSAGE_CHARS] or "no message"
+        if isinstance(body, Mapping):
+            return str(body.get("message") or body.get("error") or jsonlib.dumps(body))[:_MESSAGE_CHARS]
+        return jsonlib.dumps(body)[:_MESSAGE_CHARS]
+
+    def error(self) -> HttpError:
+        """``GET url -> HTTP 500 (server error): <message>`` as an :class:`HttpError`."""
+        kind = "client error" if self.status < 500 else "server error"
+        return HttpError(
+            f"{self.method} {self.url} -> HTTP {self.status} ({kind}): {self.message()}",
+            kind="status",
+            status=self.status,
+        )
+
+    def raise_for_status(self) -> Reply:
+        if not self.ok:
+            raise self.error()
+        return self
+
+
+# --- the client --------------------------------------------------------------------------------
+
+
+@dataclass
+class HttpClient:
+    """One session with the retry policy, the deadline and the size cap.
+
+    ``service`` names the server in errors (``"Marquez at http://host:5000/"``); by default
+    the URL's ``scheme://host``. ``clock`` is the monotonic clock of the deadline (tests).
+    """
+
+    timeout: float = DEFAULT_TIMEOUT
+    retries: int = DEFAULT_RETRIES
+    backoff: float = DEFAULT_BACKOFF
+    max_bytes: int = DEFAULT_MAX_BYTES
+    retry_methods: Iterable[str] = ("GET",)
+    retry_statuses: Iterable[int] = RETRY_STATUSES
+    headers: Mapping[str, str] = field(default_factory=dict)
+    service: str | None = None
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {self.timeout!r}")
+        retry = DeadlineRetry(
+            total=self.retries,
+            connect=self.retries,
+            read=self.retries,
+            status=self.retries,
+            backoff_factor=self.backoff,
+            status_forcelist=tuple(self.retry_statuses),
+            allowed_methods=frozenset(m.upper() for m in self.retry_methods),
+            raise_on_status=False,  # the last answer is returned and reported with its message
+        )
+        self.session = requests.Session()
+        adapter = _Adapter(max_retries=retry)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+        self.session.headers.update(self.headers)
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        data: bytes | str | None = None,
+        headers: Mapping[str, str] | None = None,
+        sink: Callable[[bytes], object] | None = None,
+        max_bytes: int | None = None,
+        timeout: float | None = None,
+    ) -> Reply:
+        """Send one request within ``timeout`` (the client's by default) and read the whole answer.
+
+        Any HTTP status is returned (see :meth:`Reply.raise_for_status`); transport problems,
+        the deadline and the size cap raise :class:`HttpError`. With ``sink``, the body of a
+        2xx answer is passed to it chunk by chunk instead of being kept in ``Reply.body``.
+        """
+        method = method.upper()
+        seconds = self.timeout if timeout is None else timeout
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        where = f"{method} {url}"
+        with _Deadline(seconds, self.clock) as deadline:
+            try:
+                with self.session.request(
+                    method, url, params=params, data=data, headers=headers, stream=True, timeout=seconds
+                ) as response:
+                    to_sink = sink if 200 <= response.status_code < 300 else None
+                    body, size = _read_body(response, deadline, limit, to_sink, where)
+                    return Reply(method, url, response.status_code, response.headers, body, size)
+            except HttpError:
+                raise
+            except (requests.RequestException, urllib3_exceptions.HTTPError, OSError) as exc:
+                raise self._failure(exc, deadline, method, url) from None
+
+    def get(self, url: str, **kwargs: Any) -> Reply:
+        return self.request("GET", url, **kwargs)
+
+    def get_json(self, url: str, params: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+        """GET and decode JSON; an HTTP error status raises :class:`HttpError`."""
+        return self.request("GET", url, params=params, **kwargs).raise_for_status().json()
+
+    def _failure(self, exc: BaseException, deadline: _Deadline, method: str, url: str) -> HttpError:
+        who = self.service or _server(url)
+        if deadline.expired() or _is_timeout(exc):
+            return HttpError(f"{who} timed out after {deadline.seconds:g}s ({method} {url})", kind="timeout")
+        if isinstance(exc, requests.exceptions.ConnectionError):
+            return HttpError(f"{who} is unreachable: {_reason(exc)} ({method} {url})", kind="unreachable")
+        return HttpError(f"{method} {url} failed: {_reason(exc)}", kind="failed")
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _read_body(
+    response: requests.Response,
+    deadline: _Deadline,
+    limit: int,
+    sink: Callable[[bytes], object] | None,
+    where: str,
+) -> tuple[bytes, int]:
+    def too_large(what: str) -> HttpError:
+        return HttpError(f"{where}: reply too large ({what}, the limit is {limit} bytes)", kind="too_large")
+
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large(f"{declared} bytes announced")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if deadline.expired():
+            raise TimeoutError("deadline reached while reading the body")
+        chunk = response.raw.read1(_READ_SIZE, decode_content=True)  # what has arrived, not a full buffer
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > limit:
+            raise too_large("more than that")
+        if sink is not None:
+            sink(chunk)
+        else:
+            chunks.append(chunk)
+    if deadline.fired:  # the watchdog's shutdown looks like the end of a body without a length
+        raise TimeoutError("deadline reached while reading the body")
+    return b"".join(chunks), size
+
+
+def _server(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else url
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    # requests reports a read timeout after urllib3 retries as a ConnectionError wrapping
+    # MaxRetryError(reason=ReadTimeoutError): look through the wrapping. A refused connection
+    # (NewConnectionError) subclasses urllib3's TimeoutError: it is not a timeout.
+    def timed_out(error: object) -> bool:
+        return isinstance(error, urllib3_exceptions.TimeoutError | TimeoutError) and not isinstance(
+            error, urllib3_exceptions.NewConnectionError
+        )
+
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return not any(isinstance(getattr(a, "reason", None), urllib3_exceptions.NewConnectionError) for a in exc.args)
+    if isinstance(exc, requests.exceptions.Timeout) or timed_out(exc):
+        return True
+    return any(timed_out(arg.reason if isinstance(arg, urllib3_exceptions.MaxRetryError) else arg) for arg in exc.args)
+
+
+def _reason(exc: BaseException) -> str:
+    # requests nests the root cause (e.g. ConnectionRefusedError) several levels deep.
+    text = " ".join(str(exc).split())
+    for marker in ("Caused by ", "] "):
+        if marker in text:
+            text = text.rsplit(marker, 1)[-1]
+    return text.strip("()'\" ")[:_MESSAGE_CHARS] or type(exc).__name__
