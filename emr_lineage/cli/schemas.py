@@ -57,7 +57,7 @@ def schemas_group() -> None:
     type=click.FloatRange(min=0.1),
     default=DEFAULT_FETCH_TIMEOUT,
     show_default=True,
-    help="HTTP timeout per request, seconds.",
+    help="Deadline of each download (connection, retries and body), seconds.",
 )
 @click.option(
     "--if-missing", is_flag=True, help="Do nothing when the directory already holds the pinned schemas, all valid."

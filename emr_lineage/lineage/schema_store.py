@@ -26,6 +26,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.http import HttpClient, HttpError
 
 SPEC_VERSION = "2-0-2"
 SCHEMA_DIR_ENV_VAR = "EMR_LINEAGE_SCHEMA_DIR"
@@ -200,30 +201,20 @@ def install_from_dir(source: str | os.PathLike[str], directory: Path) -> list[Pa
     return _write_all(directory, contents)
 
 
-def _download(url: str, timeout: float) -> bytes:
-    """GET ``url``: the body, at most :data:`MAX_SCHEMA_BYTES` (plus one, so a larger one is refused)."""
-    import requests
-
+def _download(client: HttpClient, url: str) -> bytes:
+    """GET ``url`` through the project's HTTP stack (retries, one deadline, size cap): the body of a 200."""
     try:
-        with requests.get(url, timeout=timeout, stream=True, headers={"Accept": "application/json"}) as response:
-            if response.status_code != 200:
-                raise SchemaStoreError(f"GET {url} -> HTTP {response.status_code}")
-            body = bytearray()
-            for chunk in response.iter_content(65536):
-                body += chunk
-                if len(body) > MAX_SCHEMA_BYTES:
-                    break
-            return bytes(body)
-    except requests.RequestException as exc:
-        reason = exc.__class__.__name__
-        if isinstance(exc, requests.ConnectionError):
-            reason = "unreachable"
-        elif isinstance(exc, requests.Timeout):
-            reason = f"no answer within {timeout:g} s"
+        reply = client.get(url)
+    except HttpError as exc:
+        if exc.kind == "too_large":
+            raise SchemaStoreError(f"{url}: larger than {MAX_SCHEMA_BYTES} bytes, not a pinned schema") from None
         raise SchemaStoreError(
-            f"cannot download {url}: {reason} (without network access to it, install a local copy of the schemas: "
-            f"`{FETCH_COMMAND} --from-dir DIR`)"
+            f"{exc}; without network access to it, copy the schemas from a local directory: "
+            f"`{FETCH_COMMAND} --from-dir DIR`"
         ) from None
+    if reply.status != 200:
+        raise SchemaStoreError(f"GET {url} -> HTTP {reply.status}")
+    return reply.body
 
 
 def fetch(
@@ -240,9 +231,10 @@ def fetch(
         raise SchemaStoreError(f"--base-url {base_url!r}: must start with http:// or https://")
     base = base_url if base_url.endswith("/") else base_url + "/"
     contents = {}
-    for pinned in PINNED_SCHEMAS:
-        url = base + pinned.relative_url
-        raw = _download(url, timeout)
-        check_document(raw, pinned, url)
-        contents[pinned.filename] = raw
+    with HttpClient(timeout=timeout, max_bytes=MAX_SCHEMA_BYTES, headers={"Accept": "application/json"}) as client:
+        for pinned in PINNED_SCHEMAS:
+            url = base + pinned.relative_url
+            raw = _download(client, url)
+            check_document(raw, pinned, url)
+            contents[pinned.filename] = raw
     return _write_all(directory, contents)

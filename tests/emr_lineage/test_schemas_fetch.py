@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
-from emr_lineage.lineage.schema_store import PINNED_SCHEMAS, default_schema_dir, schema_dir
+from emr_lineage.lineage.schema_store import MAX_SCHEMA_BYTES, PINNED_SCHEMAS, default_schema_dir, schema_dir
 from emr_lineage.lineage.schemas import load_schemas
 
 
@@ -26,6 +26,7 @@ class SpecMirror:
     url: str
     files: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     requests: list[str] = field(default_factory=list)
+    fail_next: list[int] = field(default_factory=list)  # statuses to answer before serving
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +48,8 @@ def mirror_server(spec_files: dict[str, bytes]) -> Iterator[SpecMirror]:
         def do_GET(self) -> None:  # noqa: N802 - http.server API
             state.requests.append(self.path)
             status, body = state.files.get(self.path.removeprefix("/mirror/spec/"), (404, b"not found"))
+            if state.fail_next:
+                status, body = state.fail_next.pop(0), b"busy"
             self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -69,6 +72,7 @@ def mirror(mirror_server: SpecMirror, spec_files: dict[str, bytes]) -> SpecMirro
     """The mirror serving the reference schemas under their $id paths, request log empty."""
     mirror_server.files = {path: (200, body) for path, body in spec_files.items()}
     mirror_server.requests.clear()
+    mirror_server.fail_next.clear()
     return mirror_server
 
 
@@ -177,8 +181,26 @@ def test_http_errors_and_unreachable_mirrors(runner, mirror, tmp_path: Path, clo
     result = runner.invoke(
         main, ["schemas", "fetch", "--schema-dir", str(target), "--base-url", closed_port_url, "--timeout", "2"]
     )
-    _one_line_error(result, f"cannot download {closed_port_url}/2-0-2/OpenLineage.json: unreachable")
+    line = _one_line_error(result, f"error: {closed_port_url} is unreachable: ")
+    assert f"(GET {closed_port_url}/2-0-2/OpenLineage.json)" in line
     assert "`emr-lineage schemas fetch --from-dir DIR`" in result.stderr
+    assert not target.exists()
+
+
+def test_a_busy_mirror_is_retried(runner, mirror, tmp_path: Path) -> None:
+    mirror.fail_next.extend([503, 502])
+    target = tmp_path / "schemas"
+    result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(target), "--base-url", mirror.url])
+    assert result.exit_code == 0, result.output
+    assert len(mirror.requests) == len(PINNED_SCHEMAS) + 2
+    assert load_schemas(target) is not None
+
+
+def test_an_oversized_document_is_refused(runner, mirror, tmp_path: Path) -> None:
+    mirror.files["2-0-2/OpenLineage.json"] = (200, b" " * (MAX_SCHEMA_BYTES + 1))
+    target = tmp_path / "schemas"
+    result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(target), "--base-url", mirror.url])
+    _one_line_error(result, f"{mirror.url}2-0-2/OpenLineage.json: larger than {MAX_SCHEMA_BYTES} bytes")
     assert not target.exists()
 
 
