@@ -3,7 +3,8 @@
 Used by the EMR stack (spark-defaults / spark-hive-site classifications of the long-running
 cluster and the launch spec), by ``emr-lineage launch`` (parent keys on spark-submit) and by
 the local capture (parent keys). Key names follow the OpenLineage Spark integration
-(ArgumentParser.java); see ../shared/reference/FACTS.md.
+(ArgumentParser.java:
+https://github.com/OpenLineage/OpenLineage/blob/9ace84b42e289889f9dfe08d96a4b9ec225295df/integration/spark/app/src/main/java/io/openlineage/spark/agent/ArgumentParser.java).
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ class ListenerConfig:
 def listener_properties(config: ListenerConfig) -> dict[str, str]:
     """spark-defaults entries that load the listener and point its HTTP transport at Marquez.
 
-    ``spark.extraListeners`` is not additive (FACTS.md): a job that sets its own listeners at
-    submit time must include this class too; the README says so.
+    ``spark.extraListeners`` is not additive (a value given at submit time replaces the spark-defaults
+    one: https://spark.apache.org/docs/3.5.6/configuration.html#dynamically-loading-spark-properties):
+    a job that sets its own listeners at submit time must include this class too; the README says so.
     """
     props = {
         "spark.extraListeners": LISTENER_CLASS,
