@@ -16,6 +16,8 @@ STAMPS := .make
 CDK_OUT := cdk.out/$(ENV)
 # Extra arguments for pytest, e.g. make test PYTEST_ARGS="-k network"
 PYTEST_ARGS ?=
+# Third-party reference data (tests; the offline source of the OpenLineage schemas): never committed here.
+REFERENCE ?= $(or $(EMR_LINEAGE_REFERENCE),$(abspath $(CURDIR)/../shared/reference))
 # pytest-xdist workers: one per core (the suite is CPU-bound: synth, Spark, bootstrap sandboxes).
 TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 # Where `make demo` writes events and the report, and its size (default: the command's).
@@ -33,14 +35,14 @@ CDK_FLAGS := --no-notices -c env=$(ENV)
 # Debian packages installed when missing: headless Chromium (HTML report test), a JRE (Spark),
 # and python3-venv (Debian ships venv support separately).
 
-.PHONY: help setup test format synth lint diff deploy destroy lock clean stage-listener e2e demo
+.PHONY: help setup schemas test format synth lint diff deploy destroy lock clean stage-listener e2e demo
 
 help: ## List the targets
 	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
-setup: $(STAMPS)/apt $(VENV)/.installed node_modules/.installed ## Install venv, pinned Python deps, pinned CDK CLI and apt packages (idempotent)
+setup: $(STAMPS)/apt $(VENV)/.installed node_modules/.installed schemas ## Install venv, pinned Python deps, pinned CDK CLI and apt packages (idempotent)
 	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
 
 $(STAMPS)/apt:
@@ -67,6 +69,18 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+schemas: $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the user cache (openlineage.io, else the reference copy)
+	@mkdir -p $(STAMPS)
+	@if $(BIN)/emr-lineage schemas fetch --if-missing --timeout 20 2>$(STAMPS)/schemas.err; then :; \
+	elif [ -d "$(REFERENCE)/openlineage/spec" ]; then \
+	  echo "$$(sed 's/^error: //' $(STAMPS)/schemas.err); copying them from $(REFERENCE)/openlineage/spec instead"; \
+	  $(BIN)/emr-lineage schemas fetch --from-dir "$(REFERENCE)/openlineage/spec"; \
+	else \
+	  echo "warning: OpenLineage schemas not installed: $$(sed 's/^error: //' $(STAMPS)/schemas.err)" >&2; \
+	  echo "warning: event checks stay structural (and --strict fails) until \`emr-lineage schemas fetch\` succeeds" >&2; \
+	fi
+	@rm -f $(STAMPS)/schemas.err
 
 lock: ## Re-resolve requirements.in into requirements.lock (then run make setup)
 	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links -o requirements.lock requirements.in
