@@ -70,7 +70,10 @@ def start_moto() -> tuple[subprocess.Popen, str]:
 def run(root: Path, env: dict[str, str], args: list[str]) -> float:
     started = time.perf_counter()
     result = subprocess.run(
-        ["bash", str(REPO / 'bootstrap' / BOOTSTRAP_SCRIPT_NAME), *args], env={**env, "EMR_NODE_ROOT": str(root)}, capture_output=True, text=True
+        ["bash", str(REPO / "bootstrap" / BOOTSTRAP_SCRIPT_NAME), *args],
+        env={**env, "EMR_NODE_ROOT": str(root)},
+        capture_output=True,
+        text=True,
     )
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
