@@ -8,24 +8,19 @@ error; 2 bad input (unknown env, missing SSM parameter, Marquez unreachable, bad
 
 from __future__ import annotations
 
-import shutil
-import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from emr_lineage.aws import emr as emr_cluster
-from emr_lineage.cli.output import Command, fail, settings_options
+from emr_lineage.cli.output import Command, fail, print_contract_rows, settings_options
 from emr_lineage.errors import EXIT_INTERRUPTED
 from emr_lineage.lineage.contract_check import ContractResult
 from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import e2e, e2e_lineage
 from emr_lineage.settings.loader import load_settings
-
-_STYLES = {"matched": "green", "missing": "red", "unexpected": "yellow", "optional-missing": "dim"}
 
 
 @click.command("e2e", cls=Command)
@@ -178,18 +173,14 @@ def _show_attempt(console: Console):
 
 
 def _print_table(result: ContractResult) -> None:
-    width = max(shutil.get_terminal_size((160, 40)).columns, 120)
-    console = Console(file=sys.stdout, width=width, highlight=False, soft_wrap=False)
-    table = Table(title=f"Lineage contract {_shown(result.contract)} in Marquez")
-    for column in ("status", "job", "direction", "dataset", "hint"):
-        table.add_column(column, overflow="fold")
-    for row in result.matched + result.missing + result.unexpected + result.optional_missing:
-        table.add_row(row.status, row.job, row.direction, row.dataset, row.hint, style=_STYLES.get(row.status))
-    console.print(table)
+    print_contract_rows(
+        f"Lineage contract {_shown(result.contract)} in Marquez",
+        result.matched + result.missing + result.unexpected + result.optional_missing,
+    )
     verdict = (
         "holds" if result.ok else f"fails: {len(result.missing)} missing, {len(result.unexpected)} unexpected edge(s)"
     )
-    console.print(f"contract {verdict} ({len(result.matched)} edge(s) matched)", markup=False)
+    click.echo(f"contract {verdict} ({len(result.matched)} edge(s) matched)")
 
 
 def _shown(path: str) -> str:

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
 
-from emr_lineage.cli.output import Command, fail
+from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_OK
 from emr_lineage.lineage.contract import ContractError, load_contract
 from emr_lineage.lineage.contract_check import ContractResult, contract_start_nodes, resolve, validate
@@ -223,20 +222,9 @@ def _print_result(result: ContractResult, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(result.as_dict(), indent=2, sort_keys=True))
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    width = shutil.get_terminal_size((160, 40)).columns
-    console = Console(file=sys.stdout, width=max(width, 100), highlight=False, soft_wrap=False)
     rows = result.missing + result.unexpected + result.optional_missing
     if rows:
-        table = Table(title="Contract differences", show_lines=False)
-        for column in ("status", "job", "direction", "dataset", "hint"):
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            style = "red" if row.status == "missing" else ("yellow" if row.status == "unexpected" else "dim")
-            table.add_row(row.status, row.job, row.direction, row.dataset, row.hint, style=style)
-        console.print(table)
+        print_contract_rows("Contract differences", rows)
     for hint in result.hints:
         click.echo(f"hint: {hint}")
     if result.ignored_jobs:

@@ -9,14 +9,17 @@ stderr with its exit code, and Ctrl-C or SIGTERM into ``interrupted`` and 130. `
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from emr_lineage.errors import EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EmrLineageError
+from emr_lineage.lineage.contract_check import EdgeDiff
 from emr_lineage.settings.loader import DEFAULT_CDK_JSON, DEFAULT_ENV
 
 DEBUG_ENV_VAR = "EMR_LINEAGE_DEBUG"
@@ -107,3 +110,24 @@ cdk_json_option = click.option(
 def settings_options(function: Any) -> Any:
     """``--env`` and ``--cdk-json``, in that order."""
     return env_option(cdk_json_option(function))
+
+
+# How each status of a contract edge is shown.
+CONTRACT_STYLES = {"matched": "green", "missing": "red", "unexpected": "yellow", "optional-missing": "dim"}
+# Off a terminal (CI logs, pipes, tests) tables are not folded: identifiers stay whole and greppable.
+_UNFOLDED_WIDTH = 400
+
+
+def print_contract_rows(title: str, rows: Sequence[EdgeDiff]) -> None:
+    """The edges of a contract result as one table on stdout (folded to the terminal, else whole)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    width = shutil.get_terminal_size((160, 40)).columns if sys.stdout.isatty() else _UNFOLDED_WIDTH
+    console = Console(file=sys.stdout, width=max(width, 100), highlight=False, soft_wrap=False)
+    table = Table(title=title)
+    for column in ("status", "job", "direction", "dataset", "hint"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(row.status, row.job, row.direction, row.dataset, row.hint, style=CONTRACT_STYLES.get(row.status))
+    console.print(table)

@@ -40,7 +40,8 @@ from emr_lineage.aws import parameters
 from emr_lineage.aws.lake import glue_database_name, zone_prefix
 from emr_lineage.launch import plan as launch_plan
 from emr_lineage.lineage.contract import Contract, ContractError, load_contract
-from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient, MarquezError
+from emr_lineage.marquez.api import API_ROOT
+from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient, MarquezError, NotMarquezError
 from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import demo
 from emr_lineage.pipeline.e2e_lineage import (
@@ -104,9 +105,11 @@ def check_marquez(targets: Targets, timeout: float) -> None:
     """One cheap read, so an unreachable Marquez fails before a cluster is paid for."""
     try:
         with MarquezClient(targets.marquez_api, timeout=timeout, retries=1) as client:
-            client.get("namespaces", {"limit": 1})
+            client.probe()
+    except NotMarquezError:
+        raise
     except MarquezError as exc:
-        raise aws_clients.AwsError(
+        raise MarquezError(
             f"Marquez API {targets.marquez_api} (from {targets.marquez_api_from}) does not answer: {exc}. "
             "It is internal to the VPC: run from inside it, or forward a port with SSM and pass "
             "--marquez http://localhost:<port> (docs/e2e.md)"
@@ -248,7 +251,7 @@ def graph_urls(targets: Targets, namespace: str, parent: ParentContext, options:
     job = launch_plan.marquez_job_name(pipeline.PIPELINE[0], parent)
     bases = [targets.marquez_web] if targets.marquez_web else []
     if options.marquez_url:
-        override = options.marquez_url.rstrip("/").removesuffix("/api/v1")
+        override = options.marquez_url.rstrip("/").removesuffix(API_ROOT)
         if override not in {b.rstrip("/") for b in bases}:
             bases.append(override)
     return [launch_plan.marquez_job_url(base, namespace, job) for base in bases]

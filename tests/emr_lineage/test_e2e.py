@@ -16,7 +16,7 @@ from emr_lineage.lineage.contract import load_contract
 from emr_lineage.lineage.contract_check import validate
 from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.lineage.from_marquez import detach_parent_job, graph_from_marquez
-from emr_lineage.marquez.client import MarquezClient
+from emr_lineage.marquez.client import MarquezClient, MarquezError
 from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import e2e, e2e_lineage
 from emr_lineage.settings.loader import load_settings
@@ -234,7 +234,7 @@ def test_ctrl_c_while_waiting_terminates_the_cluster(settings, aws, marquez, eve
 
 
 def test_unreachable_marquez_fails_before_anything_is_uploaded_or_started(settings, aws, closed_port_url):
-    with pytest.raises(aws_clients.AwsError, match="does not answer.*--marquez http://localhost"):
+    with pytest.raises(MarquezError, match="does not answer.*--marquez http://localhost"):
         run(settings, aws, marquez_url=closed_port_url)
     assert aws.clusters() == [] and aws.keys(LAKE_BUCKET) == [] and aws.keys(ARTIFACTS) == []
 
