@@ -16,10 +16,11 @@ falling back to a default.
 from __future__ import annotations
 
 import ipaddress
-from enum import Enum
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 
 class _Strict(BaseModel):
@@ -27,7 +28,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-class RemovalPolicyName(str, Enum):
+class RemovalPolicyName(StrEnum):
     DESTROY = "destroy"
     RETAIN = "retain"
     SNAPSHOT = "snapshot"
@@ -60,6 +61,65 @@ LOG_RETENTION_DAYS = (
     3288,
     3653,
 )
+
+
+@dataclass(frozen=True)
+class EmrRelease:
+    """What an EMR release runs that emr-lineage must match: Spark (upstream version, without EMR's
+    ``-amzn-N`` suffix) and the Scala binary version Spark is built for."""
+
+    spark: str
+    scala: str
+
+
+# The EMR releases emr-lineage supports -> the Spark they run. Source: Amazon EMR release guide,
+# "Spark release history" (https://docs.aws.amazon.com/emr/latest/ReleaseGuide/Spark-release-history.html),
+# "Application versions in Amazon EMR 7.x releases" for Scala
+# (https://docs.aws.amazon.com/emr/latest/ReleaseGuide/emr-release-app-versions-7.x.html) and each
+# release's page, e.g. https://docs.aws.amazon.com/emr/latest/ReleaseGuide/emr-7130-release.html.
+# Only Spark 3.5 on Scala 2.12: what the pinned listener (openlineage-spark_2.12) and the local
+# pyspark pin (requirements.in) are built for; tests check that pyspark equals the configured
+# release's Spark. To support another release, add its row (with its Spark from the page above).
+EMR_RELEASES: dict[str, EmrRelease] = {
+    "emr-7.8.0": EmrRelease(spark="3.5.4", scala="2.12"),
+    "emr-7.9.0": EmrRelease(spark="3.5.5", scala="2.12"),
+    "emr-7.10.0": EmrRelease(spark="3.5.5", scala="2.12"),
+    "emr-7.11.0": EmrRelease(spark="3.5.6", scala="2.12"),
+    "emr-7.12.0": EmrRelease(spark="3.5.6", scala="2.12"),
+    "emr-7.13.0": EmrRelease(spark="3.5.6", scala="2.12"),
+}
+
+# The VPC's subnet tiers (name, CIDR mask), in the order the network stack declares them. CDK's
+# ``ec2.IpAddresses.cidr`` gives each tier one subnet per AZ, tier after tier, each subnet at the
+# next address aligned to its own size.
+SUBNET_TIERS: tuple[tuple[str, int], ...] = (("public", 24), ("private", 20), ("isolated", 24))
+MIN_AZS = 2
+# The largest IPv4 VPC AWS allows (https://docs.aws.amazon.com/vpc/latest/userguide/vpc-cidr-blocks.html).
+LARGEST_VPC_PREFIX = 16
+
+# Private IPv4 ranges (RFC 1918, https://www.rfc-editor.org/rfc/rfc1918): the lineage UI sits behind
+# an internal load balancer, reached from the VPC, peered networks, VPN or Direct Connect.
+PRIVATE_IPV4_RANGES = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+WIDEST_WEB_ALLOWED_PREFIX = 8
+
+# AWS reserves tag keys starting with "aws:" in any case, e.g. for EMR clusters
+# (https://docs.aws.amazon.com/emr/latest/ManagementGuide/emr-plan-tags-restrictions.html).
+RESERVED_TAG_PREFIX = "aws:"
+
+
+def subnet_layout_size(azs: int) -> int:
+    """How many addresses, from the VPC's first one, the subnet tiers span over ``azs`` AZs."""
+    end = 0
+    for _, mask in SUBNET_TIERS:
+        size = 2 ** (32 - mask)
+        for _ in range(azs):
+            end = -(-end // size) * size + size  # the next aligned start, plus this subnet
+    return end
+
+
+def longest_vpc_prefix(azs: int) -> int:
+    """The smallest VPC (longest prefix) that holds the subnet tiers over ``azs`` AZs."""
+    return 32 - (subnet_layout_size(azs) - 1).bit_length()
 
 
 def _cidr(value: str, key: str) -> str:
@@ -111,19 +171,29 @@ class OpenLineageSettings(_Strict):
 
 
 class NetworkSettings(_Strict):
+    # max_azs first: the vpc_cidr check needs it.
+    max_azs: Annotated[int, Field(ge=MIN_AZS, le=6)]
     vpc_cidr: str
-    max_azs: Annotated[int, Field(ge=2, le=6)]
     nat_gateways: Annotated[int, Field(ge=1, le=6)]
     interface_endpoints: list[InterfaceEndpoint]
     flow_logs_retention_days: int
 
     @field_validator("vpc_cidr")
     @classmethod
-    def _vpc_cidr(cls, value: str) -> str:
+    def _vpc_cidr(cls, value: str, info: ValidationInfo) -> str:
         cidr = _cidr(value, "vpc_cidr")
-        prefix = ipaddress.ip_network(cidr).prefixlen
-        if not 16 <= prefix <= 24:
-            raise ValueError(f"vpc_cidr {cidr} must be between /16 and /24 to hold three subnet tiers")
+        network = ipaddress.ip_network(cidr)
+        if network.version != 4:
+            raise ValueError(f"vpc_cidr {cidr} must be an IPv4 block")
+        # Without a valid max_azs (reported on its own), check for the fewest AZs allowed.
+        azs = info.data.get("max_azs", MIN_AZS)
+        longest = longest_vpc_prefix(azs)
+        if not LARGEST_VPC_PREFIX <= network.prefixlen <= longest:
+            tiers = ", ".join(f"{name} /{mask}" for name, mask in SUBNET_TIERS)
+            raise ValueError(
+                f"vpc_cidr {cidr} must be between /{LARGEST_VPC_PREFIX} and /{longest} to hold "
+                f"{azs} AZs (max_azs) of {tiers} subnets"
+            )
         return cidr
 
     @field_validator("interface_endpoints")
@@ -166,8 +236,21 @@ class MarquezSettings(_Strict):
     def _allowed(cls, value: list[str]) -> list[str]:
         cidrs = [_cidr(v, "web_allowed_cidrs") for v in value]
         for cidr in cidrs:
-            if ipaddress.ip_network(cidr).prefixlen == 0:
+            network = ipaddress.ip_network(cidr)
+            if network.prefixlen == 0:
                 raise ValueError(f"{cidr} opens the lineage UI to every address; list the networks that need it")
+            if network.version != 4:
+                raise ValueError(f"{cidr} is IPv6; the load balancer admits IPv4 networks only")
+            if network.prefixlen < WIDEST_WEB_ALLOWED_PREFIX:
+                raise ValueError(
+                    f"{cidr} is wider than /{WIDEST_WEB_ALLOWED_PREFIX}; list the networks that need the lineage UI"
+                )
+            if not any(network.subnet_of(private) for private in PRIVATE_IPV4_RANGES):
+                ranges = ", ".join(str(r) for r in PRIVATE_IPV4_RANGES)
+                raise ValueError(
+                    f"{cidr} is not a private network; the lineage UI is internal, so list networks "
+                    f"within the RFC 1918 ranges ({ranges})"
+                )
         return cidrs
 
     @model_validator(mode="after")
@@ -196,7 +279,8 @@ class DatabaseSettings(_Strict):
     @classmethod
     def _supported_major(cls, value: str) -> str:
         major = int(value.split(".")[0])
-        # Marquez needs PostgreSQL 14 (older majors fail its migrations; see FACTS.md).
+        # Marquez needs PostgreSQL 14 (https://github.com/MarquezProject/marquez#requirements); older
+        # majors fail its migrations (https://github.com/MarquezProject/marquez/issues/1871, /2075).
         if major < 14:
             raise ValueError(f"postgres_version {value}: Marquez needs PostgreSQL 14 or newer")
         return value
@@ -219,6 +303,7 @@ class DataLakeSettings(_Strict):
 class EmrSettings(_Strict):
     """EMR clusters: the ephemeral launch spec and the optional long-running cluster."""
 
+    # One of EMR_RELEASES (the releases whose Spark the listener and local pyspark match).
     release_label: Annotated[str, Field(pattern=r"^emr-\d+\.\d+\.\d+$")]
     applications: Annotated[
         list[Literal["Spark", "Hadoop", "Livy", "JupyterEnterpriseGateway", "Hive"]], Field(min_length=1)
@@ -227,7 +312,8 @@ class EmrSettings(_Strict):
     core_instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
     core_instance_count: Annotated[int, Field(ge=1, le=100)]
     ebs_volume_gib: Annotated[int, Field(ge=32, le=16384)]
-    # EMR's AutoTerminationPolicy accepts 60 s .. 7 days (FACTS.md).
+    # EMR's AutoTerminationPolicy accepts 60 s .. 7 days
+    # (https://docs.aws.amazon.com/emr/latest/APIReference/API_AutoTerminationPolicy.html).
     idle_timeout_seconds: Annotated[int, Field(ge=60, le=604800)]
     long_running_cluster: bool
     lake_formation_runtime_role: bool
@@ -244,6 +330,16 @@ class EmrSettings(_Strict):
             )
         return self
 
+    @field_validator("release_label")
+    @classmethod
+    def _supported_release(cls, value: str) -> str:
+        if value not in EMR_RELEASES:
+            raise ValueError(
+                f"release_label {value} is not supported; emr-lineage runs on {', '.join(EMR_RELEASES)} "
+                "(EMR 7.x with Spark 3.5 on Scala 2.12, what the pinned listener and pyspark are built for)"
+            )
+        return value
+
     @field_validator("applications")
     @classmethod
     def _spark_included(cls, value: list[str]) -> list[str]:
@@ -256,6 +352,11 @@ class EmrSettings(_Strict):
     @property
     def release_major(self) -> int:
         return int(self.release_label.removeprefix("emr-").split(".")[0])
+
+    @property
+    def release(self) -> EmrRelease:
+        """Spark and Scala of the configured release (see EMR_RELEASES)."""
+        return EMR_RELEASES[self.release_label]
 
 
 class EnvironmentSettings(_Strict):
@@ -281,6 +382,14 @@ class EnvironmentSettings(_Strict):
     def _retention(cls, value: int) -> int:
         return _check_retention(value)
 
+    @field_validator("tags")
+    @classmethod
+    def _tag_keys(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if key.lower().startswith(RESERVED_TAG_PREFIX):
+                raise ValueError(f"tag key {key!r}: the {RESERVED_TAG_PREFIX!r} prefix is reserved for AWS's own tags")
+        return value
+
     @field_validator("removal_policy", mode="before")
     @classmethod
     def _removal_policy(cls, value: Any) -> Any:
@@ -294,15 +403,15 @@ class EnvironmentSettings(_Strict):
 
     @model_validator(mode="after")
     def _listener_matches_release(self) -> EnvironmentSettings:
-        # EMR 6/7 run Spark 3 on Scala 2.12; Scala 2.13 listeners are for Spark 4 (FACTS.md).
+        # The listener jar must be built for the Scala of the cluster's Spark (openlineage-spark_2.12
+        # for Spark 3, _2.13 for Spark 4: https://openlineage.io/docs/integrations/spark/installation).
         scala = self.versions.openlineage_spark.scala_version
-        if self.emr.release_major in (6, 7) and scala != "2.12":
+        release = self.emr.release
+        if scala != release.scala:
             raise ValueError(
-                f"emr.release_label {self.emr.release_label} runs Scala 2.12, but "
-                f"versions.openlineage_spark.scala_version is {scala}"
+                f"emr.release_label {self.emr.release_label} runs Spark {release.spark} on Scala {release.scala}, "
+                f"but versions.openlineage_spark.scala_version is {scala}"
             )
-        if self.emr.release_major < 6:
-            raise ValueError(f"emr.release_label {self.emr.release_label}: emr-lineage supports EMR 6 and 7")
         return self
 
     @property

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+from importlib import metadata
 
 import pytest
 
 from emr_lineage.settings.loader import ConfigError, load_settings, settings_from_context
+from emr_lineage.settings.model import EMR_RELEASES
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +67,16 @@ def test_unknown_environment_names_the_known_ones(block):
             r"environments\.dev\.network\.nat_gatways: unknown key \(did you mean 'nat_gateways'\?\)",
         ),
         ("network.vpc_cidr", "10.0.0.0/33", r"network\.vpc_cidr: '10\.0\.0\.0/33' is not a valid CIDR"),
-        ("network.vpc_cidr", "10.0.0.0/8", r"network\.vpc_cidr: vpc_cidr 10\.0\.0\.0/8 must be between /16 and /24"),
+        ("network.vpc_cidr", "10.0.0.0/8", r"network\.vpc_cidr: vpc_cidr 10\.0\.0\.0/8 must be between /16 and /18"),
+        # 2 AZs of public /24, private /20 and isolated /24 subnets do not fit in a /19.
+        (
+            "network.vpc_cidr",
+            "10.0.0.0/19",
+            r"environments\.dev\.network\.vpc_cidr: vpc_cidr 10\.0\.0\.0/19 must be between /16 and /18 to hold "
+            r"2 AZs \(max_azs\) of public /24, private /20, isolated /24 subnets",
+        ),
+        ("network.vpc_cidr", "10.0.0.0/24", r"environments\.dev\.network\.vpc_cidr: vpc_cidr 10\.0\.0\.0/24 must be"),
+        ("network.vpc_cidr", "fd00::/56", r"environments\.dev\.network\.vpc_cidr: vpc_cidr fd00::/56 must be an IPv4"),
         ("network.nat_gateways", 3, r"network: nat_gateways \(3\) cannot exceed max_azs \(2\)"),
         (
             "network.interface_endpoints",
@@ -77,6 +89,45 @@ def test_unknown_environment_names_the_known_ones(block):
             r"flow_logs_retention_days: 10 is not a CloudWatch Logs retention period",
         ),
         ("marquez.web_allowed_cidrs", ["0.0.0.0/0"], r"marquez\.web_allowed_cidrs: 0\.0\.0\.0/0 opens the lineage UI"),
+        (
+            "marquez.web_allowed_cidrs",
+            ["10.40.0.0/16", "203.0.113.0/24"],
+            r"environments\.dev\.marquez\.web_allowed_cidrs: 203\.0\.113\.0/24 is not a private network; "
+            r"the lineage UI is internal",
+        ),
+        (
+            "marquez.web_allowed_cidrs",
+            ["8.8.8.8/32"],
+            r"environments\.dev\.marquez\.web_allowed_cidrs: 8\.8\.8\.8/32 is not a private network",
+        ),
+        (
+            "marquez.web_allowed_cidrs",
+            ["10.0.0.0/7"],
+            r"environments\.dev\.marquez\.web_allowed_cidrs: 10\.0\.0\.0/7 is wider than /8",
+        ),
+        (
+            "marquez.web_allowed_cidrs",
+            ["fd00::/8"],
+            r"environments\.dev\.marquez\.web_allowed_cidrs: fd00::/8 is IPv6",
+        ),
+        ("tags", {"project": "x", "aws:cloudformation:stack-name": "x"}, r"environments\.dev\.tags: tag key 'aws:clou"),
+        ("tags", {"AWS:Owner": "x"}, r"environments\.dev\.tags: tag key 'AWS:Owner': the 'aws:' prefix is reserved"),
+        (
+            "emr.release_label",
+            "emr-8.0.0",
+            r"environments\.dev\.emr\.release_label: release_label emr-8\.0\.0 is not supported; emr-lineage runs on "
+            r"emr-7\.",
+        ),
+        (
+            "emr.release_label",
+            "emr-6.15.0",
+            r"environments\.dev\.emr\.release_label: release_label emr-6\.15\.0 is not",
+        ),
+        (
+            "emr.release_label",
+            "emr-7.99.0",
+            r"environments\.dev\.emr\.release_label: release_label emr-7\.99\.0 is not",
+        ),
         ("marquez.web_allowed_cidrs", [], r"marquez\.web_allowed_cidrs: List should have at least 1 item"),
         ("marquez.task_memory_mib", 1000, r"marquez: task_memory_mib 1000 is not valid with task_cpu 1024"),
         (
@@ -148,3 +199,44 @@ def test_listener_artifact_url_follows_maven_layout():
     assert artifact.download_url.endswith(
         f"/io/openlineage/openlineage-spark_2.12/{artifact.version}/openlineage-spark_2.12-{artifact.version}.jar"
     )
+
+
+def test_private_web_allowed_cidrs_of_every_rfc1918_range_are_accepted(block):
+    cidrs = ["10.0.0.0/8", "172.16.0.0/12", "192.168.10.0/24", "10.40.1.7/32"]
+    settings = settings_from_context(_with(block, "marquez.web_allowed_cidrs", cidrs), "dev")
+    assert settings.marquez.web_allowed_cidrs == cidrs
+
+
+@pytest.mark.parametrize("release", sorted(EMR_RELEASES))
+def test_every_listed_release_is_accepted(block, release):
+    settings = settings_from_context(_with(block, "emr.release_label", release), "dev")
+    assert settings.emr.release == EMR_RELEASES[release]
+
+
+def test_a_scala_2_13_listener_is_refused_for_a_scala_2_12_release(block):
+    data = copy.deepcopy(block)
+    data["versions"]["openlineage_spark"]["scala_version"] = "2.13"
+    release = data["environments"]["dev"]["emr"]["release_label"]
+    with pytest.raises(
+        ConfigError, match=rf"{re.escape(release)} runs Spark .* on Scala 2\.12, but .*scala_version is 2\.13"
+    ):
+        settings_from_context(data, "dev")
+
+
+def _pin(requirements_text: str, package: str) -> str:
+    (version,) = re.findall(rf"^{package}==(\S+)", requirements_text, flags=re.MULTILINE)
+    return version
+
+
+def test_local_pyspark_is_the_spark_of_every_configured_emr_release(block, repo_root):
+    """Local Spark tests must run the Spark the clusters run: the release table decides, in one place."""
+    installed = metadata.version("pyspark")
+    pinned = _pin((repo_root / "requirements.in").read_text(), "pyspark")
+    locked = _pin((repo_root / "requirements.lock").read_text(), "pyspark")
+    for env in block["environments"]:
+        emr = settings_from_context(block, env).emr
+        spark = emr.release.spark
+        assert installed == spark, f"pyspark {installed} installed, but {env} runs {emr.release_label} (Spark {spark})"
+        assert pinned == locked == spark, (
+            f"requirements pin pyspark {pinned}/{locked}; {emr.release_label} runs {spark}"
+        )
