@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """emr-lineage CDK app: `cdk synth -c env=dev|prod`.
 
-All cross-stack wiring happens here, in the open: which stack consumes which output.
+All cross-stack wiring happens here, in the open: each stack exposes what others need as
+attributes, and this file passes them on as props. CloudFormation exports and imports follow
+from those references (and so does the deploy order); no stack reads another's SSM parameters.
 """
 
 from __future__ import annotations
@@ -67,16 +69,16 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
         env=env,
         vpc=network.vpc,
         lineage_clients_security_group=lineage.clients_security_group,
+        marquez_api_url=lineage.api_url,
+        data_lake_bucket=data_lake.bucket,
         data_lake_key=data_lake.key,
         glue_databases=data_lake.databases,
         access_logs_bucket=data_lake.access_logs_bucket,
         description="emr-lineage: EMR roles, security, launch spec and optional long-running cluster",
     )
-    # The EMR stack finds the lake bucket by its predictable name (lake_layout); say so here.
-    emr.add_stack_dependency(data_lake, "uses the data lake bucket, key, databases and Lake Formation admins")
-    # The launch spec reads the Marquez API URL from the lineage stack's SSM parameter at deploy
-    # time (no export), so the order is stated here.
-    emr.add_stack_dependency(lineage, "reads the Marquez API URL SSM parameter")
+    # Not implied by any reference: the Lake Formation grants need the Glue databases (passed by
+    # name) and the deploy role's Lake Formation admin rights, both created by the data lake stack.
+    emr.add_stack_dependency(data_lake, "Lake Formation grants need the Glue databases and Lake Formation admins")
 
     for key, value in settings.tags.items():
         cdk.Tags.of(app).add(key, value)

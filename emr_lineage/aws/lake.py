@@ -29,9 +29,10 @@ def glue_database_name(settings: EnvironmentSettings, zone: str) -> str:
 
 
 def data_lake_bucket_name(settings: EnvironmentSettings, account: str, region: str) -> str:
-    """``emr-lineage-<env>-data-lake-<account>-<region>``: unique, and known to every stack.
+    """``emr-lineage-<env>-data-lake-<account>-<region>``: the name the data lake stack gives its bucket.
 
-    A predictable name lets the EMR stack scope IAM policies to the bucket's zones without
-    importing the data lake stack's outputs (``account``/``region`` may be CDK tokens).
+    Unique per account and region, and readable in the console. Only the data lake stack uses it:
+    other stacks get the bucket itself from it (``app.py``), the tools read its name from SSM
+    (``account``/``region`` may be CDK tokens).
     """
     return f"{settings.resource_prefix}-data-lake-{account}-{region}"

@@ -1,57 +1,25 @@
-"""One synth per environment, shared by every stack test (synth takes seconds, not ms)."""
+"""One synth per environment, shared by every stack test of the run (synth takes seconds, not ms).
+
+Under pytest-xdist each worker has its own session fixtures, so the assemblies live on disk
+(``synth_cache``): the first worker to need a variant synthesizes it, the others read it.
+"""
 
 from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
-import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Template
 
-import app as cdk_app
+from tests.stacks.synth_cache import AssemblyCache, Synth
 
 ENVS = ("dev", "prod")
-
-
-@dataclass(frozen=True)
-class Synth:
-    env: str
-    stacks: dict[str, cdk.Stack]
-    templates: dict[str, Template]
-    outdir: Path
-
-    def template(self, short_name: str) -> Template:
-        return self.templates[short_name]
-
-    def template_json(self, short_name: str) -> dict:
-        return self.templates[short_name].to_json()
+LONG_RUNNING = "prod+long-running"
 
 
 def cdk_json_context(repo_root: Path) -> dict:
     return json.loads((repo_root / "cdk.json").read_text())["context"]
-
-
-def synthesize(context: dict, outdir: Path) -> Synth:
-    app = cdk.App(context=context, outdir=str(outdir))
-    stacks = cdk_app.build_app(app)
-    # Full synth, as `cdk synth` does: cdk-nag runs here and fails it on any unacknowledged finding.
-    app.synth()
-    templates = {name: Template.from_stack(stack) for name, stack in stacks.items()}
-    return Synth(env=context["env"], stacks=stacks, templates=templates, outdir=outdir)
-
-
-@pytest.fixture(scope="session")
-def cdk_context(repo_root: Path) -> dict:
-    return cdk_json_context(repo_root)
-
-
-@pytest.fixture(scope="session")
-def synths(cdk_context: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Synth]:
-    """Both environments, synthesized once for the whole test session."""
-    return {env: synthesize({**cdk_context, "env": env}, tmp_path_factory.mktemp(f"cdk-out-{env}")) for env in ENVS}
 
 
 def _long_running_variant(context: dict) -> dict:
@@ -63,11 +31,30 @@ def _long_running_variant(context: dict) -> dict:
 
 
 @pytest.fixture(scope="session")
-def long_running_synth(cdk_context: dict, tmp_path_factory: pytest.TempPathFactory) -> Synth:
-    return synthesize(_long_running_variant(cdk_context), tmp_path_factory.mktemp("cdk-out-prod-long-running"))
+def cdk_context(repo_root: Path) -> dict:
+    return cdk_json_context(repo_root)
 
 
-@pytest.fixture(scope="session", params=[*ENVS, "prod+long-running"])
+@pytest.fixture(scope="session")
+def assemblies(tmp_path_factory: pytest.TempPathFactory) -> AssemblyCache:
+    return AssemblyCache.for_run(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="session")
+def synths(cdk_context: dict, assemblies: AssemblyCache) -> dict[str, Synth]:
+    """Both environments, synthesized once for the whole test run."""
+    variants = {env: {**cdk_context, "env": env} for env in ENVS}
+    # Each worker starts with a different environment, so two workers synthesize two at once.
+    assemblies.prefetch(variants)
+    return {env: assemblies.load(env, context) for env, context in variants.items()}
+
+
+@pytest.fixture(scope="session")
+def long_running_synth(cdk_context: dict, assemblies: AssemblyCache) -> Synth:
+    return assemblies.load(LONG_RUNNING, _long_running_variant(cdk_context))
+
+
+@pytest.fixture(scope="session", params=[*ENVS, LONG_RUNNING])
 def any_synth(request: pytest.FixtureRequest, synths: dict[str, Synth]) -> Synth:
     """Every synthesized variant, for the compliance checks."""
     if request.param in synths:

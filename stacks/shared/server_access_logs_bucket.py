@@ -6,7 +6,7 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from stacks.nag import acknowledge
+from stacks.shared.nag import acknowledge
 
 
 class ServerAccessLogsBucket(Construct):

@@ -1,12 +1,15 @@
 """cdk-nag acknowledgements: one helper so every one carries a real reason.
 
-cdk-nag 3 uses CDK's native validations API (FACTS.md): findings are acknowledged one by
-one on the construct that raises them, e.g. ``AwsSolutions-IAM5[Action::s3:*]``.
+cdk-nag 3 uses CDK's native validations API: findings are acknowledged one by one on the
+construct that raises them, e.g. ``AwsSolutions-IAM5[Action::s3:*]`` (cdk-nag README, "Migrating
+from v2": https://github.com/cdklabs/cdk-nag#readme).
+
+Acknowledge next to the resource a finding concerns, in the construct that creates it.
 """
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, Validations
+from aws_cdk import Acknowledgment, Reference, Stack, Token, Tokenization, Validations
 from constructs import IConstruct
 
 MIN_REASON_LENGTH = 40
@@ -38,8 +41,21 @@ def _nag_text(value) -> str:
     raise ValueError(f"cannot render {value!r} as a cdk-nag finding id")
 
 
+def _as_imported_into(stack: Stack, value: str) -> str:
+    """``value`` with each reference to another stack's resource replaced by the import CDK makes of it.
+
+    Cross-stack references become ``Fn::ImportValue`` only at synth, after acknowledgements are
+    recorded; ``export_value`` names the very export that synth will use.
+    """
+    for token in Tokenization.reverse_string(value).tokens:
+        if Reference.is_reference(token):
+            producer = Stack.of(token.target)
+            if producer.node.path != stack.node.path:
+                value = value.replace(Token.as_string(token), producer.export_value(token))
+    return value
+
+
 def wildcard_resource_finding(scope: IConstruct, resource_arn: str) -> str:
     """cdk-nag's finding id for a wildcard resource ARN as used in ``scope``'s stack."""
-    from aws_cdk import Stack
-
-    return f"AwsSolutions-IAM5[Resource::{_nag_text(Stack.of(scope).resolve(resource_arn))}]"
+    stack = Stack.of(scope)
+    return f"AwsSolutions-IAM5[Resource::{_nag_text(stack.resolve(_as_imported_into(stack, resource_arn)))}]"

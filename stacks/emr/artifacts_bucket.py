@@ -10,9 +10,10 @@ from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
 
 from emr_lineage.aws.artifacts import BOOTSTRAP_PREFIX, JOBS_PREFIX, LOGS_PREFIX
-from stacks.nag import acknowledge, wildcard_resource_finding
+from stacks.shared.nag import acknowledge, wildcard_resource_finding
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+# stacks/emr/artifacts_bucket.py -> the checkout, whose bootstrap/ and jobs/ are uploaded.
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class ArtifactsBucket(Construct):

@@ -3,9 +3,16 @@
 Artifacts bucket (bootstrap scripts, jobs, listener jar, logs), IAM roles, the security
 configuration and groups, Lake Formation grants, the launch spec for ephemeral clusters (SSM
 parameter, JSON) and, when configured, a long-running cluster built from the same request.
+
+Everything it uses from other stacks arrives as a prop (``app.py`` passes it): the VPC, the
+lineage clients security group and the Marquez API URL, the data lake bucket, key and Glue
+databases, and the server access logs bucket. It reads nothing back from SSM.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from aws_cdk import Aws, CfnOutput, Stack
 from aws_cdk import aws_ec2 as ec2
@@ -17,16 +24,15 @@ from constructs import Construct
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.artifacts import LOGS_PREFIX
-from emr_lineage.aws.lake import data_lake_bucket_name
 from emr_lineage.listener.artifact import BOOTSTRAP_ACTION_NAME, bootstrap_arguments, bootstrap_script_uri
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark import conf as spark_conf
-from stacks.artifacts_bucket import ArtifactsBucket
-from stacks.emr_cluster_spec import ClusterResources, cfn_cluster_properties, job_flow_request
-from stacks.emr_roles import EmrRoles
-from stacks.emr_security import EmrSecurity
-from stacks.lake_formation_grants import LakeFormationGrants
-from stacks.nag import acknowledge
+from stacks.emr.artifacts_bucket import ArtifactsBucket
+from stacks.emr.cluster_spec import ClusterResources, cfn_cluster_properties, job_flow_request
+from stacks.emr.lake_formation_grants import LakeFormationGrants
+from stacks.emr.roles import EmrRoles
+from stacks.emr.security import EmrSecurity
+from stacks.shared.nag import acknowledge
 
 
 class EmrStack(Stack):
@@ -41,16 +47,14 @@ class EmrStack(Stack):
         settings: EnvironmentSettings,
         vpc: ec2.IVpc,
         lineage_clients_security_group: ec2.ISecurityGroup,
+        marquez_api_url: str,
+        data_lake_bucket: s3.IBucket,
         data_lake_key: kms.IKey,
-        glue_databases: dict[str, str],
+        glue_databases: Mapping[str, str],
         access_logs_bucket: s3.IBucket,
-        **kwargs,
+        **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        # By its predictable name, not an import: IAM scoping then reads (and nags) plainly.
-        data_lake_bucket = s3.Bucket.from_bucket_name(
-            self, "DataLakeBucket", data_lake_bucket_name(settings, Aws.ACCOUNT_ID, Aws.REGION)
-        )
 
         self.artifacts_bucket = ArtifactsBucket(
             self,
@@ -85,10 +89,6 @@ class EmrStack(Stack):
             data_lake_bucket_arn=data_lake_bucket.bucket_arn,
         )
 
-        # The Marquez API URL comes from the lineage stack's SSM parameter, resolved at deploy.
-        marquez_api_url = ssm.StringParameter.value_for_string_parameter(
-            self, parameters.marquez_api_url(settings.name)
-        )
         listener = spark_conf.ListenerConfig(
             api_url=marquez_api_url,
             namespace=settings.openlineage.namespace,
@@ -141,13 +141,17 @@ class EmrStack(Stack):
         if settings.emr.long_running_cluster:
             request = job_flow_request(settings, resources, long_running=True)
             self.long_running_cluster = emr.CfnCluster(self, "LongRunningCluster", **cfn_cluster_properties(request))
+            # cdk-nag's EMR4/EMR5 read the encryption settings at the top level of the document
+            # (https://github.com/cdklabs/cdk-nag/blob/main/src/rules/emr/EMRLocalDiskEncryption.ts,
+            # EMREncryptionInTransit.ts); EMR nests them under EncryptionConfiguration
+            # (https://docs.aws.amazon.com/emr/latest/ManagementGuide/emr-create-security-configuration.html).
             for rule, what in (("EMR4", "local disk encryption"), ("EMR5", "in-transit encryption")):
                 acknowledge(
                     self.long_running_cluster,
                     f"AwsSolutions-{rule}",
                     f"False positive: the security configuration enables {what} under "
-                    "EncryptionConfiguration, as EMR documents it; the rule reads a flat shape EMR "
-                    "does not use (FACTS.md). tests/stacks/test_emr.py checks the real document.",
+                    "EncryptionConfiguration, as the EMR management guide documents it; the rule reads a "
+                    "flat shape EMR does not use. tests/stacks/emr/test_emr.py checks the real document.",
                 )
             CfnOutput(self, "LongRunningClusterId", value=self.long_running_cluster.ref)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.network import EMR_MANAGED_TAG
+from stacks.shared.tags import EMR_MANAGED_TAG
 
 EBS_VOLUME_TYPE = "gp3"
 

@@ -6,6 +6,8 @@ deploy role a Lake Formation admin and registers the location these grants refer
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from aws_cdk import Aws
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lakeformation as lf
@@ -27,7 +29,7 @@ class LakeFormationGrants(Construct):
         construct_id: str,
         *,
         role: iam.IRole,
-        databases: dict[str, str],
+        databases: Mapping[str, str],
         data_lake_bucket_arn: str,
     ) -> None:
         super().__init__(scope, construct_id)

@@ -4,11 +4,13 @@ One task runs two containers: the API (5000, admin 5001) and marquez-web (3000),
 reaches the API over the task's localhost. Both scale together, which suits Marquez's
 light web tier and keeps the API off any network path but the load balancer's.
 
-The stock image's trap (FACTS.md): it runs ``marquez.dev.yml``, which hard-codes the
-database user and password ``marquez`` and enables search (OpenSearch). The container
-therefore writes :func:`marquez_config_yaml` to a file at start and points
-``MARQUEZ_CONFIG`` at it; that config takes every connection value from the environment
-(the password from Secrets Manager) and disables search.
+The stock image's trap: it runs ``marquez.dev.yml``, which hard-codes the database user and
+password ``marquez`` and enables search (OpenSearch) unless ``SEARCH_ENABLED=false`` (Marquez
+repository: https://github.com/MarquezProject/marquez/blob/main/marquez.dev.yml and the image's
+https://github.com/MarquezProject/marquez/blob/main/Dockerfile). The container therefore
+writes :func:`marquez_config_yaml` to a file at start and points ``MARQUEZ_CONFIG`` at it; that
+config takes every connection value from the environment (the password from Secrets Manager)
+and disables search.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.nag import acknowledge
-from stacks.settings_mapping import log_retention, removal_policy
+from stacks.shared.nag import acknowledge
+from stacks.shared.settings_mapping import log_retention, removal_policy
 
 API_PORT = 5000
 ADMIN_PORT = 5001

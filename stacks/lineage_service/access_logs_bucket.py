@@ -15,7 +15,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.region_info import RegionInfo
 from constructs import Construct
 
-from stacks.nag import acknowledge
+from stacks.shared.nag import acknowledge
 
 NO_ELB_ACCOUNT = "none"
 ELB_SERVICE_PRINCIPAL = "logdelivery.elasticloadbalancing.amazonaws.com"

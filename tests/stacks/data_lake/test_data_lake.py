@@ -7,10 +7,7 @@ import json
 from emr_lineage.aws import parameters
 from emr_lineage.aws.lake import CATALOG_ZONES, glue_database_name
 from emr_lineage.settings.loader import load_settings
-
-
-def _by_type(tpl: dict, kind: str) -> dict[str, dict]:
-    return {k: v for k, v in tpl["Resources"].items() if v["Type"] == kind}
+from tests.stacks.templates import by_type as _by_type
 
 
 def _lake_bucket(tpl: dict) -> tuple[str, dict]:
@@ -117,7 +114,7 @@ def test_location_registered_with_a_dedicated_role_that_can_use_the_key(synth):
 
 def test_no_template_grants_iam_allowed_principals(any_synth):
     for template in any_synth.templates.values():
-        assert "IAM_ALLOWED_PRINCIPALS" not in json.dumps(template.to_json())
+        assert "IAM_ALLOWED_PRINCIPALS" not in json.dumps(template)
 
 
 def test_bucket_name_is_published(synth):

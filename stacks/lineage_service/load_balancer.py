@@ -9,8 +9,8 @@ from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from constructs import Construct
 
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.alb_access_logs_bucket import AlbAccessLogsBucket
-from stacks.marquez_service import ADMIN_PORT, API_CONTAINER, API_PORT, WEB_CONTAINER, WEB_PORT
+from stacks.lineage_service.access_logs_bucket import AlbAccessLogsBucket
+from stacks.lineage_service.marquez import ADMIN_PORT, API_CONTAINER, API_PORT, WEB_CONTAINER, WEB_PORT
 
 LISTENER_PORT = 80
 API_PATH_PATTERN = "/api/*"

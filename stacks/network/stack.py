@@ -1,22 +1,30 @@
 """NetworkStack: the VPC everything else runs in.
 
 Three subnet tiers over two or more AZs: public (NAT gateways, nothing else), private with
-egress (Marquez tasks, EMR nodes) and isolated (RDS). S3 is reached through a gateway
-endpoint; optional interface endpoints let clusters work without NAT.
+egress (Marquez tasks, EMR nodes) and isolated (RDS), sized by ``SUBNET_TIERS`` of the
+settings model, which also rejects a ``vpc_cidr`` too small for them. S3 is reached through a
+gateway endpoint; optional interface endpoints let clusters work without NAT.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from aws_cdk import Stack, Tags
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from emr_lineage.settings.model import EnvironmentSettings
-from stacks.settings_mapping import log_retention, removal_policy
+from emr_lineage.settings.model import SUBNET_TIERS, EnvironmentSettings
+from stacks.shared.settings_mapping import log_retention, removal_policy
+from stacks.shared.tags import EMR_MANAGED_TAG
 
-# EMR's v2 managed service policy only acts on resources carrying this tag (FACTS.md).
-EMR_MANAGED_TAG = ("for-use-with-amazon-emr-managed-policies", "true")
+# Subnet tier name (settings model) -> what it is in CDK.
+SUBNET_TYPES = {
+    "public": ec2.SubnetType.PUBLIC,
+    "private": ec2.SubnetType.PRIVATE_WITH_EGRESS,
+    "isolated": ec2.SubnetType.PRIVATE_ISOLATED,
+}
 
 # Config name -> the interface endpoint services it stands for (ECR needs both API and Docker).
 INTERFACE_ENDPOINTS: dict[str, tuple[ec2.InterfaceVpcEndpointAwsService, ...]] = {
@@ -30,9 +38,12 @@ INTERFACE_ENDPOINTS: dict[str, tuple[ec2.InterfaceVpcEndpointAwsService, ...]] =
 
 
 class NetworkStack(Stack):
-    """VPC, endpoints and flow logs. Exposes ``vpc`` for the other stacks."""
+    """VPC, endpoints and flow logs.
 
-    def __init__(self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, **kwargs) -> None:
+    Exposes ``vpc`` (for the other stacks) and ``interface_endpoints`` (service id -> endpoint).
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         net = settings.network
 
@@ -43,9 +54,8 @@ class NetworkStack(Stack):
             max_azs=net.max_azs,
             nat_gateways=net.nat_gateways,
             subnet_configuration=[
-                ec2.SubnetConfiguration(name="public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=24),
-                ec2.SubnetConfiguration(name="private", subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS, cidr_mask=20),
-                ec2.SubnetConfiguration(name="isolated", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED, cidr_mask=24),
+                ec2.SubnetConfiguration(name=name, subnet_type=SUBNET_TYPES[name], cidr_mask=mask)
+                for name, mask in SUBNET_TIERS
             ],
             gateway_endpoints={
                 "S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3),

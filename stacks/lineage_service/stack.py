@@ -1,11 +1,14 @@
 """LineageServiceStack: Marquez (API + web) on ECS Fargate with PostgreSQL on RDS.
 
-Publishes the API URL (what Spark's OpenLineage HTTP transport uses) and the web URL as
-stack outputs and SSM parameters (names from ``emr_lineage.parameters``), and exposes
-``clients_security_group``, which EMR nodes join to reach the API.
+Exposes ``api_url`` (what Spark's OpenLineage HTTP transport uses), ``web_url`` and
+``clients_security_group`` (EMR nodes join it to reach the API); ``app.py`` hands them to the
+EMR stack. The URLs are also stack outputs and SSM parameters (names from
+``emr_lineage.aws.parameters``), for the CLI tools only: no stack reads them back.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_ec2 as ec2
@@ -14,15 +17,18 @@ from constructs import Construct
 
 from emr_lineage.aws import parameters
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.alb_access_logs_bucket import AlbAccessLogsBucket
-from stacks.lineage_load_balancer import LineageLoadBalancer
-from stacks.marquez_database import DATABASE_NAME, MarquezDatabase
-from stacks.marquez_service import MarquezService
+from stacks.lineage_service.access_logs_bucket import AlbAccessLogsBucket
+from stacks.lineage_service.database import DATABASE_NAME, MarquezDatabase
+from stacks.lineage_service.load_balancer import LineageLoadBalancer
+from stacks.lineage_service.marquez import MarquezService
 
 
 class LineageServiceStack(Stack):
+    """Exposes ``api_url``, ``web_url``, ``clients_security_group``, ``database``, ``marquez``,
+    ``load_balancer`` and ``access_logs``."""
+
     def __init__(
-        self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, vpc: ec2.IVpc, **kwargs
+        self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, vpc: ec2.IVpc, **kwargs: Any
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
 
@@ -48,9 +54,9 @@ class LineageServiceStack(Stack):
             service=self.marquez.service,
             access_logs=self.access_logs,
         )
-        self.clients_security_group = self.load_balancer.clients_security_group
-        self.api_url = self.load_balancer.api_url
-        self.web_url = self.load_balancer.web_url
+        self.clients_security_group: ec2.ISecurityGroup = self.load_balancer.clients_security_group
+        self.api_url: str = self.load_balancer.api_url
+        self.web_url: str = self.load_balancer.web_url
 
         ssm.StringParameter(
             self,

@@ -5,11 +5,8 @@ from __future__ import annotations
 from aws_cdk.assertions import Match
 
 from emr_lineage.settings.loader import load_settings
-from stacks.network import EMR_MANAGED_TAG
-
-
-def _resources(template_json: dict, kind: str) -> dict[str, dict]:
-    return {k: v for k, v in template_json["Resources"].items() if v["Type"] == kind}
+from stacks.shared.tags import EMR_MANAGED_TAG
+from tests.stacks.templates import by_type as _resources
 
 
 def _tags(resource: dict) -> dict[str, str]:

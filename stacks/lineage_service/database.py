@@ -9,8 +9,8 @@ from aws_cdk import aws_rds as rds
 from constructs import Construct
 
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.nag import acknowledge
-from stacks.settings_mapping import log_retention, removal_policy
+from stacks.shared.nag import acknowledge
+from stacks.shared.settings_mapping import log_retention, removal_policy
 
 DATABASE_NAME = "marquez"
 DATABASE_USER = "marquez"

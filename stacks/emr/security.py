@@ -23,9 +23,9 @@ from constructs import Construct
 
 from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.emr_roles import KMS_DATA_ACTIONS
-from stacks.network import EMR_MANAGED_TAG
-from stacks.settings_mapping import removal_policy
+from stacks.emr.roles import KMS_DATA_ACTIONS
+from stacks.shared.settings_mapping import removal_policy
+from stacks.shared.tags import EMR_MANAGED_TAG
 
 
 def security_configuration_json(

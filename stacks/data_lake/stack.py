@@ -1,11 +1,14 @@
 """DataLakeStack: the KMS-encrypted lake bucket, its Glue databases and Lake Formation setup.
 
-Lake Formation *grants* to the EMR job role live in the EMR stack (``LakeFormationGrants``):
-the role is defined there, and the EMR stack already depends on this one, so granting here
-would make the two stacks depend on each other.
+Exposes what the EMR stack needs (``app.py`` passes it on): ``bucket``, ``key``,
+``databases`` and ``access_logs_bucket``. Lake Formation *grants* to the EMR job role live in
+the EMR stack (``LakeFormationGrants``): the role is defined there, and the EMR stack already
+depends on this one, so granting here would make the two stacks depend on each other.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from aws_cdk import Aws, CfnOutput, DefaultStackSynthesizer, Duration, Fn, Stack
 from aws_cdk import aws_glue as glue
@@ -19,20 +22,21 @@ from constructs import Construct
 from emr_lineage.aws import parameters
 from emr_lineage.aws.lake import CATALOG_ZONES, data_lake_bucket_name, glue_database_name, zone_prefix
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.nag import acknowledge, wildcard_resource_finding
-from stacks.server_access_logs_bucket import ServerAccessLogsBucket
-from stacks.settings_mapping import removal_policy
+from stacks.shared.nag import acknowledge, wildcard_resource_finding
+from stacks.shared.server_access_logs_bucket import ServerAccessLogsBucket
+from stacks.shared.settings_mapping import removal_policy
 
 
 class DataLakeStack(Stack):
-    """Exposes ``key``, ``bucket``, ``access_logs_bucket``, ``databases`` (zone -> name),
-    ``data_lake_settings`` and ``location`` (the registered Lake Formation resource)."""
+    """Exposes ``key``, ``bucket``, ``access_logs_bucket`` (server access logs of every bucket),
+    ``databases`` (catalog zone -> Glue database name), ``data_lake_settings`` and ``location``
+    (the registered Lake Formation resource)."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, **kwargs) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         lake = settings.data_lake
 
-        self.key = kms.Key(
+        self.key: kms.IKey = kms.Key(
             self,
             "Key",
             alias=f"alias/{settings.resource_prefix}/data-lake",
@@ -40,10 +44,10 @@ class DataLakeStack(Stack):
             enable_key_rotation=True,
             removal_policy=removal_policy(settings),
         )
-        self.access_logs_bucket = ServerAccessLogsBucket(
+        self.access_logs_bucket: s3.IBucket = ServerAccessLogsBucket(
             self, "ServerAccessLogs", retention_days=settings.log_retention_days
         ).bucket
-        self.bucket = s3.Bucket(
+        self.bucket: s3.IBucket = s3.Bucket(
             self,
             "Bucket",
             bucket_name=data_lake_bucket_name(settings, Aws.ACCOUNT_ID, Aws.REGION),

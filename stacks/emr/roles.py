@@ -16,7 +16,7 @@ from constructs import Construct
 from emr_lineage.aws.artifacts import BOOTSTRAP_PREFIX, JOBS_PREFIX, LISTENER_PREFIX, LOGS_PREFIX, TLS_PREFIX
 from emr_lineage.aws.lake import READ_ONLY_ZONES, ZONES, zone_prefix
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.nag import acknowledge, wildcard_resource_finding
+from stacks.shared.nag import acknowledge, wildcard_resource_finding
 
 # What EMRFS and Spark need of a KMS key to read and write SSE-KMS objects.
 KMS_DATA_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
@@ -113,7 +113,8 @@ class EmrRoles(Construct):
             managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(EMR_SERVICE_POLICY)],
             description=f"{prefix}: EMR service role (v2 managed policy, tag-scoped)",
         )
-        # The v2 policy only passes the default role names (FACTS.md); ours needs its own PassRole.
+        # The v2 policy only passes the default role names (its document:
+        # https://docs.aws.amazon.com/emr/latest/ManagementGuide/emr-iam-role.html); ours needs its own PassRole.
         self.service_role.add_to_policy(
             iam.PolicyStatement(
                 sid="PassInstanceRole",

@@ -1,0 +1,1 @@
+"""Helpers shared by every component: nag acknowledgements, settings mapping, access logs, tags."""

@@ -1,0 +1,32 @@
+"""LakeFormationGrants: what the EMR job role may do in the lake."""
+
+from __future__ import annotations
+
+from tests.stacks.templates import by_type as _by_type
+from tests.stacks.templates import logical_id as _id
+
+
+def test_lake_formation_grants_to_the_job_role(synth):
+    tpl = synth.template_json("emr")
+    role = {"Fn::GetAtt": [_id(tpl, "RolesInstanceRole", "AWS::IAM::Role"), "Arn"]}
+    grants = [g["Properties"] for g in _by_type(tpl, "AWS::LakeFormation::PrincipalPermissions").values()]
+    assert all(g["Principal"] == {"DataLakePrincipalIdentifier": role} for g in grants)
+    assert all(g["PermissionsWithGrantOption"] == [] for g in grants)
+    by_resource = {}
+    for g in grants:
+        resource = g["Resource"]
+        if "DataLocation" in resource:
+            by_resource["location"] = g["Permissions"]
+        elif "Database" in resource:
+            by_resource["db:" + resource["Database"]["Name"]] = g["Permissions"]
+        else:
+            assert resource["Table"]["TableWildcard"] == {}
+            by_resource["tables:" + resource["Table"]["DatabaseName"]] = g["Permissions"]
+    env = synth.env
+    assert by_resource == {
+        "location": ["DATA_LOCATION_ACCESS"],
+        f"db:emr_lineage_{env}_clean": ["DESCRIBE"],
+        f"tables:emr_lineage_{env}_clean": ["SELECT", "DESCRIBE"],
+        f"db:emr_lineage_{env}_curated": ["DESCRIBE", "CREATE_TABLE"],
+        f"tables:emr_lineage_{env}_curated": ["SELECT", "INSERT", "DELETE", "DESCRIBE", "ALTER", "DROP"],
+    }

@@ -1,0 +1,75 @@
+"""EmrRoles: the service role, the instance role and the optional runtime role, each scoped to what it needs."""
+
+from __future__ import annotations
+
+import json
+
+from tests.stacks.templates import as_list as _as_list
+from tests.stacks.templates import by_type as _by_type
+from tests.stacks.templates import export_name
+from tests.stacks.templates import logical_id as _id
+from tests.stacks.templates import statements as _statements
+
+
+def test_service_role_uses_the_v2_policy_and_passes_only_the_instance_role(synth, render):
+    tpl = synth.template_json("emr")
+    role_id = _id(tpl, "RolesServiceRole", "AWS::IAM::Role")
+    role = tpl["Resources"][role_id]["Properties"]
+    assert [render(a) for a in role["ManagedPolicyArns"]] == [
+        "arn:{Ref:AWS::Partition}:iam::aws:policy/service-role/AmazonEMRServicePolicy_v2"
+    ]
+    passes = [s for s in _statements(tpl, role_id) if "iam:PassRole" in _as_list(s["Action"])]
+    assert passes == [
+        {
+            "Action": "iam:PassRole",
+            "Effect": "Allow",
+            "Sid": "PassInstanceRole",
+            "Resource": {"Fn::GetAtt": [_id(tpl, "RolesInstanceRole", "AWS::IAM::Role"), "Arn"]},
+            "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
+        }
+    ]
+
+
+def test_instance_role_is_scoped(synth, render):
+    tpl = synth.template_json("emr")
+    statements = _statements(tpl, _id(tpl, "RolesInstanceRole", "AWS::IAM::Role"))
+    by_sid = {s.get("Sid"): s for s in statements}
+    resources = [render(r) for s in statements for r in _as_list(s["Resource"])]
+    # The only bare "*" is Lake Formation's credential vending, which has no resource-level permissions.
+    assert [s["Action"] for s in statements if "*" in _as_list(s["Resource"])] == ["lakeformation:GetDataAccess"]
+    # The data lake stack's bucket, handed over by app.py (tests/stacks/data_lake checks its name).
+    data_lake = synth.template_json("data_lake")
+    (lake_bucket,) = [k for k, v in _by_type(data_lake, "AWS::S3::Bucket").items() if "BucketName" in v["Properties"]]
+    lake = "{Import:" + export_name(data_lake, {"Fn::GetAtt": [lake_bucket, "Arn"]}) + "}"
+    assert sorted(render(r) for r in by_sid["WriteZones"]["Resource"]) == sorted(
+        f"{lake}/{z}/*" for z in ("clean", "curated", "models")
+    )
+    assert f"{lake}/raw/*" in [render(r) for r in by_sid["ReadZones"]["Resource"]]
+    assert by_sid["WriteLogs"]["Action"] == "s3:PutObject"
+    assert render(by_sid["WriteLogs"]["Resource"]).endswith("/emr-logs/*")
+    assert not [r for r in resources if r.endswith(":::*") or r.endswith("}/*")], "no whole-bucket object wildcards"
+    glue_resources = [render(r) for r in by_sid["GlueCatalogWrite"]["Resource"]]
+    assert not any(r.endswith(":table/*/*") or r.endswith(":database/*") for r in glue_resources)
+    assert (
+        f"arn:{{Ref:AWS::Partition}}:glue:{{Ref:AWS::Region}}:{{Ref:AWS::AccountId}}:table/emr_lineage_{synth.env}_curated/*"
+        in glue_resources
+    )
+
+
+def test_runtime_role_gets_the_data_and_lake_formation_session_tags(long_running_synth, render):
+    tpl = long_running_synth.template_json("emr")
+    runtime = _id(tpl, "RolesRuntimeRole", "AWS::IAM::Role")
+    instance = _id(tpl, "RolesInstanceRole", "AWS::IAM::Role")
+    sids = {s.get("Sid") for s in _statements(tpl, runtime)}
+    assert {"ReadZones", "WriteZones", "GlueCatalogRead", "LakeFormationDataAccess"} <= sids
+    assert not {"ReadZones", "WriteZones"} & {s.get("Sid") for s in _statements(tpl, instance)}
+    grants = _by_type(tpl, "AWS::LakeFormation::PrincipalPermissions").values()
+    assert all(
+        g["Properties"]["Principal"]["DataLakePrincipalIdentifier"] == {"Fn::GetAtt": [runtime, "Arn"]} for g in grants
+    )
+    (config,) = _by_type(tpl, "AWS::EMR::SecurityConfiguration").values()
+    document = json.loads(render(config["Properties"]["SecurityConfiguration"]))
+    assert document["AuthorizationConfiguration"] == {
+        "IAMConfiguration": {"EnableApplicationScopedIAMRole": True},
+        "LakeFormationConfiguration": {"AuthorizedSessionTagValue": "Amazon EMR"},
+    }

@@ -1,0 +1,170 @@
+"""Synthesized cloud assemblies, made once per test run and shared by every pytest-xdist worker.
+
+A synth takes seconds. Each configuration variant (context) is synthesized by the first worker
+that needs it, into a directory named after a hash of the context, the library versions and
+every source file the app reads; a file lock keeps the other workers from doing it twice, and
+they load the templates from the assembly's JSON.
+
+The directory is the test run's shared temporary directory (``EMR_LINEAGE_SYNTH_CACHE`` may name
+another one, to keep assemblies across runs: the hash makes a stale one impossible to pick up).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import aws_cdk as cdk
+from aws_cdk.assertions import Template
+from cdk_nag import AwsSolutionsChecks
+from filelock import FileLock, Timeout
+
+from tests.paths import REPO_ROOT
+
+# What the app reads besides its context: the CDK app, the settings and layout it imports, and
+# the folders it uploads as assets.
+SOURCES = ("app.py", "stacks", "emr_lineage", "bootstrap", "jobs")
+LIBRARIES = ("aws-cdk-lib", "cdk-nag", "constructs", "jsii")
+INDEX_FILE = "emr-lineage-stacks.json"
+NAG_FILE = "emr-lineage-nag.json"
+CACHE_ENV = "EMR_LINEAGE_SYNTH_CACHE"
+
+
+@dataclass
+class Synth:
+    """One synthesized variant: its templates by short stack name, read from the assembly."""
+
+    env: str
+    outdir: Path
+    # short name ("network", "lineage", "data_lake", "emr") -> CloudFormation stack name
+    stack_names: dict[str, str]
+    # short name -> cdk-nag AwsSolutions findings on the live stack right after synth
+    nag_findings: dict[str, list[str]]
+    _templates: dict[str, Template] = field(default_factory=dict, repr=False)
+    _json: dict[str, dict] = field(default_factory=dict, repr=False)
+
+    def template_json(self, short_name: str) -> dict:
+        """The stack's template as a dict (a copy: tests may not change what others read)."""
+        if short_name not in self._json:
+            path = self.outdir / f"{self.stack_names[short_name]}.template.json"
+            self._json[short_name] = json.loads(path.read_text())
+        return copy.deepcopy(self._json[short_name])
+
+    def template(self, short_name: str) -> Template:
+        """The stack's template for ``aws_cdk.assertions``."""
+        if short_name not in self._templates:
+            self._templates[short_name] = Template.from_json(self.template_json(short_name))
+        return self._templates[short_name]
+
+    @property
+    def templates(self) -> dict[str, dict]:
+        return {name: self.template_json(name) for name in self.stack_names}
+
+
+def _source_files() -> list[Path]:
+    files = []
+    for name in SOURCES:
+        path = REPO_ROOT / name
+        candidates = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        files += [p for p in candidates if "__pycache__" not in p.parts and p.suffix != ".pyc"]
+    return files
+
+
+@functools.cache
+def _code_digest() -> str:
+    """The libraries' versions and the sources' contents (read once per worker)."""
+    digest = hashlib.sha256()
+    for library in LIBRARIES:
+        digest.update(f"{library}=={metadata.version(library)}\n".encode())
+    for path in _source_files():
+        digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def cache_key(context: dict) -> str:
+    return hashlib.sha256((_code_digest() + json.dumps(context, sort_keys=True)).encode()).hexdigest()
+
+
+def _synthesize(context: dict, outdir: Path) -> None:
+    """``cdk synth`` of the whole app into ``outdir``, plus the index and nag findings the tests read."""
+    import app as cdk_app
+
+    app = cdk.App(context=context, outdir=str(outdir))
+    stacks = cdk_app.build_app(app)
+    # Full synth, as `cdk synth` does: cdk-nag runs here and fails it on any unacknowledged finding.
+    app.synth()
+    findings = {}
+    for name, stack in stacks.items():
+        report = AwsSolutionsChecks().validate_scope(stack)
+        findings[name] = [
+            f"{v.rule_name}: {', '.join(r.resource_logical_id for r in v.violating_resources)}"
+            for v in report.violations
+        ]
+        if not report.success and not findings[name]:
+            findings[name] = ["cdk-nag reported a failure without violations"]
+    (outdir / NAG_FILE).write_text(json.dumps(findings))
+    # Written last: its presence marks a complete assembly.
+    (outdir / INDEX_FILE).write_text(json.dumps({name: stack.stack_name for name, stack in stacks.items()}))
+
+
+class AssemblyCache:
+    """Assemblies under ``root``, one per (variant name, cache key)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    @classmethod
+    def for_run(cls, basetemp: Path) -> AssemblyCache:
+        """The cache of this test run: the workers' common temporary directory under xdist."""
+        if os.environ.get(CACHE_ENV):
+            return cls(Path(os.environ[CACHE_ENV]))
+        shared = basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
+        return cls(shared / "cdk-assemblies")
+
+    def _directory(self, name: str, context: dict) -> Path:
+        return self.root / f"{name}-{cache_key(context)[:24]}"
+
+    def produce(self, name: str, context: dict, *, wait: bool = True) -> bool:
+        """Synthesize the variant unless it is there; False if another worker holds it and ``wait`` is off."""
+        directory = self._directory(name, context)
+        lock = FileLock(f"{directory}.lock")
+        try:
+            lock.acquire(timeout=-1 if wait else 0)
+        except Timeout:
+            return False
+        try:
+            if not (directory / INDEX_FILE).exists():
+                partial = directory.with_name(directory.name + ".partial")
+                shutil.rmtree(partial, ignore_errors=True)
+                _synthesize(context, partial)
+                shutil.rmtree(directory, ignore_errors=True)
+                partial.rename(directory)
+        finally:
+            lock.release()
+        return True
+
+    def load(self, name: str, context: dict) -> Synth:
+        self.produce(name, context)
+        directory = self._directory(name, context)
+        return Synth(
+            env=context["env"],
+            outdir=directory,
+            stack_names=json.loads((directory / INDEX_FILE).read_text()),
+            nag_findings=json.loads((directory / NAG_FILE).read_text()),
+        )
+
+    def prefetch(self, variants: dict[str, dict]) -> None:
+        """Synthesize the variants no other worker is already synthesizing, this worker's share first."""
+        names = list(variants)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+        shift = int(worker.removeprefix("gw")) % len(names) if worker.removeprefix("gw").isdigit() else 0
+        for name in names[shift:] + names[:shift]:
+            self.produce(name, variants[name], wait=False)

@@ -1,0 +1,77 @@
+"""Cross-stack wiring: what app.py hands from stack to stack arrives as CloudFormation imports.
+
+No stack reads another's values back from SSM (those parameters exist for the CLI tools only).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from emr_lineage.aws import parameters
+from tests.stacks.templates import by_type, export_name, one
+
+
+def _imports(template: dict) -> set[str]:
+    return set(re.findall(r'"Fn::ImportValue": "([^"]+)"', json.dumps(template)))
+
+
+def test_no_stack_reads_ssm_parameters_back(any_synth):
+    for name in any_synth.stack_names:
+        template = any_synth.template_json(name)
+        ssm_reads = [
+            p["Default"]
+            for p in template.get("Parameters", {}).values()
+            if p["Type"].startswith("AWS::SSM::Parameter::Value") and not p["Default"].startswith("/cdk-bootstrap/")
+        ]
+        assert ssm_reads == [], f"{name} reads SSM parameters {ssm_reads}"
+        assert "{{resolve:ssm" not in json.dumps(template)
+
+
+def test_launch_spec_takes_the_marquez_url_from_the_lineage_stack(synths):
+    """The Marquez API URL is the lineage stack's load balancer, passed as a prop (it was an SSM read)."""
+    synth = synths["dev"]
+    lineage, emr = synth.template_json("lineage"), synth.template_json("emr")
+    alb_id, _ = one(lineage, "AWS::ElasticLoadBalancingV2::LoadBalancer")
+    dns_export = export_name(lineage, {"Fn::GetAtt": [alb_id, "DNSName"]})
+    (launch_spec,) = [
+        p["Properties"]["Value"]
+        for p in by_type(emr, "AWS::SSM::Parameter").values()
+        if p["Properties"]["Name"] == parameters.emr_launch_spec("dev")
+    ]
+    assert {"Fn::ImportValue": dns_export} in launch_spec["Fn::Join"][1]
+    # The lineage stack publishes the same URL for the tools.
+    params = {
+        p["Properties"]["Name"]: p["Properties"]["Value"] for p in by_type(lineage, "AWS::SSM::Parameter").values()
+    }
+    assert params[parameters.marquez_api_url("dev")] == {
+        "Fn::Join": ["", ["http://", {"Fn::GetAtt": [alb_id, "DNSName"]}]]
+    }
+
+
+def test_emr_stack_uses_the_data_lake_stacks_bucket_and_key(synth):
+    data_lake, emr = synth.template_json("data_lake"), synth.template_json("emr")
+    (bucket_id,) = [k for k, v in by_type(data_lake, "AWS::S3::Bucket").items() if "BucketName" in v["Properties"]]
+    key_id, _ = one(data_lake, "AWS::KMS::Key")
+    imports = _imports(emr)
+    assert export_name(data_lake, {"Fn::GetAtt": [bucket_id, "Arn"]}) in imports
+    assert export_name(data_lake, {"Fn::GetAtt": [key_id, "Arn"]}) in imports
+    # Nothing names the lake bucket by a rebuilt name any more.
+    assert "data-lake" not in json.dumps(emr["Resources"])
+
+
+def test_lineage_clients_group_is_exposed_for_the_emr_stack(synths):
+    lineage, emr = synths["dev"].template_json("lineage"), synths["dev"].template_json("emr")
+    clients = [
+        k for k in by_type(lineage, "AWS::EC2::SecurityGroup") if k.startswith("LoadBalancerClientsSecurityGroup")
+    ]
+    assert len(clients) == 1
+    assert export_name(lineage, {"Fn::GetAtt": [clients[0], "GroupId"]}) in _imports(emr)
+
+
+def test_data_lake_stack_depends_on_no_other_stack(synth):
+    """The EMR stack imports from the data lake stack; the reverse would be a dependency cycle."""
+    assert _imports(synth.template_json("data_lake")) == set()
+    manifest = json.loads((synth.outdir / "manifest.json").read_text())
+    data_lake = manifest["artifacts"][synth.stack_names["data_lake"]]
+    assert [d for d in data_lake.get("dependencies", []) if not d.endswith(".assets")] == []
