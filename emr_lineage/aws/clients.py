@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
+from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.errors import EmrLineageError
@@ -17,6 +19,10 @@ class AwsError(EmrLineageError):
     call, a malformed launch spec): the command cannot do its job (exit 2)."""
 
 
+# Standard mode: throttling and transient errors retried with backoff, the same for every client.
+RETRY_POLICY = Config(retries={"mode": "standard", "max_attempts": 5})
+
+
 @dataclass(frozen=True)
 class AwsClients:
     ssm: Any
@@ -25,15 +31,24 @@ class AwsClients:
 
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings) -> AwsClients:
-        """Clients in the environment's region (or the default chain's when cdk.json has none)."""
+        """Clients of one boto3 session with one retry policy, in the environment's region.
+
+        The region is cdk.json's, else ``AWS_REGION`` (which the AWS CLI v2 and SDKs read but
+        boto3 does not), else boto3's own chain (``AWS_DEFAULT_REGION``, the profile).
+        """
+        region = settings.region or os.environ.get("AWS_REGION") or None
         try:
-            session = boto3.session.Session(region_name=settings.region)
-            return cls(ssm=session.client("ssm"), s3=session.client("s3"), emr=session.client("emr"))
+            session = boto3.session.Session(region_name=region)
+            clients = {name: session.client(name, config=RETRY_POLICY) for name in ("ssm", "s3", "emr")}
         except BotoCoreError as exc:  # e.g. NoRegionError
-            raise AwsError(f"AWS client setup failed: {exc} (set AWS_REGION, or region in cdk.json)") from None
+            raise AwsError(
+                f"no AWS region: {exc}; set AWS_REGION or AWS_DEFAULT_REGION, "
+                f"or region in cdk.json (emr-lineage.environments.{settings.name}.region)"
+            ) from None
+        return cls(**clients)
 
 
-def _aws_message(exc: Exception) -> str:
+def aws_message(exc: Exception) -> str:
     if isinstance(exc, ClientError):
         err = exc.response.get("Error", {})
         return f"{err.get('Code', 'error')}: {err.get('Message', exc)}"
@@ -50,6 +65,6 @@ def read_parameter(ssm: Any, name: str, *, env: str, published_by: str) -> str:
                 f"SSM parameter {name} not found: deploy the {published_by} for env {env!r} first "
                 f"(make deploy ENV={env})"
             ) from None
-        raise AwsError(f"cannot read SSM parameter {name} ({_aws_message(exc)})") from None
+        raise AwsError(f"cannot read SSM parameter {name} ({aws_message(exc)})") from None
     except BotoCoreError as exc:
         raise AwsError(f"cannot read SSM parameter {name} ({exc})") from None

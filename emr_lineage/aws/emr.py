@@ -23,7 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from botocore.validate import ParamValidator
 
 from emr_lineage.aws import parameters
-from emr_lineage.aws.clients import AwsError, _aws_message, read_parameter
+from emr_lineage.aws.clients import AwsError, aws_message, read_parameter
 
 DEFAULT_POLL_SECONDS = 15.0
 STEP_DONE = "COMPLETED"
@@ -114,7 +114,7 @@ def start_cluster(emr: Any, request: dict[str, Any], *, log_uri: str) -> Launche
         cluster_id = emr.run_job_flow(**request)["JobFlowId"]
         summaries = _list_steps(emr, cluster_id)
     except (ClientError, BotoCoreError) as exc:
-        raise AwsError(f"EMR refused to start the cluster ({_aws_message(exc)})") from None
+        raise AwsError(f"EMR refused to start the cluster ({aws_message(exc)})") from None
     ids = {s["Name"]: s["Id"] for s in summaries}
     steps = tuple((s["Name"], ids[s["Name"]]) for s in request["Steps"])
     return LaunchedCluster(cluster_id=cluster_id, log_uri=log_uri, steps=steps)
@@ -129,7 +129,7 @@ def terminate_cluster(emr: Any, cluster_id: str) -> None:
     try:
         emr.terminate_job_flows(JobFlowIds=[cluster_id])
     except (ClientError, BotoCoreError) as exc:
-        raise AwsError(f"could not terminate {cluster_id} ({_aws_message(exc)})") from None
+        raise AwsError(f"could not terminate {cluster_id} ({aws_message(exc)})") from None
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ def poll(emr: Any, cluster: LaunchedCluster, started: float) -> Snapshot:
         description = emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]["Status"]
         by_id = {s["Id"]: s for s in _list_steps(emr, cluster.cluster_id)}
     except (ClientError, BotoCoreError) as exc:
-        raise AwsError(f"cannot read the state of {cluster.cluster_id} ({_aws_message(exc)})") from None
+        raise AwsError(f"cannot read the state of {cluster.cluster_id} ({aws_message(exc)})") from None
     steps = []
     for name, step_id in cluster.steps:
         status = by_id.get(step_id, {}).get("Status", {})

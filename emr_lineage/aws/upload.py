@@ -16,7 +16,7 @@ from typing import Any
 from boto3.exceptions import Boto3Error
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.aws.clients import AwsError, _aws_message
+from emr_lineage.aws.clients import AwsError, aws_message
 
 # S3 user metadata key that records the uploaded file's checksum (x-amz-meta-sha256).
 SHA256_METADATA_KEY = "sha256"
@@ -88,6 +88,6 @@ def _problem(exc: BaseException, bucket: str) -> str:
         if code == "NoSuchBucket":
             return f"bucket {bucket!r} does not exist"
         if code in ("AccessDenied", "403"):
-            return f"access denied to bucket {bucket!r} ({_aws_message(cause)})"
-        return " ".join(_aws_message(cause).split())
-    return " ".join(_aws_message(exc if isinstance(exc, Exception) else Exception(exc)).split())
+            return f"access denied to bucket {bucket!r} ({aws_message(cause)})"
+        return " ".join(aws_message(cause).split())
+    return " ".join(aws_message(exc if isinstance(exc, Exception) else Exception(exc)).split())

@@ -139,7 +139,8 @@ class LineageGraph:
 
     def __repr__(self) -> str:
         n_jobs, n_datasets = len(self.jobs()), len(self.datasets())
-        return f"LineageGraph(level={self.level!r}, jobs={n_jobs}, datasets={n_datasets}, edges={self.digraph.number_of_edges()})"
+        n_edges = self.digraph.number_of_edges()
+        return f"LineageGraph(level={self.level!r}, jobs={n_jobs}, datasets={n_datasets}, edges={n_edges})"
 
 
 def iter_column_edges_of(graph: LineageGraph, dataset_id: str) -> Iterator[dict[str, Any]]:

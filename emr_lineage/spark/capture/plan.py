@@ -282,7 +282,7 @@ def _collect_inputs(query, remap=None) -> tuple[dict[str, DatasetRef], dict[int,
             known = inputs.setdefault(dataset.uri, dataset)
             if not known.columns:
                 known.columns = dataset.columns
-            for expr_id, column in zip(ids, dataset.columns):
+            for expr_id, column in zip(ids, dataset.columns, strict=False):
                 leaf_columns[expr_id] = (known.uri, column.name)
     return inputs, leaf_columns
 

@@ -85,7 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     for capture in captures:
         print(
-            f"{capture.app.job_name}: {capture.counts['events']} lineage events, {capture.counts['errors']} capture errors"
+            f"{capture.app.job_name}: {capture.counts['events']} lineage events, "
+            f"{capture.counts['errors']} capture errors"
         )
     return 0
 
