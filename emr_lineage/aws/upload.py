@@ -65,17 +65,21 @@ def upload_once(
     (missing bucket, invalid name, access denied, no credentials) raise :class:`AwsError`.
     """
     digest = sha256 or file_sha256(path)
-    uri = f"s3://{bucket}/{key}"
     if stored_sha256(s3, bucket, key) == digest:
         return Upload(bucket, key, digest, uploaded=False)
     extra: dict[str, Any] = {"Metadata": {SHA256_METADATA_KEY: digest}}
     if content_type:
         extra["ContentType"] = content_type
+    upload(s3, path, bucket, key, extra=extra)
+    return Upload(bucket, key, digest, uploaded=True)
+
+
+def upload(s3: Any, path: Path, bucket: str, key: str, *, extra: dict[str, Any] | None = None) -> None:
+    """Upload ``path`` to ``s3://bucket/key``; S3 problems raise one-line :class:`AwsError`."""
     try:
         s3.upload_file(str(path), bucket, key, ExtraArgs=extra)
     except (ClientError, BotoCoreError, Boto3Error, OSError) as exc:
-        raise AwsError(f"cannot upload {path} to {uri} ({_problem(exc, bucket)})") from None
-    return Upload(bucket, key, digest, uploaded=True)
+        raise AwsError(f"cannot upload {path} to s3://{bucket}/{key} ({_problem(exc, bucket)})") from None
 
 
 def _problem(exc: BaseException, bucket: str) -> str:

@@ -32,12 +32,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
 from emr_lineage.aws.lake import glue_database_name, zone_prefix
+from emr_lineage.aws.upload import upload
 from emr_lineage.launch import plan as launch_plan
 from emr_lineage.lineage.contract import Contract, ContractError, load_contract
 from emr_lineage.marquez.api import API_ROOT
@@ -206,10 +205,7 @@ def stage_sample_data(s3: Any, bucket: str, rows: int) -> StagedData:
         for path in sorted(p for p in lake.rglob("*") if p.is_file()):
             key = path.relative_to(lake).as_posix()
             uri = f"s3://{bucket}/{key}"
-            try:
-                s3.upload_file(str(path), bucket, key)
-            except (ClientError, BotoCoreError, OSError) as exc:
-                raise aws_clients.AwsError(f"cannot upload sample data to {uri} ({exc})") from None
+            upload(s3, path, bucket, key)
             uris.append(uri)
             size += path.stat().st_size
     return StagedData(tuple(uris), size)

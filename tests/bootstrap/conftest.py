@@ -22,9 +22,9 @@ from pathlib import Path
 import boto3
 import pytest
 
-from tests.paths import BOOTSTRAP_SCRIPT
 from emr_lineage.listener.artifact import bootstrap_arguments, listener_s3_key
 from emr_lineage.settings.loader import load_settings
+from tests.paths import BOOTSTRAP_SCRIPT
 
 BIN = Path(sys.executable).parent
 REGION = "us-east-1"

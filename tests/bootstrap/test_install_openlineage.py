@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import BOOTSTRAP_SCRIPT
 from emr_lineage.spark.conf import LISTENER_CLASS
+from tests.paths import BOOTSTRAP_SCRIPT
+from tests.versions import EMR_RELEASE, LISTENER_JAR
 
-JAR = "openlineage-spark_2.12-1.54.0.jar"
+JAR = LISTENER_JAR
 
 
 def one_error_line(result: subprocess.CompletedProcess) -> str:
@@ -127,7 +128,7 @@ def test_second_run_changes_nothing_and_does_not_download(node, bucket, s3_clien
 
 
 def test_emr_shipped_jar_present_bundle_wins(node, bucket, args_for, listener_jar, listener_sha256):
-    node.set_release("emr-7.13.0")
+    node.set_release(EMR_RELEASE)
     node.install_spark()
     emr_jar = node.ship_emr_listener()
 
@@ -147,7 +148,7 @@ def test_emr_shipped_jar_present_bundle_wins(node, bucket, args_for, listener_ja
 def test_emr_jar_that_appears_after_the_bootstrap_is_disabled_by_the_watcher(
     node, bucket, args_for, listener_sha256, wait, alive
 ):
-    node.set_release("emr-7.13.0")
+    node.set_release(EMR_RELEASE)
 
     result = node.run(args_for(listener_sha256, bucket, listener_source="bundle"))
     assert result.returncode == 0, result.stderr
@@ -163,7 +164,7 @@ def test_emr_jar_that_appears_after_the_bootstrap_is_disabled_by_the_watcher(
 
 
 def test_emr_shipped_jar_present_emr_wins(node, s3_client, args_for, listener_sha256):
-    node.set_release("emr-7.13.0")
+    node.set_release(EMR_RELEASE)
     node.install_spark()
     emr_jar = node.ship_emr_listener()
     stale = node.spark_jars / JAR  # e.g. left by an earlier bootstrap with listener-source bundle
@@ -175,7 +176,7 @@ def test_emr_shipped_jar_present_emr_wins(node, s3_client, args_for, listener_sh
 
     assert result.returncode == 0, result.stderr
     assert node.listener_jars_on_classpath() == [emr_jar]
-    assert "using the OpenLineage jar emr-7.13.0 ships" in result.stdout
+    assert f"using the OpenLineage jar {EMR_RELEASE} ships" in result.stdout
     assert not node.install_dir.exists()
 
 
@@ -187,7 +188,7 @@ def test_listener_source_emr_on_a_release_without_one_fails(node, bucket, args_f
 
 
 def test_release_from_arguments_wins_over_instance_data(node, bucket, args_for, listener_sha256):
-    node.set_release("emr-7.13.0")
+    node.set_release(EMR_RELEASE)
     result = node.run(args_for(listener_sha256, bucket, listener_source="emr", extra=("--emr-release", "emr-6.15.0")))
     assert result.returncode == 1
     assert "emr-6.15.0 ships no OpenLineage jar" in one_error_line(result)

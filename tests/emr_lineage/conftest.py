@@ -28,9 +28,12 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
 from emr_lineage.lineage.naming import dataset_identity
+from tests.emr_lineage.e2e_support import e2e_aws, e2e_marquez, lineage_clock  # noqa: F401 - fixtures
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez, serve
+from tests.emr_lineage.launch_support import launch_aws  # noqa: F401 - a fixture
+from tests.versions import OPENLINEAGE_VERSION
 
-PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/spark"
+PRODUCER = f"https://github.com/OpenLineage/OpenLineage/tree/{OPENLINEAGE_VERSION}/integration/spark"
 
 
 # --- OpenLineage events generated with openlineage-python -------------------------------

@@ -44,8 +44,9 @@ from emr_lineage.lineage.events import load_events
 from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, emr_configurations
 from tests.emr_lineage.fake_marquez import FakeMarquez, serve
+from tests.paths import REPO_ROOT
+from tests.versions import EMR_RELEASE, OPENLINEAGE_VERSION
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 REGION = "eu-west-1"
 ARTIFACTS = "emr-lineage-dev-artifacts-123456789012"
 LAKE_BUCKET = "emr-lineage-dev-data-lake-123456789012-eu-west-1"
@@ -56,7 +57,7 @@ PARENT_JOB = "emr_lineage_e2e"
 DEMO_ROWS = 200
 # Marquez returns a dataset's facets as the events carried them (with _producer/_schemaURL).
 SYMLINKS_FACET = {
-    "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python",
+    "_producer": f"https://github.com/OpenLineage/OpenLineage/tree/{OPENLINEAGE_VERSION}/client/python",
     "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/SymlinksDatasetFacet.json#/$defs/SymlinksDatasetFacet",
 }
 
@@ -69,7 +70,7 @@ def launch_spec() -> dict[str, Any]:
     listener = ListenerConfig(api_url="http://internal-marquez.example", namespace=NAMESPACE, timeout_ms=5000)
     return {
         "Name": "emr-lineage-dev",
-        "ReleaseLabel": "emr-7.13.0",
+        "ReleaseLabel": EMR_RELEASE,
         "Applications": [{"Name": "Hadoop"}, {"Name": "Spark"}],
         "LogUri": LOGS,
         "ServiceRole": "emr-lineage-dev-emr-service",
@@ -338,30 +339,26 @@ class LineageClock:
             self.marquez.advance()
 
 
-# --- fixtures shared by the e2e module and command tests (imported by name into both) -------
-
-
-@pytest.fixture(scope="session")
-def events(e2e_events) -> list[dict[str, Any]]:
-    """The demo pipeline's events as on EMR (one local Spark run per session, see conftest)."""
-    return e2e_events
+# --- fixtures of the e2e module and command tests (registered in tests/emr_lineage/conftest.py) ---
 
 
 @pytest.fixture
-def marquez() -> Iterator[FakeMarquez]:
+def e2e_marquez() -> Iterator[FakeMarquez]:
+    """A Marquez that serves the pipeline's lineage in scripted phases."""
     yield from serve_marquez()
 
 
 @pytest.fixture
-def aws(monkeypatch, marquez):
-    yield from aws_environment(monkeypatch, marquez.url)
+def e2e_aws(monkeypatch, e2e_marquez):
+    """moto with everything the deployed stacks publish, pointing at ``e2e_marquez``."""
+    yield from aws_environment(monkeypatch, e2e_marquez.url)
 
 
 @pytest.fixture
-def lineage_clock(monkeypatch, marquez) -> LineageClock:
+def lineage_clock(monkeypatch, e2e_marquez) -> LineageClock:
     from emr_lineage.pipeline import e2e_lineage as e2e
 
-    clock = LineageClock(marquez)
+    clock = LineageClock(e2e_marquez)
     monkeypatch.setattr(e2e, "clock", clock)
     monkeypatch.setattr(e2e, "pause", clock.pause)
     return clock

@@ -15,6 +15,7 @@ from moto import mock_aws
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import parameters
 from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, emr_configurations
+from tests.versions import EMR_RELEASE, LISTENER_JAR
 
 REGION = "eu-west-1"
 BUCKET = "emr-lineage-dev-artifacts-123456789012"
@@ -29,7 +30,7 @@ def launch_spec() -> dict:
     )
     return {
         "Name": "emr-lineage-dev",
-        "ReleaseLabel": "emr-7.13.0",
+        "ReleaseLabel": EMR_RELEASE,
         "Applications": [{"Name": "Spark"}, {"Name": "Hadoop"}],
         "LogUri": LOGS,
         "ServiceRole": "emr-lineage-dev-emr-service",
@@ -54,7 +55,7 @@ def launch_spec() -> dict:
                 "Name": "install-openlineage",
                 "ScriptBootstrapAction": {
                     "Path": f"s3://{BUCKET}/bootstrap/install-openlineage.sh",
-                    "Args": ["--bucket", BUCKET, "--key", "listener/openlineage-spark_2.12-1.54.0.jar"],
+                    "Args": ["--bucket", BUCKET, "--key", f"listener/{LISTENER_JAR}"],
                 },
             }
         ],
@@ -65,7 +66,7 @@ def launch_spec() -> dict:
 
 
 @pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch):
+def launch_aws(monkeypatch: pytest.MonkeyPatch):
     """moto in-process with the parameters the EMR and Marquez stacks publish for dev."""
     for _, env_name in PARENT_KEYS.values():
         monkeypatch.delenv(env_name, raising=False)

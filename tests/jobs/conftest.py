@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
-JOBS_DIR = Path(__file__).resolve().parents[2] / "jobs"
+from tests.paths import JOBS_DIR
 
 
 def load_job(name: str):

@@ -4,7 +4,6 @@ moto never advances EMR step or cluster states, so each test drives them from th
 ``on_poll`` hook, the way EMR would between two polls; the wait loop runs for real.
 """
 
-# ruff: noqa: F811 - ``aws`` is a fixture imported from launch_support, taken as a test parameter
 from __future__ import annotations
 
 import copy
@@ -22,7 +21,8 @@ from emr_lineage.aws import parameters
 from emr_lineage.launch import plan as launch_plan
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import ParentContext
-from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, aws, launch_spec  # noqa: F401 - aws is a fixture
+from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, launch_spec
+from tests.versions import EMR_RELEASE
 
 
 @pytest.fixture(scope="session")
@@ -73,13 +73,13 @@ WHERE = "/emr-lineage/dev/emr/launch-spec"
 
 def test_valid_launch_spec_parses() -> None:
     spec = emr_cluster.parse_launch_spec(json.dumps(launch_spec()), WHERE)
-    assert spec["ReleaseLabel"] == "emr-7.13.0"
+    assert spec["ReleaseLabel"] == EMR_RELEASE
     assert spec["BootstrapActions"][0]["Name"] == "install-openlineage"
 
 
 def test_launch_spec_that_is_not_json_names_the_parameter_and_line() -> None:
     with pytest.raises(aws_clients.AwsError) as excinfo:
-        emr_cluster.parse_launch_spec('{\n  "ReleaseLabel": "emr-7.13.0",\n  oops\n}', WHERE)
+        emr_cluster.parse_launch_spec(f'{{\n  "ReleaseLabel": "{EMR_RELEASE}",\n  oops\n}}', WHERE)
     assert str(excinfo.value).startswith(f"launch spec at {WHERE} is not valid JSON (line 3")
     assert excinfo.value.exit_code == 2
 
@@ -110,15 +110,15 @@ def test_launch_spec_must_be_an_object() -> None:
         emr_cluster.parse_launch_spec("[1, 2]", WHERE)
 
 
-def test_missing_launch_spec_tells_to_deploy_the_emr_stack(aws, settings, job_file: Path) -> None:
-    aws.ssm.delete_parameter(Name=parameters.emr_launch_spec("dev"))
+def test_missing_launch_spec_tells_to_deploy_the_emr_stack(launch_aws, settings, job_file: Path) -> None:
+    launch_aws.ssm.delete_parameter(Name=parameters.emr_launch_spec("dev"))
     with pytest.raises(aws_clients.AwsError) as excinfo:
-        launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
+        launch_plan.prepare_launch(launch_aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
     message = str(excinfo.value)
     assert parameters.emr_launch_spec("dev") in message
     assert "deploy the EMR stack for env 'dev'" in message
     # Nothing was staged for a launch that cannot happen.
-    assert aws.s3.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0
+    assert launch_aws.s3.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0
 
 
 # --- steps and request ------------------------------------------------------------------
@@ -181,30 +181,30 @@ def test_run_request_adds_steps_name_tags_and_auto_termination(job_file: Path) -
 # --- staging ----------------------------------------------------------------------------
 
 
-def test_job_is_uploaded_once_at_a_content_addressed_key(aws, job_file: Path) -> None:
+def test_job_is_uploaded_once_at_a_content_addressed_key(launch_aws, job_file: Path) -> None:
     job = launch_plan.JobRequest(job_file)
-    first = launch_plan.stage_job(aws.s3, BUCKET, job)
+    first = launch_plan.stage_job(launch_aws.s3, BUCKET, job)
     key = f"jobs/{launch_plan.file_sha256(job_file)[:16]}/revenue_daily.py"
     assert first.uploaded and first.uri == f"s3://{BUCKET}/{key}"
-    head = aws.s3.head_object(Bucket=BUCKET, Key=key)
+    head = launch_aws.s3.head_object(Bucket=BUCKET, Key=key)
     assert head["Metadata"]["sha256"] == first.sha256 == launch_plan.file_sha256(job_file)
 
-    second = launch_plan.stage_job(aws.s3, BUCKET, job)
+    second = launch_plan.stage_job(launch_aws.s3, BUCKET, job)
     assert not second.uploaded and second.uri == first.uri
-    assert aws.s3.head_object(Bucket=BUCKET, Key=key)["LastModified"] == head["LastModified"]
+    assert launch_aws.s3.head_object(Bucket=BUCKET, Key=key)["LastModified"] == head["LastModified"]
 
 
-def test_a_changed_job_gets_a_new_key_and_the_staged_one_stays(aws, job_file: Path) -> None:
+def test_a_changed_job_gets_a_new_key_and_the_staged_one_stays(launch_aws, job_file: Path) -> None:
     # A pending step of an earlier launch keeps running the script it was planned with.
     job = launch_plan.JobRequest(job_file)
-    first = launch_plan.stage_job(aws.s3, BUCKET, job)
+    first = launch_plan.stage_job(launch_aws.s3, BUCKET, job)
     original = job_file.read_text()
     job_file.write_text(original + "# changed\n")
-    second = launch_plan.stage_job(aws.s3, BUCKET, job)
+    second = launch_plan.stage_job(launch_aws.s3, BUCKET, job)
     assert second.uploaded and second.sha256 != first.sha256 and second.uri != first.uri
     assert second.uri.endswith("/revenue_daily.py")  # the file name, hence the Spark app name, is kept
     read = {
-        uri: aws.s3.get_object(Bucket=BUCKET, Key=uri.removeprefix(f"s3://{BUCKET}/"))["Body"].read().decode()
+        uri: launch_aws.s3.get_object(Bucket=BUCKET, Key=uri.removeprefix(f"s3://{BUCKET}/"))["Body"].read().decode()
         for uri in (first.uri, second.uri)
     }
     assert read == {first.uri: original, second.uri: original + "# changed\n"}
@@ -223,12 +223,12 @@ def test_unusable_job_file_is_bad_input(tmp_path: Path, name: str, expected: str
 # --- prepare, start, wait ---------------------------------------------------------------
 
 
-def test_new_parent_run_is_created_and_shared_by_all_steps(aws, settings, tmp_path: Path) -> None:
+def test_new_parent_run_is_created_and_shared_by_all_steps(launch_aws, settings, tmp_path: Path) -> None:
     jobs = []
     for stem in ("ingest_orders", "revenue_daily"):
         (tmp_path / f"{stem}.py").write_text(f"# {stem}\n")
         jobs.append(launch_plan.JobRequest(tmp_path / f"{stem}.py"))
-    plan = launch_plan.prepare_launch(aws, settings, jobs, parent=None)
+    plan = launch_plan.prepare_launch(launch_aws, settings, jobs, parent=None)
     assert plan.parent_is_new
     assert plan.parent.parent_job_namespace == "emr-lineage-dev"
     assert plan.parent.parent_job_name == launch_plan.LAUNCH_PARENT_JOB
@@ -237,14 +237,14 @@ def test_new_parent_run_is_created_and_shared_by_all_steps(aws, settings, tmp_pa
         assert f"spark.openlineage.parentRunId={run_id}" in step["HadoopJarStep"]["Args"]
     assert {"Key": "emr-lineage:parent-run-id", "Value": run_id} in plan.request["Tags"]
 
-    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
+    cluster = emr_cluster.start_cluster(launch_aws.emr, plan.request, log_uri=plan.log_uri)
     assert [name for name, _ in cluster.steps] == ["ingest_orders", "revenue_daily"]
-    described = aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]
+    described = launch_aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]
     assert described["AutoTerminate"] is True  # KeepJobFlowAliveWhenNoSteps was forced off
     assert described["Name"].startswith("emr-lineage-dev-ingest_orders+revenue_daily-")
 
 
-def test_parent_from_orchestrator_is_passed_through(aws, settings, job_file: Path) -> None:
+def test_parent_from_orchestrator_is_passed_through(launch_aws, settings, job_file: Path) -> None:
     parent = ParentContext.from_env(
         {
             "OPENLINEAGE_PARENT_JOB_NAMESPACE": "airflow",
@@ -252,20 +252,20 @@ def test_parent_from_orchestrator_is_passed_through(aws, settings, job_file: Pat
             "OPENLINEAGE_PARENT_RUN_ID": "3f5e2c1a-9b7d-4e2f-8a61-0c9d8e7f6a5b",
         }
     )
-    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=parent)
+    plan = launch_plan.prepare_launch(launch_aws, settings, [launch_plan.JobRequest(job_file)], parent=parent)
     assert not plan.parent_is_new
     args = plan.request["Steps"][0]["HadoopJarStep"]["Args"]
     assert "spark.openlineage.parentRunId=3f5e2c1a-9b7d-4e2f-8a61-0c9d8e7f6a5b" in args
     assert "spark.openlineage.parentJobNamespace=airflow" in args
 
 
-def test_wait_reports_progress_until_the_step_completes(aws, settings, job_file: Path) -> None:
-    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
-    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
+def test_wait_reports_progress_until_the_step_completes(launch_aws, settings, job_file: Path) -> None:
+    plan = launch_plan.prepare_launch(launch_aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(launch_aws.emr, plan.request, log_uri=plan.log_uri)
     ref = [cluster.cluster_id]
     set_states(cluster.cluster_id, "STARTING", "PENDING")
     seen, hook = scripted(ref, [("BOOTSTRAPPING", "PENDING"), ("RUNNING", "RUNNING"), ("RUNNING", "COMPLETED")])
-    outcome = emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    outcome = emr_cluster.wait_for_steps(launch_aws.emr, cluster, poll_interval=0, on_poll=hook)
     assert outcome.succeeded
     assert [(s.cluster_state, s.steps[0].state) for s in seen] == [
         ("STARTING", "PENDING"),
@@ -278,42 +278,42 @@ def test_wait_reports_progress_until_the_step_completes(aws, settings, job_file:
     assert outcome.log_uris == (f"{LOGS}{cluster.cluster_id}/steps/{step_id}/",)
 
 
-def test_failed_step_gives_its_reason_and_log_location(aws, settings, job_file: Path) -> None:
-    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
-    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
+def test_failed_step_gives_its_reason_and_log_location(launch_aws, settings, job_file: Path) -> None:
+    plan = launch_plan.prepare_launch(launch_aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(launch_aws.emr, plan.request, log_uri=plan.log_uri)
     step = backend_cluster(cluster.cluster_id).steps[0]
     step.last_state_change_reason = "Step failed with exitCode 1"
     seen, hook = scripted([cluster.cluster_id], [("RUNNING", "FAILED")])
-    outcome = emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    outcome = emr_cluster.wait_for_steps(launch_aws.emr, cluster, poll_interval=0, on_poll=hook)
     assert not outcome.succeeded
     assert len(seen) == 2
     assert outcome.message == f"step revenue_daily ({step.id}) FAILED: Step failed with exitCode 1"
     assert outcome.log_uris == (f"{LOGS}{cluster.cluster_id}/steps/{step.id}/",)
 
 
-def test_cluster_that_ends_before_its_steps_points_at_bootstrap_logs(aws, settings, job_file: Path) -> None:
-    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
-    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
+def test_cluster_that_ends_before_its_steps_points_at_bootstrap_logs(launch_aws, settings, job_file: Path) -> None:
+    plan = launch_plan.prepare_launch(launch_aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(launch_aws.emr, plan.request, log_uri=plan.log_uri)
     reason = "On the master instance (i-0abc), bootstrap action 1 returned a non-zero return code"
     seen, hook = scripted([cluster.cluster_id], [("TERMINATED_WITH_ERRORS", "PENDING")])
     backend_cluster(cluster.cluster_id).last_state_change_reason = reason
-    outcome = emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    outcome = emr_cluster.wait_for_steps(launch_aws.emr, cluster, poll_interval=0, on_poll=hook)
     assert not outcome.succeeded
     assert outcome.message.endswith(f"TERMINATED_WITH_ERRORS before its steps completed: {reason}")
     assert outcome.log_uris == (f"{LOGS}{cluster.cluster_id}/node/",)
 
 
-def test_second_step_failure_after_first_completed(aws, settings, tmp_path: Path) -> None:
+def test_second_step_failure_after_first_completed(launch_aws, settings, tmp_path: Path) -> None:
     jobs = []
     for stem in ("ingest_orders", "revenue_daily"):
         (tmp_path / f"{stem}.py").write_text(f"# {stem}\n")
         jobs.append(launch_plan.JobRequest(tmp_path / f"{stem}.py"))
-    plan = launch_plan.prepare_launch(aws, settings, jobs, parent=None)
-    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
+    plan = launch_plan.prepare_launch(launch_aws, settings, jobs, parent=None)
+    cluster = emr_cluster.start_cluster(launch_aws.emr, plan.request, log_uri=plan.log_uri)
     seen, hook = scripted(
         [cluster.cluster_id], [("RUNNING", "COMPLETED", "RUNNING"), ("TERMINATING", "COMPLETED", "FAILED")]
     )
-    outcome = emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=hook)
+    outcome = emr_cluster.wait_for_steps(launch_aws.emr, cluster, poll_interval=0, on_poll=hook)
     assert [tuple(s.state for s in snap.steps) for snap in seen] == [
         ("RUNNING", "PENDING"),  # moto: first step RUNNING, the others PENDING
         ("COMPLETED", "RUNNING"),
@@ -322,23 +322,23 @@ def test_second_step_failure_after_first_completed(aws, settings, tmp_path: Path
     assert not outcome.succeeded and outcome.message.startswith("step revenue_daily")
 
 
-def test_interrupt_propagates_and_terminate_ends_the_cluster(aws, settings, job_file: Path) -> None:
-    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
-    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
+def test_interrupt_propagates_and_terminate_ends_the_cluster(launch_aws, settings, job_file: Path) -> None:
+    plan = launch_plan.prepare_launch(launch_aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(launch_aws.emr, plan.request, log_uri=plan.log_uri)
 
     def ctrl_c(snapshot: emr_cluster.Snapshot) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=0, on_poll=ctrl_c)
-    assert aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]["Status"]["State"] == "WAITING"
-    emr_cluster.terminate_cluster(aws.emr, cluster.cluster_id)
-    assert aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]["Status"]["State"] == "TERMINATED"
+        emr_cluster.wait_for_steps(launch_aws.emr, cluster, poll_interval=0, on_poll=ctrl_c)
+    assert launch_aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]["Status"]["State"] == "WAITING"
+    emr_cluster.terminate_cluster(launch_aws.emr, cluster.cluster_id)
+    assert launch_aws.emr.describe_cluster(ClusterId=cluster.cluster_id)["Cluster"]["Status"]["State"] == "TERMINATED"
 
 
-def test_wait_pauses_the_poll_interval_between_polls(aws, settings, job_file: Path, monkeypatch) -> None:
-    plan = launch_plan.prepare_launch(aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
-    cluster = emr_cluster.start_cluster(aws.emr, plan.request, log_uri=plan.log_uri)
+def test_wait_pauses_the_poll_interval_between_polls(launch_aws, settings, job_file: Path, monkeypatch) -> None:
+    plan = launch_plan.prepare_launch(launch_aws, settings, [launch_plan.JobRequest(job_file)], parent=None)
+    cluster = emr_cluster.start_cluster(launch_aws.emr, plan.request, log_uri=plan.log_uri)
     pauses: list[float] = []
 
     def fake_pause(seconds: float) -> None:
@@ -346,7 +346,7 @@ def test_wait_pauses_the_poll_interval_between_polls(aws, settings, job_file: Pa
         set_states(cluster.cluster_id, "RUNNING", "COMPLETED" if len(pauses) == 3 else "RUNNING")
 
     monkeypatch.setattr(emr_cluster, "pause", fake_pause)
-    assert emr_cluster.wait_for_steps(aws.emr, cluster, poll_interval=7.5).succeeded
+    assert emr_cluster.wait_for_steps(launch_aws.emr, cluster, poll_interval=7.5).succeeded
     assert pauses == [7.5, 7.5, 7.5]
 
 
@@ -364,7 +364,7 @@ def test_marquez_job_url_uses_the_parent_qualified_name() -> None:
     )
 
 
-def test_marquez_web_url_is_optional(aws) -> None:
-    assert launch_plan.marquez_web_url(aws.ssm, "dev") == MARQUEZ_WEB
-    aws.ssm.delete_parameter(Name=parameters.marquez_web_url("dev"))
-    assert launch_plan.marquez_web_url(aws.ssm, "dev") is None
+def test_marquez_web_url_is_optional(launch_aws) -> None:
+    assert launch_plan.marquez_web_url(launch_aws.ssm, "dev") == MARQUEZ_WEB
+    launch_aws.ssm.delete_parameter(Name=parameters.marquez_web_url("dev"))
+    assert launch_plan.marquez_web_url(launch_aws.ssm, "dev") is None

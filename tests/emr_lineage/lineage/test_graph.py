@@ -122,7 +122,10 @@ def test_real_fixture_fragments(ol_fixtures_dir: Path) -> None:
     loaded = load_events(sorted(ol_fixtures_dir.glob("ol_container_*.json")))
     graph = build_graph(loaded.events)
     # Hadoop FS relation: file inputs/outputs, Hive symlink of the output.
-    hadoop = "job:testPysparkSQLHadoopFSTest:open_lineage_integration_hadoop_fs_relation.execute_insert_into_hadoop_fs_relation_command.warehouse_target"
+    hadoop = (
+        "job:testPysparkSQLHadoopFSTest:open_lineage_integration_hadoop_fs_relation."
+        "execute_insert_into_hadoop_fs_relation_command.warehouse_target"
+    )
     assert graph.inputs_of(hadoop) == ["dataset:file:/tmp/warehouse/test"]
     assert graph.outputs_of(hadoop) == ["dataset:file:/tmp/warehouse/target"]
     assert graph.nodes["dataset:file:/tmp/warehouse/target"]["aliases"] == [

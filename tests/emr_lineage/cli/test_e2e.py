@@ -14,7 +14,7 @@ from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
 from emr_lineage.cli.app import main
 from emr_lineage.pipeline import definition as pipeline
-from tests.emr_lineage.e2e_support import (  # noqa: F401 - aws, events, lineage_clock, marquez are fixtures
+from tests.emr_lineage.e2e_support import (
     FAILURE,
     LAKE_BUCKET,
     MARQUEZ_WEB,
@@ -22,12 +22,8 @@ from tests.emr_lineage.e2e_support import (  # noqa: F401 - aws, events, lineage
     PARENT_JOB,
     SUCCESS,
     EmrPlayer,
-    aws,
     aws_environment,
-    events,
     fresh,
-    lineage_clock,
-    marquez,
     without_job,
 )
 
@@ -38,9 +34,9 @@ def invoke(*args: str):
     return CliRunner().invoke(main, ["e2e", "--env", "dev", *FAST, *args])
 
 
-def test_pass_prints_the_contract_table_and_the_graph_url(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
-    marquez.phases = [fresh(events)]
+def test_pass_prints_the_contract_table_and_the_graph_url(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
+    e2e_marquez.phases = [fresh(e2e_events)]
     result = invoke()
     assert result.exit_code == 0, result.output
     stdout = result.stdout
@@ -53,34 +49,36 @@ def test_pass_prints_the_contract_table_and_the_graph_url(aws, marquez, events, 
     # Progress: one line per state change, then the lineage read.
     assert "cluster RUNNING: ingest_orders COMPLETED, revenue_daily RUNNING" in result.stderr
     assert "lineage read 1: 11 edges matched, 0 missing, 0 unexpected" in result.stderr
-    assert aws.cluster().state == "TERMINATED"
+    assert e2e_aws.cluster().state == "TERMINATED"
 
 
-def test_marquez_override_also_gives_the_graph_url_on_that_host(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
-    marquez.phases = [fresh(events)]
-    result = invoke("--marquez", marquez.url + "/api/v1")
+def test_marquez_override_also_gives_the_graph_url_on_that_host(
+    e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch
+):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
+    e2e_marquez.phases = [fresh(e2e_events)]
+    result = invoke("--marquez", e2e_marquez.url + "/api/v1")
     assert result.exit_code == 0, result.output
-    assert f"graph: {marquez.url}/lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders" in result.stdout
+    assert f"graph: {e2e_marquez.url}/lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders" in result.stdout
     assert "(from --marquez)" in result.stderr
 
 
-def test_missing_job_fails_the_contract_with_the_table(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
-    complete = fresh(events)
-    marquez.phases = [lambda: without_job(complete(), "train_model")]
+def test_missing_job_fails_the_contract_with_the_table(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
+    complete = fresh(e2e_events)
+    e2e_marquez.phases = [lambda: without_job(complete(), "train_model")]
     result = invoke("--lineage-timeout", "30")
     assert result.exit_code == 1, result.output
     missing = [line for line in result.stdout.splitlines() if "missing" in line and "train_model" in line]
     assert len(missing) == 2  # its input and its output
     assert "contract fails: 2 missing, 0 unexpected edge(s)" in result.stdout
     assert "error: lineage in Marquez did not match the contract within 30s (3 reads): 2 missing" in result.stderr
-    assert aws.cluster().state == "TERMINATED"
+    assert e2e_aws.cluster().state == "TERMINATED"
 
 
-def test_lineage_not_yet_in_marquez_is_read_again(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
-    marquez.phases = [lambda: None, fresh(events)]  # 404 for every node, then the lineage
+def test_lineage_not_yet_in_marquez_is_read_again(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
+    e2e_marquez.phases = [lambda: None, fresh(e2e_events)]  # 404 for every node, then the lineage
     result = invoke()
     assert result.exit_code == 0, result.output
     assert "lineage read 1: 0 edges matched, 11 missing" in result.stderr
@@ -88,74 +86,76 @@ def test_lineage_not_yet_in_marquez_is_read_again(aws, marquez, events, lineage_
     assert lineage_clock.pauses == [15]
 
 
-def test_deadline_expiring_is_a_failure_with_a_clear_message(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
-    marquez.phases = [lambda: None]
+def test_deadline_expiring_is_a_failure_with_a_clear_message(
+    e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch
+):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
+    e2e_marquez.phases = [lambda: None]
     result = invoke("--lineage-timeout", "45")
     assert result.exit_code == 1, result.output
     assert "error: lineage in Marquez did not match the contract within 45s (4 reads): 11 missing" in result.stderr
     assert lineage_clock.pauses == [15, 15, 15]
 
 
-def test_failed_step_exits_1_and_terminates(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, FAILURE))
-    marquez.phases = [fresh(events)]
+def test_failed_step_exits_1_and_terminates(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, FAILURE))
+    e2e_marquez.phases = [fresh(e2e_events)]
     result = invoke()
     assert result.exit_code == 1, result.output
-    cluster = aws.cluster()
+    cluster = e2e_aws.cluster()
     assert "error: step revenue_daily" in result.stderr and "FAILED" in result.stderr
     assert f"/{cluster.id}/steps/" in result.stderr  # where the failed step's log lands
     assert cluster.state == "TERMINATED" and "terminating" in result.stderr
     assert "Lineage contract" not in result.stdout
 
 
-def test_keep_cluster_does_not_terminate(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, [("WAITING", *(["COMPLETED"] * 5))]))
-    marquez.phases = [fresh(events)]
+def test_keep_cluster_does_not_terminate(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, [("WAITING", *(["COMPLETED"] * 5))]))
+    e2e_marquez.phases = [fresh(e2e_events)]
     result = invoke("--keep-cluster")
     assert result.exit_code == 0, result.output
-    cluster = aws.cluster()
+    cluster = e2e_aws.cluster()
     assert cluster.state == "WAITING"
     assert (
         f"kept (--keep-cluster); stop it with: aws emr terminate-clusters --cluster-ids {cluster.id}" in result.stderr
     )
 
 
-def test_ctrl_c_terminates_and_exits_130(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
-    marquez.phases = [fresh(events)]
+def test_ctrl_c_terminates_and_exits_130(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS, interrupt_at=1))
+    e2e_marquez.phases = [fresh(e2e_events)]
     result = invoke()
     assert result.exit_code == 130, result.output
-    cluster = aws.cluster()
+    cluster = e2e_aws.cluster()
     assert cluster.state == "TERMINATED"
     assert f"interrupted; cluster {cluster.id} terminating" in result.stderr
 
 
-def test_sigterm_terminates_the_cluster_and_exits_130(aws, marquez, events, lineage_clock, monkeypatch):
+def test_sigterm_terminates_the_cluster_and_exits_130(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
     # A CI runner cancelling the job sends SIGTERM: the cluster this run started must not outlive it.
-    player = EmrPlayer(aws, SUCCESS)
+    player = EmrPlayer(e2e_aws, SUCCESS)
 
     def terminated_by_ci(seconds: float) -> None:
         player(seconds)
         os.kill(os.getpid(), signal.SIGTERM)
 
     monkeypatch.setattr(emr_cluster, "pause", terminated_by_ci)
-    marquez.phases = [fresh(events)]
+    e2e_marquez.phases = [fresh(e2e_events)]
     handler_before = signal.getsignal(signal.SIGTERM)
     result = invoke()
     assert result.exit_code == 130, result.output
-    cluster = aws.cluster()
+    cluster = e2e_aws.cluster()
     assert cluster.state == "TERMINATED"
     assert f"error: interrupted; cluster {cluster.id} terminating" in result.stderr
     assert signal.getsignal(signal.SIGTERM) is handler_before
 
 
-def test_ctrl_c_with_keep_cluster_leaves_it(aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
-    marquez.phases = [fresh(events)]
+def test_ctrl_c_with_keep_cluster_leaves_it(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS, interrupt_at=1))
+    e2e_marquez.phases = [fresh(e2e_events)]
     result = invoke("--keep-cluster")
     assert result.exit_code == 130, result.output
-    assert aws.cluster().state != "TERMINATED"
+    assert e2e_aws.cluster().state != "TERMINATED"
     assert "kept (--keep-cluster)" in result.stderr
 
 
@@ -184,12 +184,12 @@ def test_unknown_env_is_exit_2():
         parameters.artifacts_bucket("dev"),
     ],
 )
-def test_missing_ssm_parameter_is_exit_2(monkeypatch, marquez, missing):
-    for aws in aws_environment(monkeypatch, marquez.url, skip=(missing,)):
+def test_missing_ssm_parameter_is_exit_2(monkeypatch, e2e_marquez, missing):
+    for e2e_aws in aws_environment(monkeypatch, e2e_marquez.url, skip=(missing,)):
         result = invoke()
         assert result.exit_code == 2, result.output
         assert f"SSM parameter {missing} not found" in result.stderr and "make deploy ENV=dev" in result.stderr
-        assert aws.clusters() == [] and aws.keys(LAKE_BUCKET) == []
+        assert e2e_aws.clusters() == [] and e2e_aws.keys(LAKE_BUCKET) == []
 
 
 @pytest.mark.parametrize(
@@ -200,21 +200,21 @@ def test_missing_ssm_parameter_is_exit_2(monkeypatch, marquez, missing):
         (parameters.artifacts_bucket("dev"), "no-such-artifacts-bucket"),
     ],
 )
-def test_a_missing_or_invalid_bucket_is_one_line_and_exit_2(aws, marquez, parameter, bucket):
-    aws.clients.ssm.put_parameter(Name=parameter, Value=bucket, Type="String", Overwrite=True)
+def test_a_missing_or_invalid_bucket_is_one_line_and_exit_2(e2e_aws, e2e_marquez, parameter, bucket):
+    e2e_aws.clients.ssm.put_parameter(Name=parameter, Value=bucket, Type="String", Overwrite=True)
     result = invoke()
     assert result.exit_code == 2, result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and bucket in errors[0] and "Traceback" not in result.output
-    assert aws.clusters() == []
+    assert e2e_aws.clusters() == []
 
 
-def test_unreachable_marquez_is_exit_2_before_any_cost(aws, closed_port_url):
+def test_unreachable_marquez_is_exit_2_before_any_cost(e2e_aws, closed_port_url):
     result = invoke("--marquez", closed_port_url)
     assert result.exit_code == 2, result.output
     assert f"Marquez API {closed_port_url} (from --marquez) does not answer" in result.stderr
     assert "docs/e2e.md" in result.stderr and "Traceback" not in result.output
-    assert aws.clusters() == [] and aws.keys(LAKE_BUCKET) == []
+    assert e2e_aws.clusters() == [] and e2e_aws.keys(LAKE_BUCKET) == []
 
 
 def test_too_few_rows_is_exit_2():
@@ -222,15 +222,15 @@ def test_too_few_rows_is_exit_2():
     assert result.exit_code == 2 and "--rows" in result.stderr
 
 
-def test_validate_finds_jobs_marquez_stored_under_their_parent(marquez, events, repo_root):
+def test_validate_finds_jobs_marquez_stored_under_their_parent(e2e_marquez, e2e_events, repo_root):
     """`validate --marquez --parent-job` reads what `launch`/`e2e` runs leave in Marquez."""
-    marquez.phases = [fresh(events)]
+    e2e_marquez.phases = [fresh(e2e_events)]
     args = [
         "validate",
         "--contract",
         str(repo_root / "jobs" / "lineage_contract.yaml"),
         "--marquez",
-        marquez.url,
+        e2e_marquez.url,
         "--var",
         f"lake=s3://{LAKE_BUCKET}",
         "--var",

@@ -1,7 +1,6 @@
 """emr_lineage.e2e: moto plays AWS (EMR states driven between polls), a local HTTP server
 plays Marquez with lineage built from the demo's own events (tests/emr_lineage/e2e_support.py)."""
 
-# ruff: noqa: F811, F402 - the fixtures imported from e2e_support are taken as test parameters
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -21,7 +20,7 @@ from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import e2e, e2e_lineage
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import ParentContext
-from tests.emr_lineage.e2e_support import (  # noqa: F401 - aws, events, lineage_clock, marquez are fixtures
+from tests.emr_lineage.e2e_support import (
     ARTIFACTS,
     FAILURE,
     LAKE_BUCKET,
@@ -30,12 +29,8 @@ from tests.emr_lineage.e2e_support import (  # noqa: F401 - aws, events, lineage
     PARENT_JOB,
     SUCCESS,
     EmrPlayer,
-    aws,
     aws_environment,
-    events,
     fresh,
-    lineage_clock,
-    marquez,
     marquez_lineage,
     without_job,
 )
@@ -66,40 +61,40 @@ def new_parent() -> ParentContext:
 # --- the served lineage is Marquez's, and reading it gives the pipeline's graph -------------
 
 
-def test_served_nodes_follow_marquez_openapi(events, openapi_validator):
-    reply = marquez_lineage(events, PARENT_JOB, datetime.now(UTC))
+def test_served_nodes_follow_marquez_openapi(e2e_events, openapi_validator):
+    reply = marquez_lineage(e2e_events, PARENT_JOB, datetime.now(UTC))
     assert {n["type"] for n in reply["graph"]} == {"JOB", "DATASET"}
     for node in reply["graph"]:
         assert openapi_validator("GraphNode", node) == [], node["id"]
 
 
-def test_detached_marquez_graph_is_the_graph_of_the_events(events):
+def test_detached_marquez_graph_is_the_graph_of_the_events(e2e_events):
     since = datetime.now(UTC) - timedelta(seconds=1)
-    reply = marquez_lineage(events, PARENT_JOB, datetime.now(UTC))
+    reply = marquez_lineage(e2e_events, PARENT_JOB, datetime.now(UTC))
     # Marquez names every job of this run under the parent...
     assert all(n["id"].startswith(f"job:{NAMESPACE}:{PARENT_JOB}.") for n in reply["graph"] if n["type"] == "JOB")
     fresh_reply, stale = e2e_lineage.drop_stale_jobs(reply, since)
     assert stale == []
     graph = graph_from_marquez(detach_parent_job(fresh_reply, PARENT_JOB), level="application")
-    # ...and once detached, the applications are the jobs of the events, with the same edges.
-    expected = build_graph(events, level="application")
+    # ...and once detached, the applications are the jobs of the e2e_events, with the same edges.
+    expected = build_graph(e2e_events, level="application")
     assert graph.jobs() == expected.jobs() == sorted(f"job:{NAMESPACE}:{name}" for name in pipeline.PIPELINE)
     assert graph.edges() == expected.edges()
     contract, values = contract_and_values()
     assert validate(contract, graph, values).ok
 
 
-def test_without_detaching_the_contract_jobs_are_missing(events):
-    reply = marquez_lineage(events, PARENT_JOB, datetime.now(UTC))
+def test_without_detaching_the_contract_jobs_are_missing(e2e_events):
+    reply = marquez_lineage(e2e_events, PARENT_JOB, datetime.now(UTC))
     contract, values = contract_and_values()
     result = validate(contract, graph_from_marquez(reply, level="application"), values)
     assert not result.ok and {row.job for row in result.missing} >= {f"job:{NAMESPACE}:{n}" for n in pipeline.PIPELINE}
 
 
-def test_jobs_whose_latest_run_predates_the_cluster_are_dropped(events):
+def test_jobs_whose_latest_run_predates_the_cluster_are_dropped(e2e_events):
     since = datetime.now(UTC)
-    old = marquez_lineage(events, PARENT_JOB, since - timedelta(minutes=5))
-    current = marquez_lineage(events, PARENT_JOB, since + timedelta(seconds=1))
+    old = marquez_lineage(e2e_events, PARENT_JOB, since - timedelta(minutes=5))
+    current = marquez_lineage(e2e_events, PARENT_JOB, since + timedelta(seconds=1))
     # An earlier run reported train_model; this one reported the other four.
     mixed = {"graph": without_job(current, "train_model")["graph"]}
     mixed["graph"] += [n for n in old["graph"] if n["type"] == "JOB" and ".train_model." in n["id"]]
@@ -130,13 +125,13 @@ def test_pipeline_jobs_are_the_five_jobs_in_order_with_their_emr_arguments(setti
 # --- run_e2e against moto and the local Marquez ------------------------------------------------
 
 
-def run(settings, aws, **options):
+def run(settings, e2e_aws, **options):
     said: list[str] = []
     options = {"rows": 100, "emr_poll_interval": 0, "lineage_interval": 15, "lineage_timeout": 120, **options}
     result = e2e.run_e2e(
         settings,
         e2e.E2EOptions(**options),
-        clients=aws.clients,
+        clients=e2e_aws.clients,
         callbacks=e2e.Callbacks(say=said.append),
         environ={},
     )
@@ -149,13 +144,15 @@ def conf_value(args: list[str], key: str) -> str:
     return values[0]
 
 
-def test_run_e2e_passes_and_terminates_the_cluster(settings, aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
-    marquez.phases = [fresh(events)]
-    result, said = run(settings, aws)
+def test_run_e2e_passes_and_terminates_the_cluster(
+    settings, e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch
+):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
+    e2e_marquez.phases = [fresh(e2e_events)]
+    result, said = run(settings, e2e_aws)
 
     assert result.exit_code == 0 and result.lineage.ok and result.lineage.attempts == 1, result.message
-    cluster = aws.cluster()
+    cluster = e2e_aws.cluster()
     assert cluster.state == "TERMINATED" and result.terminated and not result.kept
     # One cluster, five ordered steps, one parent run shared by all of them.
     assert [s.name for s in cluster.steps] == list(pipeline.PIPELINE)
@@ -167,57 +164,61 @@ def test_run_e2e_passes_and_terminates_the_cluster(settings, aws, marquez, event
             "--lake",
             f"s3://{LAKE_BUCKET}",
         ]
-    tags = {t["Key"]: t["Value"] for t in aws.clients.emr.describe_cluster(ClusterId=cluster.id)["Cluster"]["Tags"]}
+    tags = {t["Key"]: t["Value"] for t in e2e_aws.clients.emr.describe_cluster(ClusterId=cluster.id)["Cluster"]["Tags"]}
     assert tags["emr-lineage:launched-by"] == "emr-lineage e2e"
     assert tags["emr-lineage:parent-run-id"] == result.parent.parent_run_id
     # The seeded sample data is in the raw zone, the jobs in the artifacts bucket.
-    assert "raw/orders/part-00000.csv" in aws.keys(LAKE_BUCKET, "raw/orders/")
-    assert aws.keys(LAKE_BUCKET, "raw/orders_stream/")
-    assert aws.keys(LAKE_BUCKET) == aws.keys(LAKE_BUCKET, "raw/")
-    assert aws.keys(ARTIFACTS, "jobs/") == sorted(staged_key(n) for n in pipeline.PIPELINE)
+    assert "raw/orders/part-00000.csv" in e2e_aws.keys(LAKE_BUCKET, "raw/orders/")
+    assert e2e_aws.keys(LAKE_BUCKET, "raw/orders_stream/")
+    assert e2e_aws.keys(LAKE_BUCKET) == e2e_aws.keys(LAKE_BUCKET, "raw/")
+    assert e2e_aws.keys(ARTIFACTS, "jobs/") == sorted(staged_key(n) for n in pipeline.PIPELINE)
     assert result.graph_urls == [f"{MARQUEZ_WEB}lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders"]
     assert any("terminating" in line for line in said)
 
 
-def test_lineage_arriving_late_is_retried_until_it_matches(settings, aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
-    incomplete = fresh(events)
-    marquez.phases = [lambda: None, lambda: without_job(incomplete(), "score_stream"), fresh(events)]
-    result, _ = run(settings, aws)
+def test_lineage_arriving_late_is_retried_until_it_matches(
+    settings, e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch
+):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
+    incomplete = fresh(e2e_events)
+    e2e_marquez.phases = [lambda: None, lambda: without_job(incomplete(), "score_stream"), fresh(e2e_events)]
+    result, _ = run(settings, e2e_aws)
     assert result.exit_code == 0 and result.lineage.attempts == 3
     assert lineage_clock.pauses == [15, 15]
 
 
-def test_deadline_expires_with_only_old_lineage(settings, aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
-    marquez.phases = [lambda: marquez_lineage(events, PARENT_JOB, LONG_AGO)]
-    result, _ = run(settings, aws, lineage_timeout=60)
+def test_deadline_expires_with_only_old_lineage(settings, e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
+    e2e_marquez.phases = [lambda: marquez_lineage(e2e_events, PARENT_JOB, LONG_AGO)]
+    result, _ = run(settings, e2e_aws, lineage_timeout=60)
     assert result.exit_code == 1 and not result.lineage.ok
     assert result.lineage.attempts == 5 and lineage_clock.pauses == [15, 15, 15, 15]
     assert "within 60s (5 reads)" in result.message and "before this cluster" in result.message
-    assert aws.cluster().state == "TERMINATED"
+    assert e2e_aws.cluster().state == "TERMINATED"
 
 
 def test_failed_step_fails_and_terminates_without_reading_lineage(
-    settings, aws, marquez, events, lineage_clock, monkeypatch
+    settings, e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch
 ):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, FAILURE))
-    marquez.phases = [fresh(events)]
-    result, _ = run(settings, aws)
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, FAILURE))
+    e2e_marquez.phases = [fresh(e2e_events)]
+    result, _ = run(settings, e2e_aws)
     assert result.exit_code == 1 and "revenue_daily" in result.message and "FAILED" in result.message
-    assert result.lineage is None and marquez.lineage_reads() == 0
-    assert aws.cluster().state == "TERMINATED"
+    assert result.lineage is None and e2e_marquez.lineage_reads() == 0
+    assert e2e_aws.cluster().state == "TERMINATED"
 
 
-def test_keep_cluster_leaves_it_up_and_waiting_on_failure(settings, aws, marquez, events, lineage_clock, monkeypatch):
+def test_keep_cluster_leaves_it_up_and_waiting_on_failure(
+    settings, e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch
+):
     monkeypatch.setattr(
         emr_cluster,
         "pause",
-        EmrPlayer(aws, [("WAITING", "COMPLETED", "FAILED", "CANCELLED", "CANCELLED", "CANCELLED")]),
+        EmrPlayer(e2e_aws, [("WAITING", "COMPLETED", "FAILED", "CANCELLED", "CANCELLED", "CANCELLED")]),
     )
-    marquez.phases = [fresh(events)]
-    result, said = run(settings, aws, keep_cluster=True)
-    cluster = aws.cluster()
+    e2e_marquez.phases = [fresh(e2e_events)]
+    result, said = run(settings, e2e_aws, keep_cluster=True)
+    cluster = e2e_aws.cluster()
     assert result.exit_code == 1 and result.kept and not result.terminated
     assert cluster.state == "WAITING"
     assert cluster.keep_job_flow_alive_when_no_steps is True
@@ -225,30 +226,32 @@ def test_keep_cluster_leaves_it_up_and_waiting_on_failure(settings, aws, marquez
     assert any(f"aws emr terminate-clusters --cluster-ids {cluster.id}" in line for line in said)
 
 
-def test_ctrl_c_while_waiting_terminates_the_cluster(settings, aws, marquez, events, lineage_clock, monkeypatch):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS, interrupt_at=1))
-    marquez.phases = [fresh(events)]
+def test_ctrl_c_while_waiting_terminates_the_cluster(
+    settings, e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch
+):
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS, interrupt_at=1))
+    e2e_marquez.phases = [fresh(e2e_events)]
     with pytest.raises(KeyboardInterrupt):
-        run(settings, aws)
-    assert aws.cluster().state == "TERMINATED"
+        run(settings, e2e_aws)
+    assert e2e_aws.cluster().state == "TERMINATED"
 
 
-def test_unreachable_marquez_fails_before_anything_is_uploaded_or_started(settings, aws, closed_port_url):
+def test_unreachable_marquez_fails_before_anything_is_uploaded_or_started(settings, e2e_aws, closed_port_url):
     with pytest.raises(MarquezError, match="does not answer.*--marquez http://localhost"):
-        run(settings, aws, marquez_url=closed_port_url)
-    assert aws.clusters() == [] and aws.keys(LAKE_BUCKET) == [] and aws.keys(ARTIFACTS) == []
+        run(settings, e2e_aws, marquez_url=closed_port_url)
+    assert e2e_aws.clusters() == [] and e2e_aws.keys(LAKE_BUCKET) == [] and e2e_aws.keys(ARTIFACTS) == []
 
 
 @pytest.mark.parametrize(
     ("missing", "stack"),
     [(parameters.data_lake_bucket("dev"), "data lake stack"), (parameters.marquez_api_url("dev"), "Marquez stack")],
 )
-def test_missing_parameter_names_it_and_its_stack(settings, monkeypatch, marquez, missing, stack):
-    for aws in aws_environment(monkeypatch, marquez.url, skip=(missing,)):
+def test_missing_parameter_names_it_and_its_stack(settings, monkeypatch, e2e_marquez, missing, stack):
+    for e2e_aws in aws_environment(monkeypatch, e2e_marquez.url, skip=(missing,)):
         with pytest.raises(aws_clients.AwsError) as info:
-            run(settings, aws)
+            run(settings, e2e_aws)
         assert missing in str(info.value) and stack in str(info.value)
-        assert aws.clusters() == []
+        assert e2e_aws.clusters() == []
 
 
 def test_wait_for_lineage_reports_the_last_error_when_marquez_stays_down(closed_port_url, lineage_clock):

@@ -6,7 +6,6 @@ polling, progress output and exit codes run for real. Ctrl-C is a KeyboardInterr
 from that pause, where a real one lands almost always.
 """
 
-# ruff: noqa: F811 - ``aws`` is a fixture imported from launch_support, taken as a test parameter
 from __future__ import annotations
 
 import json
@@ -24,7 +23,7 @@ from emr_lineage.aws import parameters
 from emr_lineage.cli import launch as launch_command
 from emr_lineage.cli.app import main
 from emr_lineage.launch.plan import file_sha256, job_s3_key
-from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, aws, launch_spec  # noqa: F401 - aws is a fixture
+from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, launch_spec
 
 PARENT_ENV = {
     "OPENLINEAGE_PARENT_JOB_NAMESPACE": "airflow-prod",
@@ -81,7 +80,7 @@ def run(*args: str, input: str | None = None, env: dict | None = None):
     return CliRunner().invoke(main, ["launch", *args], input=input, env=env, catch_exceptions=False)
 
 
-def test_success_prints_progress_log_location_and_marquez_url(aws, job_file: Path, monkeypatch) -> None:
+def test_success_prints_progress_log_location_and_marquez_url(launch_aws, job_file: Path, monkeypatch) -> None:
     pauses = emr_plays(monkeypatch, [("BOOTSTRAPPING", "PENDING"), ("RUNNING", "RUNNING"), ("RUNNING", "COMPLETED")])
     result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0.01", "--", "--date", "2026-11-20")
     assert result.exit_code == 0, result.output
@@ -109,7 +108,7 @@ def test_success_prints_progress_log_location_and_marquez_url(aws, job_file: Pat
     assert cluster.log_uri == LOGS
 
 
-def test_failed_step_exits_1_with_reason_and_log_location(aws, job_file: Path, monkeypatch) -> None:
+def test_failed_step_exits_1_with_reason_and_log_location(launch_aws, job_file: Path, monkeypatch) -> None:
     emr_plays(monkeypatch, [("RUNNING", "RUNNING"), ("TERMINATING", "FAILED")])
     result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "1")
     assert result.exit_code == 1
@@ -120,7 +119,7 @@ def test_failed_step_exits_1_with_reason_and_log_location(aws, job_file: Path, m
     assert "all steps completed" not in result.output
 
 
-def test_cluster_failing_in_bootstrap_exits_1_with_node_logs(aws, job_file: Path, monkeypatch) -> None:
+def test_cluster_failing_in_bootstrap_exits_1_with_node_logs(launch_aws, job_file: Path, monkeypatch) -> None:
     emr_plays(monkeypatch, [("TERMINATED_WITH_ERRORS", "PENDING")])
     result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "1")
     assert result.exit_code == 1
@@ -129,7 +128,7 @@ def test_cluster_failing_in_bootstrap_exits_1_with_node_logs(aws, job_file: Path
     assert f"logs: {LOGS}{cluster.id}/node/" in result.stderr
 
 
-def test_no_wait_prints_the_cluster_id_and_returns(aws, job_file: Path, monkeypatch) -> None:
+def test_no_wait_prints_the_cluster_id_and_returns(launch_aws, job_file: Path, monkeypatch) -> None:
     pauses = emr_plays(monkeypatch, [])
     result = run("--env", "dev", "--job", str(job_file), "--no-wait")
     assert result.exit_code == 0, result.output
@@ -140,17 +139,17 @@ def test_no_wait_prints_the_cluster_id_and_returns(aws, job_file: Path, monkeypa
     assert cluster.state == "WAITING" and cluster.steps[0].state == "RUNNING"
 
 
-def test_unchanged_job_is_not_uploaded_again(aws, job_file: Path, monkeypatch) -> None:
+def test_unchanged_job_is_not_uploaded_again(launch_aws, job_file: Path, monkeypatch) -> None:
     assert run("--env", "dev", "--job", str(job_file), "--no-wait").exit_code == 0
-    first = aws.s3.head_object(Bucket=BUCKET, Key=staged_key(job_file))
+    first = launch_aws.s3.head_object(Bucket=BUCKET, Key=staged_key(job_file))
     emr_backends[DEFAULT_ACCOUNT_ID][REGION].clusters.clear()
     result = run("--env", "dev", "--job", str(job_file), "--no-wait")
     assert result.exit_code == 0, result.output
     assert f"job {job_file} unchanged at s3://{BUCKET}/{staged_key(job_file)}, not re-uploaded" in result.stderr
-    assert aws.s3.head_object(Bucket=BUCKET, Key=staged_key(job_file))["LastModified"] == first["LastModified"]
+    assert launch_aws.s3.head_object(Bucket=BUCKET, Key=staged_key(job_file))["LastModified"] == first["LastModified"]
 
 
-def test_parent_context_from_environment(aws, job_file: Path, monkeypatch) -> None:
+def test_parent_context_from_environment(launch_aws, job_file: Path, monkeypatch) -> None:
     emr_plays(monkeypatch, [("RUNNING", "COMPLETED")])
     result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "1", env=PARENT_ENV)
     assert result.exit_code == 0, result.output
@@ -164,7 +163,7 @@ def test_parent_context_from_environment(aws, job_file: Path, monkeypatch) -> No
     assert f"{MARQUEZ_WEB}/lineage/job/emr-lineage-dev/daily_revenue.run_spark.revenue_daily" in result.stdout
 
 
-def test_partial_parent_context_is_bad_input(aws, job_file: Path) -> None:
+def test_partial_parent_context_is_bad_input(launch_aws, job_file: Path) -> None:
     env = {"OPENLINEAGE_PARENT_RUN_ID": PARENT_ENV["OPENLINEAGE_PARENT_RUN_ID"]}
     result = run("--env", "dev", "--job", str(job_file), env=env)
     assert result.exit_code == 2
@@ -173,7 +172,7 @@ def test_partial_parent_context_is_bad_input(aws, job_file: Path) -> None:
 
 
 @pytest.mark.parametrize("answer", ["y", "n"])
-def test_ctrl_c_asks_whether_to_terminate(aws, job_file: Path, monkeypatch, answer: str) -> None:
+def test_ctrl_c_asks_whether_to_terminate(launch_aws, job_file: Path, monkeypatch, answer: str) -> None:
     emr_plays(monkeypatch, [("RUNNING", "RUNNING"), KeyboardInterrupt])
     monkeypatch.setattr(launch_command, "stdin_is_interactive", lambda: True)
     result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "1", input=f"{answer}\n")
@@ -188,7 +187,7 @@ def test_ctrl_c_asks_whether_to_terminate(aws, job_file: Path, monkeypatch, answ
         assert f"aws emr terminate-clusters --cluster-ids {cluster.id}" in result.stderr
 
 
-def test_ctrl_c_without_a_terminal_terminates(aws, job_file: Path, monkeypatch) -> None:
+def test_ctrl_c_without_a_terminal_terminates(launch_aws, job_file: Path, monkeypatch) -> None:
     emr_plays(monkeypatch, [KeyboardInterrupt])
     result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "1")
     assert result.exit_code == 130
@@ -198,39 +197,43 @@ def test_ctrl_c_without_a_terminal_terminates(aws, job_file: Path, monkeypatch) 
     assert "[y/N]" not in result.stderr
 
 
-def test_missing_launch_spec_is_bad_input(aws, job_file: Path) -> None:
-    aws.ssm.delete_parameter(Name=parameters.emr_launch_spec("dev"))
+def test_missing_launch_spec_is_bad_input(launch_aws, job_file: Path) -> None:
+    launch_aws.ssm.delete_parameter(Name=parameters.emr_launch_spec("dev"))
     result = run("--env", "dev", "--job", str(job_file))
     assert result.exit_code == 2
     assert (
         f"error: SSM parameter {parameters.emr_launch_spec('dev')} not found: "
         "deploy the EMR stack for env 'dev' first (make deploy ENV=dev)"
     ) in result.stderr
-    assert aws.s3.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
+    assert launch_aws.s3.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
 
 
-def test_malformed_launch_spec_is_bad_input(aws, job_file: Path) -> None:
+def test_malformed_launch_spec_is_bad_input(launch_aws, job_file: Path) -> None:
     spec = launch_spec()
     del spec["ReleaseLabel"]
-    aws.ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value=json.dumps(spec), Type="String", Overwrite=True)
+    launch_aws.ssm.put_parameter(
+        Name=parameters.emr_launch_spec("dev"), Value=json.dumps(spec), Type="String", Overwrite=True
+    )
     result = run("--env", "dev", "--job", str(job_file))
     assert result.exit_code == 2
     assert f"error: launch spec at {parameters.emr_launch_spec('dev')} lacks ReleaseLabel" in result.stderr
     assert "Traceback" not in result.output
 
-    aws.ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value="{not json", Type="String", Overwrite=True)
+    launch_aws.ssm.put_parameter(
+        Name=parameters.emr_launch_spec("dev"), Value="{not json", Type="String", Overwrite=True
+    )
     result = run("--env", "dev", "--job", str(job_file))
     assert result.exit_code == 2
     assert "is not valid JSON (line 1, column 2" in result.stderr
 
 
-def test_missing_job_file_is_bad_input(aws, tmp_path: Path) -> None:
+def test_missing_job_file_is_bad_input(launch_aws, tmp_path: Path) -> None:
     result = run("--env", "dev", "--job", str(tmp_path / "nope.py"))
     assert result.exit_code == 2
     assert f"error: job file {tmp_path / 'nope.py'} not found" in result.stderr
 
 
-def test_unknown_env_is_bad_input(aws, job_file: Path) -> None:
+def test_unknown_env_is_bad_input(launch_aws, job_file: Path) -> None:
     result = run("--env", "staging", "--job", str(job_file))
     assert result.exit_code == 2
     assert result.stderr == "error: unknown environment 'staging' (-c env=staging); cdk.json defines: dev, prod\n"

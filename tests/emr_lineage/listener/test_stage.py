@@ -35,6 +35,7 @@ from emr_lineage.listener.stage import (
 from emr_lineage.settings.loader import load_settings
 from tests.emr_lineage.fake_marquez import Answer
 from tests.paths import BOOTSTRAP_SCRIPT
+from tests.versions import EMR_RELEASE, LISTENER_JAR, OPENLINEAGE_VERSION, SCALA_VERSION
 
 BUCKET = "emr-lineage-dev-artifacts-test"
 REGION = "us-east-1"
@@ -164,11 +165,13 @@ def test_stage_verifies_and_uploads_with_checksum_metadata(maven, s3, test_jar, 
     result = stage_listener(artifact, BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url)
 
     assert result.uploaded and result.pinned
-    assert result.key == "listener/openlineage-spark_2.12-1.54.0.jar" == listener_s3_key(artifact)
+    assert result.key == f"listener/{LISTENER_JAR}" == listener_s3_key(artifact)
     stored = s3.get_object(Bucket=BUCKET, Key=result.key)
     assert stored["Body"].read() == test_jar
     assert stored["Metadata"] == {"sha256": test_jar_sha256}
-    assert maven.requests == ["/maven2/io/openlineage/openlineage-spark_2.12/1.54.0/openlineage-spark_2.12-1.54.0.jar"]
+    assert maven.requests == [
+        f"/maven2/io/openlineage/openlineage-spark_{SCALA_VERSION}/{OPENLINEAGE_VERSION}/{LISTENER_JAR}"
+    ]
 
 
 def test_second_stage_changes_nothing(maven, s3, test_jar_sha256):
@@ -321,7 +324,7 @@ def test_cli_stages_to_the_bucket_named_in_ssm(maven, s3, cdk_json_pinned, test_
     )
     result = stage("--env", "dev", "--cdk-json", cdk_json_pinned, "--maven-repository", maven.url)
     assert result.exit_code == 0, result.output
-    assert f"s3://{BUCKET}/listener/openlineage-spark_2.12-1.54.0.jar: uploaded" in result.output
+    assert f"s3://{BUCKET}/listener/{LISTENER_JAR}: uploaded" in result.output
     assert test_jar_sha256 in result.output
 
     again = stage("--env", "dev", "--cdk-json", cdk_json_pinned, "--maven-repository", maven.url)
@@ -371,7 +374,7 @@ def test_cli_download_failure_exits_2_and_uploads_nothing(maven, s3, cdk_json_pi
 def test_cli_missing_or_invalid_bucket_is_one_line_exit_2(maven, s3, cdk_json_pinned, bucket, problem):
     result = stage("--cdk-json", cdk_json_pinned, "--bucket", bucket, "--maven-repository", maven.url)
     line = one_error_line(result)
-    assert f"s3://{bucket}/listener/openlineage-spark_2.12-1.54.0.jar" in line and problem in line
+    assert f"s3://{bucket}/listener/{LISTENER_JAR}" in line and problem in line
 
 
 def test_cli_download_deadline(marquez, s3, cdk_json_pinned, test_jar):
@@ -407,7 +410,7 @@ def test_cli_refuses_unpinned_and_pin_flag_prints_the_checksum(maven, s3, test_j
     pinned_run = stage("--bucket", BUCKET, "--pin", "--maven-repository", maven.url)
     assert pinned_run.exit_code == 0, pinned_run.output
     assert f'"sha256": "{test_jar_sha256}"' in pinned_run.output
-    assert keys(s3) == ["listener/openlineage-spark_2.12-1.54.0.jar"]
+    assert keys(s3) == [f"listener/{LISTENER_JAR}"]
 
 
 def test_cli_maven_repository_from_environment(maven, s3, cdk_json_pinned, monkeypatch):
@@ -427,7 +430,7 @@ def test_bootstrap_arguments_follow_the_environment_settings(test_jar_sha256):
     )
     assert bootstrap_arguments(settings, "bucket-1") == [
         "--jar-uri",
-        "s3://bucket-1/listener/openlineage-spark_2.12-1.54.0.jar",
+        f"s3://bucket-1/listener/{LISTENER_JAR}",
         "--sha256",
         test_jar_sha256,
         "--listener-source",
@@ -437,12 +440,12 @@ def test_bootstrap_arguments_follow_the_environment_settings(test_jar_sha256):
     emr_wins = settings.model_copy(
         update={"openlineage": settings.openlineage.model_copy(update={"listener_source": "emr", "fail_open": True})}
     )
-    assert bootstrap_arguments(emr_wins, "bucket-1", emr_release="emr-7.13.0", region="eu-west-1")[4:] == [
+    assert bootstrap_arguments(emr_wins, "bucket-1", emr_release=EMR_RELEASE, region="eu-west-1")[4:] == [
         "--listener-source",
         "emr",
         "--fail-open",
         "--emr-release",
-        "emr-7.13.0",
+        EMR_RELEASE,
         "--region",
         "eu-west-1",
     ]
