@@ -1,9 +1,10 @@
 """Synthesized cloud assemblies, made once per test run and shared by every pytest-xdist worker.
 
 A synth takes seconds. Each configuration variant (context) is synthesized by the first worker
-that needs it, into a directory named after a hash of the context, the library versions and
-every source file the app reads; a file lock keeps the other workers from doing it twice, and
-they load the templates from the assembly's JSON.
+that needs it, into a directory named after a hash of the context, the library versions, the
+first-party modules ``app.py`` imports (followed statically) and the folders it uploads as
+assets; a file lock keeps the other workers from doing it twice, and they load the templates
+from the assembly's JSON.
 
 The directory is the test run's shared temporary directory (``EMR_LINEAGE_SYNTH_CACHE`` may name
 another one, to keep assemblies across runs: the hash makes a stale one impossible to pick up).
@@ -11,6 +12,7 @@ another one, to keep assemblies across runs: the hash makes a stale one impossib
 
 from __future__ import annotations
 
+import ast
 import copy
 import functools
 import hashlib
@@ -28,9 +30,11 @@ from filelock import FileLock, Timeout
 
 from tests.paths import REPO_ROOT
 
-# What the app reads besides its context: the CDK app, the settings and layout it imports, and
-# the folders it uploads as assets.
-SOURCES = ("app.py", "stacks", "emr_lineage", "bootstrap", "jobs")
+# What a synth reads besides its context: app.py and the first-party modules it imports, and the
+# folders the stacks upload as assets.
+APP = "app.py"
+FIRST_PARTY = ("stacks", "emr_lineage")
+ASSET_FOLDERS = ("bootstrap", "jobs")
 LIBRARIES = ("aws-cdk-lib", "cdk-nag", "constructs", "jsii")
 INDEX_FILE = "emr-lineage-stacks.json"
 NAG_FILE = "emr-lineage-nag.json"
@@ -68,13 +72,47 @@ class Synth:
         return {name: self.template_json(name) for name in self.stack_names}
 
 
+def _first_party_file(module: str) -> Path | None:
+    parts = module.split(".")
+    if parts[0] not in FIRST_PARTY:
+        return None
+    base = REPO_ROOT.joinpath(*parts)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported_modules(path: Path) -> list[str]:
+    """Absolute names of the modules a file imports, with their parent packages."""
+    package = list(path.relative_to(REPO_ROOT).parent.parts)
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1] if node.level else [])
+            module = ".".join(part for part in (base, node.module or "") if part)
+            names += [module, *(f"{module}.{alias.name}" for alias in node.names)]
+    return [".".join(name.split(".")[:i]) for name in names for i in range(1, name.count(".") + 2)]
+
+
 def _source_files() -> list[Path]:
-    files = []
-    for name in SOURCES:
-        path = REPO_ROOT / name
-        candidates = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-        files += [p for p in candidates if "__pycache__" not in p.parts and p.suffix != ".pyc"]
-    return files
+    """app.py and every first-party module it reaches, then every file of the asset folders."""
+    seen: set[Path] = set()
+    todo = [REPO_ROOT / APP]
+    while todo:
+        path = todo.pop()
+        if path not in seen:
+            seen.add(path)
+            todo += [f for f in map(_first_party_file, _imported_modules(path)) if f is not None]
+    assets = [
+        p
+        for folder in ASSET_FOLDERS
+        for p in sorted((REPO_ROOT / folder).rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    ]
+    return sorted(seen) + assets
 
 
 @functools.cache
