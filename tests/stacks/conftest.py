@@ -41,17 +41,22 @@ def assemblies(tmp_path_factory: pytest.TempPathFactory) -> AssemblyCache:
 
 
 @pytest.fixture(scope="session")
-def synths(cdk_context: dict, assemblies: AssemblyCache) -> dict[str, Synth]:
-    """Both environments, synthesized once for the whole test run."""
-    variants = {env: {**cdk_context, "env": env} for env in ENVS}
-    # Each worker starts with a different environment, so two workers synthesize two at once.
-    assemblies.prefetch(variants)
-    return {env: assemblies.load(env, context) for env, context in variants.items()}
+def variants(cdk_context: dict) -> dict[str, dict]:
+    """Every configuration the stack tests synthesize: each environment, and prod with the optional parts."""
+    return {**{env: {**cdk_context, "env": env} for env in ENVS}, LONG_RUNNING: _long_running_variant(cdk_context)}
 
 
 @pytest.fixture(scope="session")
-def long_running_synth(cdk_context: dict, assemblies: AssemblyCache) -> Synth:
-    return assemblies.load(LONG_RUNNING, _long_running_variant(cdk_context))
+def synths(variants: dict[str, dict], assemblies: AssemblyCache) -> dict[str, Synth]:
+    """Both environments, synthesized once for the whole test run (with the long-running variant:
+    it costs little more once the first synth has loaded the CDK)."""
+    made = assemblies.ensure(variants)
+    return {env: made[env] for env in ENVS}
+
+
+@pytest.fixture(scope="session")
+def long_running_synth(variants: dict[str, dict], assemblies: AssemblyCache) -> Synth:
+    return assemblies.ensure(variants)[LONG_RUNNING]
 
 
 @pytest.fixture(scope="session", params=[*ENVS, LONG_RUNNING])

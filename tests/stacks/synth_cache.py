@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -152,12 +153,27 @@ def _synthesize(context: dict, outdir: Path) -> None:
     (outdir / INDEX_FILE).write_text(json.dumps({name: stack.stack_name for name, stack in stacks.items()}))
 
 
+def _warm_up() -> None:
+    """One tiny synth: a process's first synth spends about two seconds loading what every synth uses
+    (the template validation, the cloud assembly writer); the next ones skip that."""
+    with tempfile.TemporaryDirectory() as outdir:
+        app = cdk.App(outdir=outdir)
+        cdk.CfnWaitConditionHandle(cdk.Stack(app, "WarmUp"), "Nothing")
+        app.synth()
+
+
 class AssemblyCache:
-    """Assemblies under ``root``, one per (variant name, cache key)."""
+    """Assemblies under ``root``, one directory per (variant name, cache key).
+
+    One lock for the whole cache: the first worker synthesizes every missing variant it is asked
+    for in one go (after the first synth of a process, the next take a fraction of a second), and
+    the other workers wait for it instead of paying for a cold synth of their own.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
+        self._lock = FileLock(str(root / "assemblies.lock"))
 
     @classmethod
     def for_run(cls, basetemp: Path) -> AssemblyCache:
@@ -170,39 +186,32 @@ class AssemblyCache:
     def _directory(self, name: str, context: dict) -> Path:
         return self.root / f"{name}-{cache_key(context)[:24]}"
 
-    def produce(self, name: str, context: dict, *, wait: bool = True) -> bool:
-        """Synthesize the variant unless it is there; False if another worker holds it and ``wait`` is off."""
-        directory = self._directory(name, context)
-        lock = FileLock(f"{directory}.lock")
+    def ensure(self, variants: dict[str, dict]) -> dict[str, Synth]:
+        """Each variant (name -> context), synthesized unless a worker already did."""
+        directories = {name: self._directory(name, context) for name, context in variants.items()}
         try:
-            lock.acquire(timeout=-1 if wait else 0)
+            self._lock.acquire(timeout=0)
         except Timeout:
-            return False
+            # Another worker is synthesizing: warm the CDK up meanwhile, which this worker's own
+            # synths (tests/stacks/network/test_vpc_cidr.py) would otherwise pay for later.
+            _warm_up()
+            self._lock.acquire()
         try:
-            if not (directory / INDEX_FILE).exists():
-                partial = directory.with_name(directory.name + ".partial")
-                shutil.rmtree(partial, ignore_errors=True)
-                _synthesize(context, partial)
-                shutil.rmtree(directory, ignore_errors=True)
-                partial.rename(directory)
+            for name, directory in directories.items():
+                if not (directory / INDEX_FILE).exists():
+                    partial = directory.with_name(directory.name + ".partial")
+                    shutil.rmtree(partial, ignore_errors=True)
+                    _synthesize(variants[name], partial)
+                    shutil.rmtree(directory, ignore_errors=True)
+                    partial.rename(directory)
         finally:
-            lock.release()
-        return True
-
-    def load(self, name: str, context: dict) -> Synth:
-        self.produce(name, context)
-        directory = self._directory(name, context)
-        return Synth(
-            env=context["env"],
-            outdir=directory,
-            stack_names=json.loads((directory / INDEX_FILE).read_text()),
-            nag_findings=json.loads((directory / NAG_FILE).read_text()),
-        )
-
-    def prefetch(self, variants: dict[str, dict]) -> None:
-        """Synthesize the variants no other worker is already synthesizing, this worker's share first."""
-        names = list(variants)
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-        shift = int(worker.removeprefix("gw")) % len(names) if worker.removeprefix("gw").isdigit() else 0
-        for name in names[shift:] + names[:shift]:
-            self.produce(name, variants[name], wait=False)
+            self._lock.release()
+        return {
+            name: Synth(
+                env=variants[name]["env"],
+                outdir=directory,
+                stack_names=json.loads((directory / INDEX_FILE).read_text()),
+                nag_findings=json.loads((directory / NAG_FILE).read_text()),
+            )
+            for name, directory in directories.items()
+        }
