@@ -39,6 +39,19 @@ def test_mistyped_key_fails_synth_naming_the_key(repo_root, tmp_path, cdk_contex
     assert not list(tmp_path.glob("*.template.json"))
 
 
+def test_vpc_too_small_for_the_subnets_fails_synth_without_a_traceback(repo_root, tmp_path, cdk_context):
+    """A /19 used to pass the config and crash inside the VPC construct with a jsii traceback."""
+    context = copy.deepcopy(cdk_context)
+    context["emr-lineage"]["environments"]["dev"]["network"]["vpc_cidr"] = "10.40.0.0/19"
+    result = _run_app(repo_root, tmp_path, {**context, "env": "dev"})
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert (
+        "emr-lineage.environments.dev.network.vpc_cidr: vpc_cidr 10.40.0.0/19 must be between /16 and" in result.stderr
+    )
+    assert not list(tmp_path.glob("*.template.json"))
+
+
 def test_cdk_cli_reports_an_unknown_environment(repo_root, tmp_path):
     """Through the pinned CDK CLI itself, as `make synth ENV=stage` would run it."""
     env = {
