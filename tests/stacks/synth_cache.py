@@ -1,7 +1,7 @@
 """Synthesized cloud assemblies, made once per test run and shared by every pytest-xdist worker.
 
-A synth takes seconds. Each configuration variant (context) is synthesized by the first worker
-that needs it, into a directory named after a hash of the context, the library versions, the
+A synth takes seconds. The first worker that needs them synthesizes every configuration variant
+(context), each into a directory named after a hash of the context, the library versions, the
 first-party modules ``app.py`` imports (followed statically) and the folders it uploads as
 assets; a file lock keeps the other workers from doing it twice, and they load the templates
 from the assembly's JSON.
