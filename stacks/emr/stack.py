@@ -151,7 +151,7 @@ class EmrStack(Stack):
                     f"AwsSolutions-{rule}",
                     f"False positive: the security configuration enables {what} under "
                     "EncryptionConfiguration, as the EMR management guide documents it; the rule reads a "
-                    "flat shape EMR does not use. tests/stacks/emr/test_emr.py checks the real document.",
+                    "flat shape EMR does not use. tests/stacks/emr/test_security.py checks the real document.",
                 )
             CfnOutput(self, "LongRunningClusterId", value=self.long_running_cluster.ref)
 
