@@ -1,14 +1,17 @@
 """Layout of the EMR artifacts bucket: one place for every prefix.
 
-The EMR stack creates the bucket, uploads `bootstrap/` and `jobs/` and scopes the node role
-to these prefixes; `stage-listener` writes `listener/`, `launch`/`e2e` write `jobs/`, EMR writes
-its logs under `emr-logs/` and reads TLS certificates from `tls/`.
+The EMR stack creates the bucket, uploads `bootstrap/` and `jobs/` (and prunes them to the
+repository's files on every deploy) and scopes the node role to these prefixes; `stage-listener`
+writes `listener/`; `launch`/`e2e` stage scripts under `staged-jobs/<sha256>/`, out of the deploy's
+reach, so a deploy never deletes the script of a pending step; EMR writes its logs under
+`emr-logs/` and reads TLS certificates from `tls/`.
 """
 
 from __future__ import annotations
 
 BOOTSTRAP_PREFIX = "bootstrap/"
 JOBS_PREFIX = "jobs/"
+STAGED_JOBS_PREFIX = "staged-jobs/"
 LISTENER_PREFIX = "listener/"
 LOGS_PREFIX = "emr-logs/"
 TLS_PREFIX = "tls/"

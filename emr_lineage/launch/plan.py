@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from emr_lineage.aws import parameters
-from emr_lineage.aws.artifacts import JOBS_PREFIX
+from emr_lineage.aws.artifacts import STAGED_JOBS_PREFIX
 from emr_lineage.aws.clients import AwsClients, AwsError, read_parameter
 from emr_lineage.aws.emr import load_launch_spec
 from emr_lineage.aws.upload import file_sha256, upload_once
@@ -58,7 +58,7 @@ class StagedJob:
 def job_s3_key(script: Path, sha256: str) -> str:
     """``jobs/<sha256[:16]>/<file name>``: content-addressed, so a pending step of another launch
     never runs a script staged after it; the file name is kept (the app name is its stem)."""
-    return f"{JOBS_PREFIX}{sha256[:JOB_KEY_HASH_CHARS]}/{script.name}"
+    return f"{STAGED_JOBS_PREFIX}{sha256[:JOB_KEY_HASH_CHARS]}/{script.name}"
 
 
 def stage_job(s3: Any, bucket: str, job: JobRequest) -> StagedJob:

@@ -13,7 +13,14 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from emr_lineage.aws.artifacts import BOOTSTRAP_PREFIX, JOBS_PREFIX, LISTENER_PREFIX, LOGS_PREFIX, TLS_PREFIX
+from emr_lineage.aws.artifacts import (
+    BOOTSTRAP_PREFIX,
+    JOBS_PREFIX,
+    LISTENER_PREFIX,
+    LOGS_PREFIX,
+    STAGED_JOBS_PREFIX,
+    TLS_PREFIX,
+)
 from emr_lineage.aws.lake import READ_ONLY_ZONES, ZONES, zone_prefix
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
@@ -80,7 +87,7 @@ class EmrRoles(Construct):
                 actions=["s3:GetObject"],
                 resources=[
                     artifacts_bucket.arn_for_objects(f"{p}*")
-                    for p in (BOOTSTRAP_PREFIX, JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX)
+                    for p in (BOOTSTRAP_PREFIX, JOBS_PREFIX, STAGED_JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX)
                 ],
             )
         )
@@ -98,7 +105,7 @@ class EmrRoles(Construct):
                 resources=[artifacts_bucket.bucket_arn],
             )
         )
-        for p in (BOOTSTRAP_PREFIX, JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX, LOGS_PREFIX):
+        for p in (BOOTSTRAP_PREFIX, JOBS_PREFIX, STAGED_JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX, LOGS_PREFIX):
             acknowledge(
                 self.instance_role,
                 wildcard_resource_finding(self, artifacts_bucket.arn_for_objects(f"{p}*")),

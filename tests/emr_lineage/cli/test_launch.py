@@ -46,7 +46,7 @@ def job_file(tmp_path: Path) -> Path:
 def staged_key(job_file: Path) -> str:
     """Where launch stages the script: ``jobs/<sha256[:16]>/revenue_daily.py``."""
     key = job_s3_key(job_file, file_sha256(job_file))
-    assert re.fullmatch(r"jobs/[0-9a-f]{16}/revenue_daily\.py", key)
+    assert re.fullmatch(r"staged-jobs/[0-9a-f]{16}/revenue_daily\.py", key)
     return key
 
 

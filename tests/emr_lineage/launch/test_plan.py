@@ -124,7 +124,7 @@ def test_missing_launch_spec_tells_to_deploy_the_emr_stack(launch_aws, settings,
 # --- steps and request ------------------------------------------------------------------
 
 
-STAGED_KEY = f"jobs/{'0' * 16}/revenue_daily.py"  # where a script whose SHA-256 is 0...0 is staged
+STAGED_KEY = f"staged-jobs/{'0' * 16}/revenue_daily.py"  # where a script whose SHA-256 is 0...0 is staged
 
 
 def staged(job_file: Path, *args: str, deploy_mode: str = "client") -> launch_plan.StagedJob:
@@ -184,7 +184,7 @@ def test_run_request_adds_steps_name_tags_and_auto_termination(job_file: Path) -
 def test_job_is_uploaded_once_at_a_content_addressed_key(launch_aws, job_file: Path) -> None:
     job = launch_plan.JobRequest(job_file)
     first = launch_plan.stage_job(launch_aws.s3, BUCKET, job)
-    key = f"jobs/{launch_plan.file_sha256(job_file)[:16]}/revenue_daily.py"
+    key = f"staged-jobs/{launch_plan.file_sha256(job_file)[:16]}/revenue_daily.py"
     assert first.uploaded and first.uri == f"s3://{BUCKET}/{key}"
     head = launch_aws.s3.head_object(Bucket=BUCKET, Key=key)
     assert head["Metadata"]["sha256"] == first.sha256 == launch_plan.file_sha256(job_file)

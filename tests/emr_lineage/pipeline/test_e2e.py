@@ -39,7 +39,7 @@ LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def staged_key(job: str) -> str:
-    """Where the e2e stages a sample job: ``jobs/<sha256[:16]>/<job>.py`` (content-addressed)."""
+    """Where the e2e stages a sample job: ``staged-jobs/<sha256[:16]>/<job>.py`` (content-addressed)."""
     path = pipeline.JOBS_DIR / f"{job}.py"
     return job_s3_key(path, file_sha256(path))
 
@@ -171,7 +171,7 @@ def test_run_e2e_passes_and_terminates_the_cluster(
     assert "raw/orders/part-00000.csv" in e2e_aws.keys(LAKE_BUCKET, "raw/orders/")
     assert e2e_aws.keys(LAKE_BUCKET, "raw/orders_stream/")
     assert e2e_aws.keys(LAKE_BUCKET) == e2e_aws.keys(LAKE_BUCKET, "raw/")
-    assert e2e_aws.keys(ARTIFACTS, "jobs/") == sorted(staged_key(n) for n in pipeline.PIPELINE)
+    assert e2e_aws.keys(ARTIFACTS, "staged-jobs/") == sorted(staged_key(n) for n in pipeline.PIPELINE)
     assert result.graph_urls == [f"{MARQUEZ_WEB}lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders"]
     assert any("terminating" in line for line in said)
 

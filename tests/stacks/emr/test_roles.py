@@ -45,6 +45,9 @@ def test_instance_role_is_scoped(synth, render):
         f"{lake}/{z}/*" for z in ("clean", "curated", "models")
     )
     assert f"{lake}/raw/*" in [render(r) for r in by_sid["ReadZones"]["Resource"]]
+    # Nodes read staged job scripts where no deploy prunes them (jobs/ is the deploy's own folder).
+    read = [render(r) for r in by_sid["ReadArtifacts"]["Resource"]]
+    assert {r.rsplit("/", 2)[-2] for r in read} == {"bootstrap", "jobs", "staged-jobs", "listener", "tls"}
     assert by_sid["WriteLogs"]["Action"] == "s3:PutObject"
     assert render(by_sid["WriteLogs"]["Resource"]).endswith("/emr-logs/*")
     assert not [r for r in resources if r.endswith(":::*") or r.endswith("}/*")], "no whole-bucket object wildcards"
