@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from emr_lineage.aws import emr as emr_cluster
-from emr_lineage.cli.output import Command, fail, print_contract_rows, settings_options
+from emr_lineage.cli.output import Command, fail, poll_interval_option, print_contract_rows, settings_options
 from emr_lineage.errors import EXIT_INTERRUPTED
 from emr_lineage.lineage.contract_check import ContractResult
 from emr_lineage.pipeline import definition as pipeline
@@ -41,13 +41,7 @@ from emr_lineage.settings.loader import load_settings
     show_default=True,
     help="Sample orders to generate.",
 )
-@click.option(
-    "--poll-interval",
-    type=click.FloatRange(min=0, min_open=True),
-    default=emr_cluster.DEFAULT_POLL_SECONDS,
-    show_default=True,
-    help="Seconds between EMR state polls.",
-)
+@poll_interval_option
 @click.option(
     "--lineage-timeout",
     type=click.FloatRange(min=0),

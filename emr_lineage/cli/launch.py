@@ -16,7 +16,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
-from emr_lineage.cli.output import Command, fail, settings_options
+from emr_lineage.cli.output import Command, fail, poll_interval_option, settings_options
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED
 from emr_lineage.launch import plan as launch_plan
 from emr_lineage.settings.loader import load_settings
@@ -45,13 +45,7 @@ def stdin_is_interactive() -> bool:
     help="spark-submit deploy mode; client keeps the driver's output in the step log.",
 )
 @click.option("--no-wait", is_flag=True, help="Print the cluster id and return at once.")
-@click.option(
-    "--poll-interval",
-    type=click.FloatRange(min=0, min_open=True),
-    default=emr_cluster.DEFAULT_POLL_SECONDS,
-    show_default=True,
-    help="Seconds between state polls.",
-)
+@poll_interval_option
 @click.argument("job_args", nargs=-1, type=click.UNPROCESSED)
 def launch(
     env: str,

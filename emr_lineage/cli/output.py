@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 import click
 
+from emr_lineage.aws.emr import DEFAULT_POLL_SECONDS
 from emr_lineage.errors import EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EmrLineageError
 from emr_lineage.lineage.contract_check import EdgeDiff
 from emr_lineage.settings.loader import DEFAULT_CDK_JSON, DEFAULT_ENV
@@ -104,6 +105,17 @@ cdk_json_option = click.option(
     type=click.Path(path_type=Path),
     metavar="PATH",
     help="The cdk.json that holds the emr-lineage settings.",
+)
+
+
+# Polling EMR: 0 would be a busy loop on the API until throttled.
+poll_interval_option = click.option(
+    "--poll-interval",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_POLL_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds between EMR state polls.",
 )
 
 
