@@ -39,7 +39,7 @@ def test_launch_spec_field_by_field(env, launch_spec, synths, render):
 
     assert "Steps" not in spec
     assert spec["Name"] == f"emr-lineage-{env}-ephemeral"
-    assert spec["ReleaseLabel"] == settings.emr.release_label == "emr-7.13.0"
+    assert spec["ReleaseLabel"] == settings.emr.release_label
     assert spec["Applications"] == [{"Name": a} for a in settings.emr.applications]
     assert spec["LogUri"] == f"s3://{bucket}/emr-logs/"
     assert spec["ServiceRole"] == "{Ref:" + _id(tpl, "RolesServiceRole", "AWS::IAM::Role") + "}"
