@@ -178,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; Python {sys.version.split()[0]}")
     print(
         f"generated {len(events):,} events ({args.apps} applications x {args.actions} actions, "
-        f"{'fully shuffled' if args.full_shuffle else 'shuffled per application'}) in {time.perf_counter() - started:.1f}s (not measured)"
+        f"{'fully shuffled' if args.full_shuffle else 'shuffled per application'}) "
+        f"in {time.perf_counter() - started:.1f}s (not measured)"
     )
 
     walls, cpus = [], []
@@ -193,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     rate = len(events) / elapsed
     print(
         f"build ({args.level} level, median of {args.repeat}): {elapsed:.2f}s wall = {rate:,.0f} events/s "
-        f"(best {len(events) / min(walls):,.0f}/s; CPU time {statistics.median(cpus):.2f}s = {len(events) / statistics.median(cpus):,.0f} events/s)"
+        f"(best {len(events) / min(walls):,.0f}/s; CPU time {statistics.median(cpus):.2f}s "
+        f"= {len(events) / statistics.median(cpus):,.0f} events/s)"
     )
 
     gc.collect()
@@ -203,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     tracemalloc.stop()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
     print(
-        f"peak memory of the build (tracemalloc): {peak / 2**20:,.0f} MiB; process peak RSS incl. the events: {rss / 2**20:,.0f} MiB"
+        f"peak memory of the build (tracemalloc): {peak / 2**20:,.0f} MiB; "
+        f"process peak RSS incl. the events: {rss / 2**20:,.0f} MiB"
     )
 
     assert len(graph.jobs()) == (args.apps if args.level == "application" else args.apps * (args.actions + 1))
