@@ -28,7 +28,8 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
 from emr_lineage.lineage.naming import dataset_identity
-from tests.emr_lineage.e2e_support import e2e_aws, e2e_marquez, lineage_clock  # noqa: F401 - fixtures
+from tests.emr_lineage.demo_run import DemoRun, shared_demo
+from tests.emr_lineage.e2e_support import e2e_aws, e2e_marquez, emr_events, lineage_clock  # noqa: F401 - fixtures
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez, serve
 from tests.emr_lineage.launch_support import launch_aws  # noqa: F401 - a fixture
 from tests.versions import OPENLINEAGE_VERSION
@@ -383,11 +384,13 @@ def gen() -> Any:
 
 
 @pytest.fixture(scope="session")
-def e2e_events(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    """The demo pipeline's real events as the same jobs report them on EMR (lake = s3://bucket).
+def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoRun:
+    """The real demo, run once per test run (all xdist workers share the run's base directory)."""
+    base = tmp_path_factory.getbasetemp()
+    return shared_demo((base if worker_id == "master" else base.parent) / "shared-demo")
 
-    One local Spark run for the whole session, shared by the e2e module and command tests.
-    """
-    from tests.emr_lineage.e2e_support import emr_events
 
-    return emr_events(tmp_path_factory.mktemp("e2e-demo"))
+@pytest.fixture(scope="session")
+def e2e_events(demo_run: DemoRun) -> list[dict[str, Any]]:
+    """The demo pipeline's real events as the same jobs report them on EMR (lake = s3://bucket)."""
+    return emr_events(demo_run)

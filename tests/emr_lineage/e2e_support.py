@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -43,8 +41,8 @@ from emr_lineage.aws import parameters
 from emr_lineage.lineage.events import load_events
 from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, emr_configurations
+from tests.emr_lineage.demo_run import DemoRun
 from tests.emr_lineage.fake_marquez import FakeMarquez, serve
-from tests.paths import REPO_ROOT
 from tests.versions import EMR_RELEASE, OPENLINEAGE_VERSION
 
 REGION = "eu-west-1"
@@ -54,7 +52,6 @@ LOGS = "s3://emr-lineage-dev-logs-123456789012/emr/"
 MARQUEZ_WEB = "http://internal-emr-lineage-dev-123.eu-west-1.elb.amazonaws.com/"
 NAMESPACE = "emr-lineage-dev"
 PARENT_JOB = "emr_lineage_e2e"
-DEMO_ROWS = 200
 # Marquez returns a dataset's facets as the events carried them (with _producer/_schemaURL).
 SYMLINKS_FACET = {
     "_producer": f"https://github.com/OpenLineage/OpenLineage/tree/{OPENLINEAGE_VERSION}/client/python",
@@ -171,27 +168,6 @@ FAILURE = [("RUNNING", "COMPLETED", "FAILED", "CANCELLED", "CANCELLED", "CANCELL
 # --- the demo's events, as EMR would report them ------------------------------------------
 
 
-_DEMO: dict[str, Any] = {}
-
-
-def demo_run(base: Path) -> tuple[list[dict[str, Any]], Path]:
-    """Run the real local pipeline once per session (cached across test modules); returns
-    its events (schema-checked) and its lake directory."""
-    if "events" not in _DEMO:
-        out = base / "demo"
-        proc = subprocess.run(
-            [sys.executable, "-m", "emr_lineage", "demo", "--out", str(out), "--rows", str(DEMO_ROWS)],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        assert proc.returncode == 0, f"demo failed ({proc.returncode}): {proc.stderr[-2000:]}"
-        _DEMO["events"] = load_events([out / "events.jsonl"], strict=True).events
-        _DEMO["lake"] = (out / "lake").resolve()
-    return copy.deepcopy(_DEMO["events"]), _DEMO["lake"]
-
-
 def rewrite_lake(events: Any, lake_dir: Path, bucket: str) -> Any:
     """Every dataset reference under the local lake becomes the same key in ``s3://bucket``."""
     root = str(lake_dir).rstrip("/") + "/"
@@ -210,9 +186,11 @@ def rewrite_lake(events: Any, lake_dir: Path, bucket: str) -> Any:
     return walk(events)
 
 
-def emr_events(base: Path, bucket: str = LAKE_BUCKET) -> list[dict[str, Any]]:
-    events, lake = demo_run(base)
-    return rewrite_lake(events, lake, bucket)
+def emr_events(demo: DemoRun, bucket: str = LAKE_BUCKET) -> list[dict[str, Any]]:
+    """The demo's events (schema-checked), with its local lake moved to ``s3://bucket``."""
+    assert demo.returncode == 0, f"demo failed ({demo.returncode}): {demo.stderr[-2000:]}"
+    events = load_events([demo.events_path], strict=True).events
+    return rewrite_lake(events, (demo.out / "lake").resolve(), bucket)
 
 
 def _iso(moment: datetime) -> str:

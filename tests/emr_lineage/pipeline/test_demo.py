@@ -20,9 +20,9 @@ from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.lineage.naming import dataset_identity
 from emr_lineage.lineage.schemas import check_event
 from emr_lineage.pipeline.definition import PIPELINE
+from tests.emr_lineage.demo_run import DemoRun
 
 BIN = Path(sys.executable).parent
-ROWS = 1500
 # Application -> (inputs, outputs) relative to the lake; customer_ltv writes a catalog table.
 EXPECTED = {
     "ingest_orders": ({"raw/orders"}, {"clean/orders_clean"}),
@@ -34,21 +34,9 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo")
-    proc = subprocess.run(
-        [str(BIN / "emr-lineage"), "demo", "--out", str(out), "--rows", str(ROWS)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "COLUMNS": "160"},
-    )
-    events = (
-        [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
-        if (out / "events.jsonl").exists()
-        else []
-    )
-    return out, proc, events
+def demo(demo_run: DemoRun):
+    """(output directory, the process's result, its events) of the test run's one demo."""
+    return demo_run.out, demo_run, demo_run.events()
 
 
 def test_demo_succeeds_and_prints_the_summary(demo):
