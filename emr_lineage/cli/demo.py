@@ -17,7 +17,7 @@ from rich.table import Table
 
 from emr_lineage.cli.output import Command, fail, settings_options
 from emr_lineage.errors import EXIT_CHECK_FAILED
-from emr_lineage.pipeline.definition import DEFAULT_ROWS, PIPELINE
+from emr_lineage.pipeline.definition import DEFAULT_ROWS, MIN_ROWS, PIPELINE
 from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, run_demo
 from emr_lineage.settings.loader import load_settings
 
@@ -77,7 +77,7 @@ def _short(graph, dataset_id: str) -> str:
 )
 @click.option(
     "--rows",
-    type=click.IntRange(min=100),
+    type=click.IntRange(min=MIN_ROWS),
     default=DEFAULT_ROWS,
     show_default=True,
     help="Orders in the generated data.",

@@ -36,7 +36,7 @@ from emr_lineage.settings.loader import load_settings
 )
 @click.option(
     "--rows",
-    type=click.IntRange(min=e2e.MIN_ROWS),
+    type=click.IntRange(min=pipeline.MIN_ROWS),
     default=pipeline.DEFAULT_ROWS,
     show_default=True,
     help="Sample orders to generate.",

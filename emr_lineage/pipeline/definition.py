@@ -10,3 +10,5 @@ JOBS_DIR = Path(__file__).resolve().parent / "jobs"
 CONTRACT = JOBS_DIR / "lineage_contract.yaml"
 PIPELINE = ("ingest_orders", "revenue_daily", "customer_ltv", "train_model", "score_stream")
 DEFAULT_ROWS = 50_000
+# Fewer orders leave a zone of the sample data empty (and Spark ML with nothing to train on).
+MIN_ROWS = 100

@@ -25,7 +25,7 @@ from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.lineage.graph import LineageGraph
 from emr_lineage.lineage.report import write_html
 from emr_lineage.lineage.schemas import require_schemas
-from emr_lineage.pipeline.definition import CONTRACT, DEFAULT_ROWS, JOBS_DIR, PIPELINE
+from emr_lineage.pipeline.definition import CONTRACT, DEFAULT_ROWS, JOBS_DIR, MIN_ROWS, PIPELINE
 from emr_lineage.pipeline.workdir import claimed_output_dir
 from emr_lineage.spark.capture.run import JobFailed, run_job
 
@@ -147,8 +147,8 @@ def run_demo(
     on_job: Callable[[str, JobRun | None], None] | None = None,
 ) -> DemoResult:
     """Run the pipeline into ``out`` (claimed and locked, see :mod:`emr_lineage.pipeline.workdir`)."""
-    if rows < 100:
-        raise DemoError(f"--rows must be at least 100, got {rows}")
+    if rows < MIN_ROWS:
+        raise DemoError(f"--rows must be at least {MIN_ROWS}, got {rows}")
     require_schemas()  # the demo checks its events in strict mode: say so before Spark runs, not after
     with claimed_output_dir(out, DEMO_ENTRIES, force=force) as claimed:
         return _run_in(claimed, rows, namespace, on_step or (lambda _: None), on_job)

@@ -57,7 +57,6 @@ from emr_lineage.spark.conf import ParentContext, ParentContextError
 # The parent job every step reports (Marquez names the applications <this>.<app>).
 E2E_PARENT_JOB = "emr_lineage_e2e"
 LAUNCHED_BY = "emr-lineage e2e"
-MIN_ROWS = 100
 # What a kept cluster does when a step fails: cancel the rest and wait (for debugging).
 KEEP_ACTION_ON_FAILURE = "CANCEL_AND_WAIT"
 
@@ -265,8 +264,8 @@ def run_e2e(
     ``AwsError`` before anything is uploaded or started; a KeyboardInterrupt
     propagates after the cluster was terminated (unless kept)."""
     cb = callbacks or Callbacks()
-    if options.rows < MIN_ROWS:
-        raise aws_clients.AwsError(f"--rows must be at least {MIN_ROWS}, got {options.rows}")
+    if options.rows < pipeline.MIN_ROWS:
+        raise aws_clients.AwsError(f"--rows must be at least {pipeline.MIN_ROWS}, got {options.rows}")
     contract = load_pipeline_contract()
     parent, parent_is_new = choose_parent(settings, environ)
     clients = clients or aws_clients.AwsClients.for_settings(settings)

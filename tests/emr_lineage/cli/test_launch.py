@@ -227,6 +227,16 @@ def test_malformed_launch_spec_is_bad_input(launch_aws, job_file: Path) -> None:
     assert "is not valid JSON (line 1, column 2" in result.stderr
 
 
+@pytest.mark.parametrize("bucket", ["no-such-artifacts-bucket", "Not_A_Bucket_Name"])
+def test_a_missing_or_invalid_artifacts_bucket_is_one_line_and_exit_2(launch_aws, job_file: Path, bucket) -> None:
+    launch_aws.ssm.put_parameter(Name=parameters.artifacts_bucket("dev"), Value=bucket, Type="String", Overwrite=True)
+    result = run("--env", "dev", "--job", str(job_file))
+    assert result.exit_code == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and bucket in errors[0] and "Traceback" not in result.output
+    assert launch_aws.emr.list_clusters()["Clusters"] == []
+
+
 def test_missing_job_file_is_bad_input(launch_aws, tmp_path: Path) -> None:
     result = run("--env", "dev", "--job", str(tmp_path / "nope.py"))
     assert result.exit_code == 2
