@@ -12,10 +12,10 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.cli.output import Command, fail, poll_interval_option, print_contract_rows, settings_options
+from emr_lineage.cli.progress import cluster_poll_printer, elapsed, live_progress
 from emr_lineage.errors import EXIT_INTERRUPTED
 from emr_lineage.lineage.contract_check import ContractResult
 from emr_lineage.pipeline import definition as pipeline
@@ -83,10 +83,10 @@ def e2e_command(
         lineage_interval=lineage_interval,
     )
     seen: list[e2e.E2EResult] = []
-    progress = _progress(console)
+    progress = live_progress(console)
     callbacks = e2e.Callbacks(
         say=console.print,
-        on_poll=_show_poll(console, progress),
+        on_poll=cluster_poll_printer(console, progress, _describe),
         on_attempt=_show_attempt(console),
         on_cluster=seen.append,
     )
@@ -118,42 +118,14 @@ def e2e_command(
     click.echo(f"e2e passed on {result.cluster_id}: {result.message}")
 
 
-def _progress(console: Console) -> Progress:
-    # A live line in a terminal; the state-change lines below are what a CI log shows.
-    return Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    )
-
-
 def _describe(snapshot: emr_cluster.Snapshot) -> str:
     steps = ", ".join(f"{s.name} {s.state}" for s in snapshot.steps)
     return f"cluster {snapshot.cluster_state}: {steps}"
 
 
-def _show_poll(console: Console, progress: Progress):
-    task = progress.add_task("cluster", total=None)
-    last: list[str] = []
-
-    def show(snapshot: emr_cluster.Snapshot) -> None:
-        text = _describe(snapshot)
-        progress.update(task, description=text)
-        if last != [text]:
-            minutes, seconds = divmod(int(snapshot.elapsed), 60)
-            console.print(f"[{minutes:02d}:{seconds:02d}] {text}")
-            last[:] = [text]
-
-    return show
-
-
 def _show_attempt(console: Console):
     def show(attempt: e2e_lineage.LineageAttempt) -> None:
-        minutes, seconds = divmod(int(attempt.elapsed), 60)
-        head = f"[{minutes:02d}:{seconds:02d}] lineage read {attempt.number}:"
+        head = f"{elapsed(attempt.elapsed)} lineage read {attempt.number}:"
         if attempt.result is None:
             console.print(f"{head} {attempt.error}")
             return

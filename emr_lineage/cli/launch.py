@@ -12,11 +12,11 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.cli.output import Command, fail, poll_interval_option, settings_options
+from emr_lineage.cli.progress import cluster_poll_printer, live_progress
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED
 from emr_lineage.launch import plan as launch_plan
 from emr_lineage.settings.loader import load_settings
@@ -136,26 +136,8 @@ def _describe(snapshot: emr_cluster.Snapshot) -> str:
 def _wait(
     console: Console, clients: aws_clients.AwsClients, cluster: emr_cluster.LaunchedCluster, poll_interval: float
 ) -> emr_cluster.Outcome:
-    # Live line in a terminal; one line per state change everywhere (readable in CI logs).
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    )
-    task = progress.add_task(f"cluster {cluster.cluster_id}", total=None)
-    last: list[str] = []
-
-    def show(snapshot: emr_cluster.Snapshot) -> None:
-        text = _describe(snapshot)
-        progress.update(task, description=text)
-        if not last or last[0] != text:
-            minutes, seconds = divmod(int(snapshot.elapsed), 60)
-            console.print(f"[{minutes:02d}:{seconds:02d}] {text}")
-            last[:] = [text]
-
+    progress = live_progress(console)
+    show = cluster_poll_printer(console, progress, _describe, label=f"cluster {cluster.cluster_id}")
     with progress:
         return emr_cluster.wait_for_steps(clients.emr, cluster, poll_interval=poll_interval, on_poll=show)
 
