@@ -15,7 +15,8 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from emr_lineage.settings.model import SUBNET_TIERS, EnvironmentSettings
+from emr_lineage.settings.limits import SUBNET_TIERS
+from emr_lineage.settings.model import EnvironmentSettings
 from stacks.shared.settings_mapping import log_retention, removal_policy
 from stacks.shared.tags import EMR_MANAGED_TAG
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_logs as logs
 
-from emr_lineage.settings.model import LOG_RETENTION_DAYS, EnvironmentSettings, RemovalPolicyName
+from emr_lineage.settings.limits import LOG_RETENTION_DAYS
+from emr_lineage.settings.model import EnvironmentSettings, RemovalPolicyName
 
 _REMOVAL = {
     RemovalPolicyName.DESTROY: RemovalPolicy.DESTROY,

@@ -27,7 +27,7 @@ LAYERS = {
     # the command line
     "cli": 7,
 }
-MAX_LINES = 450  # "no module over ~400 lines"
+MAX_LINES = 400  # "no module over ~400 lines"
 
 
 def _modules() -> list[Path]:

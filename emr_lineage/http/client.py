@@ -20,23 +20,17 @@ Used by the Marquez client (reads and event replays) and by ``stage-listener`` (
 from __future__ import annotations
 
 import json as jsonlib
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from requests.adapters import HTTPAdapter
-from urllib3 import connection as urllib3_connection
 from urllib3 import exceptions as urllib3_exceptions
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.util import Retry, Timeout
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.http.deadline import Deadline, DeadlineAdapter, DeadlineRetry
 
 MIB = 1 << 20
 DEFAULT_TIMEOUT = 10.0  # seconds for one whole request, retries included
@@ -59,165 +53,6 @@ class HttpError(EmrLineageError):
         super().__init__(message)
         self.kind = kind
         self.status = status
-
-
-# --- the deadline of the request in progress --------------------------------------------------
-
-
-class _Deadline:
-    """The end of one request: the time left, and a watchdog that shuts its sockets down at the end."""
-
-    def __init__(self, seconds: float, clock: Callable[[], float]) -> None:
-        self.seconds = seconds
-        self.clock = clock
-        self.at = clock() + seconds
-        self.fired = False
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
-
-    def remaining(self) -> float:
-        return self.at - self.clock()
-
-    def expired(self) -> bool:
-        return self.fired or self.remaining() <= 0
-
-    def cap(self, value: float | None) -> float:
-        """A socket timeout no larger than the time left (never 0: that means non-blocking)."""
-        left = max(self.remaining(), 0.001)
-        return left if value is None else min(value, left)
-
-    def watch(self, sock: socket.socket | None) -> None:
-        if sock is None:
-            return
-        with self._lock:
-            if self.fired:
-                _shutdown(sock)
-            elif all(s is not sock for s in self._sockets):
-                self._sockets.append(sock)
-
-    def _fire(self) -> None:
-        with self._lock:
-            self.fired = True
-            for sock in self._sockets:
-                _shutdown(sock)
-
-    def __enter__(self) -> _Deadline:
-        self._token = _ACTIVE.set(self)
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-        _ACTIVE.reset(self._token)
-        with self._lock:
-            self._sockets.clear()
-
-
-_ACTIVE: ContextVar[_Deadline | None] = ContextVar("emr_lineage_http_deadline", default=None)
-
-
-def _shutdown(sock: socket.socket) -> None:
-    # The plain-socket shutdown, also for a TLS socket: a blocked recv() in the request's
-    # thread returns at once, and the request fails (reported as timed out).
-    try:
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)
-    except OSError:
-        pass
-
-
-class _DeadlineConnectionMixin:
-    """Connect and read timeouts capped to the time left; sockets handed to the watchdog."""
-
-    timeout: Any
-    sock: socket.socket | None
-
-    def _new_conn(self) -> socket.socket:
-        deadline = _ACTIVE.get()
-        if deadline is not None:
-            self.timeout = deadline.cap(Timeout.resolve_default_timeout(self.timeout))
-        sock = super()._new_conn()  # type: ignore[misc]
-        if deadline is not None:
-            deadline.watch(sock)
-        return sock
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        self._capped()
-        super().request(*args, **kwargs)  # type: ignore[misc]
-
-    def getresponse(self) -> Any:
-        self._capped()
-        return super().getresponse()  # type: ignore[misc]
-
-    def _capped(self) -> None:
-        deadline = _ACTIVE.get()
-        if deadline is not None:
-            self.timeout = deadline.cap(Timeout.resolve_default_timeout(self.timeout))
-            deadline.watch(self.sock)
-
-
-class _HTTPConnection(_DeadlineConnectionMixin, urllib3_connection.HTTPConnection):
-    pass
-
-
-class _HTTPSConnection(_DeadlineConnectionMixin, urllib3_connection.HTTPSConnection):
-    pass
-
-
-class _HTTPConnectionPool(HTTPConnectionPool):
-    ConnectionCls = _HTTPConnection
-
-
-class _HTTPSConnectionPool(HTTPSConnectionPool):
-    ConnectionCls = _HTTPSConnection
-
-
-_POOLS = {"http": _HTTPConnectionPool, "https": _HTTPSConnectionPool}
-
-
-class _Adapter(HTTPAdapter):
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = dict(_POOLS)
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
-        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        if not proxy.lower().startswith("socks"):
-            manager.pool_classes_by_scheme = dict(_POOLS)
-        return manager
-
-
-class DeadlineRetry(Retry):
-    """urllib3's retry policy, plus: no retry whose wait would end past the request's deadline.
-
-    Out of time, it stops as when retries are exhausted: an error is raised, an HTTP answer
-    (e.g. 503) is returned to be reported with the server's message.
-    """
-
-    def increment(
-        self,
-        method: str | None = None,
-        url: str | None = None,
-        response: Any = None,
-        error: Exception | None = None,
-        _pool: Any = None,
-        _stacktrace: Any = None,
-    ) -> DeadlineRetry:
-        new = super().increment(method, url, response, error, _pool, _stacktrace)
-        deadline = _ACTIVE.get()
-        if deadline is not None and (deadline.expired() or new._wait(response) >= deadline.remaining()):
-            reason = error or urllib3_exceptions.ResponseError(f"no time left for a retry within {deadline.seconds:g}s")
-            raise urllib3_exceptions.MaxRetryError(_pool, url or "", reason) from reason
-        return new
-
-    def _wait(self, response: Any) -> float:
-        """What :meth:`sleep` will wait before the next attempt."""
-        if response is not None and self.respect_retry_after_header:
-            after = self.get_retry_after(response)
-            if after:
-                return after
-        return self.get_backoff_time()
 
 
 # --- replies -----------------------------------------------------------------------------------
@@ -314,7 +149,7 @@ class HttpClient:
             raise_on_status=False,  # the last answer is returned and reported with its message
         )
         self.session = requests.Session()
-        adapter = _Adapter(max_retries=retry)
+        adapter = DeadlineAdapter(max_retries=retry)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
         self.session.headers.update(self.headers)
@@ -341,7 +176,7 @@ class HttpClient:
         seconds = self.timeout if timeout is None else timeout
         limit = self.max_bytes if max_bytes is None else max_bytes
         where = f"{method} {url}"
-        with _Deadline(seconds, self.clock) as deadline:
+        with Deadline(seconds, self.clock) as deadline:
             try:
                 with self.session.request(
                     method, url, params=params, data=data, headers=headers, stream=True, timeout=seconds
@@ -361,7 +196,7 @@ class HttpClient:
         """GET and decode JSON; an HTTP error status raises :class:`HttpError`."""
         return self.request("GET", url, params=params, **kwargs).raise_for_status().json()
 
-    def _failure(self, exc: BaseException, deadline: _Deadline, method: str, url: str) -> HttpError:
+    def _failure(self, exc: BaseException, deadline: Deadline, method: str, url: str) -> HttpError:
         who = self.service or _server(url)
         if deadline.expired() or _is_timeout(exc):
             return HttpError(f"{who} timed out after {deadline.seconds:g}s ({method} {url})", kind="timeout")
@@ -381,7 +216,7 @@ class HttpClient:
 
 def _read_body(
     response: requests.Response,
-    deadline: _Deadline,
+    deadline: Deadline,
     limit: int,
     sink: Callable[[bytes], object] | None,
     where: str,

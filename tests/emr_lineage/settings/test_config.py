@@ -9,8 +9,8 @@ from importlib import metadata
 
 import pytest
 
+from emr_lineage.settings.limits import EMR_RELEASES
 from emr_lineage.settings.loader import ConfigError, load_settings, settings_from_context
-from emr_lineage.settings.model import EMR_RELEASES
 
 
 @pytest.fixture(scope="module")
