@@ -1,7 +1,7 @@
-"""Text renderings of a :class:`~emr_lineage.graph.LineageGraph`: JSON, Mermaid and DOT.
+"""Text renderings of a :class:`~emr_lineage.lineage.graph.LineageGraph`: JSON, Mermaid and DOT.
 
 All three are sorted, so the same graph always prints the same text. The HTML report is in
-:mod:`emr_lineage.report`.
+:mod:`emr_lineage.lineage.report`.
 """
 
 from __future__ import annotations
@@ -78,9 +78,9 @@ RENDERERS: dict[str, Callable[[LineageGraph], str]] = {"json": to_json, "mermaid
 
 
 def render(graph: LineageGraph, fmt: str) -> str:
-    """Render ``graph`` as ``json``, ``mermaid`` or ``dot`` (HTML: :func:`emr_lineage.report.render_html`)."""
+    """Render ``graph`` as ``json``, ``mermaid``, ``dot`` or ``html`` (:func:`emr_lineage.lineage.report.render_html`)."""
     if fmt == "html":
-        from emr_lineage.report import render_html
+        from emr_lineage.lineage.report import render_html  # the report imports this module's helpers
 
         return render_html(graph)
     try:

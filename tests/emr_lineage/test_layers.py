@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,19 @@ def _imports(path: Path) -> set[str]:
 def test_every_part_of_the_package_has_a_layer() -> None:
     parts = {p.relative_to(PACKAGE).parts[0].removesuffix(".py") for p in _modules()}
     assert parts - {"__init__", "__main__"} == set(LAYERS)
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_import_of_the_package_names_a_module_that_exists(path: Path) -> None:
+    modules = {
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom | ast.Import)
+        for alias in node.names
+        if not isinstance(node, ast.ImportFrom) or (node.module and node.level == 0)
+    }
+    missing = sorted(m for m in modules if m.startswith("emr_lineage.") and importlib.util.find_spec(m) is None)
+    assert missing == [], f"{path.relative_to(PACKAGE)} imports modules that do not exist"
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -56,3 +56,8 @@ def test_renderings_are_stable(graph, gen) -> None:
 def test_unknown_format() -> None:
     with pytest.raises(ValueError, match="unknown format 'svg'"):
         render(LineageGraph(), "svg")
+
+
+def test_html_is_the_self_contained_report(graph) -> None:
+    page = render(graph, "html")
+    assert page.startswith("<!DOCTYPE html>") and "id='lineage-data'" in page and "<script src" not in page
