@@ -23,7 +23,7 @@ from emr_lineage.cli.schemas import schemas_group
 from emr_lineage.settings.loader import load_settings
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("emr-lineage", cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="emr-lineage")
 @click.option("--debug", is_flag=True, help=f"Show the traceback of an unexpected error (or set {DEBUG_ENV_VAR}=1).")
 def main(debug: bool) -> None:

@@ -74,6 +74,7 @@ def launch(
         clients = aws_clients.AwsClients.for_settings(settings)
         plan = launch_plan.prepare_launch(clients, settings, [job], parent=parent)
         _report_plan(console, plan)
+        job_url = _marquez_url(clients, plan)  # an SSM read: before the cluster, so Ctrl-C here costs nothing
         cluster = emr_cluster.start_cluster(clients.emr, plan.request, log_uri=plan.log_uri)
     except KeyboardInterrupt:
         fail(
@@ -82,7 +83,6 @@ def launch(
         )
 
     console.print(f"cluster {cluster.cluster_id} starting ({plan.request['Name']})")
-    job_url = _marquez_url(clients, plan)
     if no_wait:
         for name, step_id in cluster.steps:
             console.print(f"step {name} logs: {cluster.step_log_uri(step_id)}")
@@ -156,7 +156,7 @@ def _on_interrupt(console: Console, clients: aws_clients.AwsClients, cluster: em
         try:
             emr_cluster.terminate_cluster(clients.emr, cid)
         except aws_clients.AwsError as exc:
-            fail(exc, exc.exit_code)
+            fail(f"interrupted; terminating {cid} failed: {exc}", EXIT_INTERRUPTED)
         console.print(f"cluster {cid} terminating")
     else:
         console.print(

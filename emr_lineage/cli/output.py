@@ -50,10 +50,7 @@ class Command(click.Command):
     """A command that ends as docs/cli.md says, whatever goes wrong."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            fail(f"{exc.format_message()} (see: emr-lineage {self.name} --help)")
+        return _one_line_usage_errors(ctx, lambda: super(Command, self).parse_args(ctx, args))
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -76,10 +73,35 @@ class Command(click.Command):
             fail(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)")
 
 
+def _one_line_usage_errors(ctx: click.Context, parse: Any) -> Any:
+    """Run click's parsing; a usage error (unknown option or command, bad value) is one line, exit 2."""
+    try:
+        return parse()
+    except click.UsageError as exc:
+        fail(f"{exc.format_message()} (see: {ctx.command_path} --help)")
+
+
 class Group(click.Group):
-    """The ``emr-lineage`` group: SIGTERM reads as Ctrl-C, so every command cleans up the same way."""
+    """A group of commands (``emr-lineage``, ``emr-lineage schemas``): its usage errors are one line
+    too, a group given no command shows its help (exit 0), and SIGTERM reads as Ctrl-C, so every
+    command cleans up the same way."""
 
     command_class = Command
+    group_class = type  # subgroups are of this same class
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("invoke_without_command", False)
+        kwargs.setdefault("no_args_is_help", True)
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help:
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        return _one_line_usage_errors(ctx, lambda: super(Group, self).parse_args(ctx, args))
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        return _one_line_usage_errors(ctx, lambda: super(Group, self).resolve_command(ctx, args))
 
     def invoke(self, ctx: click.Context) -> Any:
         previous = signal.signal(signal.SIGTERM, _interrupt)

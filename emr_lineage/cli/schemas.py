@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from emr_lineage.cli.output import Command, fail
+from emr_lineage.cli.output import Group, fail
 from emr_lineage.lineage.schema_store import (
     CANONICAL_BASE_URL,
     DEFAULT_FETCH_TIMEOUT,
@@ -21,11 +21,7 @@ from emr_lineage.lineage.schema_store import (
 )
 
 
-class _Schemas(click.Group):
-    command_class = Command
-
-
-@click.group("schemas", cls=_Schemas)
+@click.group("schemas", cls=Group)
 def schemas_group() -> None:
     """The OpenLineage JSON schemas the event checks use (see docs/graph.md)."""
 

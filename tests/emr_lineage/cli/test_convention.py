@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -20,6 +21,7 @@ COMMANDS = {
     "validate": ["--contract", "CONTRACT", "--events", "EVENTS"],
     "launch": ["--job", "JOB"],
     "stage-listener": ["--bucket", "some-bucket"],
+    "schemas fetch": ["--schema-dir", "OUT"],
 }
 SETTINGS_COMMANDS = ("config", "demo", "e2e", "launch", "stage-listener")
 
@@ -48,11 +50,35 @@ def inputs(tmp_path: Path) -> dict[str, str]:
 
 
 def _args(command: str, inputs: dict[str, str]) -> list[str]:
-    return [command, *(inputs.get(a, a) for a in COMMANDS[command])]
+    return [*command.split(), *(inputs.get(a, a) for a in COMMANDS[command])]
 
 
 def test_every_command_is_in_the_table() -> None:
-    assert set(main.commands) - {"schemas"} == set(COMMANDS)
+    names = {
+        f"{name} {sub}" if isinstance(command, click.Group) else name
+        for name, command in main.commands.items()
+        for sub in (command.commands if isinstance(command, click.Group) else [None])
+    }
+    assert names == set(COMMANDS)
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["bogus"], "No such command 'bogus'. (see: emr-lineage --help)"),
+        (["--bogus"], "No such option '--bogus'. (see: emr-lineage --help)"),
+        (["schemas", "bogus"], "No such command 'bogus'. (see: emr-lineage schemas --help)"),
+    ],
+)
+def test_a_mistake_before_the_command_is_one_line_and_exit_2(args: list[str], expected: str) -> None:
+    code, _, err = _run(args)
+    assert code == 2 and _one_error_line(err) == f"error: {expected}"
+
+
+@pytest.mark.parametrize("args", [[], ["schemas"]])
+def test_a_group_without_a_command_shows_its_help(args: list[str]) -> None:
+    code, out, _ = _run(args)
+    assert code == 0 and out.startswith("Usage: ")
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -64,7 +90,7 @@ def test_an_unknown_option_is_one_line_and_exit_2(command: str, inputs: dict[str
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_help_exits_0(command: str) -> None:
-    code, out, _ = _run([command, "--help"])
+    code, out, _ = _run([*command.split(), "--help"])
     assert code == 0 and "Usage:" in out
 
 
