@@ -78,5 +78,8 @@ def test_cdk_cli_reports_an_unknown_environment(repo_root, tmp_path):
         timeout=300,
     )
     assert result.returncode != 0
-    assert "emr-lineage: unknown environment 'stage' (-c env=stage); cdk.json defines: dev, prod" in result.stderr
+    assert (
+        "emr-lineage: unknown environment 'stage' (--env, or -c env= for cdk); cdk.json defines: dev, prod"
+        in result.stderr
+    )
     assert "Traceback" not in result.stderr

@@ -8,7 +8,7 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
 
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.settings.model import EnvironmentSettings
@@ -40,11 +40,13 @@ class AwsClients:
         try:
             session = boto3.session.Session(region_name=region)
             clients = {name: session.client(name, config=RETRY_POLICY) for name in ("ssm", "s3", "emr")}
-        except BotoCoreError as exc:  # e.g. NoRegionError
+        except NoRegionError:
             raise AwsError(
-                f"no AWS region: {exc}; set AWS_REGION or AWS_DEFAULT_REGION, "
+                "no AWS region: set AWS_REGION or AWS_DEFAULT_REGION, "
                 f"or region in cdk.json (emr-lineage.environments.{settings.name}.region)"
             ) from None
+        except BotoCoreError as exc:  # e.g. an unknown AWS_PROFILE
+            raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
         return cls(**clients)
 
 

@@ -1,9 +1,10 @@
 """``emr-lineage e2e``: the sample pipeline on an ephemeral EMR cluster, its lineage checked in Marquez.
 
-Exit codes: 0 every step completed and the contract holds in Marquez; 1 a step failed, the
-cluster ended early, the lineage did not match the contract before the deadline, or an AWS
-error; 2 bad input (unknown env, missing SSM parameter, Marquez unreachable, bad options);
-130 interrupted with Ctrl-C (the cluster is terminated unless --keep-cluster).
+Exit codes (docs/cli.md): 0 every step completed and the contract holds in Marquez; 1 a step
+failed, the cluster ended early, or the lineage did not match the contract before the deadline;
+2 it could not run (settings, missing SSM parameter or bucket, Marquez unreachable or not a
+Marquez, AWS errors, bad options); 130 Ctrl-C or SIGTERM (the cluster is terminated unless
+--keep-cluster).
 """
 
 from __future__ import annotations

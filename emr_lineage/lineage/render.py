@@ -78,7 +78,7 @@ RENDERERS: dict[str, Callable[[LineageGraph], str]] = {"json": to_json, "mermaid
 
 
 def render(graph: LineageGraph, fmt: str) -> str:
-    """Render ``graph`` as ``json``, ``mermaid``, ``dot`` or ``html`` (:func:`emr_lineage.lineage.report.render_html`)."""
+    """Render ``graph`` as ``json``, ``mermaid``, ``dot`` or ``html`` (the report of :mod:`.report`)."""
     if fmt == "html":
         from emr_lineage.lineage.report import render_html  # the report imports this module's helpers
 

@@ -16,9 +16,9 @@ Two things Marquez does that a contract check must undo (see docs/e2e.md):
   contract this run never reported; jobs whose latest run is older than this cluster are
   dropped, so only this run's lineage can satisfy the contract.
 
-Printing stays in the CLI (``emr_lineage.commands.e2e``): this module reports through
-callbacks. Errors are :class:`emr_lineage.launcher.AwsError` (exit 1) and
-:class:`~emr_lineage.launcher.AwsError` (exit 2), each with a message for the user.
+Printing stays in the CLI (``emr_lineage.cli.e2e``): this module reports through callbacks.
+What keeps it from running raises an :class:`~emr_lineage.errors.EmrLineageError` (exit 2) with
+a message for the user; a failed step or contract is the result's ``exit_code`` 1.
 """
 
 from __future__ import annotations

@@ -69,7 +69,9 @@ def settings_from_context(block: Any, env: str | None) -> EnvironmentSettings:
         raise ConfigError(f"{CONTEXT_KEY}.environments: missing or empty; define at least one environment")
     if env not in environments:
         known = ", ".join(sorted(environments))
-        raise ConfigError(f"unknown environment {env!r} (-c {ENV_CONTEXT_KEY}={env}); cdk.json defines: {known}")
+        raise ConfigError(
+            f"unknown environment {env!r} (--env, or -c {ENV_CONTEXT_KEY}= for cdk); cdk.json defines: {known}"
+        )
     if not _ENV_NAME.match(env):
         raise ConfigError(
             f"environment name {env!r}: use 2-16 lowercase letters, digits or '-', starting with a letter"

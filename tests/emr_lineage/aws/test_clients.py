@@ -43,3 +43,10 @@ def test_every_client_shares_one_retry_policy(no_region, monkeypatch: pytest.Mon
     clients = AwsClients.for_settings(load_settings("dev", CDK_JSON))
     for client in (clients.ssm, clients.s3, clients.emr):
         assert client.meta.config.retries == RETRY_POLICY.retries
+
+
+def test_an_unknown_profile_is_not_called_a_missing_region(no_region, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+    with pytest.raises(AwsError, match="AWS client setup failed: .*no-such-profile") as caught:
+        AwsClients.for_settings(load_settings("dev", CDK_JSON))
+    assert "region" not in str(caught.value)

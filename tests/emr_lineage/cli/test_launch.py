@@ -246,4 +246,7 @@ def test_missing_job_file_is_bad_input(launch_aws, tmp_path: Path) -> None:
 def test_unknown_env_is_bad_input(launch_aws, job_file: Path) -> None:
     result = run("--env", "staging", "--job", str(job_file))
     assert result.exit_code == 2
-    assert result.stderr == "error: unknown environment 'staging' (-c env=staging); cdk.json defines: dev, prod\n"
+    assert (
+        result.stderr
+        == "error: unknown environment 'staging' (--env, or -c env= for cdk); cdk.json defines: dev, prod\n"
+    )
