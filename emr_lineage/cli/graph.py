@@ -19,6 +19,7 @@ import click
 
 from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_OK
+from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.lineage.contract import ContractError, load_contract
 from emr_lineage.lineage.contract_check import ContractResult, contract_start_nodes, resolve, validate
 from emr_lineage.lineage.events import EventsError, LoadedEvents, load_events
@@ -28,7 +29,8 @@ from emr_lineage.lineage.graph import LEVELS, LineageGraph
 from emr_lineage.lineage.render import FORMATS, render
 from emr_lineage.lineage.report import render_html, write_html
 from emr_lineage.lineage.schema_store import FETCH_COMMAND, SCHEMA_DIR_ENV_VAR
-from emr_lineage.marquez.client import DEFAULT_DEPTH, DEFAULT_TIMEOUT, MarquezClient
+from emr_lineage.marquez.api import API_ROOT
+from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient
 
 
 def _report_skipped(loaded: LoadedEvents) -> None:
@@ -175,7 +177,7 @@ schema_dir_option = click.option(
     "--column-lineage",
     "with_columns",
     is_flag=True,
-    help="With --marquez: also read GET /api/v1/column-lineage for the node.",
+    help=f"With --marquez: also read GET {API_ROOT}/column-lineage for the node.",
 )
 @skip_option
 @strict_option

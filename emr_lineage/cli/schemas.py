@@ -59,7 +59,7 @@ def schemas_group() -> None:
     "--if-missing", is_flag=True, help="Do nothing when the directory already holds the pinned schemas, all valid."
 )
 def fetch_command(directory: str | None, from_dir: str | None, base_url: str, timeout: float, if_missing: bool) -> None:
-    """Download the pinned OpenLineage 2-0-2 schemas from their $id URLs (or copy them with --from-dir).
+    """Download the pinned OpenLineage spec schemas from their $id URLs (or copy them with --from-dir).
 
     Each document must be JSON, carry the $id it is pinned under and be a draft 2020-12 JSON Schema;
     if one is not, nothing is written.

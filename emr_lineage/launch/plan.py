@@ -126,6 +126,7 @@ def prepare_launch(
     *,
     parent: ParentContext | None,
     parent_job_name: str = LAUNCH_PARENT_JOB,
+    launched_by: str = "emr-lineage launch",
     now: datetime | None = None,
 ) -> LaunchPlan:
     """Read the spec and bucket, stage every job, and build the RunJobFlow request.
@@ -156,7 +157,7 @@ def prepare_launch(
         extra_tags={
             "emr-lineage:jobs": " ".join(names)[:256],
             "emr-lineage:parent-run-id": parent.parent_run_id,
-            "emr-lineage:launched-by": "emr-lineage launch",
+            "emr-lineage:launched-by": launched_by,
         },
     )
     return LaunchPlan(

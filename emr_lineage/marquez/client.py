@@ -21,12 +21,17 @@ from typing import Any
 from urllib.parse import quote
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.http import DEFAULT_MAX_BYTES, HttpClient, HttpError, Reply
+from emr_lineage.http import (
+    DEFAULT_BACKOFF,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    HttpClient,
+    HttpError,
+    Reply,
+)
 from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 
-DEFAULT_TIMEOUT = 10.0  # seconds for one whole request, retries included
-DEFAULT_RETRIES = 3
-DEFAULT_BACKOFF = 0.5
 DEFAULT_PAGE_SIZE = 100
 DEFAULT_DEPTH = 20
 

@@ -37,6 +37,7 @@ from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
 from emr_lineage.aws.lake import glue_database_name, zone_prefix
 from emr_lineage.aws.upload import upload
+from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.launch import plan as launch_plan
 from emr_lineage.lineage.contract import Contract, ContractError, load_contract
 from emr_lineage.marquez.api import API_ROOT
@@ -70,7 +71,7 @@ class E2EOptions:
     lineage_timeout: float = DEFAULT_LINEAGE_TIMEOUT
     lineage_interval: float = DEFAULT_LINEAGE_INTERVAL
     depth: int = DEFAULT_DEPTH
-    marquez_timeout: float = 10.0
+    marquez_timeout: float = DEFAULT_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -170,13 +171,11 @@ def prepare_pipeline(
     *,
     keep_cluster: bool,
 ) -> launch_plan.LaunchPlan:
-    """The launcher's plan (jobs staged), re-tagged, and kept alive when asked."""
-    plan = launch_plan.prepare_launch(clients, settings, jobs, parent=parent, parent_job_name=parent.parent_job_name)
+    """The launcher's plan (jobs staged), kept alive when asked."""
+    plan = launch_plan.prepare_launch(
+        clients, settings, jobs, parent=parent, parent_job_name=parent.parent_job_name, launched_by=LAUNCHED_BY
+    )
     request = copy.deepcopy(plan.request)
-    request["Tags"] = [
-        {"Key": t["Key"], "Value": LAUNCHED_BY if t["Key"] == "emr-lineage:launched-by" else t.get("Value", "")}
-        for t in request["Tags"]
-    ]
     if keep_cluster:
         request["Instances"]["KeepJobFlowAliveWhenNoSteps"] = True
         for step in request["Steps"]:

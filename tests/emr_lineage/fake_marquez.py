@@ -23,7 +23,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-API = "/api/v1"
+from emr_lineage.marquez.api import API_ROOT
+
+API = API_ROOT
 
 
 @dataclass(frozen=True)
