@@ -21,10 +21,11 @@ from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_OK
 from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.lineage.contract import ContractError, load_contract
-from emr_lineage.lineage.contract_check import ContractResult, contract_start_nodes, resolve, validate
+from emr_lineage.lineage.contract_check import ContractResult, resolve, validate
+from emr_lineage.lineage.contract_marquez import contract_graph, read_contract_lineage
 from emr_lineage.lineage.events import EventsError, LoadedEvents, load_events
 from emr_lineage.lineage.from_events import build_graph
-from emr_lineage.lineage.from_marquez import detach_parent_job, graph_from_marquez, merged_lineage
+from emr_lineage.lineage.from_marquez import graph_from_marquez
 from emr_lineage.lineage.graph import LEVELS, LineageGraph
 from emr_lineage.lineage.render import FORMATS, render
 from emr_lineage.lineage.report import render_html, write_html
@@ -286,12 +287,9 @@ def validate_command(
     if parent_job and not marquez_url:
         fail("--parent-job only applies with --marquez")
     if marquez_url:
-        start = contract_start_nodes(contract, values, parent_job)
         with MarquezClient(marquez_url, timeout=timeout) as client:
-            reply = merged_lineage(client, start, depth, missing_ok=True)
-        if parent_job:
-            reply = detach_parent_job(reply, parent_job)
-        graph = graph_from_marquez(reply, level=contract.level)
+            reply = read_contract_lineage(client, contract, values, parent_job, depth)
+        graph = contract_graph(reply, contract, parent_job)
     else:
         graph = _load(events, skip_invalid, strict, contract.level, schema_dir)
     result = validate(contract, graph, values)

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emr_lineage.lineage.contract import _TABLE_PREFIX, Contract, ContractError, DatasetSpec, substitute
-from emr_lineage.lineage.from_marquez import parent_prefixed_job_name
 from emr_lineage.lineage.naming import (
     NamingError,
     canonical_dataset,
@@ -18,20 +17,6 @@ from emr_lineage.lineage.naming import (
     dataset_uri,
     job_node_id,
 )
-
-
-def contract_start_nodes(
-    contract: Contract, values: Mapping[str, str], parent_job_name: str | None = None
-) -> list[str]:
-    """Where to read a contract's lineage from: every contract job (under its parent-prefixed
-    name when the jobs ran under ``parent_job_name``) and every contract dataset, because
-    Marquez's graph holds only jobs that have inputs or outputs themselves; an application
-    whose Spark actions did the I/O is reached through its datasets."""
-    jobs = [
-        job_node_id(job.namespace, parent_prefixed_job_name(job.name, parent_job_name) if parent_job_name else job.name)
-        for job in resolve(contract, values)
-    ]
-    return jobs + expected_dataset_ids(contract, values)
 
 
 @dataclass(frozen=True)

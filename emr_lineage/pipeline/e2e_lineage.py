@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from emr_lineage.lineage.contract import Contract
-from emr_lineage.lineage.contract_check import ContractResult, contract_start_nodes, validate
-from emr_lineage.lineage.from_marquez import detach_parent_job, graph_from_marquez, merged_lineage
+from emr_lineage.lineage.contract_check import ContractResult, validate
+from emr_lineage.lineage.contract_marquez import contract_graph, read_contract_lineage
 from emr_lineage.lineage.graph import GraphError, LineageGraph
 from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient, MarquezError
 from emr_lineage.spark.conf import ParentContext
@@ -24,11 +24,6 @@ DEFAULT_LINEAGE_INTERVAL = 15.0
 # before its first step, so accepting runs from a little before our start only absorbs clock
 # skew between this machine and Marquez; it cannot let a previous run's lineage in.
 CLOCK_SKEW_TOLERANCE = timedelta(minutes=2)
-
-
-def start_nodes(contract: Contract, values: Mapping[str, str], parent: ParentContext) -> list[str]:
-    """Where to read lineage from: the contract's jobs under Marquez's parent-prefixed names, and its datasets."""
-    return contract_start_nodes(contract, values, parent.parent_job_name)
 
 
 def _instant(value: Any) -> datetime | None:
@@ -110,9 +105,9 @@ def read_lineage(
     The reads are those of ``emr-lineage validate --marquez`` (``merged_lineage`` with
     unknown nodes skipped, ``graph_from_marquez``, ``validate``).
     """
-    reply = merged_lineage(client, start_nodes(contract, values, parent), depth, missing_ok=True)
+    reply = read_contract_lineage(client, contract, values, parent.parent_job_name, depth)
     fresh, stale = drop_stale_jobs(reply, since)
-    graph = graph_from_marquez(detach_parent_job(fresh, parent.parent_job_name), level=contract.level)
+    graph = contract_graph(fresh, contract, parent.parent_job_name)
     return validate(contract, graph, values), graph, stale
 
 
