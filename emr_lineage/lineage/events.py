@@ -95,10 +95,6 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def _column_of(text: str, offset: int) -> int:
-    return offset - text.rfind("\n", 0, offset)
-
-
 class _DuplicateKey(ValueError):
     def __init__(self, key: str, offset: int | None = None) -> None:
         super().__init__(key)

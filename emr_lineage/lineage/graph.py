@@ -18,7 +18,7 @@ Building from events (OpenLineage #2104, Marquez #2264/#2408/#2708):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import networkx as nx
@@ -141,11 +141,3 @@ class LineageGraph:
         n_jobs, n_datasets = len(self.jobs()), len(self.datasets())
         n_edges = self.digraph.number_of_edges()
         return f"LineageGraph(level={self.level!r}, jobs={n_jobs}, datasets={n_datasets}, edges={n_edges})"
-
-
-def iter_column_edges_of(graph: LineageGraph, dataset_id: str) -> Iterator[dict[str, Any]]:
-    """Column edges whose target column belongs to ``dataset_id``."""
-    prefix = "datasetField:" + dataset_id[len("dataset:") :] + ":"
-    for edge in graph.column_edges:
-        if edge["target"].startswith(prefix):
-            yield edge

@@ -48,7 +48,6 @@ class RemovalPolicyName(StrEnum):
 
 
 InterfaceEndpoint = Literal["sts", "glue", "logs", "ssm", "ecr", "secretsmanager"]
-PositiveInt = Annotated[int, Field(gt=0)]
 
 
 def _cidr(value: str, key: str) -> str:
@@ -268,10 +267,6 @@ class EmrSettings(_Strict):
         if len(set(value)) != len(value):
             raise ValueError("applications lists an application twice")
         return value
-
-    @property
-    def release_major(self) -> int:
-        return int(self.release_label.removeprefix("emr-").split(".")[0])
 
     @property
     def release(self) -> EmrRelease:
