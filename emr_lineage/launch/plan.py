@@ -56,13 +56,13 @@ class StagedJob:
 
 
 def job_s3_key(script: Path, sha256: str) -> str:
-    """``jobs/<sha256[:16]>/<file name>``: content-addressed, so a pending step of another launch
+    """``staged-jobs/<sha256[:16]>/<file name>``: content-addressed, so a pending step of another launch
     never runs a script staged after it; the file name is kept (the app name is its stem)."""
     return f"{STAGED_JOBS_PREFIX}{sha256[:JOB_KEY_HASH_CHARS]}/{script.name}"
 
 
 def stage_job(s3: Any, bucket: str, job: JobRequest) -> StagedJob:
-    """Upload ``job.script`` to ``s3://<bucket>/jobs/<sha256[:16]>/<file name>`` unless it is there."""
+    """Upload ``job.script`` to ``s3://<bucket>/staged-jobs/<sha256[:16]>/<file name>`` unless it is there."""
     sha256 = file_sha256(job.script)
     upload = upload_once(s3, job.script, bucket, job_s3_key(job.script, sha256), sha256=sha256)
     return StagedJob(job, upload.uri, upload.sha256, uploaded=upload.uploaded)

@@ -142,7 +142,7 @@ class ContractResult:
 
 
 def resolve_dataset(spec: DatasetSpec, variables: Mapping[str, str], path: str) -> DatasetMatcher:
-    """Turn a contract dataset into a matcher (storage identity via :mod:`emr_lineage.naming`)."""
+    """Turn a contract dataset into a matcher (storage identity via :mod:`emr_lineage.lineage.naming`)."""
     text = substitute(spec.text, variables)
     if text.startswith(_TABLE_PREFIX):
         reference = text[len(_TABLE_PREFIX) :].strip()
@@ -178,7 +178,7 @@ def resolve(contract: Contract, variables: Mapping[str, str] | None = None) -> l
 
 
 def validate(contract: Contract, graph: Any, variables: Mapping[str, str] | None = None) -> ContractResult:
-    """Compare ``graph`` (a :class:`emr_lineage.graph.LineageGraph`) with the contract.
+    """Compare ``graph`` (a :class:`emr_lineage.lineage.graph.LineageGraph`) with the contract.
 
     Expected edges are ``dataset -> job`` for inputs and ``job -> dataset`` for outputs.
     Edges of contract jobs that the contract does not list are unexpected, and so are all

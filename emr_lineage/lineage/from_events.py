@@ -274,7 +274,7 @@ def build_graph(events: Iterable[Mapping[str, Any]], level: str = "application")
     ``level`` is ``"application"`` (default: action jobs folded into their application job)
     or ``"action"``. Accepts events in any order, with duplicates and partial fragments;
     events of the ``openlineage.client`` classes can be passed through
-    :func:`emr_lineage.events.to_dict` first. Raises :class:`GraphError` for a bad level.
+    :func:`emr_lineage.lineage.events.to_dict` first. Raises :class:`GraphError` for a bad level.
     """
     check_level(level)
     acc = _Accumulator()

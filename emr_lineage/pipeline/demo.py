@@ -29,7 +29,6 @@ from emr_lineage.pipeline.definition import CONTRACT, DEFAULT_ROWS, JOBS_DIR, MI
 from emr_lineage.pipeline.workdir import claimed_output_dir
 from emr_lineage.spark.capture.run import JobFailed, run_job
 
-# What a run owns inside --out; only these are removed before a run (never the directory itself).
 # What the demo creates in --out (and may replace on a later run); nothing else there is touched.
 DEMO_ENTRIES = ("lake", "warehouse", "metastore_db", "events.jsonl", "report.html", "spark.log")
 

@@ -1,6 +1,6 @@
 """Local OpenLineage capture for PySpark: lineage without the OpenLineage jar.
 
-``install(spark)`` starts capturing one session's application; ``emr_lineage.capture.run``
+``install(spark)`` starts capturing one session's application; ``emr_lineage.spark.capture.run``
 runs an unmodified job file with the capture installed on the session it creates.
 """
 

@@ -4,7 +4,7 @@ Shapes follow the OpenLineage Spark integration's own expected events
 (https://github.com/OpenLineage/OpenLineage/tree/8f02abfb7a252783b95df79f443edb13959bf52c/integration/spark/app/integrations/container):
 an application run (``jobType`` APPLICATION) and one child run per Spark action
 (``jobType`` SQL_JOB) whose ``parent`` facet points at the application run, datasets named
-by :func:`emr_lineage.naming.dataset_identity`, ``schema``/``symlinks``/``columnLineage``/
+by :func:`emr_lineage.lineage.naming.dataset_identity`, ``schema``/``symlinks``/``columnLineage``/
 ``lifecycleStateChange`` dataset facets.
 """
 
@@ -30,7 +30,7 @@ from emr_lineage.lineage.naming import dataset_identity
 from emr_lineage.spark.capture.plan import DatasetRef, InputColumn, OutputRef, QueryLineage
 from emr_lineage.spark.conf import ParentContext
 
-PRODUCER = f"https://github.com/emr-lineage/emr-lineage/tree/{__version__}/emr_lineage/capture"
+PRODUCER = f"https://github.com/emr-lineage/emr-lineage/tree/{__version__}/emr_lineage/spark/capture"
 
 
 @dataclass(frozen=True)

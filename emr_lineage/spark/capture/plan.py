@@ -3,7 +3,7 @@
 Two sources, each for what it does best: ``plan.toJSON()`` gives the whole expression tree in
 one py4j call (column lineage is computed from it in Python), and a handful of py4j calls on the
 leaf relations and the write command give what JSON leaves out (paths, tables, save modes).
-Everything here is plain data; turning it into OpenLineage events is ``emr_lineage.capture.facets``.
+Everything here is plain data; turning it into OpenLineage events is ``emr_lineage.spark.capture.facets``.
 """
 
 from __future__ import annotations

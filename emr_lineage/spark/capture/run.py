@@ -1,6 +1,6 @@
 """Run an unmodified PySpark job file with the local lineage capture on.
 
-    python -m emr_lineage.capture.run [--conf KEY=VALUE ...] jobs/ingest_orders.py -- --lake /tmp/lake
+    python -m emr_lineage.spark.capture.run [--conf KEY=VALUE ...] jobs/ingest_orders.py -- --lake /tmp/lake
 
 Like ``spark-submit`` for a local run: the job's own ``SparkSession.builder...getOrCreate()``
 gets the ``--conf`` defaults and a capture; its ``spark.stop()`` flushes the lineage first.

@@ -1,7 +1,7 @@
 """The openlineage-python client of the capture, configured from Spark conf.
 
 The same ``spark.openlineage.transport.*`` keys that configure the OpenLineage jar on EMR
-(``emr_lineage.spark_conf``) configure the local capture: ``type`` = ``file`` (JSONL, appended;
+(``emr_lineage.spark.conf``) configure the local capture: ``type`` = ``file`` (JSONL, appended;
 ``.location``), ``http`` (``.url``, ``.endpoint``, ``.timeoutInMillis``, ``.compression``) or
 ``console``. Without ``spark.openlineage.transport.type`` the client's own configuration
 applies (``OPENLINEAGE_URL``, ``OPENLINEAGE__TRANSPORT__*``, ``openlineage.yml``).

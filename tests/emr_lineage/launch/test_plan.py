@@ -1,4 +1,4 @@
-"""emr_lineage.launcher against moto's in-process EMR, S3 and SSM.
+"""emr_lineage.launch.plan and emr_lineage.aws.emr against moto's in-process EMR, S3 and SSM.
 
 moto never advances EMR step or cluster states, so each test drives them from the
 ``on_poll`` hook, the way EMR would between two polls; the wait loop runs for real.

@@ -1,4 +1,4 @@
-"""OpenLineage dataset naming of storage URIs (FACTS.md "OpenLineage naming")."""
+"""OpenLineage dataset naming of storage URIs (https://openlineage.io/docs/spec/naming)."""
 
 from __future__ import annotations
 

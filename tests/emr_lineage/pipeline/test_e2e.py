@@ -1,4 +1,4 @@
-"""emr_lineage.e2e: moto plays AWS (EMR states driven between polls), a local HTTP server
+"""emr_lineage.pipeline.e2e: moto plays AWS (EMR states driven between polls), a local HTTP server
 plays Marquez with lineage built from the demo's own events (tests/emr_lineage/e2e_support.py)."""
 
 from __future__ import annotations
