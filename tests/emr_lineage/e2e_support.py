@@ -43,6 +43,7 @@ from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, emr_configurations
 from tests.emr_lineage.demo_run import DemoRun
 from tests.emr_lineage.fake_marquez import FakeMarquez, serve
+from tests.helpers import fake_aws_credentials
 from tests.versions import EMR_RELEASE, OPENLINEAGE_VERSION
 
 REGION = "eu-west-1"
@@ -107,13 +108,7 @@ class Aws:
 def aws_environment(monkeypatch, marquez_api: str | None, *, skip: tuple[str, ...] = ()) -> Iterator[Aws]:
     """moto in-process with the SSM parameters and buckets of a deployed dev environment;
     ``skip`` leaves out parameters by name (to test their absence)."""
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(key, value)
+    fake_aws_credentials(monkeypatch, REGION)
     for _, env_name in PARENT_KEYS.values():
         monkeypatch.delenv(env_name, raising=False)
     with mock_aws():

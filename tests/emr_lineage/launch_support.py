@@ -15,6 +15,7 @@ from moto import mock_aws
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import parameters
 from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, emr_configurations
+from tests.helpers import fake_aws_credentials
 from tests.versions import EMR_RELEASE, LISTENER_JAR
 
 REGION = "eu-west-1"
@@ -70,13 +71,7 @@ def launch_aws(monkeypatch: pytest.MonkeyPatch):
     """moto in-process with the parameters the EMR and Marquez stacks publish for dev."""
     for _, env_name in PARENT_KEYS.values():
         monkeypatch.delenv(env_name, raising=False)
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(key, value)
+    fake_aws_credentials(monkeypatch, REGION)
     with mock_aws():
         ssm = boto3.client("ssm", region_name=REGION)
         ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value=json.dumps(launch_spec()), Type="String")

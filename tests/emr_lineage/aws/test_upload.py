@@ -16,20 +16,14 @@ from emr_lineage.aws import upload
 from emr_lineage.aws.clients import AwsError
 from emr_lineage.launch import plan
 from emr_lineage.listener import stage
+from tests.helpers import fake_aws_credentials
 
 BUCKET = "emr-lineage-upload-test"
 
 
 @pytest.fixture
 def s3(monkeypatch):
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    fake_aws_credentials(monkeypatch, "us-east-1")
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     with mock_aws():
         client = boto3.client("s3", region_name="us-east-1")

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
+from tests.helpers import one_error_line
 
 NS = "emr-lineage-dev"
 
@@ -35,14 +36,6 @@ def local_run(gen, tmp_path_factory) -> tuple[Path, str]:
     gen.write_jsonl(root / "events" / "part-1.jsonl", events[:13])
     gen.write_jsonl(root / "events" / "part-2.jsonl", events[13:])
     return root / "events", lake
-
-
-def _one_line_error(result, fragment: str) -> None:
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ") and fragment in lines[0], lines[0]
-    assert "Traceback" not in result.output + result.stderr
 
 
 # --- graph ------------------------------------------------------------------------------------
@@ -81,7 +74,7 @@ def test_graph_html_to_file(runner, local_run, tmp_path: Path) -> None:
 
 
 def test_graph_on_real_fixtures_needs_skip_invalid_for_the_bare_facet(runner, ol_fixtures_dir) -> None:
-    _one_line_error(
+    one_error_line(
         runner.invoke(main, ["graph", "--events", str(ol_fixtures_dir)]),
         "ol_spec_tests_ColumnLineageDatasetFacet_2.json:1:",
     )
@@ -118,20 +111,20 @@ def test_graph_from_marquez(runner, marquez) -> None:
 )
 def test_graph_bad_input(runner, local_run, args, fragment: str) -> None:
     args = [str(local_run[0]) if a == "EVENTS" else a for a in args]
-    _one_line_error(runner.invoke(main, ["graph", *args]), fragment)
+    one_error_line(runner.invoke(main, ["graph", *args]), fragment)
 
 
 def test_graph_marquez_errors(runner, marquez, closed_port_url) -> None:
-    _one_line_error(
+    one_error_line(
         runner.invoke(main, ["graph", "--marquez", marquez.url, "--node", "job:x:none"]),
         "HTTP 404 (client error): node job:x:none not found",
     )
-    _one_line_error(runner.invoke(main, ["graph", "--marquez", closed_port_url, "--node", "job:x:y"]), "is unreachable")
+    one_error_line(runner.invoke(main, ["graph", "--marquez", closed_port_url, "--node", "job:x:y"]), "is unreachable")
 
 
 def test_graph_only_invalid_events(runner, tmp_path: Path) -> None:
     (tmp_path / "e.jsonl").write_text("{bad\n")
-    _one_line_error(
+    one_error_line(
         runner.invoke(main, ["graph", "--events", str(tmp_path / "e.jsonl"), "--skip-invalid"]),
         "no events to build a graph from",
     )
@@ -287,7 +280,7 @@ def test_validate_bad_input_exits_2_with_one_line(
     elif case == "strict_fragments":
         args[4] = str(ol_fixtures_dir / "ol_container_pysparkSymlinksComplete.json")
         args.append("--strict")
-    _one_line_error(runner.invoke(main, args), fragment)
+    one_error_line(runner.invoke(main, args), fragment)
 
 
 def test_validate_skip_invalid_reports_the_count(runner, local_run, contract_file, tmp_path: Path) -> None:
@@ -350,7 +343,7 @@ def test_real_process_prints_one_line_and_exits_2(repo_root: Path, local_run, co
     ],
 )
 def test_usage_errors_are_one_line_too(runner, args, fragment: str) -> None:
-    _one_line_error(runner.invoke(main, args), fragment)
+    one_error_line(runner.invoke(main, args), fragment)
 
 
 def test_help_still_works(runner) -> None:
@@ -376,12 +369,12 @@ def test_unwritable_html_report_is_bad_input(runner, local_run, contract_file, t
             str(blocker / "report.html"),
         ],
     )
-    _one_line_error(result, str(blocker))
+    one_error_line(result, str(blocker))
 
 
 def test_contract_that_is_a_directory(runner, local_run, tmp_path: Path) -> None:
     events, _ = local_run
-    _one_line_error(
+    one_error_line(
         runner.invoke(main, ["validate", "--contract", str(tmp_path), "--events", str(events)]),
         "cannot read contract: Is a directory",
     )
@@ -463,14 +456,14 @@ def test_strict_without_schemas_exits_2_naming_the_fetch_command(
     if command == "validate":
         args += ["--contract", str(contract_file), "--var", f"lake={lake}"]
     result = runner.invoke(main, [command, *args])
-    _one_line_error(result, "strict checks need the OpenLineage 2-0-2 JSON schemas")
+    one_error_line(result, "strict checks need the OpenLineage 2-0-2 JSON schemas")
     assert "get them with `emr-lineage schemas fetch`" in result.stderr
 
 
 def test_incomplete_schema_dir_is_an_error(runner, local_run, tmp_path: Path, reference_dir: Path) -> None:
     events, _ = local_run
     (tmp_path / "OpenLineage.json").write_bytes((reference_dir / "openlineage/spec/OpenLineage.json").read_bytes())
-    _one_line_error(
+    one_error_line(
         runner.invoke(main, ["graph", "--events", str(events), "--schema-dir", str(tmp_path)]),
         "incomplete OpenLineage schema directory (missing ParentRunFacet.json",
     )
@@ -485,16 +478,16 @@ def test_empty_events_path_is_an_error_not_the_current_directory(
     args = ["--events", ""] + (
         ["--contract", str(contract_file), "--var", f"lake={lake}"] if command == "validate" else []
     )
-    _one_line_error(runner.invoke(main, [command, *args]), "--events '': empty path")
+    one_error_line(runner.invoke(main, [command, *args]), "--events '': empty path")
 
 
 def test_graph_reports_duplicate_keys_and_nameless_datasets_with_file_and_line(runner, tmp_path: Path) -> None:
     good = '{"job": {"namespace": "n", "name": "j"}}'
     path = tmp_path / "e.jsonl"
     path.write_text(good + "\n" + good + '\n{"eventType": "START", "job": {"namespace": "n"}, "eventType": "X"}\n')
-    _one_line_error(runner.invoke(main, ["graph", "--events", str(path)]), f"{path}:3: duplicate key 'eventType'")
+    one_error_line(runner.invoke(main, ["graph", "--events", str(path)]), f"{path}:3: duplicate key 'eventType'")
     path.write_text(good + '\n{"job": {"namespace": "n", "name": "j"}, "outputs": [{"namespace": "s3://b"}]}\n')
-    _one_line_error(
+    one_error_line(
         runner.invoke(main, ["graph", "--events", str(path)]),
         f"{path}:2: event.outputs[0] has no 'name' (a dataset needs a name)",
     )
@@ -531,7 +524,7 @@ def test_graph_output_never_overwrites_the_events(runner, local_run, tmp_path: P
         event_args, output = ["--events", str(events)], str(events / "sub" / "graph.json")
     result = runner.invoke(main, ["graph", *event_args, "-o", output])
     fragment = "is inside the events directory" if how.endswith("inside_dir") else "is the events file"
-    _one_line_error(result, fragment)
+    one_error_line(result, fragment)
     assert part.read_bytes() == before
     assert not (events / "sub").exists()
 
@@ -546,7 +539,7 @@ def test_validate_html_never_overwrites_an_input(runner, local_run, contract_fil
     before = html.read_bytes() if html.exists() else None
     args = ["validate", "--contract", str(contract), "--events", str(events), "--var", f"lake={lake}"]
     result = runner.invoke(main, [*args, "--html", str(html)])
-    _one_line_error(result, "write the output elsewhere")
+    one_error_line(result, "write the output elsewhere")
     assert (html.read_bytes() if html.exists() else None) == before
 
 
@@ -565,4 +558,4 @@ def test_unwritable_graph_output_is_one_error_line(runner, local_run, tmp_path: 
     blocker.write_text("a file where a directory should be")
     output = blocker / "graph.json" if where == "under_a_file" else tmp_path
     result = runner.invoke(main, ["graph", "--events", str(events), "-o", str(output)])
-    _one_line_error(result, f"--output {output}: cannot write: ")
+    one_error_line(result, f"--output {output}: cannot write: ")

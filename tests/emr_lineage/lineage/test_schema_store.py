@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from emr_lineage.cli.app import main
 from emr_lineage.lineage.schema_store import MAX_SCHEMA_BYTES, PINNED_SCHEMAS, default_schema_dir, schema_dir
 from emr_lineage.lineage.schemas import load_schemas
+from tests.helpers import one_error_line
 
 
 @dataclass
@@ -81,13 +82,6 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
-def _one_line_error(result: Any, fragment: str) -> str:
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], result.stderr
-    return lines[0]
-
-
 def test_fetch_downloads_every_pinned_schema_from_its_id_path(runner, mirror, tmp_path: Path, spec_files) -> None:
     target = tmp_path / "schemas"
     result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(target), "--base-url", mirror.url])
@@ -114,7 +108,7 @@ def test_fetched_schemas_are_what_the_checks_use(runner, mirror, tmp_path: Path,
     assert result.stderr == ""
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"job": {"namespace": "n", "name": "j"}, "eventType": "DONE"}\n')
-    _one_line_error(
+    one_error_line(
         runner.invoke(main, ["graph", "--events", str(bad), "--schema-dir", str(target)]),
         f"{bad}:1: event.eventType: 'DONE' is not one of",
     )
@@ -155,7 +149,7 @@ def test_a_document_that_is_not_the_pinned_schema_is_refused_and_nothing_is_writ
     mirror.files[relative] = (200, body.encode() if isinstance(body, str) else body)
     target = tmp_path / "schemas"
     result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(target), "--base-url", mirror.url])
-    line = _one_line_error(result, fragment)
+    line = one_error_line(result, fragment)
     assert line.startswith(f"error: {mirror.url}{relative}: ")
     assert not target.exists() or list(target.iterdir()) == []
 
@@ -169,7 +163,7 @@ def test_a_refused_fetch_keeps_the_previous_schemas(runner, mirror, tmp_path: Pa
     before = {p.name: p.read_bytes() for p in target.iterdir()}
     mirror.files["2-0-2/OpenLineage.json"] = (200, b'{"$id": "https://openlineage.io/spec/2-0-1/OpenLineage.json"}')
     result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(target), "--base-url", mirror.url])
-    _one_line_error(result, "$id is 'https://openlineage.io/spec/2-0-1/OpenLineage.json'")
+    one_error_line(result, "$id is 'https://openlineage.io/spec/2-0-1/OpenLineage.json'")
     assert {p.name: p.read_bytes() for p in target.iterdir()} == before
 
 
@@ -177,11 +171,11 @@ def test_http_errors_and_unreachable_mirrors(runner, mirror, tmp_path: Path, clo
     del mirror.files["facets/1-2-0/SchemaDatasetFacet.json"]
     target = tmp_path / "schemas"
     result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(target), "--base-url", mirror.url])
-    _one_line_error(result, f"GET {mirror.url}facets/1-2-0/SchemaDatasetFacet.json -> HTTP 404")
+    one_error_line(result, f"GET {mirror.url}facets/1-2-0/SchemaDatasetFacet.json -> HTTP 404")
     result = runner.invoke(
         main, ["schemas", "fetch", "--schema-dir", str(target), "--base-url", closed_port_url, "--timeout", "2"]
     )
-    line = _one_line_error(result, f"error: {closed_port_url} is unreachable: ")
+    line = one_error_line(result, f"error: {closed_port_url} is unreachable: ")
     assert f"(GET {closed_port_url}/2-0-2/OpenLineage.json)" in line
     assert "`emr-lineage schemas fetch --from-dir DIR`" in result.stderr
     assert not target.exists()
@@ -200,7 +194,7 @@ def test_an_oversized_document_is_refused(runner, mirror, tmp_path: Path) -> Non
     mirror.files["2-0-2/OpenLineage.json"] = (200, b" " * (MAX_SCHEMA_BYTES + 1))
     target = tmp_path / "schemas"
     result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(target), "--base-url", mirror.url])
-    _one_line_error(result, f"{mirror.url}2-0-2/OpenLineage.json: larger than {MAX_SCHEMA_BYTES} bytes")
+    one_error_line(result, f"{mirror.url}2-0-2/OpenLineage.json: larger than {MAX_SCHEMA_BYTES} bytes")
     assert not target.exists()
 
 
@@ -218,13 +212,13 @@ def test_from_dir_copies_with_the_same_checks(runner, tmp_path: Path, reference_
     (broken / "ParentRunFacet.json").write_text("{not json")
     other = tmp_path / "other"
     result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(other), "--from-dir", str(broken)])
-    _one_line_error(result, f"{broken / 'ParentRunFacet.json'}: not JSON")
+    one_error_line(result, f"{broken / 'ParentRunFacet.json'}: not JSON")
     assert not other.exists()
     (broken / "ParentRunFacet.json").unlink()
     result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(other), "--from-dir", str(broken)])
-    _one_line_error(result, f"{broken / 'ParentRunFacet.json'}: missing")
+    one_error_line(result, f"{broken / 'ParentRunFacet.json'}: missing")
     result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(other), "--from-dir", str(tmp_path / "no")])
-    _one_line_error(result, "no such directory")
+    one_error_line(result, "no such directory")
 
 
 def test_if_missing_does_nothing_when_the_schemas_are_there(runner, mirror, tmp_path: Path, reference_dir) -> None:
@@ -267,7 +261,7 @@ def test_fetch_writes_to_the_environment_dir_else_the_user_cache(runner, mirror,
     ],
 )
 def test_bad_options_are_one_error_line(runner, tmp_path: Path, args: list[str], fragment: str) -> None:
-    _one_line_error(runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(tmp_path / "s"), *args]), fragment)
+    one_error_line(runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(tmp_path / "s"), *args]), fragment)
 
 
 def test_unwritable_schema_dir_is_one_error_line(runner, tmp_path: Path, reference_dir: Path) -> None:
@@ -275,4 +269,4 @@ def test_unwritable_schema_dir_is_one_error_line(runner, tmp_path: Path, referen
     blocker.write_text("not a directory")
     spec = reference_dir / "openlineage" / "spec"
     result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(blocker / "s"), "--from-dir", str(spec)])
-    _one_line_error(result, f"{blocker / 's'}: cannot create the schema directory")
+    one_error_line(result, f"{blocker / 's'}: cannot create the schema directory")

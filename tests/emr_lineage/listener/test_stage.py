@@ -34,6 +34,7 @@ from emr_lineage.listener.stage import (
 )
 from emr_lineage.settings.loader import load_settings
 from tests.emr_lineage.fake_marquez import Answer
+from tests.helpers import fake_aws_credentials, one_error_line
 from tests.paths import BOOTSTRAP_SCRIPT
 from tests.versions import EMR_RELEASE, LISTENER_JAR, OPENLINEAGE_VERSION, SCALA_VERSION
 
@@ -131,13 +132,7 @@ def maven(maven_server: FakeMaven, test_jar: bytes):
 
 @pytest.fixture
 def s3(monkeypatch):
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(name, value)
+    fake_aws_credentials(monkeypatch, REGION)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     with mock_aws():
@@ -309,15 +304,6 @@ def stage(*args: str):
     return CliRunner().invoke(main, ["stage-listener", *args])
 
 
-def one_error_line(result) -> str:
-    """Exit 2 and exactly one ``error:`` line on stderr, nothing on stdout."""
-    assert result.exit_code == 2, result.output
-    assert result.stdout == "" and "Traceback" not in result.output
-    [line] = result.stderr.splitlines()
-    assert line.startswith("error: ")
-    return line
-
-
 def test_cli_stages_to_the_bucket_named_in_ssm(maven, s3, cdk_json_pinned, test_jar_sha256):
     boto3.client("ssm", region_name=REGION).put_parameter(
         Name=parameters.artifacts_bucket("dev"), Value=BUCKET, Type="String"
@@ -334,7 +320,7 @@ def test_cli_stages_to_the_bucket_named_in_ssm(maven, s3, cdk_json_pinned, test_
 
 def test_cli_missing_ssm_parameter_is_one_clear_line(maven, s3, cdk_json_pinned):
     result = stage("--env", "dev", "--cdk-json", cdk_json_pinned, "--maven-repository", maven.url)
-    assert one_error_line(result) == (
+    assert one_error_line(result, stdout_empty=True) == (
         "error: SSM parameter /emr-lineage/dev/emr/artifacts-bucket not found: deploy the EMR stack for env 'dev' "
         "first (make deploy ENV=dev), or pass --bucket"
     )
@@ -344,7 +330,7 @@ def test_cli_missing_ssm_parameter_is_one_clear_line(maven, s3, cdk_json_pinned)
 def test_cli_checksum_mismatch_exits_2_and_uploads_nothing(maven, s3, cdk_json_pinned):
     maven.publish(load_settings("dev").versions.openlineage_spark, build_test_jar(created_by="someone else"))
     result = stage("--cdk-json", cdk_json_pinned, "--bucket", BUCKET, "--maven-repository", maven.url)
-    line = one_error_line(result)
+    line = one_error_line(result, stdout_empty=True)
     assert "SHA-256 mismatch" in line and "nothing uploaded" in line
     assert keys(s3) == []
 
@@ -352,14 +338,14 @@ def test_cli_checksum_mismatch_exits_2_and_uploads_nothing(maven, s3, cdk_json_p
 def test_cli_refuses_a_body_that_is_not_a_jar(maven, s3):
     maven.publish(load_settings("dev").versions.openlineage_spark, b"<html>Sign in to the proxy</html>")
     result = stage("--bucket", BUCKET, "--pin", "--maven-repository", maven.url)
-    assert " is not a jar (not a zip file); check the Maven repository URL" in one_error_line(result)
+    assert " is not a jar (not a zip file); check the Maven repository URL" in one_error_line(result, stdout_empty=True)
     assert keys(s3) == []
 
 
 def test_cli_download_failure_exits_2_and_uploads_nothing(maven, s3, cdk_json_pinned):
     maven.files.clear()
     result = stage("--cdk-json", cdk_json_pinned, "--bucket", BUCKET, "--maven-repository", maven.url)
-    line = one_error_line(result)
+    line = one_error_line(result, stdout_empty=True)
     assert line.startswith("error: download failed: GET http://127.0.0.1:") and "-> HTTP 404" in line
     assert keys(s3) == []
 
@@ -373,7 +359,7 @@ def test_cli_download_failure_exits_2_and_uploads_nothing(maven, s3, cdk_json_pi
 )
 def test_cli_missing_or_invalid_bucket_is_one_line_exit_2(maven, s3, cdk_json_pinned, bucket, problem):
     result = stage("--cdk-json", cdk_json_pinned, "--bucket", bucket, "--maven-repository", maven.url)
-    line = one_error_line(result)
+    line = one_error_line(result, stdout_empty=True)
     assert f"s3://{bucket}/listener/{LISTENER_JAR}" in line and problem in line
 
 
@@ -395,7 +381,7 @@ def test_cli_download_deadline(marquez, s3, cdk_json_pinned, test_jar):
         "--timeout",
         "1",
     )
-    assert "timed out after 1s" in one_error_line(result)
+    assert "timed out after 1s" in one_error_line(result, stdout_empty=True)
     assert time.monotonic() - started < 2.5
     assert keys(s3) == []
 

@@ -16,6 +16,7 @@ from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 from emr_lineage.marquez.client import MarquezClient, MarquezError, NotMarquezError
 from emr_lineage.spark.conf import listener_properties
 from tests.emr_lineage.fake_marquez import Answer
+from tests.helpers import one_error_line
 
 JOB = "job:food_delivery:example.etl_delivery_7_days"
 
@@ -177,21 +178,13 @@ def not_marquez(marquez, kind: str) -> None:
         marquez.fallback = Answer(200, b"<html><body>Welcome to nginx!</body></html>")
 
 
-def one_error_line(result) -> str:
-    assert result.exit_code == 2, result.output
-    assert result.stdout == ""
-    [line] = result.stderr.splitlines()
-    assert line.startswith("error: ") and "Traceback" not in result.output
-    return line
-
-
 @pytest.mark.parametrize("kind", ["404-everywhere", "html-200"])
 def test_validate_against_a_server_that_is_not_marquez_is_exit_2(marquez, tmp_path: Path, kind: str) -> None:
     not_marquez(marquez, kind)
     contract = tmp_path / "c.yaml"
     contract.write_text(CONTRACT)
     result = CliRunner().invoke(main, ["validate", "--marquez", marquez.url, "--contract", str(contract)])
-    line = one_error_line(result)
+    line = one_error_line(result, stdout_empty=True)
     assert line.startswith(f"error: not a Marquez API at {marquez.url}/ (GET {marquez.url}/api/v1/namespaces ")
     # the probe came first: no lineage read was taken for "node unknown"
     assert [r.split("?")[0] for r in marquez.requests] == ["GET /api/v1/namespaces"]
@@ -201,7 +194,7 @@ def test_validate_against_a_server_that_is_not_marquez_is_exit_2(marquez, tmp_pa
 def test_graph_from_a_server_that_is_not_marquez_is_exit_2(marquez, kind: str) -> None:
     not_marquez(marquez, kind)
     result = CliRunner().invoke(main, ["graph", "--marquez", marquez.url, "--node", "job:a:b"])
-    assert one_error_line(result).startswith(f"error: not a Marquez API at {marquez.url}/")
+    assert one_error_line(result, stdout_empty=True).startswith(f"error: not a Marquez API at {marquez.url}/")
 
 
 def test_an_unknown_start_node_of_a_real_marquez_is_still_just_missing(marquez) -> None:
@@ -244,7 +237,9 @@ def test_a_dripping_marquez_is_cut_at_the_timeout(marquez) -> None:
     started = time.monotonic()
     result = CliRunner().invoke(main, ["graph", "--marquez", marquez.url, "--node", JOB, "--timeout", "1"])
     elapsed = time.monotonic() - started
-    assert one_error_line(result).startswith(f"error: Marquez at {marquez.url}/ timed out after 1s (GET ")
+    assert one_error_line(result, stdout_empty=True).startswith(
+        f"error: Marquez at {marquez.url}/ timed out after 1s (GET "
+    )
     assert elapsed < 2.5  # the whole reply would take minutes at 0.2 s a byte
 
 

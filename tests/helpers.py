@@ -1,0 +1,32 @@
+"""Small helpers shared by the test modules (fixtures live in the conftest files)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+def fake_aws_credentials(monkeypatch: pytest.MonkeyPatch, region: str) -> None:
+    """Credentials moto accepts, in ``region``; no profile of the machine's leaks in."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": region,
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+def one_error_line(result: Any, fragment: str = "", *, stdout_empty: bool = False) -> str:
+    """A click result that ended as docs/cli.md says bad input ends: exit 2, one ``error:`` line
+    on stderr (containing ``fragment``), no traceback. Returns the line."""
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and fragment in lines[0], lines[0]
+    assert "Traceback" not in result.output + result.stderr
+    if stdout_empty:
+        assert result.stdout == "", result.stdout
+    return lines[0]
