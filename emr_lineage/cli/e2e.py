@@ -14,7 +14,6 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.cli.output import Command, fail, poll_interval_option, print_contract_rows, settings_options
 from emr_lineage.cli.progress import cluster_poll_printer, elapsed, live_progress
 from emr_lineage.errors import EXIT_INTERRUPTED
@@ -87,7 +86,7 @@ def e2e_command(
     progress = live_progress(console)
     callbacks = e2e.Callbacks(
         say=console.print,
-        on_poll=cluster_poll_printer(console, progress, _describe),
+        on_poll=cluster_poll_printer(console, progress),
         on_attempt=_show_attempt(console),
         on_cluster=seen.append,
     )
@@ -117,11 +116,6 @@ def e2e_command(
     if result.exit_code:
         fail(result.message, result.exit_code)
     click.echo(f"e2e passed on {result.cluster_id}: {result.message}")
-
-
-def _describe(snapshot: emr_cluster.Snapshot) -> str:
-    steps = ", ".join(f"{s.name} {s.state}" for s in snapshot.steps)
-    return f"cluster {snapshot.cluster_state}: {steps}"
 
 
 def _show_attempt(console: Console):

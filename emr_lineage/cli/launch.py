@@ -128,16 +128,11 @@ def _marquez_url(clients: aws_clients.AwsClients, plan: launch_plan.LaunchPlan) 
     return launch_plan.marquez_job_url(web, plan.namespace, job_name)
 
 
-def _describe(snapshot: emr_cluster.Snapshot) -> str:
-    steps = ", ".join(f"step {s.name} {s.state}" for s in snapshot.steps)
-    return f"cluster {snapshot.cluster_state}, {steps}"
-
-
 def _wait(
     console: Console, clients: aws_clients.AwsClients, cluster: emr_cluster.LaunchedCluster, poll_interval: float
 ) -> emr_cluster.Outcome:
     progress = live_progress(console)
-    show = cluster_poll_printer(console, progress, _describe, label=f"cluster {cluster.cluster_id}")
+    show = cluster_poll_printer(console, progress, label=f"cluster {cluster.cluster_id}")
     with progress:
         return emr_cluster.wait_for_steps(clients.emr, cluster, poll_interval=poll_interval, on_poll=show)
 

@@ -32,8 +32,14 @@ def elapsed(seconds: float) -> str:
     return f"[{minutes:02d}:{rest:02d}]"
 
 
+def describe_cluster(snapshot: Snapshot) -> str:
+    """``cluster RUNNING: ingest_orders COMPLETED, revenue_daily RUNNING``."""
+    steps = ", ".join(f"{s.name} {s.state}" for s in snapshot.steps)
+    return f"cluster {snapshot.cluster_state}: {steps}"
+
+
 def cluster_poll_printer(
-    console: Console, progress: Progress, describe: Callable[[Snapshot], str], label: str = "cluster"
+    console: Console, progress: Progress, label: str = "cluster", describe: Callable[[Snapshot], str] = describe_cluster
 ) -> Callable[[Snapshot], None]:
     """An ``on_poll`` callback: the live line follows every poll, a printed line every change."""
     task = progress.add_task(label, total=None)

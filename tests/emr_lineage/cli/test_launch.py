@@ -89,9 +89,9 @@ def test_success_prints_progress_log_location_and_marquez_url(launch_aws, job_fi
     step = cluster.steps[0]
 
     # Progress: one line per state change, with elapsed time.
-    assert re.search(r"\[\d\d:\d\d\] cluster WAITING, step revenue_daily RUNNING", result.stderr)
-    assert re.search(r"\[\d\d:\d\d\] cluster BOOTSTRAPPING, step revenue_daily PENDING", result.stderr)
-    assert re.search(r"\[\d\d:\d\d\] cluster RUNNING, step revenue_daily COMPLETED", result.stderr)
+    assert re.search(r"\[\d\d:\d\d\] cluster WAITING: revenue_daily RUNNING", result.stderr)
+    assert re.search(r"\[\d\d:\d\d\] cluster BOOTSTRAPPING: revenue_daily PENDING", result.stderr)
+    assert re.search(r"\[\d\d:\d\d\] cluster RUNNING: revenue_daily COMPLETED", result.stderr)
     assert f"job {job_file} uploaded to s3://{BUCKET}/{staged_key(job_file)}" in result.stderr
     run_id = re.search(rf"parent run id ({UUID_RE}) \(new; job emr-lineage-dev/emr_lineage_launch\)", result.stderr)
     assert run_id, result.stderr
