@@ -9,13 +9,13 @@ regional ELB account (from CDK's region table), newer ones the
 
 from __future__ import annotations
 
-from aws_cdk import Aws, CfnCondition, CfnMapping, Duration, Fn, RemovalPolicy
+from aws_cdk import Aws, CfnCondition, CfnMapping, Fn
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from aws_cdk import aws_s3 as s3
 from aws_cdk.region_info import RegionInfo
 from constructs import Construct
 
-from stacks.shared.nag import acknowledge
+from stacks.shared.server_access_logs_bucket import log_destination_bucket
 
 NO_ELB_ACCOUNT = "none"
 ELB_SERVICE_PRINCIPAL = "logdelivery.elasticloadbalancing.amazonaws.com"
@@ -30,20 +30,8 @@ class AlbAccessLogsBucket(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, retention_days: int) -> None:
         super().__init__(scope, construct_id)
-        self.bucket = s3.Bucket(
-            self,
-            "Bucket",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(retention_days))],
-            removal_policy=RemovalPolicy.RETAIN,
-        )
-        acknowledge(
-            self.bucket,
-            "AwsSolutions-S1",
-            "This bucket is the access-log destination itself; logging it into itself would loop.",
-        )
+        # Its TLS-only statement is part of the bucket policy below (written at deploy time).
+        self.bucket = log_destination_bucket(self, retention_days=retention_days, enforce_ssl=False, what="access-log")
         self._policy: s3.CfnBucketPolicy | None = None
         self._elb_principal = self._regional_elb_principal()
 

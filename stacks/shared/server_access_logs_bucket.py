@@ -9,6 +9,27 @@ from constructs import Construct
 from stacks.shared.nag import acknowledge
 
 
+def log_destination_bucket(scope: Construct, *, retention_days: int, enforce_ssl: bool, what: str) -> s3.Bucket:
+    """A private bucket that receives ``what`` logs: SSE-S3 (log delivery cannot write SSE-KMS),
+    expiring after ``retention_days``, retained on stack deletion (logs are evidence)."""
+    bucket = s3.Bucket(
+        scope,
+        "Bucket",
+        encryption=s3.BucketEncryption.S3_MANAGED,
+        enforce_ssl=enforce_ssl,
+        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+        object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(retention_days))],
+        removal_policy=RemovalPolicy.RETAIN,
+    )
+    acknowledge(
+        bucket,
+        "AwsSolutions-S1",
+        f"This bucket is the {what} destination itself; logging it into itself would loop.",
+    )
+    return bucket
+
+
 class ServerAccessLogsBucket(Construct):
     """SSL-only private bucket with expiring logs. SSE-S3: S3 log delivery cannot write SSE-KMS.
 
@@ -18,18 +39,6 @@ class ServerAccessLogsBucket(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, retention_days: int) -> None:
         super().__init__(scope, construct_id)
-        self.bucket = s3.Bucket(
-            self,
-            "Bucket",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(retention_days))],
-            removal_policy=RemovalPolicy.RETAIN,
-        )
-        acknowledge(
-            self.bucket,
-            "AwsSolutions-S1",
-            "This bucket is the server-access-log destination itself; logging it into itself would loop.",
+        self.bucket = log_destination_bucket(
+            self, retention_days=retention_days, enforce_ssl=True, what="server-access-log"
         )
