@@ -15,6 +15,7 @@ from emr_lineage.aws.artifacts import STAGED_JOBS_PREFIX
 from emr_lineage.aws.clients import AwsClients, AwsError, read_parameter
 from emr_lineage.aws.emr import load_launch_spec
 from emr_lineage.aws.upload import file_sha256, upload_once
+from emr_lineage.errors import EmrLineageError
 from emr_lineage.lineage.from_marquez import parent_prefixed_job_name
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark.conf import ParentContext, spark_submit_conf_args
@@ -24,6 +25,10 @@ LAUNCH_PARENT_JOB = "emr_lineage_launch"
 # Hex digits of the script's SHA-256 in its staging key (64 bits: no collision in one bucket).
 JOB_KEY_HASH_CHARS = 16
 DEPLOY_MODES = ("client", "cluster")
+
+
+class JobError(EmrLineageError):
+    """A job that cannot be launched as asked (missing or non-.py script, duplicate names): exit 2."""
 
 
 @dataclass(frozen=True)
@@ -40,11 +45,11 @@ class JobRequest:
 
     def check(self) -> None:
         if not self.script.is_file():
-            raise AwsError(f"job file {self.script} not found")
+            raise JobError(f"job file {self.script} not found")
         if self.script.suffix != ".py":
-            raise AwsError(f"job file {self.script}: expected a PySpark script ending in .py")
+            raise JobError(f"job file {self.script}: expected a PySpark script ending in .py")
         if self.deploy_mode not in DEPLOY_MODES:
-            raise AwsError(f"deploy mode {self.deploy_mode!r}: use one of {', '.join(DEPLOY_MODES)}")
+            raise JobError(f"deploy mode {self.deploy_mode!r}: use one of {', '.join(DEPLOY_MODES)}")
 
 
 @dataclass(frozen=True)
@@ -135,12 +140,12 @@ def prepare_launch(
     new parent run is created and shared by all steps.
     """
     if not jobs:
-        raise AwsError("no job to launch")
+        raise JobError("no job to launch")
     for job in jobs:
         job.check()
     names = [j.job_name for j in jobs]
     if len(set(names)) != len(names):
-        raise AwsError("two jobs share a file name; step names must be unique: " + ", ".join(names))
+        raise JobError("two jobs share a file name; step names must be unique: " + ", ".join(names))
     env = settings.name
     spec = load_launch_spec(clients.ssm, env)
     bucket = read_parameter(clients.ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")

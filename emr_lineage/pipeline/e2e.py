@@ -37,9 +37,10 @@ from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
 from emr_lineage.aws.lake import glue_database_name, zone_prefix
 from emr_lineage.aws.upload import upload
+from emr_lineage.errors import EmrLineageError
 from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.launch import plan as launch_plan
-from emr_lineage.lineage.contract import Contract, ContractError, load_contract
+from emr_lineage.lineage.contract import Contract, load_contract
 from emr_lineage.marquez.api import API_ROOT
 from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient, MarquezError, NotMarquezError
 from emr_lineage.pipeline import definition as pipeline
@@ -116,17 +117,11 @@ def check_marquez(targets: Targets, timeout: float) -> None:
 
 
 def load_pipeline_contract(path: Path = pipeline.CONTRACT) -> Contract:
-    try:
-        return load_contract(path)
-    except ContractError as exc:
-        raise aws_clients.AwsError(str(exc)) from None
+    return load_contract(path)
 
 
 def contract_values(contract: Contract, settings: EnvironmentSettings, targets: Targets) -> dict[str, str]:
-    try:
-        return contract.resolve_variables({"lake": targets.lake, "namespace": settings.openlineage.namespace})
-    except ContractError as exc:
-        raise aws_clients.AwsError(str(exc)) from None
+    return contract.resolve_variables({"lake": targets.lake, "namespace": settings.openlineage.namespace})
 
 
 def choose_parent(
@@ -136,7 +131,7 @@ def choose_parent(
     try:
         parent = ParentContext.from_env(environ)
     except ParentContextError as exc:
-        raise aws_clients.AwsError(f"OPENLINEAGE_PARENT_* environment: {exc}") from None
+        raise ParentContextError(f"OPENLINEAGE_PARENT_* environment: {exc}") from None
     if parent is not None:
         return parent, False
     return ParentContext.new(namespace=settings.openlineage.namespace, job_name=E2E_PARENT_JOB), True
@@ -260,11 +255,11 @@ def run_e2e(
     environ: Mapping[str, str] | None = None,
 ) -> E2EResult:
     """Run the whole end-to-end check (see the module docstring). Bad input raises
-    ``AwsError`` before anything is uploaded or started; a KeyboardInterrupt
+    an ``EmrLineageError`` before anything is uploaded or started; a KeyboardInterrupt
     propagates after the cluster was terminated (unless kept)."""
     cb = callbacks or Callbacks()
     if options.rows < pipeline.MIN_ROWS:
-        raise aws_clients.AwsError(f"--rows must be at least {pipeline.MIN_ROWS}, got {options.rows}")
+        raise EmrLineageError(f"--rows must be at least {pipeline.MIN_ROWS}, got {options.rows}")
     contract = load_pipeline_contract()
     parent, parent_is_new = choose_parent(settings, environ)
     clients = clients or aws_clients.AwsClients.for_settings(settings)

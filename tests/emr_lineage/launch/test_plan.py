@@ -216,7 +216,7 @@ def test_a_changed_job_gets_a_new_key_and_the_staged_one_stays(launch_aws, job_f
 def test_unusable_job_file_is_bad_input(tmp_path: Path, name: str, expected: str) -> None:
     if name.endswith(".scala"):
         (tmp_path / name).write_text("object Job")
-    with pytest.raises(aws_clients.AwsError, match=expected):
+    with pytest.raises(launch_plan.JobError, match=expected):
         launch_plan.JobRequest(tmp_path / name).check()
 
 
