@@ -51,6 +51,8 @@ def run_job(
             active.spark.stop()
         captures = session.finished_captures()
         session.uninstall_hooks()
+    if error is not None and session.interrupted():
+        raise KeyboardInterrupt from error  # the job failed because it was interrupted, not by itself
     if error is not None:
         detail = f"exit status {error.code}" if isinstance(error, SystemExit) else _describe(error)
         raise JobFailed(f"{path.stem} failed: {detail}") from error

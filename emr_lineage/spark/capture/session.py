@@ -8,6 +8,7 @@ SparkContext goes away). One capture per SparkContext, keyed by application id.
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 from collections.abc import Mapping
@@ -22,6 +23,38 @@ _lock = threading.Lock()
 _originals: dict[str, object] = {}
 _defaults: dict[str, str] = {}
 _enabled = [True]
+_interrupted = threading.Event()
+_NOTING = "_emr_lineage_notes_interrupts"
+
+
+def interrupted() -> bool:
+    """True when Ctrl-C or SIGTERM arrived since :func:`install_hooks`."""
+    return _interrupted.is_set()
+
+
+def _note_interrupts() -> None:
+    """Remember Ctrl-C and SIGTERM, then let the current handler act as before.
+
+    PySpark's SIGINT handler cancels the running Spark jobs and raises KeyboardInterrupt inside
+    the py4j call, which py4j turns into a ``Py4JError``: the job then seems to fail on its own.
+    The runner asks :func:`interrupted` to tell the two apart.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        current = signal.getsignal(signum)
+        if getattr(current, _NOTING, False):
+            continue
+
+        def noting(number: int, frame: object, current: object = current) -> None:
+            _interrupted.set()
+            if callable(current):
+                current(number, frame)
+            elif number == signal.SIGINT or current == signal.SIG_DFL:
+                raise KeyboardInterrupt
+
+        setattr(noting, _NOTING, True)
+        signal.signal(signum, noting)
 
 
 def install(spark: SparkSession) -> LineageCapture:
@@ -60,6 +93,7 @@ def _get_or_create(builder: SparkSession.Builder) -> SparkSession:
         if key not in builder._options:
             builder.config(key, value)
     session = _originals["getOrCreate"](builder)
+    _note_interrupts()  # after PySpark has installed its own SIGINT handler
     if _enabled[0]:
         install(session)
     return session
@@ -76,6 +110,7 @@ def install_hooks(defaults: Mapping[str, str] | None = None, *, capture: bool = 
     unless the job sets them itself (master, transport, namespace, warehouse...).
     ``capture=False`` applies the defaults only (the benchmark's baseline)."""
     _enabled[0] = capture
+    _interrupted.clear()
     _defaults.clear()
     _defaults.update(defaults or {})
     _finished.clear()

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -147,6 +149,32 @@ def test_bad_rows_is_a_usage_error(tmp_path):
         timeout=60,
     )
     assert proc.returncode == 2 and "--rows" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_an_interrupted_demo_exits_130_saying_so(tmp_path, how):
+    # Ctrl-C reaches the whole process group; a CI runner sends SIGTERM to the process. Either
+    # way the running Spark job fails inside py4j, which must read as "interrupted", not as a failure.
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [str(BIN / "emr-lineage"), "demo", "--out", str(out), "--rows", "200"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    events = out / "events.jsonl"
+    deadline = time.monotonic() + 120
+    while not (events.exists() and events.stat().st_size) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # polling a real process: the first job has reported lineage, Spark is running
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "error: interrupted"
+    assert "Traceback" not in stderr and "Py4J" not in stderr
 
 
 def test_a_job_that_cannot_start_stops_the_demo_with_its_error(tmp_path):
