@@ -26,6 +26,7 @@ _S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 # Object stores whose OpenLineage dataset name is the key without a leading slash.
 _OBJECT_STORE_SCHEMES = _S3_SCHEMES | {"gs"}
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_OBJECT_STORE_NAMESPACE_RE = re.compile(r"^(s3a|s3n|s3|gs)://([^/]+)$", flags=re.IGNORECASE)
 
 
 class NamingError(EmrLineageError, ValueError):
@@ -64,6 +65,22 @@ def dataset_identity(uri: str | os.PathLike[str]) -> tuple[str, str]:
     return f"{scheme}://{parts.netloc}", _strip_trailing_slashes(parts.path or "/")
 
 
+def canonical_namespace(namespace: str) -> str:
+    """Normalise a dataset namespace alone: ``s3a://b`` and ``s3n://b/`` -> ``s3://b``.
+
+    The one namespace rule of emr-lineage (:func:`canonical_dataset` and the lineage gateway
+    use it): S3 schemes become ``s3``, object-store schemes are lower-cased and trailing
+    slashes are dropped; any other namespace keeps its spelling without trailing slashes.
+    """
+    ns = namespace.rstrip("/") or namespace
+    match = _OBJECT_STORE_NAMESPACE_RE.match(ns)
+    if match:
+        scheme = match.group(1).lower()
+        scheme = "s3" if scheme in _S3_SCHEMES else scheme
+        return f"{scheme}://{match.group(2)}"
+    return ns
+
+
 def canonical_dataset(namespace: str, name: str) -> tuple[str, str]:
     """Normalise an already-split dataset identity the way :func:`dataset_identity` would.
 
@@ -71,12 +88,9 @@ def canonical_dataset(namespace: str, name: str) -> tuple[str, str]:
     a trailing slash, a leading slash on an S3 key). Non-storage namespaces (catalogs,
     databases) are returned with only trailing slashes removed.
     """
-    ns = namespace.rstrip("/") or namespace
-    match = re.match(r"^(s3a|s3n|s3|gs)://([^/]+)$", ns, flags=re.IGNORECASE)
-    if match:
-        scheme = match.group(1).lower()
-        scheme = "s3" if scheme in _S3_SCHEMES else scheme
-        return f"{scheme}://{match.group(2)}", name.strip("/") or "/"
+    ns = canonical_namespace(namespace)
+    if _OBJECT_STORE_NAMESPACE_RE.match(ns):
+        return ns, name.strip("/") or "/"
     if ns == "file" or "://" in ns:
         return ns, _strip_trailing_slashes(name) if name else name
     return ns, name

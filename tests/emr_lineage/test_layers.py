@@ -24,6 +24,7 @@ LAYERS = {
     # features
     "launch": 5,
     "listener": 5,
+    "gateway": 5,  # the lineage gateway's Lambdas: stdlib + boto3, errors/naming/marquez.api only
     "pipeline": 6,
     # the command line
     "cli": 7,

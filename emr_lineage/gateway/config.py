@@ -1,0 +1,104 @@
+"""The lineage gateway's settings: the environment variables of its two Lambdas, in one place.
+
+The CDK stack imports the names (and the handler paths and asset files) from here, so the
+stack and the Lambdas cannot disagree on a spelling. Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from emr_lineage.errors import EmrLineageError
+
+# --- ingest Lambda (ALB target) ---------------------------------------------------------------
+ARCHIVE_BUCKET = "ARCHIVE_BUCKET"  # S3 bucket of the raw archive (required)
+QUEUE_URL = "QUEUE_URL"  # URL of the SQS FIFO queue (required)
+API_KEY_SECRET_ARN = "API_KEY_SECRET_ARN"  # Secrets Manager secret holding the bearer key (required)
+MAX_EVENT_BYTES = "MAX_EVENT_BYTES"  # largest accepted body, raw and canonical (default 1 MiB)
+
+# --- forward Lambda (SQS FIFO event source, ReportBatchItemFailures) ----------------------------
+MARQUEZ_URL = "MARQUEZ_URL"  # Marquez API base URL, e.g. http://marquez.internal:5000 (required)
+FORWARD_RETRIES = "FORWARD_RETRIES"  # retries of one event after its first attempt (default 3)
+FORWARD_TIMEOUT_SECONDS = "FORWARD_TIMEOUT_SECONDS"  # timeout of one POST to Marquez (default 10)
+
+INGEST_ENV = (ARCHIVE_BUCKET, QUEUE_URL, API_KEY_SECRET_ARN, MAX_EVENT_BYTES)
+FORWARD_ENV = (MARQUEZ_URL, FORWARD_RETRIES, FORWARD_TIMEOUT_SECONDS)
+
+DEFAULT_MAX_EVENT_BYTES = 1024 * 1024  # also SQS's largest message and ALB's largest Lambda request body
+DEFAULT_FORWARD_RETRIES = 3
+DEFAULT_FORWARD_TIMEOUT_SECONDS = 10.0
+
+# The secret is the key itself, or a JSON object holding it under this field.
+SECRET_JSON_FIELD = "apiKey"
+
+# Lambda handler strings, and the files of emr_lineage the asset needs besides emr_lineage/gateway/.
+INGEST_HANDLER = "emr_lineage.gateway.aws_lambda.ingest_handler"
+FORWARD_HANDLER = "emr_lineage.gateway.aws_lambda.forward_handler"
+ASSET_FILES = (
+    "emr_lineage/__init__.py",
+    "emr_lineage/errors.py",
+    "emr_lineage/lineage/__init__.py",
+    "emr_lineage/lineage/naming.py",
+    "emr_lineage/marquez/__init__.py",
+    "emr_lineage/marquez/api.py",
+)
+
+
+class GatewayConfigError(EmrLineageError):
+    """A missing or unusable environment variable of a gateway Lambda (one line, names the variable)."""
+
+
+def _required(env: Mapping[str, str], name: str) -> str:
+    value = env.get(name, "").strip()
+    if not value:
+        raise GatewayConfigError(f"environment variable {name} is not set")
+    return value
+
+
+def _number(env: Mapping[str, str], name: str, default: float, kind: type, minimum: float) -> float:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        raise GatewayConfigError(f"environment variable {name}={text!r} is not a {kind.__name__}") from None
+    if value < minimum:
+        raise GatewayConfigError(f"environment variable {name}={text!r} is below {minimum}")
+    return value
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    bucket: str
+    queue_url: str
+    secret_arn: str
+    max_bytes: int
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> IngestConfig:
+        return cls(
+            bucket=_required(env, ARCHIVE_BUCKET),
+            queue_url=_required(env, QUEUE_URL),
+            secret_arn=_required(env, API_KEY_SECRET_ARN),
+            max_bytes=int(_number(env, MAX_EVENT_BYTES, DEFAULT_MAX_EVENT_BYTES, int, 1)),
+        )
+
+
+@dataclass(frozen=True)
+class ForwardConfig:
+    marquez_url: str
+    retries: int
+    timeout: float
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ForwardConfig:
+        url = _required(env, MARQUEZ_URL)
+        if not url.startswith(("http://", "https://")):
+            raise GatewayConfigError(f"environment variable {MARQUEZ_URL}={url!r} is not an http(s) URL")
+        return cls(
+            marquez_url=url,
+            retries=int(_number(env, FORWARD_RETRIES, DEFAULT_FORWARD_RETRIES, int, 0)),
+            timeout=float(_number(env, FORWARD_TIMEOUT_SECONDS, DEFAULT_FORWARD_TIMEOUT_SECONDS, float, 0.1)),
+        )
