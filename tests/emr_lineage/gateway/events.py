@@ -1,0 +1,52 @@
+"""OpenLineage events and a fixed clock for the gateway tests."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+RUN_ID = "0190f3f2-7a3b-7c2d-9e1f-123456789abc"
+PARENT_RUN_ID = "0190f3f2-0000-7000-8000-00000000aaaa"
+KEY = "s3cr3t-key"
+RECEIVED = dt.datetime(2026, 11, 23, 17, 5, 9, tzinfo=dt.UTC)
+
+
+def clock() -> dt.datetime:
+    return RECEIVED
+
+
+def event(*, parent: str | None = None, run_id: str = RUN_ID, **changes: Any) -> dict[str, Any]:
+    facets: dict[str, Any] = {}
+    if parent:
+        facets["parent"] = {"run": {"runId": parent}, "job": {"namespace": "emr-lineage-dev", "name": "app"}}
+    base: dict[str, Any] = {
+        "eventType": "COMPLETE",
+        "eventTime": "2026-11-21T12:00:03.250+01:00",
+        "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.40.0/integration/spark",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": run_id, "facets": facets},
+        "job": {"namespace": "emr-lineage-dev", "name": "app.write"},
+        "inputs": [{"namespace": "s3a://lake", "name": "raw/orders"}],
+        "outputs": [
+            {
+                "namespace": "s3n://lake/",
+                "name": "clean/orders",
+                "facets": {
+                    "columnLineage": {
+                        "fields": {"amount": {"inputFields": [{"namespace": "s3a://lake", "name": "raw/orders"}]}}
+                    }
+                },
+            }
+        ],
+    }
+    base.update(changes)
+    return base
+
+
+def body(value: Any) -> bytes:
+    return json.dumps(value, indent=2).encode()
+
+
+def auth(key: str = KEY, name: str = "Authorization", scheme: str = "Bearer") -> dict[str, str]:
+    return {name: f"{scheme} {key}", "content-type": "application/json"}
