@@ -1,0 +1,179 @@
+"""Forward: post a batch of queued events to Marquez in queue order; report what must come back.
+
+Guarantees (standard library only; the SQS FIFO queue and Lambda do the rest):
+
+* ordered per run: SQS FIFO hands out one group (one run, or the parent run of its children)
+  in order, and :func:`forward_batch` posts the records in that order; when an event still fails
+  after its retries, every later event of its group in the batch is reported failed without
+  being posted, so nothing of that run overtakes it; other groups go on;
+* bounded retries: 5xx, 408, 429 and network errors are retried ``retries`` times with
+  exponential backoff (an injected ``sleep``), never past the ``deadline`` (the Lambda's own);
+  any other status (a 4xx: Marquez will never take the event) is not retried;
+* the failed records are the Lambda partial batch response (``ReportBatchItemFailures``):
+  SQS delivers them again (their group is held until then) and, after the queue's
+  ``maxReceiveCount``, moves them to the dead-letter queue; the delivered ones are deleted.
+  Deduplication (SQS's 5-minute window, by content hash) happened at ingest.
+"""
+
+from __future__ import annotations
+
+import http.client
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+
+Post = Callable[[bytes], int]  # one event -> the HTTP status; raises OSError/HTTPException on network errors
+
+DELIVERED, RETRIED_OUT, PERMANENT, BLOCKED, OUT_OF_TIME = "delivered", "failed", "permanent", "blocked", "out-of-time"
+RETRYABLE_STATUSES = frozenset({408, 429})
+NETWORK_ERRORS = (OSError, http.client.HTTPException)  # URLError, timeouts, resets, bad replies
+
+
+def retryable(status: int) -> bool:
+    """5xx, 408 and 429 may succeed later; 2xx is done; anything else never will."""
+    return status >= 500 or status in RETRYABLE_STATUSES
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one record: ``outcome`` is delivered, failed (retries used up),
+    permanent (a 4xx), blocked (an earlier record of its group failed) or out-of-time."""
+
+    message_id: str
+    group_id: str
+    outcome: str
+    attempts: int
+    detail: str = ""
+
+
+@dataclass
+class BatchResult:
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def failed_ids(self) -> list[str]:
+        return [o.message_id for o in self.outcomes if o.outcome != DELIVERED]
+
+    @property
+    def response(self) -> dict[str, list[dict[str, str]]]:
+        """The Lambda partial batch response: ``{"batchItemFailures": [{"itemIdentifier": id}, ...]}``."""
+        return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in self.failed_ids]}
+
+
+def _group(record: Mapping[str, Any]) -> str:
+    attributes = record.get("attributes") or {}
+    return str(attributes.get("MessageGroupId") or "")
+
+
+def _body(record: Mapping[str, Any]) -> bytes:
+    body = record.get("body")
+    return body.encode("utf-8") if isinstance(body, str) else bytes(body or b"")
+
+
+def _deliver(
+    body: bytes,
+    post: Post,
+    *,
+    retries: int,
+    backoff: float,
+    max_backoff: float,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+    deadline: float | None,
+) -> tuple[str, int, str]:
+    """Post one event until it is delivered, fails for good or runs out of tries: (outcome, attempts, detail)."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            status = post(body)
+        except NETWORK_ERRORS as exc:
+            detail = f"{type(exc).__name__}: {exc}"
+        else:
+            if 200 <= status < 300:
+                return DELIVERED, attempt, str(status)
+            if not retryable(status):
+                return PERMANENT, attempt, f"HTTP {status}"
+            detail = f"HTTP {status}"
+        if attempt > retries:
+            return RETRIED_OUT, attempt, detail
+        delay = min(max_backoff, backoff * 2 ** (attempt - 1))
+        if deadline is not None and clock() + delay >= deadline:
+            return OUT_OF_TIME, attempt, detail
+        sleep(delay)
+
+
+def forward_batch(
+    records: Iterable[Mapping[str, Any]],
+    post: Post,
+    *,
+    retries: int,
+    backoff: float = 0.5,
+    max_backoff: float = 8.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    deadline: float | None = None,
+) -> BatchResult:
+    """Post SQS records (``messageId``, ``body``, ``attributes.MessageGroupId``) in order.
+
+    A record that is not delivered blocks the later records of its group; at ``deadline``
+    (a ``clock()`` value) the records not yet posted are reported failed, unposted.
+    """
+    result = BatchResult()
+    blocked: set[str] = set()
+    for record in records:
+        message_id, group = str(record["messageId"]), _group(record)
+        if group in blocked:
+            result.outcomes.append(Outcome(message_id, group, BLOCKED, 0, "an earlier event of its run failed"))
+            continue
+        if deadline is not None and clock() >= deadline:
+            result.outcomes.append(Outcome(message_id, group, OUT_OF_TIME, 0, "no time left"))
+            blocked.add(group)
+            continue
+        outcome, attempts, detail = _deliver(
+            _body(record),
+            post,
+            retries=retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            sleep=sleep,
+            clock=clock,
+            deadline=deadline,
+        )
+        result.outcomes.append(Outcome(message_id, group, outcome, attempts, detail))
+        if outcome != DELIVERED:
+            blocked.add(group)
+    return result
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # a 3xx is answered as its status: Marquez's lineage endpoint never redirects
+
+
+def http_post(url: str, *, timeout: float) -> Post:
+    """A :data:`Post` to ``<url>`` + LINEAGE_ENDPOINT (JSON, urllib, no redirects, no proxy)."""
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    endpoint = url.rstrip("/") + LINEAGE_ENDPOINT
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+
+    def post(body: bytes) -> int:
+        request = urllib.request.Request(
+            endpoint, data=body, method="POST", headers={"Content-Type": "application/json"}
+        )
+        try:
+            with opener.open(request, timeout=timeout) as response:
+                response.read(65536)
+                return int(response.status)
+        except urllib.error.HTTPError as exc:  # a status outside 2xx: an answer, not a network error
+            with exc:
+                exc.read(65536)
+            return int(exc.code)
+
+    return post

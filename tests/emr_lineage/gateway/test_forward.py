@@ -1,0 +1,172 @@
+"""forward_batch: order, retries, permanent failures, group blocking; http_post against the fake Marquez."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from emr_lineage.gateway.forward import BatchResult, forward_batch, http_post
+from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
+from tests.emr_lineage.gateway.events import event
+
+
+def record(message_id: str, group: str, label: str | None = None) -> dict[str, Any]:
+    return {
+        "messageId": message_id,
+        "body": json.dumps({"label": label or message_id}),
+        "attributes": {"MessageGroupId": group, "SequenceNumber": "1"},
+    }
+
+
+class Marquez:
+    """A scripted ``post``: each label answers its listed statuses (exceptions are raised), then 201."""
+
+    def __init__(self, script: dict[str, list[int | Exception]] | None = None) -> None:
+        self.script = {label: list(answers) for label, answers in (script or {}).items()}
+        self.posted: list[str] = []
+
+    def __call__(self, body: bytes) -> int:
+        label = json.loads(body)["label"]
+        self.posted.append(label)
+        answers = self.script.get(label)
+        answer = answers.pop(0) if answers else 201
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+class Sleeps(list):
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def run(records: list[dict[str, Any]], post: Callable[[bytes], int], **options: Any) -> BatchResult:
+    options.setdefault("retries", 3)
+    options.setdefault("sleep", Sleeps())
+    return forward_batch(records, post, **options)
+
+
+def test_records_are_posted_in_queue_order_and_all_delivered() -> None:
+    marquez = Marquez()
+    records = [record("m1", "A"), record("m2", "B"), record("m3", "A"), record("m4", "B")]
+    result = run(records, marquez)
+    assert marquez.posted == ["m1", "m2", "m3", "m4"]
+    assert result.response == {"batchItemFailures": []}
+    assert [o.outcome for o in result.outcomes] == ["delivered"] * 4
+
+
+def test_retryable_failures_are_retried_with_exponential_backoff() -> None:
+    sleeps = Sleeps()
+    marquez = Marquez({"m1": [503, 429, ConnectionResetError("reset"), 408]})
+    result = run([record("m1", "A"), record("m2", "A")], marquez, retries=4, sleep=sleeps, backoff=0.5)
+    assert marquez.posted == ["m1"] * 5 + ["m2"]
+    assert sleeps == [0.5, 1.0, 2.0, 4.0]
+    assert result.response == {"batchItemFailures": []}
+    assert result.outcomes[0].attempts == 5
+
+
+def test_backoff_is_capped() -> None:
+    sleeps = Sleeps()
+    run([record("m1", "A")], Marquez({"m1": [500] * 6}), retries=5, sleep=sleeps, backoff=1.0, max_backoff=4.0)
+    assert sleeps == [1.0, 2.0, 4.0, 4.0, 4.0]
+
+
+def test_an_event_that_keeps_failing_is_reported_after_the_retries() -> None:
+    marquez = Marquez({"m1": [500] * 10})
+    result = run([record("m1", "A")], marquez, retries=2)
+    assert marquez.posted == ["m1"] * 3
+    assert result.response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
+    assert (result.outcomes[0].outcome, result.outcomes[0].detail) == ("failed", "HTTP 500")
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 422])
+def test_a_permanent_4xx_is_not_retried_but_still_reported(status: int) -> None:
+    marquez = Marquez({"m1": [status]})
+    sleeps = Sleeps()
+    result = run([record("m1", "A")], marquez, sleep=sleeps)
+    assert marquez.posted == ["m1"] and sleeps == []
+    assert result.response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
+    assert result.outcomes[0].outcome == "permanent"
+
+
+def test_a_failure_blocks_only_the_later_records_of_its_own_group() -> None:
+    marquez = Marquez({"a2": [422]})
+    records = [
+        record("a1", "A"),
+        record("b1", "B"),
+        record("a2", "A"),
+        record("b2", "B"),
+        record("a3", "A"),
+        record("c1", "C"),
+        record("a4", "A"),
+    ]
+    result = run(records, marquez)
+    assert marquez.posted == ["a1", "b1", "a2", "b2", "c1"]  # a3 and a4 never posted
+    assert result.response == {
+        "batchItemFailures": [{"itemIdentifier": "a2"}, {"itemIdentifier": "a3"}, {"itemIdentifier": "a4"}]
+    }
+    assert [o.outcome for o in result.outcomes] == [
+        "delivered",
+        "delivered",
+        "permanent",
+        "delivered",
+        "blocked",
+        "delivered",
+        "blocked",
+    ]
+
+
+def test_the_deadline_stops_retrying_and_leaves_the_rest_unposted() -> None:
+    now = [0.0]
+    sleeps = Sleeps()
+
+    def sleep(seconds: float) -> None:
+        sleeps(seconds)
+        now[0] += seconds
+
+    marquez = Marquez({"a1": [503] * 10})
+    records = [record("a1", "A"), record("b1", "B")]
+    result = run(records, marquez, retries=10, backoff=1.0, sleep=sleep, clock=lambda: now[0], deadline=3.5)
+    assert marquez.posted == ["a1"] * 3 + ["b1"]  # slept 1 s and 2 s; 4 s more would pass the deadline
+    assert sleeps == [1.0, 2.0]
+    assert [o.outcome for o in result.outcomes] == ["out-of-time", "delivered"]
+    now[0] = 10.0
+    late = run([record("c1", "C")], marquez, clock=lambda: now[0], deadline=3.5)
+    assert late.response == {"batchItemFailures": [{"itemIdentifier": "c1"}]} and "c1" not in marquez.posted
+
+
+# --- http_post against the test suite's fake Marquez -----------------------------------------
+
+
+def test_http_post_posts_json_to_the_lineage_endpoint(marquez: FakeMarquez) -> None:
+    post = http_post(marquez.url + "/", timeout=5)
+    assert post(json.dumps(event()).encode()) == 201
+    assert marquez.requests == ["POST /api/v1/lineage"]
+    assert marquez.posted == [event()]
+
+
+def test_http_post_answers_statuses_and_raises_on_network_errors(marquez: FakeMarquez, closed_port_url: str) -> None:
+    post = http_post(marquez.url, timeout=5)
+    marquez.fail_next = [503]
+    assert post(b"{}") == 503
+    assert post(b"not json") == 400
+    marquez.routes["POST /api/v1/lineage"] = lambda *_: Answer(302, {}, headers={"Location": "/elsewhere"})
+    assert post(b"{}") == 302  # not followed
+    with pytest.raises(urllib.error.URLError):
+        http_post(closed_port_url, timeout=5)(b"{}")
+    with pytest.raises(ValueError, match="not an http"):
+        http_post("file:///etc/passwd", timeout=5)
+
+
+def test_forwarding_through_http_post_retries_a_503_then_gets_201(marquez: FakeMarquez) -> None:
+    marquez.fail_next = [503]
+    sleeps = Sleeps()
+    records = [{"messageId": "m1", "body": json.dumps(event()), "attributes": {"MessageGroupId": "g"}}]
+    result = forward_batch(records, http_post(marquez.url, timeout=5), retries=2, sleep=sleeps)
+    assert result.response == {"batchItemFailures": []}
+    assert sleeps == [0.5] and marquez.requests == ["POST /api/v1/lineage"] * 2
+    assert marquez.posted == [event()]
