@@ -1,0 +1,87 @@
+"""The gateway's settings, and its Lambda asset: standard library + boto3, and only ASSET_FILES of emr_lineage."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import emr_lineage
+from emr_lineage.gateway import config
+from emr_lineage.gateway.config import ForwardConfig, GatewayConfigError, IngestConfig
+
+CHECKOUT = Path(emr_lineage.__file__).parent.parent
+
+
+def test_ingest_config_reads_the_environment_with_defaults() -> None:
+    env = {config.ARCHIVE_BUCKET: "b", config.QUEUE_URL: "https://sqs/q.fifo", config.API_KEY_SECRET_ARN: "arn:s"}
+    assert IngestConfig.from_env(env) == IngestConfig("b", "https://sqs/q.fifo", "arn:s", 1024 * 1024)
+    assert IngestConfig.from_env({**env, config.MAX_EVENT_BYTES: " 2048 "}).max_bytes == 2048
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({config.ARCHIVE_BUCKET: ""}, "environment variable ARCHIVE_BUCKET is not set"),
+        ({config.MAX_EVENT_BYTES: "1MiB"}, "environment variable MAX_EVENT_BYTES='1MiB' is not a int"),
+        ({config.MAX_EVENT_BYTES: "0"}, "environment variable MAX_EVENT_BYTES='0' is below 1"),
+    ],
+)
+def test_ingest_config_names_the_bad_variable(change: dict[str, str], message: str) -> None:
+    env = {config.ARCHIVE_BUCKET: "b", config.QUEUE_URL: "q", config.API_KEY_SECRET_ARN: "arn:s", **change}
+    with pytest.raises(GatewayConfigError) as caught:
+        IngestConfig.from_env(env)
+    assert str(caught.value) == message
+
+
+def test_forward_config_defaults_and_checks() -> None:
+    assert ForwardConfig.from_env({config.MARQUEZ_URL: "http://m:5000"}) == ForwardConfig("http://m:5000", 3, 10.0)
+    env = {config.MARQUEZ_URL: "https://m", config.FORWARD_RETRIES: "0", config.FORWARD_TIMEOUT_SECONDS: "2.5"}
+    assert ForwardConfig.from_env(env) == ForwardConfig("https://m", 0, 2.5)
+    with pytest.raises(GatewayConfigError, match="FORWARD_RETRIES='-1' is below 0"):
+        ForwardConfig.from_env({**env, config.FORWARD_RETRIES: "-1"})
+    with pytest.raises(GatewayConfigError, match="MARQUEZ_URL is not set"):
+        ForwardConfig.from_env({})
+
+
+def test_every_variable_is_listed_once() -> None:
+    names = config.INGEST_ENV + config.FORWARD_ENV
+    assert len(set(names)) == len(names) == 7
+    assert all(getattr(config, name) == name for name in names)
+
+
+_PROBE = """
+import json, sys
+before = set(sys.modules)
+import boto3, botocore.exceptions
+with_boto3 = set(sys.modules)
+import emr_lineage.gateway.aws_lambda, emr_lineage.gateway.config, emr_lineage.gateway.forward
+import emr_lineage.gateway.ingest
+added = {m.split(".")[0] for m in set(sys.modules) - with_boto3} - set(sys.stdlib_module_names)
+import emr_lineage
+print(json.dumps({"file": emr_lineage.__file__, "third_party": sorted(added),
+                  "emr_lineage": sorted(m for m in sys.modules if m.startswith("emr_lineage"))}))
+"""
+
+
+def test_the_lambda_asset_is_the_gateway_and_asset_files_on_stdlib_and_boto3(tmp_path: Path) -> None:
+    for relative in config.ASSET_FILES:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(CHECKOUT / relative, tmp_path / relative)
+    shutil.copytree(CHECKOUT / "emr_lineage" / "gateway", tmp_path / "emr_lineage" / "gateway")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert Path(found["file"]).parent == tmp_path / "emr_lineage"  # the copy, not the checkout
+    assert found["third_party"] == ["emr_lineage"]  # nothing but boto3 (already loaded) and stdlib
+    gateway = {"emr_lineage.gateway." + name for name in ("aws_lambda", "config", "forward", "ingest")}
+    assets = {path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for path in config.ASSET_FILES}
+    assert set(found["emr_lineage"]) == gateway | {"emr_lineage.gateway"} | assets
