@@ -80,9 +80,12 @@ def _header(headers: Mapping[str, str] | None, name: str) -> str | None:
 
 
 def authorized(headers: Mapping[str, str] | None, api_key: str) -> bool:
-    """Whether ``Authorization: Bearer <api_key>`` is present (names and scheme case-insensitive)."""
+    """Whether ``Authorization: Bearer <api_key>`` is present (names and scheme case-insensitive).
+
+    An empty ``api_key`` matches nothing: a key that was never set must not open the gateway.
+    """
     value = _header(headers, "authorization")
-    if not value:
+    if not value or not api_key:
         return False
     scheme, _, token = value.strip().partition(" ")
     if scheme.lower() != "bearer":

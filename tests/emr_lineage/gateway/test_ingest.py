@@ -69,6 +69,11 @@ def test_no_key_configured_means_no_key_required() -> None:
     assert isinstance(check({}, body(event()), api_key=None), Accepted)
 
 
+def test_an_empty_configured_key_opens_nothing() -> None:
+    result = check({"Authorization": "Bearer "}, body(event()), api_key="")
+    assert isinstance(result, Rejected) and result.status == 401
+
+
 def test_the_key_is_checked_before_the_size() -> None:
     result = check({}, b"x" * 100, max_bytes=10)
     assert isinstance(result, Rejected) and result.status == 401
@@ -132,6 +137,20 @@ def test_a_malformed_event_is_400_with_the_reason(raw: bytes, fragment: str) -> 
 
 
 # --- what an accepted event carries ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("event_time", "compact"),
+    [
+        ("2026-11-21T11:00:03.250Z", "20261121T110003250000Z"),
+        ("2026-11-21T11:00:03.123456789Z", "20261121T110003123456Z"),  # Java's nanoseconds
+        ("2026-11-21T16:30:03+05:30", "20261121T110003000000Z"),
+    ],
+)
+def test_event_times_are_read_as_iso_8601_with_an_offset(event_time: str, compact: str) -> None:
+    result = accepted(body(event(eventTime=event_time)))
+    assert f"/{RUN_ID}/{compact}-" in result.archive_key
+    assert result.event["eventTime"] == event_time  # forwarded as sent
 
 
 def test_dataset_namespaces_are_normalised_by_the_shared_function() -> None:
