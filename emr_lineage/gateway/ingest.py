@@ -22,7 +22,8 @@ Archive layout (UTC time of arrival, from the gateway's clock; never the client'
 
 A time range is the list of its hour prefixes (:func:`archive_prefixes`); one run (the FIFO
 group: the parent run, or the run itself) is ``<hour prefix><run id>/`` in each hour, and its
-keys sort by eventTime, the order to replay them in.
+keys sort by eventTime, the order to replay them in. A body resent in another hour is archived
+again; both copies end in the same ``-<dedup id[:16]>.json``, so a replay can skip the second.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from emr_lineage.lineage.naming import canonical_namespace
 
 Clock = Callable[[], dt.datetime]
 ARCHIVE_ROOT = "raw/"
-DEDUP_ID_MAX = 128  # SQS FIFO MessageDeduplicationId
 
 
 def utc_now() -> dt.datetime:
@@ -99,7 +99,7 @@ def canonical_json(event: Any) -> bytes:
 
 
 def dedup_id(canonical: bytes) -> str:
-    return hashlib.sha256(canonical).hexdigest()  # 64 hex characters <= DEDUP_ID_MAX
+    return hashlib.sha256(canonical).hexdigest()  # 64 characters; SQS FIFO allows up to 128
 
 
 def _one_line(text: str, limit: int = 300) -> str:
