@@ -12,7 +12,8 @@ Guarantees (standard library only; the SQS FIFO queue and Lambda do the rest):
 * the failed records are the Lambda partial batch response (``ReportBatchItemFailures``):
   SQS delivers them again (their group is held until then) and, after the queue's
   ``maxReceiveCount``, moves them to the dead-letter queue; the delivered ones are deleted.
-  Deduplication (SQS's 5-minute window, by content hash) happened at ingest.
+  Deduplication (SQS's 5-minute window, by content hash) happened at ingest; delivery to
+  Marquez is at least once (a POST that timed out may have landed and is sent again).
 """
 
 from __future__ import annotations
