@@ -17,6 +17,7 @@ from emr_lineage.settings.loader import CONTEXT_KEY, ENV_CONTEXT_KEY, ConfigErro
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.data_lake import DataLakeStack
 from stacks.emr import EmrStack
+from stacks.gateway import GatewayStack
 from stacks.lineage_service import LineageServiceStack
 from stacks.network import NetworkStack
 
@@ -80,11 +81,27 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
     # name) and the deploy role's Lake Formation admin rights, both created by the data lake stack.
     emr.add_stack_dependency(data_lake, "Lake Formation grants need the Glue databases and Lake Formation admins")
 
+    stacks: dict[str, cdk.Stack] = {"network": network, "lineage": lineage, "data_lake": data_lake, "emr": emr}
+    if settings.gateway.enabled:
+        stacks["gateway"] = GatewayStack(
+            app,
+            stack_name(settings, "Gateway"),
+            settings=settings,
+            env=env,
+            vpc=network.vpc,
+            listener=lineage.load_balancer.listener,
+            load_balancer=lineage.load_balancer.load_balancer,
+            marquez_api_target_group=lineage.load_balancer.api_target_group,
+            access_logs_bucket=data_lake.access_logs_bucket,
+            description="emr-lineage: lineage gateway (ALB POST /api/v1/lineage -> ingest, S3 archive, SQS FIFO, "
+            "forwarder to Marquez)",
+        )
+
     for key, value in settings.tags.items():
         cdk.Tags.of(app).add(key, value)
     # cdk-nag AwsSolutions runs on every synth; an unacknowledged finding fails it.
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    return {"network": network, "lineage": lineage, "data_lake": data_lake, "emr": emr}
+    return stacks
 
 
 def main() -> int:

@@ -35,3 +35,23 @@ def artifacts_bucket(env: str) -> str:
 def data_lake_bucket(env: str) -> str:
     """Name of the data lake bucket (raw, clean, curated and models zones)."""
     return _name(env, "datalake/bucket")
+
+
+def gateway_archive_bucket(env: str) -> str:
+    """Name of the lineage gateway's archive bucket (raw events as received, by date and hour)."""
+    return _name(env, "gateway/archive-bucket")
+
+
+def gateway_queue_url(env: str) -> str:
+    """URL of the lineage gateway's FIFO queue (ingest -> forwarder)."""
+    return _name(env, "gateway/queue-url")
+
+
+def gateway_dead_letter_queue_url(env: str) -> str:
+    """URL of the lineage gateway's FIFO dead-letter queue (events the forwarder gave up on)."""
+    return _name(env, "gateway/dead-letter-queue-url")
+
+
+def gateway_api_key_secret(env: str) -> str:
+    """ARN of the Secrets Manager secret holding the gateway's API key (a Bearer token)."""
+    return _name(env, "gateway/api-key-secret-arn")

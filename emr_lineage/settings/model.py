@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from emr_lineage.settings.limits import (
+    ALB_LAMBDA_MAX_BODY_BYTES,
     EMR_RELEASES,
     FARGATE_MEMORY_MIB,
     LARGEST_VPC_PREFIX,
@@ -29,6 +30,7 @@ from emr_lineage.settings.limits import (
     MIN_AZS,
     PRIVATE_IPV4_RANGES,
     RESERVED_TAG_PREFIX,
+    SQS_MAX_RETENTION_DAYS,
     SUBNET_TIERS,
     WIDEST_WEB_ALLOWED_PREFIX,
     EmrRelease,
@@ -274,6 +276,19 @@ class EmrSettings(_Strict):
         return EMR_RELEASES[self.release_label]
 
 
+class GatewaySettings(_Strict):
+    """The lineage gateway: ALB ``POST /api/v1/lineage`` -> ingest Lambda -> S3 archive + SQS FIFO -> forwarder."""
+
+    enabled: bool
+    # The ALB passes a Lambda target at most 1 MiB of body; the ingest answers 413 above this.
+    max_event_bytes: Annotated[int, Field(ge=1024, le=ALB_LAMBDA_MAX_BODY_BYTES)]
+    # Attempts per event before the forwarder reports it failed (SQS then redelivers it).
+    forward_retries: Annotated[int, Field(ge=1, le=10)]
+    dead_letter_retention_days: Annotated[int, Field(ge=1, le=SQS_MAX_RETENTION_DAYS)]
+    # Deliveries of a message before SQS moves it to the dead-letter queue.
+    max_receive_count: Annotated[int, Field(ge=1, le=100)]
+
+
 class EnvironmentSettings(_Strict):
     """Everything that differs between environments."""
 
@@ -290,6 +305,7 @@ class EnvironmentSettings(_Strict):
     openlineage: OpenLineageSettings
     data_lake: DataLakeSettings
     emr: EmrSettings
+    gateway: GatewaySettings
     versions: Versions
 
     @field_validator("log_retention_days")

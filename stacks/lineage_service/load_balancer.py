@@ -21,7 +21,8 @@ class LineageLoadBalancer(Construct):
 
     Reachable only from ``settings.marquez.web_allowed_cidrs`` and from members of
     ``clients_security_group`` (EMR nodes join it to report lineage). Exposes
-    ``load_balancer``, ``clients_security_group``, ``api_url`` and ``web_url``.
+    ``load_balancer``, ``clients_security_group``, ``api_url`` and ``web_url``, and for the
+    lineage gateway (stacks/gateway) ``listener`` and ``api_target_group``.
     """
 
     def __init__(
@@ -69,7 +70,7 @@ class LineageLoadBalancer(Construct):
         )
         access_logs.enable_for(self.load_balancer, prefix="marquez-alb")
 
-        listener = self.load_balancer.add_listener(
+        self.listener = listener = self.load_balancer.add_listener(
             "Http", port=LISTENER_PORT, protocol=elbv2.ApplicationProtocol.HTTP, open=False
         )
         listener.add_targets(
@@ -80,7 +81,7 @@ class LineageLoadBalancer(Construct):
             health_check=elbv2.HealthCheck(path="/healthcheck", port=str(WEB_PORT), interval=Duration.seconds(30)),
             deregistration_delay=Duration.seconds(30),
         )
-        listener.add_targets(
+        self.api_target_group = listener.add_targets(
             "Api",
             priority=10,
             conditions=[elbv2.ListenerCondition.path_patterns([API_PATH_PATTERN])],

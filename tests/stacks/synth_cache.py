@@ -29,10 +29,11 @@ from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 from filelock import FileLock, Timeout
 
+from stacks.gateway.asset import asset_files
 from tests.paths import REPO_ROOT
 
-# What a synth reads besides its context: app.py and the first-party modules it imports, and the
-# folders the stacks upload as assets.
+# What a synth reads besides its context: app.py and the first-party modules it imports, the
+# folders the stacks upload as assets, and the files of the gateway's Lambda asset.
 APP = "app.py"
 FIRST_PARTY = ("stacks", "emr_lineage")
 ASSET_FOLDERS = ("bootstrap", "jobs")
@@ -48,7 +49,7 @@ class Synth:
 
     env: str
     outdir: Path
-    # short name ("network", "lineage", "data_lake", "emr") -> CloudFormation stack name
+    # short name ("network", "lineage", "data_lake", "emr", "gateway") -> CloudFormation stack name
     stack_names: dict[str, str]
     # short name -> cdk-nag AwsSolutions findings on the live stack right after synth
     nag_findings: dict[str, list[str]]
@@ -113,7 +114,8 @@ def _source_files() -> list[Path]:
         for p in sorted((REPO_ROOT / folder).rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     ]
-    return sorted(seen) + assets
+    gateway = [REPO_ROOT / name for name in asset_files(REPO_ROOT)]
+    return sorted(seen) + assets + gateway
 
 
 @functools.cache

@@ -75,3 +75,22 @@ def test_data_lake_stack_depends_on_no_other_stack(synth):
     manifest = json.loads((synth.outdir / "manifest.json").read_text())
     data_lake = manifest["artifacts"][synth.stack_names["data_lake"]]
     assert [d for d in data_lake.get("dependencies", []) if not d.endswith(".assets")] == []
+
+
+def test_gateway_stack_builds_on_the_lineage_stack_and_nothing_builds_on_it(synth):
+    """The gateway adds its rule, listener and ingress to the lineage load balancer from its own
+    stack: it imports the listener, load balancer, API target group and security group; no stack
+    imports from it (the reverse would be a dependency cycle)."""
+    lineage, gateway = synth.template_json("lineage"), synth.template_json("gateway")
+    listener_id, _ = one(lineage, "AWS::ElasticLoadBalancingV2::Listener")
+    alb_id, _ = one(lineage, "AWS::ElasticLoadBalancingV2::LoadBalancer")
+    imports = _imports(gateway)
+    assert export_name(lineage, {"Ref": listener_id}) in imports
+    assert export_name(lineage, {"Ref": alb_id}) in imports
+    gateway_exports = {o["Export"]["Name"] for o in gateway.get("Outputs", {}).values() if "Export" in o}
+    assert gateway_exports == set()
+    manifest = json.loads((synth.outdir / "manifest.json").read_text())
+    gateway_name = synth.stack_names["gateway"]
+    for name, stack in synth.stack_names.items():
+        if name != "gateway":
+            assert gateway_name not in manifest["artifacts"][stack].get("dependencies", []), name

@@ -51,6 +51,16 @@ def test_dev_and_prod_differ_where_the_issue_says(block):
     assert not dev.database.multi_az
 
 
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_gateway_is_on_in_both_environments_with_the_alb_lambda_body_limit(block, env):
+    gateway = settings_from_context(block, env).gateway
+    assert gateway.enabled
+    assert gateway.max_event_bytes == 1_048_576  # the ALB's Lambda request body limit
+    assert gateway.dead_letter_retention_days == 14
+    assert 1 <= gateway.forward_retries <= 10
+    assert 1 <= gateway.max_receive_count <= 100
+
+
 def test_unknown_environment_names_the_known_ones(block):
     with pytest.raises(ConfigError, match=r"unknown environment 'stage' .*defines: dev, prod"):
         settings_from_context(block, "stage")
@@ -149,6 +159,33 @@ def test_unknown_environment_names_the_known_ones(block):
         ("account", "12345", r"environments\.dev\.account: String should match pattern"),
         ("region", "mars-1", r"environments\.dev\.region: String should match pattern"),
         ("openlineage.listener_source", "maven", r"openlineage\.listener_source: Input should be 'bundle' or 'emr'"),
+        ("gateway.enabled", "true", r"environments\.dev\.gateway\.enabled: Input should be a valid boolean"),
+        ("gateway.enabled", ..., r"environments\.dev\.gateway\.enabled: missing required key"),
+        (
+            "gateway.max_event_byte",
+            1024,
+            r"environments\.dev\.gateway\.max_event_byte: unknown key \(did you mean 'max_event_bytes'\?\)",
+        ),
+        (
+            "gateway.max_event_bytes",
+            1_048_577,
+            r"environments\.dev\.gateway\.max_event_bytes: Input should be less than or equal to 1048576",
+        ),
+        ("gateway.max_event_bytes", 100, r"gateway\.max_event_bytes: Input should be greater than or equal to 1024"),
+        ("gateway.forward_retries", 0, r"gateway\.forward_retries: Input should be greater than or equal to 1"),
+        ("gateway.forward_retries", 11, r"gateway\.forward_retries: Input should be less than or equal to 10"),
+        (
+            "gateway.dead_letter_retention_days",
+            15,
+            r"gateway\.dead_letter_retention_days: Input should be less than or equal to 14",
+        ),
+        (
+            "gateway.dead_letter_retention_days",
+            0,
+            r"gateway\.dead_letter_retention_days: Input should be greater than or equal to 1",
+        ),
+        ("gateway.max_receive_count", 0, r"gateway\.max_receive_count: Input should be greater than or equal to 1"),
+        ("gateway.max_receive_count", 101, r"gateway\.max_receive_count: Input should be less than or equal to 100"),
     ],
 )
 def test_bad_values_fail_with_a_message_naming_the_key(block, path, value, message):

@@ -1,0 +1,3 @@
+from stacks.gateway.stack import GatewayStack
+
+__all__ = ["GatewayStack"]

@@ -1,0 +1,370 @@
+"""GatewayStack: the lineage gateway between OpenLineage clients and Marquez.
+
+The lineage load balancer's listener sends ``POST /api/v1/lineage`` (path and method) to the
+ingest Lambda; every other request still goes to Marquez, so clients keep their URL. The ingest
+function checks the API key (Secrets Manager), size and shape, archives the raw body to a
+KMS-encrypted, versioned bucket and enqueues the event on an SQS FIFO queue. The forwarder Lambda
+consumes the queue (batches of 10, partial batch failures) and posts to Marquez; messages that
+exhaust ``max_receive_count`` deliveries land in a FIFO dead-letter queue (alarm on its depth).
+
+The forwarder does not go through the lineage listener (its ``POST /api/v1/lineage`` rule would
+loop back to the ingest): it calls a second listener of the same internal load balancer, on
+:data:`FORWARD_LISTENER_PORT`, whose only action forwards to the Marquez API target group and
+which only the forwarder's security group may reach. Marquez tasks have no stable address of
+their own (Fargate, no service discovery); the load balancer's API target group is their one.
+
+A stack of its own, after the network, lineage and data lake stacks: everything it adds to the
+load balancer (listener rule, listener, security group ingress) lives here, so the lineage stack
+never depends on it. Names of what the tools need are SSM parameters and outputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_elasticloadbalancingv2 as elbv2
+from aws_cdk import aws_elasticloadbalancingv2_targets as elb_targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_ssm as ssm
+from constructs import Construct
+
+from emr_lineage.aws import parameters
+from emr_lineage.gateway import config as gateway_env
+from emr_lineage.settings.model import EnvironmentSettings
+from stacks.gateway.asset import gateway_code
+from stacks.shared.nag import acknowledge, wildcard_resource_finding
+from stacks.shared.settings_mapping import log_retention, removal_policy
+
+LINEAGE_PATH = "/api/v1/lineage"
+# Ahead of the lineage stack's /api/* rule (priority 10).
+INGEST_RULE_PRIORITY = 5
+# The forwarder's own listener on the lineage load balancer (Marquez API port, for recognition).
+FORWARD_LISTENER_PORT = 5000
+FORWARD_BATCH_SIZE = 10  # the most an SQS FIFO event source takes
+FORWARD_TIMEOUT_SECONDS = int(gateway_env.DEFAULT_FORWARD_TIMEOUT_SECONDS)
+LAMBDA_MAX_TIMEOUT_SECONDS = 900
+# AWS: a queue's visibility timeout at least six times the consuming function's timeout
+# (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html).
+VISIBILITY_TIMEOUT_FACTOR = 6
+INGEST_TIMEOUT_SECONDS = 30
+API_KEY_LENGTH = 48
+ARCHIVE_IA_AFTER_DAYS = 30
+ARCHIVE_NONCURRENT_EXPIRATION_DAYS = 30
+RUNTIME = lambda_.Runtime.PYTHON_3_11
+
+
+def forwarder_timeout_seconds(retries: int) -> int:
+    """Room for a full batch of events, each tried ``retries + 1`` times (capped at Lambda's 15 min)."""
+    return min(LAMBDA_MAX_TIMEOUT_SECONDS, FORWARD_BATCH_SIZE * (retries + 1) * FORWARD_TIMEOUT_SECONDS + 30)
+
+
+class GatewayStack(Stack):
+    """Exposes ``key``, ``archive_bucket``, ``queue``, ``dead_letter_queue``, ``api_key``,
+    ``ingest_function``, ``forward_function`` and ``forward_security_group``."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: EnvironmentSettings,
+        vpc: ec2.IVpc,
+        listener: elbv2.IApplicationListener,
+        load_balancer: elbv2.IApplicationLoadBalancer,
+        marquez_api_target_group: elbv2.IApplicationTargetGroup,
+        access_logs_bucket: s3.IBucket,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        gateway = settings.gateway
+        prefix = settings.resource_prefix
+
+        self.key = kms.Key(
+            self,
+            "Key",
+            alias=f"alias/{prefix}/gateway",
+            description=f"{prefix} lineage gateway: archive, queues and API key",
+            enable_key_rotation=True,
+            removal_policy=removal_policy(settings),
+        )
+        self.archive_bucket = s3.Bucket(
+            self,
+            "Archive",
+            encryption=s3.BucketEncryption.KMS,
+            encryption_key=self.key,
+            bucket_key_enabled=True,
+            enforce_ssl=True,
+            versioned=True,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            server_access_logs_bucket=access_logs_bucket,
+            server_access_logs_prefix="gateway-archive/",
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    # S3 skips objects under 128 KiB by default (IA would bill them as 128 KiB).
+                    transitions=[
+                        s3.Transition(
+                            storage_class=s3.StorageClass.INFREQUENT_ACCESS,
+                            transition_after=Duration.days(ARCHIVE_IA_AFTER_DAYS),
+                        )
+                    ],
+                    noncurrent_version_expiration=Duration.days(ARCHIVE_NONCURRENT_EXPIRATION_DAYS),
+                    abort_incomplete_multipart_upload_after=Duration.days(7),
+                )
+            ],
+            # Never auto-emptied: CloudFormation refuses to delete a non-empty bucket.
+            removal_policy=removal_policy(settings),
+        )
+
+        forward_timeout = forwarder_timeout_seconds(gateway.forward_retries)
+        self.dead_letter_queue = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            queue_name=f"{prefix}-gateway-dlq.fifo",
+            fifo=True,
+            content_based_deduplication=False,
+            encryption=sqs.QueueEncryption.KMS,
+            encryption_master_key=self.key,
+            enforce_ssl=True,
+            retention_period=Duration.days(gateway.dead_letter_retention_days),
+            removal_policy=removal_policy(settings),
+        )
+        self.queue = sqs.Queue(
+            self,
+            "Queue",
+            queue_name=f"{prefix}-gateway.fifo",
+            fifo=True,
+            # The ingest sets MessageDeduplicationId (a hash of the canonical event).
+            content_based_deduplication=False,
+            encryption=sqs.QueueEncryption.KMS,
+            encryption_master_key=self.key,
+            enforce_ssl=True,
+            visibility_timeout=Duration.seconds(VISIBILITY_TIMEOUT_FACTOR * forward_timeout),
+            dead_letter_queue=sqs.DeadLetterQueue(
+                queue=self.dead_letter_queue, max_receive_count=gateway.max_receive_count
+            ),
+            removal_policy=removal_policy(settings),
+        )
+        self.dead_letter_alarm = cloudwatch.Alarm(
+            self,
+            "DeadLetterAlarm",
+            alarm_description=f"{prefix}: lineage events the gateway could not deliver to Marquez",
+            metric=self.dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(5), statistic="Maximum"
+            ),
+            threshold=1,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+
+        self.api_key = secretsmanager.Secret(
+            self,
+            "ApiKey",
+            description=f"{prefix} lineage gateway API key (clients send it as a Bearer token)",
+            encryption_key=self.key,
+            # Letters and digits only: it travels in an Authorization header.
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=API_KEY_LENGTH, exclude_punctuation=True, include_space=False
+            ),
+            removal_policy=removal_policy(settings),
+        )
+        acknowledge(
+            self.api_key,
+            "AwsSolutions-SMG4",
+            "The API key is shared with the OpenLineage clients' configuration; rotating it means "
+            "updating every client, so it is rotated on purpose (put a new value), not on a schedule.",
+        )
+
+        code = gateway_code()
+        self.ingest_function = lambda_.Function(
+            self,
+            "Ingest",
+            description=f"{prefix} lineage gateway ingest (ALB POST {LINEAGE_PATH})",
+            runtime=RUNTIME,
+            architecture=lambda_.Architecture.ARM_64,
+            handler=gateway_env.INGEST_HANDLER,
+            code=code,
+            memory_size=256,
+            timeout=Duration.seconds(INGEST_TIMEOUT_SECONDS),
+            environment={
+                gateway_env.ARCHIVE_BUCKET: self.archive_bucket.bucket_name,
+                gateway_env.QUEUE_URL: self.queue.queue_url,
+                gateway_env.API_KEY_SECRET_ARN: self.api_key.secret_arn,
+                gateway_env.MAX_EVENT_BYTES: str(gateway.max_event_bytes),
+            },
+            log_group=self._log_group("IngestLogs", settings),
+        )
+        self._grant_ingest(self.ingest_function)
+        self._lint_role_dependency(self.ingest_function)
+
+        self.forward_security_group = ec2.SecurityGroup(
+            self,
+            "ForwardSecurityGroup",
+            vpc=vpc,
+            allow_all_outbound=False,
+            description=f"{prefix} lineage gateway forwarder: reaches only the Marquez API listener",
+        )
+        self.forward_function = lambda_.Function(
+            self,
+            "Forward",
+            description=f"{prefix} lineage gateway forwarder (SQS FIFO -> Marquez)",
+            runtime=RUNTIME,
+            architecture=lambda_.Architecture.ARM_64,
+            handler=gateway_env.FORWARD_HANDLER,
+            code=code,
+            memory_size=256,
+            timeout=Duration.seconds(forward_timeout),
+            vpc=vpc,
+            vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
+            security_groups=[self.forward_security_group],
+            environment={
+                gateway_env.MARQUEZ_URL: f"http://{load_balancer.load_balancer_dns_name}:{FORWARD_LISTENER_PORT}",
+                gateway_env.FORWARD_RETRIES: str(gateway.forward_retries),
+                gateway_env.FORWARD_TIMEOUT_SECONDS: str(FORWARD_TIMEOUT_SECONDS),
+            },
+            log_group=self._log_group("ForwardLogs", settings),
+        )
+        # Grants the function sqs:ReceiveMessage/DeleteMessage/... on the queue and kms:Decrypt.
+        self.forward_function.add_event_source(
+            event_sources.SqsEventSource(self.queue, batch_size=FORWARD_BATCH_SIZE, report_batch_item_failures=True)
+        )
+        self._acknowledge_lambda(self.forward_function, "service-role/AWSLambdaBasicExecutionRole", "its logs")
+        self._acknowledge_lambda(
+            self.forward_function, "service-role/AWSLambdaVPCAccessExecutionRole", "its network interfaces"
+        )
+
+        self._lint_role_dependency(self.forward_function)
+
+        self._route_lineage_posts(listener)
+        self._forward_listener(load_balancer, marquez_api_target_group)
+        self._publish(settings)
+
+    @staticmethod
+    def _lint_role_dependency(function: lambda_.Function) -> None:
+        # CDK makes the function DependsOn its role, which its GetAtt already implies; cfn-lint W3005
+        # flags that redundancy. Silenced on this one resource, as on the Marquez service (README, "Linting").
+        function.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
+
+    def _log_group(self, construct_id: str, settings: EnvironmentSettings) -> logs.LogGroup:
+        return logs.LogGroup(
+            self,
+            construct_id,
+            retention=log_retention(settings.log_retention_days),
+            removal_policy=removal_policy(settings),
+        )
+
+    def _grant_ingest(self, function: lambda_.Function) -> None:
+        """Exactly what the ingest does: put archive objects, send to the queue, read the API key."""
+        function.add_to_role_policy(
+            iam.PolicyStatement(
+                sid="ArchiveEvents", actions=["s3:PutObject"], resources=[self.archive_bucket.arn_for_objects("*")]
+            )
+        )
+        function.add_to_role_policy(
+            iam.PolicyStatement(sid="EnqueueEvents", actions=["sqs:SendMessage"], resources=[self.queue.queue_arn])
+        )
+        # SSE-KMS objects and messages: a data key to encrypt with (Decrypt too, S3 multipart uploads).
+        function.add_to_role_policy(
+            iam.PolicyStatement(
+                sid="EncryptEvents", actions=["kms:GenerateDataKey", "kms:Decrypt"], resources=[self.key.key_arn]
+            )
+        )
+        self.api_key.grant_read(function)
+        acknowledge(
+            function,
+            wildcard_resource_finding(function, self.archive_bucket.arn_for_objects("*")),
+            "The ingest writes each event under a key of its date, hour and run, not known in advance; "
+            "it may only put objects (no read, no delete) into the gateway's own archive bucket.",
+        )
+        self._acknowledge_lambda(function, "service-role/AWSLambdaBasicExecutionRole", "its logs")
+
+    def _acknowledge_lambda(self, function: lambda_.Function, policy: str, what: str) -> None:
+        acknowledge(
+            function,
+            f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{policy}]",
+            f"AWS's managed policy for a Lambda function's {what}; the gateway's own permissions are "
+            "separate statements scoped to its bucket, queue, key and secret.",
+        )
+        acknowledge(
+            function,
+            "AwsSolutions-L1",
+            "The gateway code is written and tested for Python 3.11, the project's runtime (pyproject, "
+            "Makefile); a runtime upgrade goes with the project's.",
+        )
+
+    def _route_lineage_posts(self, listener: elbv2.IApplicationListener) -> None:
+        """``POST /api/v1/lineage`` to the ingest function; everything else keeps going to Marquez."""
+        self.ingest_target_group = elbv2.ApplicationTargetGroup(
+            self,
+            "IngestTarget",
+            target_type=elbv2.TargetType.LAMBDA,
+            targets=[elb_targets.LambdaTarget(self.ingest_function)],
+        )
+        self.ingest_rule = elbv2.ApplicationListenerRule(
+            self,
+            "IngestRule",
+            listener=listener,
+            priority=INGEST_RULE_PRIORITY,
+            conditions=[
+                elbv2.ListenerCondition.path_patterns([LINEAGE_PATH]),
+                elbv2.ListenerCondition.http_request_methods(["POST"]),
+            ],
+            action=elbv2.ListenerAction.forward([self.ingest_target_group]),
+        )
+
+    def _forward_listener(
+        self, load_balancer: elbv2.IApplicationLoadBalancer, api_target_group: elbv2.IApplicationTargetGroup
+    ) -> None:
+        """The forwarder's way to Marquez: a listener with no rules, open to the forwarder only.
+
+        A plain CfnListener: the L2 would register itself with the target group, which makes the
+        Marquez service (lineage stack) wait for this stack, a dependency cycle. The load balancer
+        already reaches the API tasks on their port (the lineage listener's API target group).
+        """
+        self.forward_listener = elbv2.CfnListener(
+            self,
+            "ForwardListener",
+            load_balancer_arn=load_balancer.load_balancer_arn,
+            port=FORWARD_LISTENER_PORT,
+            protocol="HTTP",
+            default_actions=[
+                elbv2.CfnListener.ActionProperty(type="forward", target_group_arn=api_target_group.target_group_arn)
+            ],
+        )
+        # From the forwarder's side: both rules (its egress, the load balancer's ingress) live here.
+        self.forward_security_group.connections.allow_to(
+            load_balancer, ec2.Port.tcp(FORWARD_LISTENER_PORT), "Gateway forwarder to the Marquez API listener"
+        )
+
+    def _publish(self, settings: EnvironmentSettings) -> None:
+        published = (
+            ("ArchiveBucket", parameters.gateway_archive_bucket, self.archive_bucket.bucket_name, "archive bucket"),
+            ("QueueUrl", parameters.gateway_queue_url, self.queue.queue_url, "FIFO queue URL"),
+            (
+                "DeadLetterQueueUrl",
+                parameters.gateway_dead_letter_queue_url,
+                self.dead_letter_queue.queue_url,
+                "dead-letter queue URL",
+            ),
+            ("ApiKeySecretArn", parameters.gateway_api_key_secret, self.api_key.secret_arn, "API key secret ARN"),
+        )
+        for construct_id, name, value, what in published:
+            ssm.StringParameter(
+                self,
+                f"{construct_id}Parameter",
+                parameter_name=name(settings.name),
+                string_value=value,
+                description=f"emr-lineage lineage gateway {what}",
+            )
+            CfnOutput(self, f"Gateway{construct_id}", value=value, description=f"Lineage gateway {what}")

@@ -1,0 +1,338 @@
+"""GatewayStack: the ALB rule to the ingest Lambda, the archive, the FIFO queues, the secret, the
+forwarder and its way to Marquez, the Lambda asset, and least-privilege policies."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import aws_cdk as cdk
+
+import app as cdk_app
+from emr_lineage.aws import parameters
+from emr_lineage.gateway import config as gateway_env
+from emr_lineage.settings.loader import load_settings
+from stacks.gateway.asset import asset_files
+from stacks.gateway.stack import FORWARD_LISTENER_PORT, VISIBILITY_TIMEOUT_FACTOR
+from stacks.lineage_service.marquez import API_PORT
+from tests.paths import REPO_ROOT
+from tests.stacks.templates import as_list, by_type, export_name, ingress, logical_id, one, statements
+
+FUNCTION = "AWS::Lambda::Function"
+QUEUE = "AWS::SQS::Queue"
+
+
+def _function(tpl: dict, prefix: str) -> tuple[str, dict]:
+    fid = logical_id(tpl, prefix, FUNCTION)
+    return fid, tpl["Resources"][fid]["Properties"]
+
+
+def _queues(tpl: dict) -> tuple[str, dict, str, dict]:
+    queue_id = logical_id(tpl, "Queue", QUEUE)
+    dlq_id = logical_id(tpl, "DeadLetterQueue", QUEUE)
+    res = tpl["Resources"]
+    return queue_id, res[queue_id]["Properties"], dlq_id, res[dlq_id]["Properties"]
+
+
+def _lineage_target_group_on_port(lineage: dict, port: int) -> str:
+    (found,) = [
+        k
+        for k, v in by_type(lineage, "AWS::ElasticLoadBalancingV2::TargetGroup").items()
+        if v["Properties"]["Port"] == port
+    ]
+    return found
+
+
+def _denies_insecure_transport(policy_statements: list[dict]) -> bool:
+    return any(
+        s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        for s in policy_statements
+    )
+
+
+def test_lineage_posts_go_to_the_ingest_function_ahead_of_the_api_rule(synth):
+    gateway, lineage = synth.template_json("gateway"), synth.template_json("lineage")
+    _, rule = one(gateway, "AWS::ElasticLoadBalancingV2::ListenerRule")
+    props = rule["Properties"]
+    assert props["Conditions"] == [
+        {"Field": "path-pattern", "PathPatternConfig": {"Values": ["/api/v1/lineage"]}},
+        {"Field": "http-request-method", "HttpRequestMethodConfig": {"Values": ["POST"]}},
+    ]
+    # On the lineage stack's listener, ahead of its /api/* rule.
+    listener_id, _ = one(lineage, "AWS::ElasticLoadBalancingV2::Listener")
+    assert props["ListenerArn"] == {"Fn::ImportValue": export_name(lineage, {"Ref": listener_id})}
+    (_, api_rule) = one(lineage, "AWS::ElasticLoadBalancingV2::ListenerRule")
+    assert props["Priority"] < api_rule["Properties"]["Priority"]
+    (action,) = props["Actions"]
+    target_group = gateway["Resources"][action["TargetGroupArn"]["Ref"]]["Properties"]
+    ingest_id, _ = _function(gateway, "Ingest")
+    assert target_group["TargetType"] == "lambda"
+    assert target_group["Targets"] == [{"Id": {"Fn::GetAtt": [ingest_id, "Arn"]}}]
+    (permission,) = by_type(gateway, "AWS::Lambda::Permission").values()
+    assert permission["Properties"]["Principal"] == "elasticloadbalancing.amazonaws.com"
+    assert permission["Properties"]["FunctionName"] == {"Fn::GetAtt": [ingest_id, "Arn"]}
+
+
+def test_queue_is_fifo_and_redrives_to_a_fifo_dead_letter_queue_as_configured(synth):
+    tpl = synth.template_json("gateway")
+    gateway = load_settings(synth.env).gateway
+    key_id, _ = one(tpl, "AWS::KMS::Key")
+    _, queue, dlq_id, dlq = _queues(tpl)
+    for props in (queue, dlq):
+        assert props["FifoQueue"] is True
+        assert props["QueueName"].endswith(".fifo")
+        assert props["ContentBasedDeduplication"] is False
+        assert props["KmsMasterKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]},
+        "maxReceiveCount": gateway.max_receive_count,
+    }
+    assert dlq["MessageRetentionPeriod"] == gateway.dead_letter_retention_days * 86400
+    _, forward = _function(tpl, "Forward")
+    assert queue["VisibilityTimeout"] >= VISIBILITY_TIMEOUT_FACTOR * forward["Timeout"]
+    policies = by_type(tpl, "AWS::SQS::QueuePolicy").values()
+    assert len(policies) == 2
+    for policy in policies:
+        assert _denies_insecure_transport(policy["Properties"]["PolicyDocument"]["Statement"])
+
+
+def test_dead_letter_queue_depth_has_an_alarm(synth):
+    tpl = synth.template_json("gateway")
+    _, _, dlq_id, _ = _queues(tpl)
+    _, alarm = one(tpl, "AWS::CloudWatch::Alarm")
+    props = alarm["Properties"]
+    assert (props["Namespace"], props["MetricName"]) == ("AWS/SQS", "ApproximateNumberOfMessagesVisible")
+    assert props["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq_id, "QueueName"]}}]
+    assert (props["Threshold"], props["ComparisonOperator"]) == (1, "GreaterThanOrEqualToThreshold")
+
+
+def test_archive_bucket_is_kms_encrypted_versioned_tls_only_and_logged(synth):
+    tpl, data_lake = synth.template_json("gateway"), synth.template_json("data_lake")
+    key_id, key = one(tpl, "AWS::KMS::Key")
+    assert key["Properties"]["EnableKeyRotation"] is True
+    bucket_id, bucket = one(tpl, "AWS::S3::Bucket")
+    props = bucket["Properties"]
+    (encryption,) = props["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert encryption["ServerSideEncryptionByDefault"] == {
+        "KMSMasterKeyID": {"Fn::GetAtt": [key_id, "Arn"]},
+        "SSEAlgorithm": "aws:kms",
+    }
+    assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+    assert set(props["PublicAccessBlockConfiguration"].values()) == {True}
+    logs_bucket = logical_id(data_lake, "ServerAccessLogsBucket", "AWS::S3::Bucket")
+    assert props["LoggingConfiguration"] == {
+        "DestinationBucketName": {"Fn::ImportValue": export_name(data_lake, {"Ref": logs_bucket})},
+        "LogFilePrefix": "gateway-archive/",
+    }
+    (rule,) = props["LifecycleConfiguration"]["Rules"]
+    assert rule["Transitions"] == [{"StorageClass": "STANDARD_IA", "TransitionInDays": 30}]
+    assert "NoncurrentVersionExpiration" in rule
+    _, policy = one(tpl, "AWS::S3::BucketPolicy")
+    assert policy["Properties"]["Bucket"] == {"Ref": bucket_id}
+    assert _denies_insecure_transport(policy["Properties"]["PolicyDocument"]["Statement"])
+
+
+def test_removal_policy_follows_the_settings(synths):
+    dev, prod = synths["dev"].template_json("gateway"), synths["prod"].template_json("gateway")
+    for kind in ("AWS::S3::Bucket", "AWS::KMS::Key", QUEUE, "AWS::SecretsManager::Secret"):
+        assert {r["DeletionPolicy"] for r in by_type(dev, kind).values()} == {"Delete"}, kind
+        # prod's "snapshot" means retain where a resource cannot snapshot.
+        assert {r["DeletionPolicy"] for r in by_type(prod, kind).values()} == {"Retain"}, kind
+
+
+def test_api_key_is_a_generated_header_safe_secret(synth):
+    tpl = synth.template_json("gateway")
+    key_id, _ = one(tpl, "AWS::KMS::Key")
+    secret_id, secret = one(tpl, "AWS::SecretsManager::Secret")
+    generated = secret["Properties"]["GenerateSecretString"]
+    assert generated["PasswordLength"] >= 40
+    assert generated["ExcludePunctuation"] is True and generated["IncludeSpace"] is False
+    assert "SecretStringTemplate" not in generated  # the key itself, not a JSON document
+    assert secret["Properties"]["KmsKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
+    _, ingest = _function(tpl, "Ingest")
+    assert ingest["Environment"]["Variables"][gateway_env.API_KEY_SECRET_ARN] == {"Ref": secret_id}
+
+
+def test_functions_run_the_gateway_handlers_with_their_settings(synth):
+    tpl = synth.template_json("gateway")
+    gateway = load_settings(synth.env).gateway
+    bucket_id, _ = one(tpl, "AWS::S3::Bucket")
+    queue_id, _, _, _ = _queues(tpl)
+    _, ingest = _function(tpl, "Ingest")
+    _, forward = _function(tpl, "Forward")
+    assert (ingest["Handler"], forward["Handler"]) == (gateway_env.INGEST_HANDLER, gateway_env.FORWARD_HANDLER)
+    assert ingest["Runtime"] == forward["Runtime"] == "python3.11"
+    variables = ingest["Environment"]["Variables"]
+    assert sorted(variables) == sorted(gateway_env.INGEST_ENV)
+    assert variables[gateway_env.ARCHIVE_BUCKET] == {"Ref": bucket_id}
+    assert variables[gateway_env.QUEUE_URL] == {"Ref": queue_id}
+    assert variables[gateway_env.MAX_EVENT_BYTES] == str(gateway.max_event_bytes)
+    variables = forward["Environment"]["Variables"]
+    assert sorted(variables) == sorted(gateway_env.FORWARD_ENV)
+    assert variables[gateway_env.FORWARD_RETRIES] == str(gateway.forward_retries)
+    # Every try of a full batch fits in the function's timeout.
+    assert forward["Timeout"] >= 10 * (gateway.forward_retries + 1) * float(
+        variables[gateway_env.FORWARD_TIMEOUT_SECONDS]
+    )
+    assert "VpcConfig" not in ingest  # S3, SQS and Secrets Manager over their public endpoints
+
+
+def test_functions_log_to_their_own_groups_with_the_configured_retention(synth):
+    tpl = synth.template_json("gateway")
+    groups = by_type(tpl, "AWS::Logs::LogGroup")
+    retention = load_settings(synth.env).log_retention_days
+    assert {g["Properties"]["RetentionInDays"] for g in groups.values()} == {retention}
+    used = [p["LoggingConfig"]["LogGroup"]["Ref"] for p in (_function(tpl, n)[1] for n in ("Ingest", "Forward"))]
+    assert sorted(used) == sorted(groups)
+
+
+def test_forwarder_consumes_the_queue_in_batches_with_partial_failures(synth):
+    tpl = synth.template_json("gateway")
+    queue_id, _, _, _ = _queues(tpl)
+    forward_id, _ = _function(tpl, "Forward")
+    _, mapping = one(tpl, "AWS::Lambda::EventSourceMapping")
+    props = mapping["Properties"]
+    assert props["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    assert props["FunctionName"] == {"Ref": forward_id}
+    assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert props["BatchSize"] == 10
+
+
+def test_forwarder_reaches_marquez_through_its_own_listener_not_the_lineage_rule(synth, render):
+    """No loop: the forwarder's listener has no rules and forwards straight to the Marquez API tasks."""
+    gateway, lineage = synth.template_json("gateway"), synth.template_json("lineage")
+    alb_id, _ = one(lineage, "AWS::ElasticLoadBalancingV2::LoadBalancer")
+    _, listener = one(gateway, "AWS::ElasticLoadBalancingV2::Listener")
+    props = listener["Properties"]
+    api_group = _lineage_target_group_on_port(lineage, API_PORT)
+    assert props["LoadBalancerArn"] == {"Fn::ImportValue": export_name(lineage, {"Ref": alb_id})}
+    assert props["Port"] == FORWARD_LISTENER_PORT
+    assert props["DefaultActions"] == [
+        {"Type": "forward", "TargetGroupArn": {"Fn::ImportValue": export_name(lineage, {"Ref": api_group})}}
+    ]
+    # The only listener rule of the gateway is the ingest rule, on the lineage listener.
+    (rule,) = by_type(gateway, "AWS::ElasticLoadBalancingV2::ListenerRule").values()
+    assert rule["Properties"]["ListenerArn"] != {"Ref": "ForwardListener"}
+    _, forward = _function(gateway, "Forward")
+    dns = export_name(lineage, {"Fn::GetAtt": [alb_id, "DNSName"]})
+    assert render(forward["Environment"]["Variables"][gateway_env.MARQUEZ_URL]) == (
+        f"http://{{Import:{dns}}}:{FORWARD_LISTENER_PORT}"
+    )
+    # In the private subnets, in a group that may only reach that listener, and only it may.
+    group_id = logical_id(gateway, "ForwardSecurityGroup", "AWS::EC2::SecurityGroup")
+    assert forward["VpcConfig"]["SecurityGroupIds"] == [{"Fn::GetAtt": [group_id, "GroupId"]}]
+    assert all("privateSubnet" in render(s) for s in forward["VpcConfig"]["SubnetIds"])
+    alb_group = logical_id(lineage, "LoadBalancerSecurityGroup", "AWS::EC2::SecurityGroup")
+    alb_group_import = {"Fn::ImportValue": export_name(lineage, {"Fn::GetAtt": [alb_group, "GroupId"]})}
+    (egress,) = by_type(gateway, "AWS::EC2::SecurityGroupEgress").values()
+    assert egress["Properties"]["GroupId"] == {"Fn::GetAtt": [group_id, "GroupId"]}
+    assert egress["Properties"]["DestinationSecurityGroupId"] == alb_group_import
+    assert (egress["Properties"]["FromPort"], egress["Properties"]["ToPort"]) == (FORWARD_LISTENER_PORT,) * 2
+    (rule_in,) = by_type(gateway, "AWS::EC2::SecurityGroupIngress").values()
+    assert rule_in["Properties"]["GroupId"] == alb_group_import
+    assert rule_in["Properties"]["SourceSecurityGroupId"] == {"Fn::GetAtt": [group_id, "GroupId"]}
+    assert (rule_in["Properties"]["FromPort"], rule_in["Properties"]["ToPort"]) == (FORWARD_LISTENER_PORT,) * 2
+    # The load balancer already reaches the API tasks on their port (the lineage stack's own rule).
+    tasks = logical_id(lineage, "MarquezSecurityGroup", "AWS::EC2::SecurityGroup")
+    assert any(
+        r.get("SourceSecurityGroupId") == {"Fn::GetAtt": [alb_group, "GroupId"]} and r["FromPort"] == API_PORT
+        for r in ingress(lineage, tasks)
+    )
+
+
+def test_ingest_may_only_archive_enqueue_and_read_its_key(synth):
+    tpl = synth.template_json("gateway")
+    role = tpl["Resources"][_function(tpl, "Ingest")[0]]["Properties"]["Role"]["Fn::GetAtt"][0]
+    bucket_id, _ = one(tpl, "AWS::S3::Bucket")
+    queue_id, _, _, _ = _queues(tpl)
+    key_id, _ = one(tpl, "AWS::KMS::Key")
+    secret_id, _ = one(tpl, "AWS::SecretsManager::Secret")
+    granted = sorted(
+        (action, json.dumps(s["Resource"], sort_keys=True))
+        for s in statements(tpl, role)
+        for action in as_list(s["Action"])
+    )
+    bucket_objects = {"Fn::Join": ["", [{"Fn::GetAtt": [bucket_id, "Arn"]}, "/*"]]}
+    expected = [
+        ("s3:PutObject", bucket_objects),
+        ("sqs:SendMessage", {"Fn::GetAtt": [queue_id, "Arn"]}),
+        ("kms:GenerateDataKey", {"Fn::GetAtt": [key_id, "Arn"]}),
+        ("kms:Decrypt", {"Fn::GetAtt": [key_id, "Arn"]}),
+        ("secretsmanager:GetSecretValue", {"Ref": secret_id}),
+        ("secretsmanager:DescribeSecret", {"Ref": secret_id}),
+    ]
+    assert granted == sorted((a, json.dumps(r, sort_keys=True)) for a, r in expected)
+
+
+def test_forwarder_may_only_consume_the_queue(synth):
+    tpl = synth.template_json("gateway")
+    role = tpl["Resources"][_function(tpl, "Forward")[0]]["Properties"]["Role"]["Fn::GetAtt"][0]
+    queue_id, _, _, _ = _queues(tpl)
+    key_id, _ = one(tpl, "AWS::KMS::Key")
+    granted = {(a, json.dumps(s["Resource"])) for s in statements(tpl, role) for a in as_list(s["Action"])}
+    queue = json.dumps({"Fn::GetAtt": [queue_id, "Arn"]})
+    assert granted == {
+        *(
+            (a, queue)
+            for a in (
+                "sqs:ReceiveMessage",
+                "sqs:ChangeMessageVisibility",
+                "sqs:GetQueueUrl",
+                "sqs:DeleteMessage",
+                "sqs:GetQueueAttributes",
+            )
+        ),
+        ("kms:Decrypt", json.dumps({"Fn::GetAtt": [key_id, "Arn"]})),
+    }
+
+
+def test_lambda_asset_holds_exactly_the_allowed_files(synth):
+    tpl = synth.template_json("gateway")
+    keys = {f["Properties"]["Code"]["S3Key"] for f in by_type(tpl, FUNCTION).values()}
+    assert len(by_type(tpl, FUNCTION)) == 2 and len(keys) == 1  # one asset for both functions
+    manifest = json.loads((Path(synth.outdir) / f"{synth.stack_names['gateway']}.assets.json").read_text())
+    (asset,) = [
+        a["source"]["path"]
+        for a in manifest["files"].values()
+        if {d["objectKey"] for d in a["destinations"].values()} == keys
+    ]
+    directory = Path(synth.outdir) / asset
+    files = sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file())
+    package = REPO_ROOT / "emr_lineage" / "gateway"
+    gateway_files = [
+        p.relative_to(REPO_ROOT).as_posix()
+        for p in package.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    ]
+    assert "emr_lineage/gateway/config.py" in gateway_files
+    assert files == sorted([*gateway_env.ASSET_FILES, *gateway_files])
+    assert files == asset_files()
+
+
+def test_gateway_names_are_published_for_the_tools(synth):
+    tpl = synth.template_json("gateway")
+    bucket_id, _ = one(tpl, "AWS::S3::Bucket")
+    queue_id, _, dlq_id, _ = _queues(tpl)
+    secret_id, _ = one(tpl, "AWS::SecretsManager::Secret")
+    published = {
+        p["Properties"]["Name"]: p["Properties"]["Value"] for p in by_type(tpl, "AWS::SSM::Parameter").values()
+    }
+    assert published == {
+        parameters.gateway_archive_bucket(synth.env): {"Ref": bucket_id},
+        parameters.gateway_queue_url(synth.env): {"Ref": queue_id},
+        parameters.gateway_dead_letter_queue_url(synth.env): {"Ref": dlq_id},
+        parameters.gateway_api_key_secret(synth.env): {"Ref": secret_id},
+    }
+    outputs = {o["Value"]["Ref"] for o in tpl["Outputs"].values() if "Export" not in o}
+    assert outputs == {bucket_id, queue_id, dlq_id, secret_id}
+
+
+def test_a_disabled_gateway_adds_no_stack(cdk_context):
+    """Construction only (no synth): with ``enabled: false`` the app has no gateway stack."""
+    context = copy.deepcopy(cdk_context)
+    context["emr-lineage"]["environments"]["dev"]["gateway"]["enabled"] = False
+    app = cdk.App(context={**context, "env": "dev"})
+    stacks = cdk_app.build_app(app)
+    assert sorted(stacks) == ["data_lake", "emr", "lineage", "network"]
+    assert not [s for s in app.node.children if isinstance(s, cdk.Stack) and s.stack_name.endswith("-Gateway")]
