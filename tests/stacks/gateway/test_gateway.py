@@ -233,6 +233,8 @@ def test_forwarder_reaches_marquez_through_its_own_listener_not_the_lineage_rule
     assert rule_in["Properties"]["GroupId"] == alb_group_import
     assert rule_in["Properties"]["SourceSecurityGroupId"] == {"Fn::GetAtt": [group_id, "GroupId"]}
     assert (rule_in["Properties"]["FromPort"], rule_in["Properties"]["ToPort"]) == (FORWARD_LISTENER_PORT,) * 2
+    # Nobody else may reach that listener (the lineage stack opens only its own port to its clients).
+    assert not [r for r in ingress(lineage, alb_group) if r["FromPort"] <= FORWARD_LISTENER_PORT <= r["ToPort"]]
     # The load balancer already reaches the API tasks on their port (the lineage stack's own rule).
     tasks = logical_id(lineage, "MarquezSecurityGroup", "AWS::EC2::SecurityGroup")
     assert any(
@@ -308,6 +310,9 @@ def test_lambda_asset_holds_exactly_the_allowed_files(synth):
     assert "emr_lineage/gateway/config.py" in gateway_files
     assert files == sorted([*gateway_env.ASSET_FILES, *gateway_files])
     assert files == asset_files()
+    for handler in (gateway_env.INGEST_HANDLER, gateway_env.FORWARD_HANDLER):
+        module, _ = handler.rsplit(".", 1)
+        assert module.replace(".", "/") + ".py" in files, handler
 
 
 def test_gateway_names_are_published_for_the_tools(synth):
