@@ -15,6 +15,7 @@ import click
 from emr_lineage import __version__
 from emr_lineage.cli.demo import demo_command
 from emr_lineage.cli.e2e import e2e_command
+from emr_lineage.cli.gateway import gateway_group
 from emr_lineage.cli.graph import graph_command, validate_command
 from emr_lineage.cli.launch import launch
 from emr_lineage.cli.listener import stage_listener_command
@@ -44,6 +45,7 @@ def show_config(env: str, cdk_json: Path) -> None:
 for command in (
     demo_command,
     e2e_command,
+    gateway_group,
     graph_command,
     launch,
     schemas_group,

@@ -1,0 +1,94 @@
+"""``emr-lineage gateway serve``: the lineage gateway on this machine (docs/gateway.md).
+
+The same ingest and forwarder code as the Lambdas, on 127.0.0.1, against the S3 and SQS that
+``AWS_ENDPOINT_URL`` names (or AWS). Exit status: 0 after SIGINT/SIGTERM and the drain; 2 it
+could not start (bucket or queue missing without --create, port in use, bad options).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import click
+
+from emr_lineage.cli.output import Group, fail
+from emr_lineage.gateway.config import DEFAULT_FORWARD_RETRIES, DEFAULT_MAX_EVENT_BYTES
+from emr_lineage.gateway.local import HEALTH_PATH, LocalGateway, LocalGatewaySettings
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+
+API_KEY_ENV_VAR = "EMR_LINEAGE_API_KEY"
+DEFAULT_DRAIN_SECONDS = 30.0
+
+
+@click.group("gateway", cls=Group)
+def gateway_group() -> None:
+    """The lineage gateway: durable, ordered, deduplicated ingestion in front of Marquez."""
+
+
+@gateway_group.command("serve")
+@click.option("--port", type=click.IntRange(0, 65535), default=5080, show_default=True, help="Port on 127.0.0.1.")
+@click.option("--marquez", "marquez_url", required=True, metavar="URL", help="Marquez API base URL to forward to.")
+@click.option("--bucket", required=True, metavar="NAME", help="S3 bucket of the raw event archive.")
+@click.option("--queue", required=True, metavar="NAME", help="SQS FIFO queue (.fifo added when missing).")
+@click.option("--create", is_flag=True, help="Create the bucket, the FIFO queue and its dead-letter queue.")
+@click.option(
+    "--max-event-bytes",
+    type=click.IntRange(min=1, max=DEFAULT_MAX_EVENT_BYTES),
+    default=DEFAULT_MAX_EVENT_BYTES,
+    show_default=True,
+    help="Largest accepted event (413 above).",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 10),
+    default=DEFAULT_FORWARD_RETRIES,
+    show_default=True,
+    help="Retries of one event before it goes back to the queue.",
+)
+@click.option(
+    "--drain-seconds",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_DRAIN_SECONDS,
+    show_default=True,
+    help="After SIGINT/SIGTERM, how long to keep forwarding what is queued.",
+)
+def serve_command(
+    port: int,
+    marquez_url: str,
+    bucket: str,
+    queue: str,
+    create: bool,
+    max_event_bytes: int,
+    retries: int,
+    drain_seconds: float,
+) -> None:
+    """Accept lineage events (the listener's HTTP transport URL), forward them to Marquez, until SIGINT/SIGTERM.
+
+    With EMR_LINEAGE_API_KEY set, requests need ``Authorization: Bearer <key>``.
+    """
+    settings = LocalGatewaySettings(
+        marquez_url=marquez_url,
+        bucket=bucket,
+        queue=queue,
+        api_key=os.environ.get(API_KEY_ENV_VAR) or None,
+        max_event_bytes=max_event_bytes,
+        retries=retries,
+    )
+    try:
+        gateway = LocalGateway(settings, port=port, create=create)
+    except OSError as exc:
+        fail(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}")
+    gateway.start()
+    auth = "Bearer key required" if settings.api_key else f"no key ({API_KEY_ENV_VAR} unset)"
+    click.echo(
+        f"gateway on {gateway.url}{LINEAGE_ENDPOINT} (health {gateway.url}{HEALTH_PATH}; {auth}); "
+        f"archive s3://{bucket}, queue {settings.queue_name}, forwarding to {marquez_url}",
+        err=True,
+    )
+    try:
+        threading.Event().wait()  # until a signal raises KeyboardInterrupt here
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (the group maps SIGTERM to it): drain, then exit 0
+        click.echo(f"stopping: forwarding what is queued (up to {drain_seconds:g}s)", err=True)
+        left = gateway.stop(drain_seconds)
+        click.echo(f"stopped; {gateway.forwarded} event(s) forwarded, {left} still queued", err=True)

@@ -1,0 +1,218 @@
+"""Local mode end to end: moto_server plays S3 and SQS, the suite's fake Marquez goes down and up.
+
+Events for many runs are sent concurrently (each run's in order, with duplicates) while Marquez is
+down, then up, then down again for a moment; after the drain every distinct event reached Marquez
+exactly once and each run's events arrived in the order they were sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import boto3
+import pytest
+
+from emr_lineage.gateway.local import LocalGateway, LocalGatewayError, LocalGatewaySettings
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
+from tests.helpers import fake_aws_credentials
+
+REGION = "us-east-1"
+RUNS = 12
+EVENTS_PER_RUN = 6
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def moto_server() -> Iterator[str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "moto_server"), "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # polling a real process until it listens
+        try:
+            urllib.request.urlopen(url + "/moto-api/", timeout=1)
+            break
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.1)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture
+def aws(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    fake_aws_credentials(monkeypatch, REGION)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
+    return moto_server
+
+
+def _settings(marquez: FakeMarquez, name: str, **changes) -> LocalGatewaySettings:
+    values = dict(
+        marquez_url=marquez.url,
+        bucket=f"archive-{name}",
+        queue=f"lineage-{name}",
+        api_key="secret-key",
+        max_event_bytes=1 << 20,
+        retries=2,
+        post_timeout=2.0,
+    )
+    values.update(changes)
+    return LocalGatewaySettings(**values)
+
+
+def _event(run_id: str, number: int) -> dict:
+    return {
+        "eventType": "RUNNING" if number else "START",
+        "eventTime": f"2026-11-23T10:00:{number:02d}.000Z",
+        "run": {"runId": run_id},
+        "job": {"namespace": "emr-lineage-test", "name": f"job_{run_id[:8]}"},
+        "inputs": [{"namespace": "s3a://lake", "name": f"raw/{number}"}],
+        "outputs": [],
+        "producer": "https://example.com/test",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+    }
+
+
+def _post(url: str, event: dict, key: str = "secret-key") -> int:
+    request = urllib.request.Request(
+        url + LINEAGE_ENDPOINT,
+        data=json.dumps(event).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return reply.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_no_event_is_lost_and_each_run_keeps_its_order_through_a_marquez_outage(aws, marquez: FakeMarquez) -> None:
+    down = threading.Event()
+    down.set()  # Marquez is down when the first events arrive
+    accept = marquez.routes[f"POST {LINEAGE_ENDPOINT}"]
+    refused: list[str] = []
+
+    def post_lineage(state: FakeMarquez, request) -> Answer:
+        if down.is_set():
+            refused.append(json.loads(request.body)["run"]["runId"])
+            return Answer(503, {"code": 503, "message": "down"})
+        return accept(state, request)
+
+    marquez.routes[f"POST {LINEAGE_ENDPOINT}"] = post_lineage
+    gateway = LocalGateway(_settings(marquez, "outage"), create=True).start()
+    runs = [str(uuid.uuid4()) for _ in range(RUNS)]
+
+    def send_run(run_id: str) -> list[int]:
+        statuses = []
+        for number in range(EVENTS_PER_RUN):
+            event = _event(run_id, number)
+            statuses.append(_post(gateway.url, event))
+            if number % 2 == 0:  # a client retry: the same event again
+                statuses.append(_post(gateway.url, event))
+        return statuses
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        sent = pool.map(send_run, runs[: RUNS // 2])
+        assert all(status == 201 for statuses in sent for status in statuses)
+        down.clear()  # Marquez comes up...
+        sent = list(pool.map(send_run, runs[RUNS // 2 :]))
+        down.set()  # ...and goes down again for a few seconds (a real outage of a real server)
+        threading.Event().wait(2.0)
+        down.clear()
+    assert all(status == 201 for statuses in sent for status in statuses)
+
+    backlog = gateway.stop(drain_seconds=60)
+    assert backlog == 0
+    assert refused, "the forwarder met the outage"
+    received = [(e["run"]["runId"], e["eventTime"]) for e in marquez.posted]
+    assert len(received) == len(set(received)) == RUNS * EVENTS_PER_RUN  # every distinct event, once
+    for run_id in runs:
+        times = [t for r, t in received if r == run_id]
+        assert times == sorted(times) and len(times) == EVENTS_PER_RUN  # in the order sent
+    assert {d["namespace"] for e in marquez.posted for d in e["inputs"]} == {"s3://lake"}  # normalised
+
+
+def test_health_auth_and_bad_events(aws, marquez: FakeMarquez) -> None:
+    gateway = LocalGateway(_settings(marquez, "checks"), create=True).start()
+    try:
+        with urllib.request.urlopen(gateway.url + "/healthz", timeout=5) as reply:
+            assert reply.status == 200
+        run_id = str(uuid.uuid4())
+        assert _post(gateway.url, _event(run_id, 0), key="wrong") == 401
+        assert _post(gateway.url, {"eventType": "START"}) == 400
+        assert _post(gateway.url, _event(run_id, 0)) == 201
+    finally:
+        assert gateway.stop(drain_seconds=10) == 0
+    archived = boto3.client("s3").list_objects_v2(Bucket="archive-checks")["Contents"]
+    assert len(archived) == 1 and run_id in archived[0]["Key"]
+
+
+def test_a_missing_queue_without_create_is_one_clear_error(aws, marquez: FakeMarquez) -> None:
+    with pytest.raises(LocalGatewayError, match="pass --create"):
+        LocalGateway(_settings(marquez, "absent"))
+
+
+def _serve(moto: str, marquez: FakeMarquez, port: int, *extra: str, key: str | None = None) -> subprocess.Popen:
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "EMR_LINEAGE_API_KEY"},
+        "AWS_ENDPOINT_URL": moto,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+        **({"EMR_LINEAGE_API_KEY": key} if key else {}),
+    }
+    command = [sys.executable, "-m", "emr_lineage", "gateway", "serve", "--port", str(port), "--marquez", marquez.url]
+    return subprocess.Popen([*command, *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_serve_forwards_until_sigterm_then_drains_and_exits_0(moto_server: str, marquez: FakeMarquez) -> None:
+    port = _free_port()
+    proc = _serve(moto_server, marquez, port, "--bucket", "archive-cli", "--queue", "lineage-cli", "--create", key="k1")
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:  # polling a real process until it listens
+        try:
+            urllib.request.urlopen(url + "/healthz", timeout=1)
+            break
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.1)
+    run_id = str(uuid.uuid4())
+    assert _post(url, _event(run_id, 0), key="k1") == 201
+    assert _post(url, _event(run_id, 1), key="nope") == 401
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "stopped; 1 event(s) forwarded, 0 still queued" in stderr
+    assert [e["run"]["runId"] for e in marquez.posted] == [run_id]
+
+
+def test_serve_without_the_queue_is_one_line_and_exit_2(moto_server: str, marquez: FakeMarquez) -> None:
+    proc = _serve(moto_server, marquez, _free_port(), "--bucket", "nothing-here", "--queue", "nothing-here")
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "pass --create" in lines[0]
