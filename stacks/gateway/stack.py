@@ -146,6 +146,9 @@ class GatewayStack(Stack):
             fifo=True,
             # The ingest sets MessageDeduplicationId (a hash of the canonical event).
             content_based_deduplication=False,
+            # High-throughput FIFO: order and deduplication per run (message group), not per queue.
+            deduplication_scope=sqs.DeduplicationScope.MESSAGE_GROUP,
+            fifo_throughput_limit=sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
             encryption=sqs.QueueEncryption.KMS,
             encryption_master_key=self.key,
             enforce_ssl=True,

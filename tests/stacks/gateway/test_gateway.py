@@ -89,6 +89,7 @@ def test_queue_is_fifo_and_redrives_to_a_fifo_dead_letter_queue_as_configured(sy
         "maxReceiveCount": gateway.max_receive_count,
     }
     assert dlq["MessageRetentionPeriod"] == gateway.dead_letter_retention_days * 86400
+    assert (queue["DeduplicationScope"], queue["FifoThroughputLimit"]) == ("messageGroup", "perMessageGroupId")
     _, forward = _function(tpl, "Forward")
     assert queue["VisibilityTimeout"] >= VISIBILITY_TIMEOUT_FACTOR * forward["Timeout"]
     policies = by_type(tpl, "AWS::SQS::QueuePolicy").values()
