@@ -20,6 +20,7 @@ from emr_lineage.cli.graph import graph_command, validate_command
 from emr_lineage.cli.launch import launch
 from emr_lineage.cli.listener import stage_listener_command
 from emr_lineage.cli.output import DEBUG_ENV_VAR, Command, Group, settings_options
+from emr_lineage.cli.replay import replay_command
 from emr_lineage.cli.schemas import schemas_group
 from emr_lineage.settings.loader import load_settings
 
@@ -48,6 +49,7 @@ for command in (
     gateway_group,
     graph_command,
     launch,
+    replay_command,
     schemas_group,
     stage_listener_command,
     validate_command,

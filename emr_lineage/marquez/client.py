@@ -208,8 +208,12 @@ class MarquezClient:
             from openlineage.client.serde import Serde
 
             body = Serde.to_json(event)
+        return self.post_lineage_body(body.encode())
+
+    def post_lineage_body(self, body: bytes) -> int:
+        """POST one event already serialised as JSON; returns the HTTP status (raises on an error)."""
         url = self.base_url + LINEAGE_ENDPOINT.lstrip("/")
-        reply = self._send("POST", url, data=body.encode(), headers={"Content-Type": "application/json"})
+        reply = self._send("POST", url, data=body, headers={"Content-Type": "application/json"})
         if not reply.ok:
             raise self._suspect(str(reply.error()), reply.status) if reply.status == 404 else self._error(reply)
         return reply.status
