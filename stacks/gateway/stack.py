@@ -40,16 +40,18 @@ from constructs import Construct
 
 from emr_lineage.aws import parameters
 from emr_lineage.gateway import config as gateway_env
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.gateway.asset import gateway_code
+from stacks.lineage_service.marquez import API_PORT
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
 from stacks.shared.settings_mapping import log_retention, removal_policy
 
-LINEAGE_PATH = "/api/v1/lineage"
+LINEAGE_PATH = LINEAGE_ENDPOINT  # the one spelling, emr_lineage/marquez/api.py
 # Ahead of the lineage stack's /api/* rule (priority 10).
 INGEST_RULE_PRIORITY = 5
 # The forwarder's own listener on the lineage load balancer (Marquez API port, for recognition).
-FORWARD_LISTENER_PORT = 5000
+FORWARD_LISTENER_PORT = API_PORT
 FORWARD_BATCH_SIZE = 10  # the most an SQS FIFO event source takes
 FORWARD_TIMEOUT_SECONDS = int(gateway_env.DEFAULT_FORWARD_TIMEOUT_SECONDS)
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
