@@ -7,6 +7,7 @@ Exit status (docs/cli.md): 0 the pipeline ran and its lineage matches ``jobs/lin
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -15,10 +16,12 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from emr_lineage.cli.gateway import API_KEY_ENV_VAR
 from emr_lineage.cli.output import Command, fail, settings_options
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.pipeline.definition import DEFAULT_ROWS, MIN_ROWS, PIPELINE
 from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, run_demo
+from emr_lineage.pipeline.send import send_events
 from emr_lineage.settings.loader import load_settings
 
 
@@ -71,6 +74,13 @@ def _short(graph, dataset_id: str) -> str:
     help="Output directory: lake/, events.jsonl, report.html, spark.log. New, empty, or an earlier demo's.",
 )
 @click.option(
+    "--gateway",
+    "gateway_url",
+    metavar="URL",
+    help="Also send the captured events through a lineage gateway (e.g. emr-lineage gateway serve), in order; "
+    "EMR_LINEAGE_API_KEY is its Bearer key.",
+)
+@click.option(
     "--force",
     is_flag=True,
     help="Also use a non-empty --out the demo did not make (your entries are kept, never deleted).",
@@ -83,7 +93,7 @@ def _short(graph, dataset_id: str) -> str:
     help="Orders in the generated data.",
 )
 @settings_options
-def demo_command(out: str, force: bool, rows: int, env: str, cdk_json: Path) -> None:
+def demo_command(out: str, gateway_url: str | None, force: bool, rows: int, env: str, cdk_json: Path) -> None:
     """Run the sample pipeline on local Spark with lineage captured, validate it, write the report.
 
     Jobs report lineage in the OpenLineage namespace of ENV's settings.
@@ -122,6 +132,9 @@ def demo_command(out: str, force: bool, rows: int, env: str, cdk_json: Path) -> 
             fail(f"{exc} (Spark log: {Path(out).resolve() / 'spark.log'})", EXIT_CHECK_FAILED)
         progress.update(task, completed=steps)
     console.print(_summary(result))
+    if gateway_url:
+        sent = send_events(result.events_path, gateway_url, api_key=os.environ.get(API_KEY_ENV_VAR) or None)
+        console.print(f"sent {sent} lineage events through the gateway at {gateway_url}")
     errors = sum(r.capture_errors for r in result.runs)
     if errors:
         console.print(f"[yellow]{errors} capture errors (see {result.spark_log})[/yellow]")

@@ -26,7 +26,9 @@ import boto3
 import pytest
 
 from emr_lineage.gateway.local import LocalGateway, LocalGatewayError, LocalGatewaySettings
+from emr_lineage.http import HttpError
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.pipeline.send import send_events
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
 from tests.helpers import fake_aws_credentials
 
@@ -216,3 +218,22 @@ def test_serve_without_the_queue_is_one_line_and_exit_2(moto_server: str, marque
     assert proc.returncode == 2
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "pass --create" in lines[0]
+
+
+def test_the_demos_events_go_through_the_gateway_in_order(aws, marquez: FakeMarquez, demo_run) -> None:
+    # What `emr-lineage demo --gateway URL` does after its run, with the test run's one demo.
+    assert demo_run.returncode == 0, demo_run.stderr
+    captured = demo_run.events()
+    gateway = LocalGateway(_settings(marquez, "demo"), create=True).start()
+    try:
+        with pytest.raises(HttpError, match="HTTP 401"):
+            send_events(demo_run.events_path, gateway.url, api_key="wrong")
+        assert send_events(demo_run.events_path, gateway.url, api_key="secret-key") == len(captured)
+    finally:
+        assert gateway.stop(drain_seconds=60) == 0
+    key = lambda e: (e["run"]["runId"], e["eventTime"], e["eventType"])  # noqa: E731
+    assert sorted(map(key, marquez.posted)) == sorted(map(key, captured))
+    for run_id in {e["run"]["runId"] for e in captured}:
+        assert [key(e) for e in marquez.posted if e["run"]["runId"] == run_id] == [
+            key(e) for e in captured if e["run"]["runId"] == run_id
+        ]
