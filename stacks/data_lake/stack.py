@@ -25,6 +25,7 @@ from emr_lineage.settings.model import EnvironmentSettings
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
 from stacks.shared.server_access_logs_bucket import ServerAccessLogsBucket
 from stacks.shared.settings_mapping import removal_policy
+from stacks.shared.storage import private_bucket, rotating_key
 
 
 class DataLakeStack(Stack):
@@ -36,30 +37,25 @@ class DataLakeStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
         lake = settings.data_lake
 
-        self.key: kms.IKey = kms.Key(
+        self.key: kms.IKey = rotating_key(
             self,
             "Key",
-            alias=f"alias/{settings.resource_prefix}/data-lake",
+            settings=settings,
+            alias="data-lake",
             description=f"{settings.resource_prefix} data lake encryption",
-            enable_key_rotation=True,
-            removal_policy=removal_policy(settings),
         )
         self.access_logs_bucket: s3.IBucket = ServerAccessLogsBucket(
             self, "ServerAccessLogs", retention_days=settings.log_retention_days
         ).bucket
-        self.bucket: s3.IBucket = s3.Bucket(
+        self.bucket: s3.IBucket = private_bucket(
             self,
             "Bucket",
+            access_logs_bucket=self.access_logs_bucket,
+            access_logs_prefix="data-lake/",
             bucket_name=data_lake_bucket_name(settings, Aws.ACCOUNT_ID, Aws.REGION),
             encryption=s3.BucketEncryption.KMS,
             encryption_key=self.key,
             bucket_key_enabled=True,
-            enforce_ssl=True,
-            versioned=True,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            server_access_logs_bucket=self.access_logs_bucket,
-            server_access_logs_prefix="data-lake/",
             lifecycle_rules=[
                 s3.LifecycleRule(
                     noncurrent_version_expiration=Duration.days(lake.noncurrent_version_expiration_days),

@@ -11,6 +11,7 @@ from constructs import Construct
 
 from emr_lineage.aws.artifacts import BOOTSTRAP_PREFIX, JOBS_PREFIX, LOGS_PREFIX
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
+from stacks.shared.storage import private_bucket
 
 # stacks/emr/artifacts_bucket.py -> the checkout, whose bootstrap/ and jobs/ are uploaded.
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -26,16 +27,12 @@ class ArtifactsBucket(Construct):
         self, scope: Construct, construct_id: str, *, access_logs_bucket: s3.IBucket, log_retention_days: int
     ) -> None:
         super().__init__(scope, construct_id)
-        self.bucket = s3.Bucket(
+        self.bucket = private_bucket(
             self,
             "Bucket",
+            access_logs_bucket=access_logs_bucket,
+            access_logs_prefix="emr-artifacts/",
             encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            versioned=True,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            server_access_logs_bucket=access_logs_bucket,
-            server_access_logs_prefix="emr-artifacts/",
             lifecycle_rules=[
                 s3.LifecycleRule(prefix=LOGS_PREFIX, expiration=Duration.days(log_retention_days)),
                 s3.LifecycleRule(noncurrent_version_expiration=Duration.days(30)),

@@ -24,7 +24,7 @@ from constructs import Construct
 from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.emr.roles import KMS_DATA_ACTIONS
-from stacks.shared.settings_mapping import removal_policy
+from stacks.shared.storage import rotating_key
 from stacks.shared.tags import EMR_MANAGED_TAG
 
 
@@ -76,13 +76,12 @@ class EmrSecurity(Construct):
         super().__init__(scope, construct_id)
         prefix = settings.resource_prefix
 
-        self.local_disk_key = kms.Key(
+        self.local_disk_key = rotating_key(
             self,
             "LocalDiskKey",
-            alias=f"alias/{prefix}/emr-local-disk",
+            settings=settings,
+            alias="emr-local-disk",
             description=f"{prefix}: EMR local disk and EBS encryption",
-            enable_key_rotation=True,
-            removal_policy=removal_policy(settings),
         )
         self.local_disk_key.grant(instance_role, *KMS_DATA_ACTIONS)
         # EBS encryption: EMR's service role creates grants for the volumes it attaches.

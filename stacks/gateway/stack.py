@@ -28,7 +28,6 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from aws_cdk import aws_elasticloadbalancingv2_targets as elb_targets
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_logs as logs
@@ -46,6 +45,7 @@ from stacks.gateway.asset import gateway_code
 from stacks.lineage_service.marquez import API_PORT
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
 from stacks.shared.settings_mapping import log_retention, removal_policy
+from stacks.shared.storage import private_bucket, rotating_key
 
 LINEAGE_PATH = LINEAGE_ENDPOINT  # the one spelling, emr_lineage/marquez/api.py
 # Ahead of the lineage stack's /api/* rule (priority 10).
@@ -91,26 +91,21 @@ class GatewayStack(Stack):
         gateway = settings.gateway
         prefix = settings.resource_prefix
 
-        self.key = kms.Key(
+        self.key = rotating_key(
             self,
             "Key",
-            alias=f"alias/{prefix}/gateway",
+            settings=settings,
+            alias="gateway",
             description=f"{prefix} lineage gateway: archive, queues and API key",
-            enable_key_rotation=True,
-            removal_policy=removal_policy(settings),
         )
-        self.archive_bucket = s3.Bucket(
+        self.archive_bucket = private_bucket(
             self,
             "Archive",
+            access_logs_bucket=access_logs_bucket,
+            access_logs_prefix="gateway-archive/",
             encryption=s3.BucketEncryption.KMS,
             encryption_key=self.key,
             bucket_key_enabled=True,
-            enforce_ssl=True,
-            versioned=True,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            server_access_logs_bucket=access_logs_bucket,
-            server_access_logs_prefix="gateway-archive/",
             lifecycle_rules=[
                 s3.LifecycleRule(
                     # S3 skips objects under 128 KiB by default (IA would bill them as 128 KiB).
