@@ -187,26 +187,21 @@ class GatewayStack(Stack):
         )
 
         code = gateway_code()
-        self.ingest_function = lambda_.Function(
-            self,
+        self.ingest_function = self._function(
             "Ingest",
+            settings,
+            code,
             description=f"{prefix} lineage gateway ingest (ALB POST {LINEAGE_PATH})",
-            runtime=RUNTIME,
-            architecture=lambda_.Architecture.ARM_64,
             handler=gateway_env.INGEST_HANDLER,
-            code=code,
-            memory_size=256,
-            timeout=Duration.seconds(INGEST_TIMEOUT_SECONDS),
+            timeout=INGEST_TIMEOUT_SECONDS,
             environment={
                 gateway_env.ARCHIVE_BUCKET: self.archive_bucket.bucket_name,
                 gateway_env.QUEUE_URL: self.queue.queue_url,
                 gateway_env.API_KEY_SECRET_ARN: self.api_key.secret_arn,
                 gateway_env.MAX_EVENT_BYTES: str(gateway.max_event_bytes),
             },
-            log_group=self._log_group("IngestLogs", settings),
         )
         self._grant_ingest(self.ingest_function)
-        self._lint_role_dependency(self.ingest_function)
 
         self.forward_security_group = ec2.SecurityGroup(
             self,
@@ -215,16 +210,13 @@ class GatewayStack(Stack):
             allow_all_outbound=False,
             description=f"{prefix} lineage gateway forwarder: reaches only the Marquez API listener",
         )
-        self.forward_function = lambda_.Function(
-            self,
+        self.forward_function = self._function(
             "Forward",
+            settings,
+            code,
             description=f"{prefix} lineage gateway forwarder (SQS FIFO -> Marquez)",
-            runtime=RUNTIME,
-            architecture=lambda_.Architecture.ARM_64,
             handler=gateway_env.FORWARD_HANDLER,
-            code=code,
-            memory_size=256,
-            timeout=Duration.seconds(forward_timeout),
+            timeout=forward_timeout,
             vpc=vpc,
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
             security_groups=[self.forward_security_group],
@@ -233,7 +225,6 @@ class GatewayStack(Stack):
                 gateway_env.FORWARD_RETRIES: str(gateway.forward_retries),
                 gateway_env.FORWARD_TIMEOUT_SECONDS: str(FORWARD_TIMEOUT_SECONDS),
             },
-            log_group=self._log_group("ForwardLogs", settings),
         )
         # Grants the function sqs:ReceiveMessage/DeleteMessage/... on the queue and kms:Decrypt.
         self.forward_function.add_event_source(
@@ -244,7 +235,6 @@ class GatewayStack(Stack):
             self.forward_function, "service-role/AWSLambdaVPCAccessExecutionRole", "its network interfaces"
         )
 
-        self._lint_role_dependency(self.forward_function)
 
         self._route_lineage_posts(listener)
         self._forward_listener(load_balancer, marquez_api_target_group)
@@ -288,6 +278,24 @@ class GatewayStack(Stack):
             "it may only put objects (no read, no delete) into the gateway's own archive bucket.",
         )
         self._acknowledge_lambda(function, "service-role/AWSLambdaBasicExecutionRole", "its logs")
+
+    def _function(
+        self, construct_id: str, settings: EnvironmentSettings, code: lambda_.Code, *, timeout: int, **props: Any
+    ) -> lambda_.Function:
+        """One of the gateway's two functions: same runtime, architecture, code, memory and logging."""
+        function = lambda_.Function(
+            self,
+            construct_id,
+            runtime=RUNTIME,
+            architecture=lambda_.Architecture.ARM_64,
+            code=code,
+            memory_size=256,
+            timeout=Duration.seconds(timeout),
+            log_group=self._log_group(f"{construct_id}Logs", settings),
+            **props,
+        )
+        self._lint_role_dependency(function)
+        return function
 
     def _acknowledge_lambda(self, function: lambda_.Function, policy: str, what: str) -> None:
         acknowledge(
