@@ -235,7 +235,6 @@ class GatewayStack(Stack):
             self.forward_function, "service-role/AWSLambdaVPCAccessExecutionRole", "its network interfaces"
         )
 
-
         self._route_lineage_posts(listener)
         self._forward_listener(load_balancer, marquez_api_target_group)
         self._publish(settings)
