@@ -63,27 +63,11 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
         env=env,
         description="emr-lineage: data lake bucket, Glue databases, Lake Formation",
     )
-    emr = EmrStack(
-        app,
-        stack_name(settings, "Emr"),
-        settings=settings,
-        env=env,
-        vpc=network.vpc,
-        lineage_clients_security_group=lineage.clients_security_group,
-        marquez_api_url=lineage.api_url,
-        data_lake_bucket=data_lake.bucket,
-        data_lake_key=data_lake.key,
-        glue_databases=data_lake.databases,
-        access_logs_bucket=data_lake.access_logs_bucket,
-        description="emr-lineage: EMR roles, security, launch spec and optional long-running cluster",
-    )
-    # Not implied by any reference: the Lake Formation grants need the Glue databases (passed by
-    # name) and the deploy role's Lake Formation admin rights, both created by the data lake stack.
-    emr.add_stack_dependency(data_lake, "Lake Formation grants need the Glue databases and Lake Formation admins")
-
-    stacks: dict[str, cdk.Stack] = {"network": network, "lineage": lineage, "data_lake": data_lake, "emr": emr}
+    # The gateway comes before EMR: the clusters' bootstrap reads its API key (an EMR -> gateway
+    # reference); the gateway needs nothing from EMR.
+    gateway = None
     if settings.gateway.enabled:
-        stacks["gateway"] = GatewayStack(
+        gateway = GatewayStack(
             app,
             stack_name(settings, "Gateway"),
             settings=settings,
@@ -96,6 +80,28 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
             description="emr-lineage: lineage gateway (ALB POST /api/v1/lineage -> ingest, S3 archive, SQS FIFO, "
             "forwarder to Marquez)",
         )
+    emr = EmrStack(
+        app,
+        stack_name(settings, "Emr"),
+        settings=settings,
+        env=env,
+        vpc=network.vpc,
+        lineage_clients_security_group=lineage.clients_security_group,
+        marquez_api_url=lineage.api_url,
+        data_lake_bucket=data_lake.bucket,
+        data_lake_key=data_lake.key,
+        glue_databases=data_lake.databases,
+        access_logs_bucket=data_lake.access_logs_bucket,
+        gateway_api_key=gateway.api_key if gateway else None,
+        description="emr-lineage: EMR roles, security, launch spec and optional long-running cluster",
+    )
+    # Not implied by any reference: the Lake Formation grants need the Glue databases (passed by
+    # name) and the deploy role's Lake Formation admin rights, both created by the data lake stack.
+    emr.add_stack_dependency(data_lake, "Lake Formation grants need the Glue databases and Lake Formation admins")
+
+    stacks: dict[str, cdk.Stack] = {"network": network, "lineage": lineage, "data_lake": data_lake, "emr": emr}
+    if gateway:
+        stacks["gateway"] = gateway
 
     for key, value in settings.tags.items():
         cdk.Tags.of(app).add(key, value)

@@ -9,6 +9,12 @@
 # spark-defaults entry would replace. The watcher also keeps a single listener jar on the
 # classpath when the EMR release ships its own (7.11+). docs/listener.md explains the choice.
 #
+# With --api-key-secret (the lineage gateway is deployed), the script also reads the gateway's
+# API key from Secrets Manager with the node's instance role, now (so a missing permission fails
+# the bootstrap), and the watcher adds the listener's api_key auth to spark-defaults.conf once EMR
+# has written it; the key itself never reaches the cluster's configuration, the bootstrap's
+# arguments or a log. docs/gateway.md explains the trade-off (the key is readable on the node).
+#
 # Run with --help for the options. Environment: EMR_NODE_ROOT (default /) prefixes every node
 # path (tests run the script in a sandbox tree); AWS_ENDPOINT_URL is honoured by the AWS CLI;
 # EMR_LINEAGE_POLL_SECONDS is the watcher's poll interval (default 2).
@@ -18,6 +24,13 @@ shopt -s nullglob
 readonly PROG=install-openlineage
 readonly LISTENER_CLASS=io.openlineage.spark.agent.OpenLineageSparkListener
 readonly DISABLED_SUFFIX=.disabled-by-emr-lineage
+# The OpenLineage HTTP transport's api_key auth (sent as "Authorization: Bearer <key>"):
+# https://openlineage.io/docs/integrations/spark/configuration/transport
+readonly AUTH_TYPE_PROPERTY=spark.openlineage.transport.auth.type
+readonly AUTH_KEY_PROPERTY=spark.openlineage.transport.auth.apiKey
+readonly TRANSPORT_URL_PROPERTY=spark.openlineage.transport.url
+# A secret holding a JSON object keeps the key under this field (as the gateway reads it).
+readonly SECRET_JSON_FIELD=apiKey
 
 usage() {
   cat <<'EOF'
@@ -40,6 +53,8 @@ Options:
   --attempts N            S3 download attempts (default 5)
   --retry-delay SECONDS   first retry delay, doubled after each attempt (default 2)
   --watch-timeout SECONDS how long the watcher waits for Spark / EMR's jar (default 1800)
+  --api-key-secret ARN    Secrets Manager secret with the lineage gateway's API key: the
+                          listener sends it as a Bearer token (api_key auth in spark-defaults)
   -h, --help              show this help
 EOF
 }
@@ -68,6 +83,8 @@ REGION=""
 ATTEMPTS=5
 RETRY_DELAY=2
 WATCH_TIMEOUT=1800
+API_KEY_SECRET=""
+API_KEY=""  # read from API_KEY_SECRET; never logged, never exported
 IN_WATCHER=false
 
 # ---- output ------------------------------------------------------------------------------------
@@ -122,6 +139,7 @@ parse_args() {
       --attempts) need_value "$@"; ATTEMPTS=$2; shift 2 ;;
       --retry-delay) need_value "$@"; RETRY_DELAY=$2; shift 2 ;;
       --watch-timeout) need_value "$@"; WATCH_TIMEOUT=$2; shift 2 ;;
+      --api-key-secret) need_value "$@"; API_KEY_SECRET=$2; shift 2 ;;
       -h | --help) usage; exit 0 ;;
       *) usage_error "unknown argument '$1'" ;;
     esac
@@ -139,6 +157,8 @@ parse_args() {
   [[ $ATTEMPTS =~ ^[1-9][0-9]*$ ]] || usage_error "--attempts '$ATTEMPTS' must be a positive integer"
   [[ $RETRY_DELAY =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--retry-delay '$RETRY_DELAY' must be a number of seconds"
   [[ $WATCH_TIMEOUT =~ ^[1-9][0-9]*$ ]] || usage_error "--watch-timeout '$WATCH_TIMEOUT' must be a positive integer"
+  [[ -z $API_KEY_SECRET || $API_KEY_SECRET =~ ^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+$ ]] \
+    || usage_error "--api-key-secret '$API_KEY_SECRET' is not a Secrets Manager secret ARN"
   JAR_NAME=${JAR_URI##*/}
 }
 
@@ -166,23 +186,57 @@ has_jar() {  # $1 = path, $2 = expected sha256
 }
 
 # ---- actions -----------------------------------------------------------------------------------
-fetch_jar() {  # download JAR_URI to $1 with retries and exponential backoff
-  local attempt=1 delay=$RETRY_DELAY output
+# Run the AWS CLI with retries and exponential backoff. $1 names the action for the log; the
+# rest are the CLI's arguments. Stdout lands in AWS_STDOUT (never logged: it may be a secret),
+# the last line of the last error in LAST_AWS_ERROR.
+aws_with_retries() {
+  local what=$1 attempt=1 delay=$RETRY_DELAY errors=$STATE_DIR/aws-errors.txt
+  shift
   local -a region_args=()
   [[ -n $REGION ]] && region_args=(--region "$REGION")
   while true; do
-    if output=$(aws s3 cp --only-show-errors --no-progress "${region_args[@]}" "$JAR_URI" "$1" 2>&1); then
+    if AWS_STDOUT=$(aws "${region_args[@]}" "$@" 2>"$errors"); then
+      rm -f "$errors"
       return 0
     fi
-    LAST_S3_ERROR=$(printf '%s\n' "$output" | sed '/^[[:space:]]*$/d' | tail -n 1)
+    LAST_AWS_ERROR=$(sed '/^[[:space:]]*$/d' "$errors" | tail -n 1)
+    rm -f "$errors"
     if (( attempt >= ATTEMPTS )); then
       return 1
     fi
-    log "download attempt $attempt/$ATTEMPTS failed (${LAST_S3_ERROR}); retrying in ${delay}s"
+    log "$what attempt $attempt/$ATTEMPTS failed (${LAST_AWS_ERROR}); retrying in ${delay}s"
     sleep "$delay"
     delay=$(awk -v d="$delay" 'BEGIN { print d * 2 }')
     attempt=$((attempt + 1))
   done
+}
+
+fetch_jar() {  # download JAR_URI to $1
+  aws_with_retries download s3 cp --only-show-errors --no-progress "$JAR_URI" "$1"
+}
+
+# Read the gateway's API key into API_KEY: the secret string, or its apiKey field when the
+# secret is a JSON object. Fails the node (or, fail-open, lineage) when it cannot.
+read_api_key() {
+  aws_with_retries "secret read" secretsmanager get-secret-value --secret-id "$API_KEY_SECRET" \
+    --query SecretString --output text \
+    || fail "could not read the gateway API key from $API_KEY_SECRET after $ATTEMPTS attempts: ${LAST_AWS_ERROR:-no error text} (does the instance role have secretsmanager:GetSecretValue on it?)"
+  local value=$AWS_STDOUT
+  if [[ $value == \{* ]]; then
+    value=$(printf '%s' "$value" | python3 -c '
+import json, sys
+try:
+    field = json.load(sys.stdin).get(sys.argv[1])
+except (ValueError, AttributeError):
+    field = None
+print(field if isinstance(field, str) else "")' "$SECRET_JSON_FIELD") || value=""
+    [[ -n $value ]] || fail "the secret $API_KEY_SECRET is a JSON object without a string '$SECRET_JSON_FIELD' field"
+  fi
+  # Token characters only (RFC 6750 b64token): it goes into a properties file and a header.
+  [[ $value =~ ^[A-Za-z0-9._~+/=-]+$ ]] \
+    || fail "the API key in $API_KEY_SECRET is empty or has characters a Bearer token cannot carry (spaces, quotes, newlines...)"
+  API_KEY=$value
+  log "read the gateway API key from $API_KEY_SECRET"
 }
 
 # Put a verified copy of the jar into $1 (a classpath directory); atomic, so Spark never
@@ -230,13 +284,38 @@ remove_listener_from_spark_defaults() {
       next
     }
     { print }' "$SPARK_DEFAULTS" >"$tmp"
-  cat "$tmp" >"$SPARK_DEFAULTS"
-  rm -f "$tmp"
+  replace_file "$tmp" "$SPARK_DEFAULTS"
   log "removed $LISTENER_CLASS from spark.extraListeners in $SPARK_DEFAULTS (no listener jar on this node)"
 }
 
+# Replace $2 by $1 keeping $2's owner and mode (one rename: readers see the old or the new file).
+replace_file() {
+  chown --reference="$2" "$1" 2>/dev/null || true
+  chmod --reference="$2" "$1"
+  mv -f "$1" "$2"
+}
+
+# Give the listener the gateway's API key: once EMR has written spark-defaults.conf with the
+# listener's transport, (re)write the two api_key auth entries. Returns 0 when they are in place.
+add_api_key_to_spark_defaults() {
+  [[ -f $SPARK_DEFAULTS ]] || return 1
+  grep -Eq "^[[:space:]]*${TRANSPORT_URL_PROPERTY//./\\.}[[:space:]=]" "$SPARK_DEFAULTS" || return 1
+  if grep -Fxq "$AUTH_TYPE_PROPERTY api_key" "$SPARK_DEFAULTS" \
+    && grep -Fxq "$AUTH_KEY_PROPERTY $API_KEY" "$SPARK_DEFAULTS"; then
+    return 0
+  fi
+  local tmp=$SPARK_DEFAULTS.emr-lineage.tmp
+  (
+    umask 077  # the key is in the temporary file too
+    grep -Ev "^[[:space:]]*spark\.openlineage\.transport\.auth\." "$SPARK_DEFAULTS" >"$tmp" || true
+    printf '%s %s\n' "$AUTH_TYPE_PROPERTY" api_key "$AUTH_KEY_PROPERTY" "$API_KEY" >>"$tmp"
+  )
+  replace_file "$tmp" "$SPARK_DEFAULTS"
+  log "added the gateway API key (api_key auth) to $SPARK_DEFAULTS"
+}
+
 # ---- the watcher: finishes what needs Spark to be installed ------------------------------------
-watch_node() {  # $1 = install | neutralize
+watch_node() {  # $1 = install (the jar, and the API key if any) | auth (the API key only) | neutralize
   local mode=$1 deadline=$((SECONDS + WATCH_TIMEOUT)) ships
   ships=$(emr_ships_listener)
   trap - ERR
@@ -251,11 +330,18 @@ watch_node() {  # $1 = install | neutralize
         return 0
       fi
     else
-      CHANGED=false
-      [[ -d $SPARK_JARS_DIR ]] && place_jar "$SPARK_JARS_DIR"
-      disable_other_listener_jars
-      if has_jar "$SPARK_JARS_DIR/$JAR_NAME" "$SHA256" && { [[ $ships == no ]] || emr_jar_handled; }; then
-        log "watcher done: $JAR_NAME is the only listener jar on Spark's classpath"
+      local jar_done=true auth_done=true
+      if [[ $mode == install ]]; then
+        CHANGED=false
+        [[ -d $SPARK_JARS_DIR ]] && place_jar "$SPARK_JARS_DIR"
+        disable_other_listener_jars
+        has_jar "$SPARK_JARS_DIR/$JAR_NAME" "$SHA256" && { [[ $ships == no ]] || emr_jar_handled; } || jar_done=false
+      fi
+      if [[ -n $API_KEY ]]; then
+        add_api_key_to_spark_defaults || auth_done=false
+      fi
+      if [[ $jar_done == true && $auth_done == true ]]; then
+        log "watcher done:$([[ $mode == install ]] && echo " $JAR_NAME is the only listener jar on Spark's classpath;")$([[ -n $API_KEY ]] && echo " the listener sends the gateway API key")"
         rm -f "$WATCHER_PID_FILE"
         return 0
       fi
@@ -264,6 +350,8 @@ watch_node() {  # $1 = install | neutralize
   done
   if [[ $mode == install ]] && ! has_jar "$SPARK_JARS_DIR/$JAR_NAME" "$SHA256"; then
     log "ERROR: watcher gave up after ${WATCH_TIMEOUT}s: $SPARK_JARS_DIR never appeared (is Spark an application of this cluster?)"
+  elif [[ -n $API_KEY ]] && ! add_api_key_to_spark_defaults; then
+    log "ERROR: watcher gave up after ${WATCH_TIMEOUT}s: $SPARK_DEFAULTS never got $TRANSPORT_URL_PROPERTY, so the listener has no API key (the gateway answers 401)"
   else
     log "watcher stopped after ${WATCH_TIMEOUT}s (no EMR OpenLineage jar appeared, nothing to disable)"
   fi
@@ -314,17 +402,22 @@ main() {
       no) fail "--listener-source emr but $EMR_RELEASE ships no OpenLineage jar (EMR 7.11+ does); use listener-source bundle" ;;
       unknown) fail "--listener-source emr but the EMR release is unknown (no --emr-release, no releaseLabel in $INSTANCE_DATA)" ;;
     esac
+    [[ -z $API_KEY_SECRET ]] || read_api_key
     if [[ -e $SPARK_JARS_DIR/$JAR_NAME ]]; then
       rm -f "$SPARK_JARS_DIR/$JAR_NAME"
       log "removed $SPARK_JARS_DIR/$JAR_NAME (listener-source=emr: EMR's listener wins)"
       CHANGED=true
     fi
     log "listener-source emr: using the OpenLineage jar $EMR_RELEASE ships; nothing to install"
+    if [[ -n $API_KEY ]] && ! add_api_key_to_spark_defaults; then
+      start_watcher auth
+    fi
     return 0
   fi
 
   [[ $SHA256 != unpinned ]] \
     || fail "the listener's SHA-256 is not pinned (cdk.json emr-lineage.versions.openlineage_spark.sha256 is null): run 'emr-lineage stage-listener --pin', pin it and redeploy"
+  [[ -z $API_KEY_SECRET ]] || read_api_key
   mkdir -p "$INSTALL_DIR"
   INSTALLED_JAR=$INSTALL_DIR/$JAR_NAME
   if has_jar "$INSTALLED_JAR" "$SHA256"; then
@@ -334,7 +427,7 @@ main() {
     rm -f "$download"
     if ! fetch_jar "$download"; then
       rm -f "$download"
-      fail "could not download $JAR_URI after $ATTEMPTS attempts: ${LAST_S3_ERROR:-no error text}"
+      fail "could not download $JAR_URI after $ATTEMPTS attempts: ${LAST_AWS_ERROR:-no error text}"
     fi
     local actual
     actual=$(sha256_of "$download")
@@ -355,6 +448,8 @@ main() {
   if ! has_jar "$SPARK_JARS_DIR/$JAR_NAME" "$SHA256"; then
     start_watcher install
   elif [[ $ships != no ]] && ! emr_jar_handled; then
+    start_watcher install
+  elif [[ -n $API_KEY ]] && ! add_api_key_to_spark_defaults; then
     start_watcher install
   fi
   if [[ $CHANGED == false ]]; then

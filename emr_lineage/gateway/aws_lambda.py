@@ -1,7 +1,9 @@
 """The gateway's two Lambda handlers: the ALB's ingest target and the SQS FIFO queue's forwarder.
 
-* :func:`ingest_handler` (ALB target, ``POST /api/v1/lineage``): the bearer key comes from the
-  Secrets Manager secret named by ``API_KEY_SECRET_ARN``, fetched once per container and cached;
+* :func:`ingest_handler` (ALB target, ``POST /api/v1/lineage``): the bearer keys come from the
+  Secrets Manager secret named by ``API_KEY_SECRET_ARN``: its current and previous versions (so a
+  rotation refuses no client that still holds the old key), read again every
+  :data:`KEY_CACHE_SECONDS` (so a rotation reaches warm containers);
   then :class:`~emr_lineage.gateway.ingest.Ingestor` archives and enqueues (201 once durable,
   401/413/400 for a bad request, 503 when AWS fails and the client should retry, 500 when the
   Lambda itself is misconfigured: nothing is accepted without a key).
@@ -10,7 +12,7 @@
   before the Lambda's own timeout; the answer is the partial batch response.
 
 Environment variable names live in :mod:`emr_lineage.gateway.config`. boto3 clients are created
-lazily, once per container (:func:`reset` forgets them and the key: a new container, for tests).
+lazily, once per container (:func:`reset` forgets them and the keys: a new container, for tests).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
@@ -35,9 +38,13 @@ LOG = logging.getLogger("emr_lineage.gateway")
 LOG.setLevel(logging.INFO)  # the Lambda runtime's root handler prints what reaches it
 
 RETRY_LATER = {"Retry-After": "5"}  # seconds; both ingest steps are idempotent, so a retry is safe
+KEY_CACHE_SECONDS = 300.0
+# Secrets Manager's staging labels: the value clients get now, and the one before the last change.
+CURRENT, PREVIOUS = "AWSCURRENT", "AWSPREVIOUS"
 
 _clients: dict[str, Any] = {}
-_api_keys: dict[str, str] = {}  # secret ARN -> key
+_api_keys: dict[str, tuple[float, tuple[str, ...]]] = {}  # secret ARN -> (read at, keys)
+monotonic: Callable[[], float] = time.monotonic  # the key cache's clock (tests replace it)
 
 
 def client(service: str) -> Any:
@@ -53,22 +60,48 @@ def reset() -> None:
     _api_keys.clear()
 
 
-def api_key(secret_arn: str) -> str:
-    """The bearer key in the secret: its SecretString, or that string's ``apiKey`` field when it is a JSON object."""
-    if secret_arn not in _api_keys:
-        secret = client("secretsmanager").get_secret_value(SecretId=secret_arn).get("SecretString") or ""
-        try:
-            parsed = json.loads(secret)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict):
-            secret = parsed.get(SECRET_JSON_FIELD)
-            if not isinstance(secret, str):
-                raise GatewayConfigError(f"secret {secret_arn} is a JSON object without a string {SECRET_JSON_FIELD!r}")
-        if not secret.strip():
-            raise GatewayConfigError(f"secret {secret_arn} is empty")
-        _api_keys[secret_arn] = secret.strip()
-    return _api_keys[secret_arn]
+def key_in(secret: str, secret_arn: str) -> str:
+    """The bearer key a secret string holds: the string, or its ``apiKey`` field when it is a JSON object."""
+    try:
+        parsed = json.loads(secret)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        secret = parsed.get(SECRET_JSON_FIELD)
+        if not isinstance(secret, str):
+            raise GatewayConfigError(f"secret {secret_arn} is a JSON object without a string {SECRET_JSON_FIELD!r}")
+    if not secret.strip():
+        raise GatewayConfigError(f"secret {secret_arn} is empty")
+    return secret.strip()
+
+
+def api_keys(secret_arn: str) -> tuple[str, ...]:
+    """The keys the ingest accepts: the secret's current value, and its previous one when it has one.
+
+    A previous value that no longer parses is skipped; a current one that does not is a
+    :class:`GatewayConfigError`.
+    """
+    cached = _api_keys.get(secret_arn)
+    if cached is not None and monotonic() - cached[0] < KEY_CACHE_SECONDS:
+        return cached[1]
+    secrets = client("secretsmanager")
+    read_at = monotonic()
+    keys = [
+        key_in(
+            secrets.get_secret_value(SecretId=secret_arn, VersionStage=CURRENT).get("SecretString") or "", secret_arn
+        )
+    ]
+    try:
+        previous = secrets.get_secret_value(SecretId=secret_arn, VersionStage=PREVIOUS).get("SecretString") or ""
+        keys.append(key_in(previous, secret_arn))
+    except GatewayConfigError:
+        pass  # an unusable previous value: the current key alone
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+            raise
+        # No previous version: the secret was never changed.
+    _api_keys[secret_arn] = (read_at, tuple(dict.fromkeys(keys)))
+    return _api_keys[secret_arn][1]
 
 
 # --- ALB ------------------------------------------------------------------------------------------
@@ -117,7 +150,7 @@ def ingest_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return alb_response(400, {"status": "rejected", "error": "the body is not valid base64"}, multi_value=multi)
     try:
         config = IngestConfig.from_env(os.environ)
-        key = api_key(config.secret_arn)
+        keys = api_keys(config.secret_arn)
     except GatewayConfigError as exc:
         LOG.error("gateway misconfigured: %s", exc)
         return alb_response(500, {"status": "error", "error": "the gateway is misconfigured"}, multi_value=multi)
@@ -130,7 +163,7 @@ def ingest_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         client("sqs"),
         bucket=config.bucket,
         queue_url=config.queue_url,
-        api_key=key,
+        api_keys=keys,
         max_bytes=config.max_bytes,
         clock=utc_now,
     )

@@ -33,7 +33,7 @@ import hashlib
 import hmac
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,18 +79,22 @@ def _header(headers: Mapping[str, str] | None, name: str) -> str | None:
     return None
 
 
-def authorized(headers: Mapping[str, str] | None, api_key: str) -> bool:
-    """Whether ``Authorization: Bearer <api_key>`` is present (names and scheme case-insensitive).
+def authorized(headers: Mapping[str, str] | None, api_keys: Collection[str]) -> bool:
+    """Whether ``Authorization: Bearer <key>`` carries one of ``api_keys`` (names and scheme
+    case-insensitive). Several keys: the current and the previous one, during a rotation.
 
-    An empty ``api_key`` matches nothing: a key that was never set must not open the gateway.
+    An empty key matches nothing: a key that was never set must not open the gateway.
     """
     value = _header(headers, "authorization")
-    if not value or not api_key:
+    if not value:
         return False
     scheme, _, token = value.strip().partition(" ")
     if scheme.lower() != "bearer":
         return False
-    return hmac.compare_digest(token.strip().encode("utf-8"), api_key.encode("utf-8"))
+    sent = token.strip().encode("utf-8")
+    # Every key is compared (constant time each), so the answer's timing does not tell which matched.
+    matches = [hmac.compare_digest(sent, key.encode("utf-8")) for key in api_keys if key]
+    return any(matches)
 
 
 def canonical_json(event: Any) -> bytes:
@@ -204,16 +208,16 @@ def check_request(
     headers: Mapping[str, str] | None,
     body: bytes,
     *,
-    api_key: str | None,
+    api_keys: Collection[str] | None,
     max_bytes: int,
     clock: Clock = utc_now,
 ) -> Accepted | Rejected:
     """Check one request (key, then size, then shape); :class:`Accepted` holds what to store.
 
-    ``api_key`` None means no key is required (a local gateway); the Lambda always passes one.
+    ``api_keys`` None means no key is required (a local gateway); the Lambda always passes its keys.
     ``max_bytes`` bounds the raw body and the canonical event (what SQS gets).
     """
-    if api_key is not None and not authorized(headers, api_key):
+    if api_keys is not None and not authorized(headers, api_keys):
         return Rejected(401, "missing or wrong Authorization: Bearer <key>")
     if len(body) > max_bytes:
         return Rejected(413, f"the body is {len(body)} bytes; the limit is {max_bytes}")
@@ -276,16 +280,16 @@ class Ingestor:
         *,
         bucket: str,
         queue_url: str,
-        api_key: str | None,
+        api_keys: Collection[str] | None,
         max_bytes: int,
         clock: Clock = utc_now,
     ) -> None:
         self.s3, self.sqs = s3, sqs
         self.bucket, self.queue_url = bucket, queue_url
-        self.api_key, self.max_bytes, self.clock = api_key, max_bytes, clock
+        self.api_keys, self.max_bytes, self.clock = api_keys, max_bytes, clock
 
     def handle(self, headers: Mapping[str, str] | None, body: bytes) -> tuple[int, dict[str, Any]]:
-        checked = check_request(headers, body, api_key=self.api_key, max_bytes=self.max_bytes, clock=self.clock)
+        checked = check_request(headers, body, api_keys=self.api_keys, max_bytes=self.max_bytes, clock=self.clock)
         if isinstance(checked, Rejected):
             return checked.status, {"status": "rejected", "error": checked.reason}
         try:

@@ -113,7 +113,7 @@ class LocalGateway:
             self.sqs,
             bucket=settings.bucket,
             queue_url=self.queue_url,
-            api_key=settings.api_key,
+            api_keys=(settings.api_key,) if settings.api_key else None,
             max_bytes=settings.max_event_bytes,
         )
         self.post = post or http_post(settings.marquez_url, timeout=settings.post_timeout)

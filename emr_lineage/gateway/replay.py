@@ -99,7 +99,7 @@ def replay(
                 body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
             except (BotoCoreError, ClientError) as exc:
                 raise ReplayError(f"cannot read s3://{bucket}/{key}: {' '.join(str(exc).split())}") from None
-            checked = check_request(None, body, api_key=None, max_bytes=_NO_SIZE_LIMIT)
+            checked = check_request(None, body, api_keys=None, max_bytes=_NO_SIZE_LIMIT)
             if isinstance(checked, Rejected):
                 result.skipped.append(f"{key}: {checked.reason}")
             else:

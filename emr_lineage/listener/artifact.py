@@ -36,7 +36,12 @@ def bootstrap_script_uri(bucket: str) -> str:
 
 
 def bootstrap_arguments(
-    settings: EnvironmentSettings, bucket: str, *, emr_release: str | None = None, region: str | None = None
+    settings: EnvironmentSettings,
+    bucket: str,
+    *,
+    emr_release: str | None = None,
+    region: str | None = None,
+    api_key_secret_arn: str | None = None,
 ) -> list[str]:
     """The bootstrap action's argument list for one environment.
 
@@ -44,6 +49,8 @@ def bootstrap_arguments(
     ``emr-7.13.0``) lets the script decide about EMR's own OpenLineage jar without reading the
     node's info files; ``region`` (e.g. ``Aws.REGION``) makes the AWS CLI use the regional S3
     endpoint, the one a private subnet's S3 gateway endpoint serves. Give both when known.
+    ``api_key_secret_arn`` is the lineage gateway's API key secret: the script reads it with the
+    instance role and gives the listener api_key auth (the gateway answers 401 without it).
     """
     artifact = settings.versions.openlineage_spark
     openlineage = settings.openlineage
@@ -60,4 +67,6 @@ def bootstrap_arguments(
         args += ["--emr-release", emr_release]
     if region:
         args += ["--region", region]
+    if api_key_secret_arn:
+        args += ["--api-key-secret", api_key_secret_arn]
     return args

@@ -22,6 +22,14 @@ GLUE_CLIENT_FACTORY = "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHi
 # EMR classifications (configuration API names).
 SPARK_DEFAULTS = "spark-defaults"
 SPARK_HIVE_SITE = "spark-hive-site"
+# The HTTP transport's api_key auth (sent as "Authorization: Bearer <key>"), which the lineage
+# gateway requires. Only bootstrap/install-openlineage.sh writes them, on the node, so the key
+# stays out of the cluster's configuration:
+# https://openlineage.io/docs/integrations/spark/configuration/transport
+AUTH_TYPE_PROPERTY = "spark.openlineage.transport.auth.type"
+AUTH_KEY_PROPERTY = "spark.openlineage.transport.auth.apiKey"
+AUTH_TYPE_API_KEY = "api_key"
+TRANSPORT_URL_PROPERTY = "spark.openlineage.transport.url"
 # Parent-run keys, Spark side and environment side, in the same order.
 PARENT_KEYS = {
     "parent_job_namespace": ("spark.openlineage.parentJobNamespace", "OPENLINEAGE_PARENT_JOB_NAMESPACE"),
@@ -59,7 +67,7 @@ def listener_properties(config: ListenerConfig) -> dict[str, str]:
         "spark.extraListeners": LISTENER_CLASS,
         "spark.openlineage.namespace": config.namespace,
         "spark.openlineage.transport.type": "http",
-        "spark.openlineage.transport.url": config.api_url,
+        TRANSPORT_URL_PROPERTY: config.api_url,
         "spark.openlineage.transport.endpoint": LINEAGE_ENDPOINT,
         "spark.openlineage.transport.timeoutInMillis": str(config.timeout_ms),
         "spark.openlineage.columnLineage.datasetLineageEnabled": "true" if config.column_lineage else "false",

@@ -11,6 +11,7 @@ from aws_cdk import Aws
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from emr_lineage.aws.artifacts import (
@@ -64,6 +65,7 @@ class EmrRoles(Construct):
         data_lake_bucket: s3.IBucket,
         data_lake_key: kms.IKey,
         glue_databases: list[str],
+        gateway_api_key: secretsmanager.ISecret | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         prefix = settings.resource_prefix
@@ -105,6 +107,8 @@ class EmrRoles(Construct):
                 resources=[artifacts_bucket.bucket_arn],
             )
         )
+        if gateway_api_key is not None:
+            self._read_gateway_api_key(gateway_api_key)
         for p in (BOOTSTRAP_PREFIX, JOBS_PREFIX, STAGED_JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX, LOGS_PREFIX):
             acknowledge(
                 self.instance_role,
@@ -230,3 +234,27 @@ class EmrRoles(Construct):
             "lakeformation:GetDataAccess supports no resource-level permissions; Lake Formation grants "
             "decide which data the role gets.",
         )
+
+    def _read_gateway_api_key(self, secret: secretsmanager.ISecret) -> None:
+        """The bootstrap reads the lineage gateway's API key with the instance role (docs/gateway.md).
+
+        Written as identity policy, not ``secret.grant_read``: that would also add the role to the
+        gateway key's policy, a gateway -> EMR reference on top of EMR -> gateway (a cycle). The
+        gateway key's policy lets the account's IAM policies grant its use (CDK's default).
+        """
+        self.instance_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ReadGatewayApiKey",
+                actions=["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+                resources=[secret.secret_arn],
+            )
+        )
+        if secret.encryption_key is not None:
+            self.instance_role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="DecryptGatewayApiKey",
+                    actions=["kms:Decrypt"],
+                    resources=[secret.encryption_key.key_arn],
+                    conditions={"StringEquals": {"kms:ViaService": f"secretsmanager.{Aws.REGION}.amazonaws.com"}},
+                )
+            )

@@ -19,6 +19,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_emr as emr
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
@@ -52,6 +53,7 @@ class EmrStack(Stack):
         data_lake_key: kms.IKey,
         glue_databases: Mapping[str, str],
         access_logs_bucket: s3.IBucket,
+        gateway_api_key: secretsmanager.ISecret | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -70,6 +72,7 @@ class EmrStack(Stack):
             data_lake_bucket=data_lake_bucket,
             data_lake_key=data_lake_key,
             glue_databases=list(glue_databases.values()),
+            gateway_api_key=gateway_api_key,
         )
         self.security = EmrSecurity(
             self,
@@ -114,6 +117,7 @@ class EmrStack(Stack):
                     self.artifacts_bucket.bucket_name,
                     emr_release=settings.emr.release_label,
                     region=Aws.REGION,
+                    api_key_secret_arn=gateway_api_key.secret_arn if gateway_api_key is not None else None,
                 )
             ),
             # Glue catalog id explicit: no STS call from private subnets (OpenLineage #4163).

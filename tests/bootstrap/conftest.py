@@ -97,6 +97,18 @@ def s3_client(moto_s3_url):
     )
 
 
+@pytest.fixture(scope="session")
+def secrets_client(moto_s3_url):
+    """Secrets Manager on the same moto_server (it serves every service)."""
+    return boto3.client(
+        "secretsmanager",
+        endpoint_url=moto_s3_url,
+        region_name=REGION,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
 def settings_with(sha256: str | None, *, listener_source: str = "bundle", fail_open: bool = False):
     settings = load_settings("dev")
     artifact = settings.versions.openlineage_spark.model_copy(update={"sha256": sha256})
@@ -218,9 +230,17 @@ def node(tmp_path: Path, moto_s3_url: str):
             os.kill(pid, signal.SIGTERM)
 
 
-def script_args(sha256: str | None, bucket: str, *, extra: tuple[str, ...] = (), **options) -> list[str]:
+def script_args(
+    sha256: str | None,
+    bucket: str,
+    *,
+    extra: tuple[str, ...] = (),
+    api_key_secret_arn: str | None = None,
+    **options,
+) -> list[str]:
     """The bootstrap action's arguments exactly as the EMR stack gets them, plus test-only extras."""
-    return bootstrap_arguments(settings_with(sha256, **options), bucket) + ["--watch-timeout", "60", *extra]
+    arguments = bootstrap_arguments(settings_with(sha256, **options), bucket, api_key_secret_arn=api_key_secret_arn)
+    return arguments + ["--watch-timeout", "60", *extra]
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from emr_lineage.gateway import config as gateway_config
+from emr_lineage.spark import conf as spark_conf
 from emr_lineage.spark.conf import LISTENER_CLASS
 from tests.paths import BOOTSTRAP_SCRIPT
 from tests.versions import EMR_RELEASE, LISTENER_JAR
@@ -305,10 +307,6 @@ def test_help(node):
         assert option in result.stdout
 
 
-def test_script_and_spark_conf_name_the_same_listener_class():
-    assert f"readonly LISTENER_CLASS={LISTENER_CLASS}\n" in BOOTSTRAP_SCRIPT.read_text()
-
-
 def test_shellcheck_clean():
     shellcheck = Path(sys.executable).parent / "shellcheck"
     result = subprocess.run(
@@ -317,9 +315,15 @@ def test_shellcheck_clean():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_script_names_the_same_listener_class_as_spark_conf(repo_root):
-    """Bash cannot import spark_conf; this keeps the fail-open edit of spark.extraListeners in step."""
-    from emr_lineage.spark.conf import LISTENER_CLASS
-
-    script = (repo_root / "bootstrap" / "install-openlineage.sh").read_text()
-    assert f"readonly LISTENER_CLASS={LISTENER_CLASS}\n" in script
+def test_script_spells_the_shared_names_as_the_package_does():
+    """Bash cannot import the package; this keeps the script's spellings in step with it."""
+    script = BOOTSTRAP_SCRIPT.read_text()
+    for name, value in (
+        ("LISTENER_CLASS", spark_conf.LISTENER_CLASS),
+        ("AUTH_TYPE_PROPERTY", spark_conf.AUTH_TYPE_PROPERTY),
+        ("AUTH_KEY_PROPERTY", spark_conf.AUTH_KEY_PROPERTY),
+        ("TRANSPORT_URL_PROPERTY", spark_conf.TRANSPORT_URL_PROPERTY),
+        ("SECRET_JSON_FIELD", gateway_config.SECRET_JSON_FIELD),
+    ):
+        assert f"readonly {name}={value}\n" in script
+    assert f'"$AUTH_TYPE_PROPERTY" {spark_conf.AUTH_TYPE_API_KEY} ' in script

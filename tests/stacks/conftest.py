@@ -40,20 +40,10 @@ def assemblies(tmp_path_factory: pytest.TempPathFactory) -> AssemblyCache:
     return AssemblyCache.for_run(tmp_path_factory.getbasetemp())
 
 
-def _with_gateway(context: dict) -> dict:
-    """The gateway switched on in every environment. It is off in cdk.json until the EMR bootstrap
-    gives the listener the gateway's API key (issue 12); the tests cover it as deployed then."""
-    variant = copy.deepcopy(context)
-    for environment in variant["emr-lineage"]["environments"].values():
-        environment["gateway"]["enabled"] = True
-    return variant
-
-
 @pytest.fixture(scope="session")
 def variants(cdk_context: dict) -> dict[str, dict]:
     """Every configuration the stack tests synthesize: each environment, and prod with the optional parts."""
-    context = _with_gateway(cdk_context)
-    return {**{env: {**context, "env": env} for env in ENVS}, LONG_RUNNING: _long_running_variant(context)}
+    return {**{env: {**cdk_context, "env": env} for env in ENVS}, LONG_RUNNING: _long_running_variant(cdk_context)}
 
 
 @pytest.fixture(scope="session")

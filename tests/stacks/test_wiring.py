@@ -77,20 +77,28 @@ def test_data_lake_stack_depends_on_no_other_stack(synth):
     assert [d for d in data_lake.get("dependencies", []) if not d.endswith(".assets")] == []
 
 
-def test_gateway_stack_builds_on_the_lineage_stack_and_nothing_builds_on_it(synth):
+def test_gateway_stack_builds_on_the_lineage_stack_and_only_emr_reads_its_key(synth):
     """The gateway adds its rule, listener and ingress to the lineage load balancer from its own
-    stack: it imports the listener, load balancer, API target group and security group; no stack
-    imports from it (the reverse would be a dependency cycle)."""
+    stack: it imports the listener, load balancer, API target group and security group. Only the
+    EMR stack imports from it, the API key secret and its KMS key (the nodes' bootstrap reads the
+    key); the gateway imports nothing from EMR (that would be a dependency cycle)."""
     lineage, gateway = synth.template_json("lineage"), synth.template_json("gateway")
     listener_id, _ = one(lineage, "AWS::ElasticLoadBalancingV2::Listener")
     alb_id, _ = one(lineage, "AWS::ElasticLoadBalancingV2::LoadBalancer")
     imports = _imports(gateway)
     assert export_name(lineage, {"Ref": listener_id}) in imports
     assert export_name(lineage, {"Ref": alb_id}) in imports
+    secret_id, _ = one(gateway, "AWS::SecretsManager::Secret")
+    key_id, _ = one(gateway, "AWS::KMS::Key")
     gateway_exports = {o["Export"]["Name"] for o in gateway.get("Outputs", {}).values() if "Export" in o}
-    assert gateway_exports == set()
+    assert gateway_exports == {
+        export_name(gateway, {"Ref": secret_id}),
+        export_name(gateway, {"Fn::GetAtt": [key_id, "Arn"]}),
+    }
+    assert gateway_exports <= _imports(synth.template_json("emr"))
+    assert not any(i.startswith(synth.stack_names["emr"] + ":") for i in imports)
     manifest = json.loads((synth.outdir / "manifest.json").read_text())
     gateway_name = synth.stack_names["gateway"]
     for name, stack in synth.stack_names.items():
-        if name != "gateway":
-            assert gateway_name not in manifest["artifacts"][stack].get("dependencies", []), name
+        depends = gateway_name in manifest["artifacts"][stack].get("dependencies", [])
+        assert depends == (name == "emr"), name

@@ -94,14 +94,30 @@ def test_a_plain_text_body_and_multi_value_headers_are_read_too(stack: Stack) ->
     assert response["multiValueHeaders"]["Content-Type"] == ["application/json"] and "headers" not in response
 
 
-def test_the_key_is_read_once_per_container(stack: Stack) -> None:
-    assert reply(aws_lambda.ingest_handler(alb_event(body(event()), auth()), None))[0] == 201
-    stack.secrets.update_secret(SecretId=stack.secret_arn, SecretString="rotated")
-    assert reply(aws_lambda.ingest_handler(alb_event(body(event()), auth()), None))[0] == 201  # cached
-    aws_lambda.reset()  # a new container reads the new key
-    status, payload = reply(aws_lambda.ingest_handler(alb_event(body(event()), auth()), None))
+def status_with(key: str) -> int:
+    return reply(aws_lambda.ingest_handler(alb_event(body(event()), auth(key=key)), None))[0]
+
+
+def test_a_rotation_reaches_warm_containers_and_the_previous_key_still_works(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(aws_lambda, "monotonic", lambda: now[0])
+    assert status_with(KEY) == 201
+    stack.secrets.put_secret_value(SecretId=stack.secret_arn, SecretString="rotated")
+    assert status_with("rotated") == 401  # the container still holds what it read
+    now[0] += aws_lambda.KEY_CACHE_SECONDS
+    assert status_with("rotated") == 201  # read again after the cache time
+    assert status_with(KEY) == 201  # clients not yet given the new key keep reporting
+    stack.secrets.put_secret_value(SecretId=stack.secret_arn, SecretString="rotated-again")
+    now[0] += aws_lambda.KEY_CACHE_SECONDS
+    assert status_with("rotated-again") == 201 and status_with("rotated") == 201
+    status, payload = reply(aws_lambda.ingest_handler(alb_event(body(event()), auth(key=KEY)), None))
     assert status == 401 and payload["error"] == "missing or wrong Authorization: Bearer <key>"
-    assert reply(aws_lambda.ingest_handler(alb_event(body(event()), auth(key="rotated")), None))[0] == 201
+
+
+def test_a_never_changed_secret_gives_one_key(stack: Stack) -> None:
+    assert aws_lambda.api_keys(stack.secret_arn) == (KEY,)
 
 
 def test_a_json_secret_holds_the_key_in_its_api_key_field(stack: Stack) -> None:
@@ -146,7 +162,7 @@ def test_an_empty_secret_is_a_misconfiguration(stack: Stack) -> None:
     stack.secrets.update_secret(SecretId=stack.secret_arn, SecretString="  ")
     assert reply(aws_lambda.ingest_handler(alb_event(body(event()), auth(key="")), None))[0] == 500
     with pytest.raises(GatewayConfigError, match="is empty"):
-        aws_lambda.api_key(stack.secret_arn)
+        aws_lambda.api_keys(stack.secret_arn)
 
 
 def test_an_unreadable_secret_is_503(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:

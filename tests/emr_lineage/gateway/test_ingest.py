@@ -13,8 +13,10 @@ from emr_lineage.lineage.naming import canonical_dataset, canonical_namespace
 from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, RUN_ID, auth, body, clock, event
 
 
-def check(headers: Any, raw: bytes, *, api_key: str | None = KEY, max_bytes: int = 1 << 20) -> Accepted | Rejected:
-    return check_request(headers, raw, api_key=api_key, max_bytes=max_bytes, clock=clock)
+def check(
+    headers: Any, raw: bytes, *, api_keys: tuple[str, ...] | None = (KEY,), max_bytes: int = 1 << 20
+) -> Accepted | Rejected:
+    return check_request(headers, raw, api_keys=api_keys, max_bytes=max_bytes, clock=clock)
 
 
 def accepted(raw: bytes) -> Accepted:
@@ -66,11 +68,20 @@ def accepted_with(headers: dict[str, str]) -> Accepted:
 
 
 def test_no_key_configured_means_no_key_required() -> None:
-    assert isinstance(check({}, body(event()), api_key=None), Accepted)
+    assert isinstance(check({}, body(event()), api_keys=None), Accepted)
 
 
 def test_an_empty_configured_key_opens_nothing() -> None:
-    result = check({"Authorization": "Bearer "}, body(event()), api_key="")
+    for keys in ((), ("",)):
+        result = check({"Authorization": "Bearer "}, body(event()), api_keys=keys)
+        assert isinstance(result, Rejected) and result.status == 401
+
+
+def test_any_of_several_keys_is_accepted_during_a_rotation() -> None:
+    keys = ("new-key", KEY)
+    assert isinstance(check(auth(key="new-key"), body(event()), api_keys=keys), Accepted)
+    assert isinstance(check(auth(), body(event()), api_keys=keys), Accepted)
+    result = check(auth(key="other"), body(event()), api_keys=keys)
     assert isinstance(result, Rejected) and result.status == 401
 
 

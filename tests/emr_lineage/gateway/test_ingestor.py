@@ -34,7 +34,7 @@ class Aws:
             sqs or self.sqs,
             bucket=BUCKET,
             queue_url=self.queue_url,
-            api_key=KEY,
+            api_keys=(KEY,),
             max_bytes=1 << 20,
             clock=clock,
         )

@@ -45,7 +45,7 @@ def archive(monkeypatch: pytest.MonkeyPatch):
         runs = {"a": str(uuid.uuid4()), "b": str(uuid.uuid4())}
         for name, received in (("a", T0), ("b", T0 + dt.timedelta(hours=2))):
             ingest = Ingestor(
-                s3, sqs, bucket=BUCKET, queue_url=queue, api_key=None, max_bytes=1 << 20, clock=lambda r=received: r
+                s3, sqs, bucket=BUCKET, queue_url=queue, api_keys=None, max_bytes=1 << 20, clock=lambda r=received: r
             )
             for second in (2, 0, 1):  # arrival order differs from event order: keys sort by event time
                 assert ingest.handle({}, json.dumps(_event(runs[name], second)).encode())[0] == 201

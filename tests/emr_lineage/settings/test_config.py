@@ -52,11 +52,9 @@ def test_dev_and_prod_differ_where_the_issue_says(block):
 
 
 @pytest.mark.parametrize("env", ["dev", "prod"])
-def test_gateway_is_off_until_the_listener_carries_its_key_and_sized_for_the_alb(block, env):
+def test_gateway_is_on_and_sized_for_the_alb(block, env):
     gateway = settings_from_context(block, env).gateway
-    # Off by default: the EMR listener does not send the gateway's Bearer key yet, so the ingest
-    # would refuse its events (issue 12). The stack tests synthesize it switched on.
-    assert not gateway.enabled
+    assert gateway.enabled
     assert gateway.max_event_bytes == 1_048_576  # the ALB's Lambda request body limit
     assert gateway.dead_letter_retention_days == 14
     assert 1 <= gateway.forward_retries <= 10

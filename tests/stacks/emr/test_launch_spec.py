@@ -79,9 +79,18 @@ def test_launch_spec_field_by_field(env, launch_spec, synths, render):
 
     (action,) = spec["BootstrapActions"]
     assert action["ScriptBootstrapAction"]["Path"] == f"s3://{bucket}/bootstrap/install-openlineage.sh"
+    # The gateway's API key secret, handed over by app.py: the bootstrap gives it to the listener.
+    gateway = synths[env].template_json("gateway")
+    secret_id, _ = one(gateway, "AWS::SecretsManager::Secret")
+    secret = "{Import:" + export_name(gateway, {"Ref": secret_id}) + "}"
     assert action["ScriptBootstrapAction"]["Args"] == bootstrap_arguments(
-        settings, bucket, emr_release=settings.emr.release_label, region="{Ref:AWS::Region}"
+        settings,
+        bucket,
+        emr_release=settings.emr.release_label,
+        region="{Ref:AWS::Region}",
+        api_key_secret_arn=secret,
     )
+    assert action["ScriptBootstrapAction"]["Args"][-2:] == ["--api-key-secret", secret]
 
     classifications = {c["Classification"]: c["Properties"] for c in spec["Configurations"]}
     assert set(classifications) == {"spark-defaults", "spark-hive-site"}

@@ -76,3 +76,25 @@ def test_runtime_role_gets_the_data_and_lake_formation_session_tags(long_running
         "IAMConfiguration": {"EnableApplicationScopedIAMRole": True},
         "LakeFormationConfiguration": {"AuthorizedSessionTagValue": "Amazon EMR"},
     }
+
+
+def test_instance_role_reads_only_the_gateways_api_key_through_secrets_manager(synth):
+    """The bootstrap reads the gateway's key with the instance role: that one secret, and its KMS
+    key only on Secrets Manager's behalf."""
+    tpl, gateway = synth.template_json("emr"), synth.template_json("gateway")
+    by_sid = {s.get("Sid"): s for s in _statements(tpl, _id(tpl, "RolesInstanceRole", "AWS::IAM::Role"))}
+    (secret_id,) = _by_type(gateway, "AWS::SecretsManager::Secret")
+    (key_id,) = _by_type(gateway, "AWS::KMS::Key")
+    assert by_sid["ReadGatewayApiKey"]["Action"] == ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]
+    assert by_sid["ReadGatewayApiKey"]["Resource"] == {"Fn::ImportValue": export_name(gateway, {"Ref": secret_id})}
+    decrypt = by_sid["DecryptGatewayApiKey"]
+    assert decrypt["Action"] == "kms:Decrypt"
+    assert decrypt["Resource"] == {"Fn::ImportValue": export_name(gateway, {"Fn::GetAtt": [key_id, "Arn"]})}
+    assert decrypt["Condition"] == {
+        "StringEquals": {
+            "kms:ViaService": {"Fn::Join": ["", ["secretsmanager.", {"Ref": "AWS::Region"}, ".amazonaws.com"]]}
+        }
+    }
+    # The gateway key's policy lets the account's IAM policies grant its use (the role is not in it).
+    policy = json.dumps(gateway["Resources"][key_id]["Properties"]["KeyPolicy"])
+    assert ":root" in policy and "InstanceRole" not in policy

@@ -342,3 +342,9 @@ def test_a_disabled_gateway_adds_no_stack(cdk_context):
     stacks = cdk_app.build_app(app)
     assert sorted(stacks) == ["data_lake", "emr", "lineage", "network"]
     assert not [s for s in app.node.children if isinstance(s, cdk.Stack) and s.stack_name.endswith("-Gateway")]
+    # Without a gateway the clusters' bootstrap reads no key and the nodes get no secret access.
+    emr = stacks["emr"]
+    (action,) = emr.resolve(emr.launch_spec)["BootstrapActions"]
+    assert "--api-key-secret" not in action["ScriptBootstrapAction"]["Args"]
+    policy = emr.resolve(emr.roles.instance_role.node.find_child("DefaultPolicy").document)
+    assert policy["Statement"] and "secretsmanager" not in json.dumps(policy)
