@@ -36,6 +36,13 @@ from emr_lineage.settings.limits import (
     EmrRelease,
     longest_vpc_prefix,
 )
+from emr_lineage.settings.operations import (
+    ACM_CERTIFICATE_ARN,
+    AlarmSettings,
+    AutoscalingSettings,
+    MarquezImage,
+    UiAuth,
+)
 
 
 class _Strict(BaseModel):
@@ -68,6 +75,9 @@ class ListenerArtifact(_Strict):
     # None until a maintainer has pinned it; stage-listener then refuses to stage (see docs/listener.md).
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
     maven_repository: Annotated[str, Field(pattern=r"^https?://")]
+    # The release signing key's fingerprint (40 hex digits); when set, stage-listener --pin also
+    # checks the jar's .asc signature against it. Null: checksums only.
+    pgp_fingerprint: Annotated[str, Field(pattern=r"^[0-9A-F]{40}$")] | None = None
 
     @property
     def artifact_id(self) -> str:
@@ -85,6 +95,7 @@ class ListenerArtifact(_Strict):
 
 class Versions(_Strict):
     marquez: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
+    marquez_image: MarquezImage
     openlineage_spark: ListenerArtifact
 
 
@@ -151,6 +162,14 @@ class MarquezSettings(_Strict):
     desired_count: Annotated[int, Field(ge=1, le=10)]
     web_allowed_cidrs: Annotated[list[str], Field(min_length=1)]
     health_check_grace_seconds: Annotated[int, Field(ge=30, le=1800)]
+    # An ACM certificate: HTTPS on 443 (80 redirects) and an https listener URL. Null: HTTP, dev only.
+    certificate_arn: Annotated[str, Field(pattern=ACM_CERTIFICATE_ARN)] | None = None
+    # Sign-in on the web UI (needs certificate_arn); the lineage API keeps its own auth.
+    ui_auth: UiAuth | None = None
+    # Marquez's own db-retention command on a daily schedule; null keeps every row forever.
+    retention_days: Annotated[int, Field(ge=1, le=3650)] | None = None
+    # Target-tracking autoscaling on CPU; null keeps desired_count tasks.
+    autoscaling: AutoscalingSettings | None = None
 
     @field_validator("web_allowed_cidrs")
     @classmethod
@@ -173,6 +192,22 @@ class MarquezSettings(_Strict):
                     f"within the RFC 1918 ranges ({ranges})"
                 )
         return cidrs
+
+    @model_validator(mode="after")
+    def _sign_in_needs_https(self) -> MarquezSettings:
+        if self.ui_auth is not None and self.certificate_arn is None:
+            raise ValueError("ui_auth needs certificate_arn: the load balancer signs users in over HTTPS only")
+        return self
+
+    @model_validator(mode="after")
+    def _desired_within_scaling(self) -> MarquezSettings:
+        scaling = self.autoscaling
+        if scaling is not None and not scaling.min_tasks <= self.desired_count <= scaling.max_tasks:
+            raise ValueError(
+                f"desired_count ({self.desired_count}) must be within autoscaling "
+                f"min_tasks..max_tasks ({scaling.min_tasks}..{scaling.max_tasks})"
+            )
+        return self
 
     @model_validator(mode="after")
     def _fargate_size(self) -> MarquezSettings:
@@ -306,6 +341,7 @@ class EnvironmentSettings(_Strict):
     data_lake: DataLakeSettings
     emr: EmrSettings
     gateway: GatewaySettings
+    alarms: AlarmSettings
     versions: Versions
 
     @field_validator("log_retention_days")
