@@ -38,6 +38,7 @@ from emr_lineage.settings.limits import (
 )
 from emr_lineage.settings.operations import (
     ACM_CERTIFICATE_ARN,
+    DOMAIN_NAME,
     AlarmSettings,
     AutoscalingSettings,
     MarquezImage,
@@ -164,6 +165,9 @@ class MarquezSettings(_Strict):
     health_check_grace_seconds: Annotated[int, Field(ge=30, le=1800)]
     # An ACM certificate: HTTPS on 443 (80 redirects) and an https listener URL. Null: HTTP, dev only.
     certificate_arn: Annotated[str, Field(pattern=ACM_CERTIFICATE_ARN)] | None = None
+    # The name the certificate is for (clients verify it); its DNS record points at the load
+    # balancer (the stack outputs the balancer's DNS name). Required with certificate_arn.
+    domain_name: Annotated[str, Field(pattern=DOMAIN_NAME)] | None = None
     # Sign-in on the web UI (needs certificate_arn); the lineage API keeps its own auth.
     ui_auth: UiAuth | None = None
     # Marquez's own db-retention command on a daily schedule; null keeps every row forever.
@@ -195,6 +199,8 @@ class MarquezSettings(_Strict):
 
     @model_validator(mode="after")
     def _sign_in_needs_https(self) -> MarquezSettings:
+        if (self.certificate_arn is None) != (self.domain_name is None):
+            raise ValueError("certificate_arn and domain_name go together: HTTPS needs the name the certificate is for")
         if self.ui_auth is not None and self.certificate_arn is None:
             raise ValueError("ui_auth needs certificate_arn: the load balancer signs users in over HTTPS only")
         return self

@@ -16,6 +16,7 @@ IMAGE_REPOSITORY = r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0
 ACM_CERTIFICATE_ARN = r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[0-9a-f-]{36}$"
 SECRET_ARN = r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$"
 USER_POOL_ARN = r"^arn:aws[a-z-]*:cognito-idp:[a-z0-9-]+:\d{12}:userpool/[\w-]+_[0-9a-zA-Z]+$"
+DOMAIN_NAME = r"^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
 HTTPS_URL = r"^https://[^\s/]+(/\S*)?$"
 EMAIL = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
 
