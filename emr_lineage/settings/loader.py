@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +47,33 @@ def _format_validation_error(exc: ValidationError, env: str, raw: dict[str, Any]
     return "invalid configuration in cdk.json context:\n  " + "\n  ".join(lines)
 
 
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The models an annotation allows: ``Model``, ``Model | None``, ``Annotated[A | B, ...]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in typing.get_args(annotation) for model in _models_in(arg)]
+
+
 def _did_you_mean(loc: list[Any], model: type[BaseModel]) -> str | None:
     """Walk the model along ``loc`` and suggest the closest real key for the last part."""
     current: Any = model
-    for part in loc[:-1]:
+    parts = iter(loc[:-1])
+    for part in parts:
         field = getattr(current, "model_fields", {}).get(part)
         if field is None:
             return None
-        current = field.annotation
+        choices = _models_in(field.annotation)
+        if len(choices) > 1:
+            # A tagged union: pydantic puts the tag (the "type" value) in the location next.
+            tag = next(parts, None)
+            choices = [
+                m
+                for m in choices
+                if "type" in m.model_fields and tag in typing.get_args(m.model_fields["type"].annotation)
+            ]
+        if len(choices) != 1:
+            return None
+        current = choices[0]
     names = list(getattr(current, "model_fields", {}))
     match = difflib.get_close_matches(str(loc[-1]), names, n=1)
     return match[0] if match else None
