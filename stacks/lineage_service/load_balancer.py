@@ -11,18 +11,27 @@ from constructs import Construct
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.lineage_service.access_logs_bucket import AlbAccessLogsBucket
 from stacks.lineage_service.marquez import ADMIN_PORT, API_CONTAINER, API_PORT, WEB_CONTAINER, WEB_PORT
+from stacks.lineage_service.ui_auth import sign_in_then
 
-LISTENER_PORT = 80
+HTTP_PORT = 80
+HTTPS_PORT = 443
+# TLS 1.3 and 1.2 with forward-secret ciphers only (ELB's recommended policy).
+SSL_POLICY = elbv2.SslPolicy.RECOMMENDED_TLS
 API_PATH_PATTERN = "/api/*"
 
 
 class LineageLoadBalancer(Construct):
     """Internal ALB: ``/api/*`` to the Marquez API, everything else to the web UI.
 
+    With ``marquez.certificate_arn`` it serves HTTPS on 443 (port 80 only redirects there) and the
+    URLs are ``https://<marquez.domain_name>``; without, plain HTTP on 80 (dev only). With
+    ``marquez.ui_auth`` the web route signs users in first (:mod:`stacks.lineage_service.ui_auth`).
+
     Reachable only from ``settings.marquez.web_allowed_cidrs`` and from members of
     ``clients_security_group`` (EMR nodes join it to report lineage). Exposes
-    ``load_balancer``, ``clients_security_group``, ``api_url`` and ``web_url``, and for the
-    lineage gateway (stacks/gateway) ``listener`` and ``api_target_group``.
+    ``load_balancer``, ``clients_security_group``, ``api_url``, ``web_url``, ``https``,
+    ``redirect_listener`` (None without HTTPS) and, for the lineage gateway (stacks/gateway),
+    ``listener`` (the one that serves traffic: 443 with HTTPS) and ``api_target_group``.
     """
 
     def __init__(
@@ -36,6 +45,8 @@ class LineageLoadBalancer(Construct):
         access_logs: AlbAccessLogsBucket,
     ) -> None:
         super().__init__(scope, construct_id)
+        self.https = settings.marquez.certificate_arn is not None
+        ports = [HTTPS_PORT, HTTP_PORT] if self.https else [HTTP_PORT]
 
         self.security_group = ec2.SecurityGroup(
             self,
@@ -45,9 +56,10 @@ class LineageLoadBalancer(Construct):
             description=f"{settings.resource_prefix} Marquez load balancer",
         )
         for cidr in settings.marquez.web_allowed_cidrs:
-            self.security_group.add_ingress_rule(
-                ec2.Peer.ipv4(cidr), ec2.Port.tcp(LISTENER_PORT), f"Marquez UI/API from {cidr}"
-            )
+            for port in ports:
+                self.security_group.add_ingress_rule(
+                    ec2.Peer.ipv4(cidr), ec2.Port.tcp(port), f"Marquez UI/API from {cidr}"
+                )
         self.clients_security_group = ec2.SecurityGroup(
             self,
             "ClientsSecurityGroup",
@@ -55,9 +67,10 @@ class LineageLoadBalancer(Construct):
             allow_all_outbound=False,
             description=f"{settings.resource_prefix} lineage clients: members may reach the Marquez API",
         )
-        self.security_group.connections.allow_from(
-            self.clients_security_group, ec2.Port.tcp(LISTENER_PORT), "OpenLineage clients (EMR nodes)"
-        )
+        for port in ports:
+            self.security_group.connections.allow_from(
+                self.clients_security_group, ec2.Port.tcp(port), "OpenLineage clients (EMR nodes)"
+            )
 
         self.load_balancer = elbv2.ApplicationLoadBalancer(
             self,
@@ -70,16 +83,22 @@ class LineageLoadBalancer(Construct):
         )
         access_logs.enable_for(self.load_balancer, prefix="marquez-alb")
 
-        self.listener = listener = self.load_balancer.add_listener(
-            "Http", port=LISTENER_PORT, protocol=elbv2.ApplicationProtocol.HTTP, open=False
-        )
-        listener.add_targets(
-            "Web",
+        self.listener, self.redirect_listener = self._listeners(settings)
+        listener = self.listener
+        # The web UI is the default route, behind the sign-in when ui_auth is set.
+        web_target_group = elbv2.ApplicationTargetGroup(
+            listener,
+            "WebGroup",
+            vpc=vpc,
             port=WEB_PORT,
             protocol=elbv2.ApplicationProtocol.HTTP,
             targets=[service.load_balancer_target(container_name=WEB_CONTAINER, container_port=WEB_PORT)],
             health_check=elbv2.HealthCheck(path="/healthcheck", port=str(WEB_PORT), interval=Duration.seconds(30)),
             deregistration_delay=Duration.seconds(30),
+        )
+        listener.add_action(
+            "Web",
+            action=sign_in_then(self, settings.marquez.ui_auth, elbv2.ListenerAction.forward([web_target_group])),
         )
         self.api_target_group = listener.add_targets(
             "Api",
@@ -98,6 +117,41 @@ class LineageLoadBalancer(Construct):
         # add_targets opens the traffic ports; the API's health checks use the admin port.
         service.connections.allow_from(self.security_group, ec2.Port.tcp(ADMIN_PORT), "ALB health checks")
 
-        base = f"http://{self.load_balancer.load_balancer_dns_name}"
+        # With HTTPS, clients verify the certificate: they use its name (a DNS record points it here).
+        if self.https:
+            base = f"https://{settings.marquez.domain_name}"
+        else:
+            base = f"http://{self.load_balancer.load_balancer_dns_name}"
         self.api_url = base
         self.web_url = f"{base}/"
+
+    def _listeners(
+        self, settings: EnvironmentSettings
+    ) -> tuple[elbv2.ApplicationListener, elbv2.ApplicationListener | None]:
+        """The listener that serves traffic, and the port-80 listener that redirects to it (HTTPS only).
+
+        The port-80 listener keeps its construct id in both modes, so turning HTTPS on updates it
+        in place (CloudFormation cannot create a second listener on the same port first).
+        """
+        marquez = settings.marquez
+        if not self.https:
+            http = self.load_balancer.add_listener(
+                "Http", port=HTTP_PORT, protocol=elbv2.ApplicationProtocol.HTTP, open=False
+            )
+            return http, None
+        https = self.load_balancer.add_listener(
+            "Https",
+            port=HTTPS_PORT,
+            protocol=elbv2.ApplicationProtocol.HTTPS,
+            certificates=[elbv2.ListenerCertificate.from_arn(marquez.certificate_arn)],
+            ssl_policy=SSL_POLICY,
+            open=False,
+        )
+        redirect = self.load_balancer.add_listener(
+            "Http",
+            port=HTTP_PORT,
+            protocol=elbv2.ApplicationProtocol.HTTP,
+            open=False,
+            default_action=elbv2.ListenerAction.redirect(protocol="HTTPS", port=str(HTTPS_PORT), permanent=True),
+        )
+        return https, redirect

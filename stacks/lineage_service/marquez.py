@@ -26,6 +26,8 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.settings.operations import AutoscalingSettings
+from stacks.lineage_service.images import acknowledge_ecr_token, container_image
 from stacks.shared.nag import acknowledge
 from stacks.shared.settings_mapping import log_retention, removal_policy
 
@@ -34,9 +36,9 @@ ADMIN_PORT = 5001
 WEB_PORT = 3000
 API_CONTAINER = "marquez-api"
 WEB_CONTAINER = "marquez-web"
-API_IMAGE = "marquezproject/marquez"
-WEB_IMAGE = "marquezproject/marquez-web"
-# Where the stock image keeps its jar and entrypoint; the entrypoint runs `server $MARQUEZ_CONFIG`.
+# Where the stock image keeps its jar and entrypoint; the entrypoint runs
+# `java $JAVA_OPTS -jar marquez-*.jar server $MARQUEZ_CONFIG`
+# (https://github.com/MarquezProject/marquez/blob/main/docker/entrypoint.sh).
 IMAGE_WORKDIR = "/usr/src/app"
 CONFIG_PATH = "/tmp/marquez.yml"
 
@@ -77,16 +79,19 @@ def marquez_config_base64() -> str:
     return base64.b64encode(marquez_config_yaml().encode()).decode()
 
 
-# Writes the config from the environment variable, then hands over to the image's entrypoint.
-START_COMMAND = (
-    f'printf "%s" "$MARQUEZ_CONFIG_BASE64" | base64 -d > {CONFIG_PATH} && exec {IMAGE_WORKDIR}/entrypoint.sh'
-)
+# Writes the config from the environment variable (every command of the API image needs it).
+WRITE_CONFIG = f'printf "%s" "$MARQUEZ_CONFIG_BASE64" | base64 -d > {CONFIG_PATH}'
+# ... then hands over to the image's entrypoint.
+START_COMMAND = f"{WRITE_CONFIG} && exec {IMAGE_WORKDIR}/entrypoint.sh"
 
 
 class MarquezService(Construct):
     """ECS cluster (Container Insights on) and the Fargate service running Marquez.
 
-    Exposes ``cluster``, ``service`` (use ``service.load_balancer_target``) and ``connections``.
+    Exposes ``cluster``, ``service`` (use ``service.load_balancer_target``), ``connections`` and, for
+    other tasks that run the API image with the same config (retention), ``api_image``,
+    ``api_environment``, ``api_secrets`` and ``log_group``. With ``marquez.autoscaling``, ``scaling``
+    is the service's scalable target (else None).
     """
 
     def __init__(
@@ -104,6 +109,7 @@ class MarquezService(Construct):
         super().__init__(scope, construct_id)
         marquez = settings.marquez
         version = settings.versions.marquez
+        images = settings.versions.marquez_image
 
         self.cluster = ecs.Cluster(
             self,
@@ -111,7 +117,7 @@ class MarquezService(Construct):
             vpc=vpc,
             container_insights_v2=ecs.ContainerInsights.ENABLED,
         )
-        log_group = logs.LogGroup(
+        self.log_group = log_group = logs.LogGroup(
             self,
             "Logs",
             retention=log_retention(settings.log_retention_days),
@@ -127,28 +133,31 @@ class MarquezService(Construct):
                 operating_system_family=ecs.OperatingSystemFamily.LINUX,
             ),
         )
+        self.api_image = container_image(self, "ApiImage", repository=images.api, tag=version)
+        self.api_environment = {
+            "MARQUEZ_CONFIG": CONFIG_PATH,
+            "MARQUEZ_CONFIG_BASE64": marquez_config_base64(),
+            "MARQUEZ_PORT": str(API_PORT),
+            "MARQUEZ_ADMIN_PORT": str(ADMIN_PORT),
+            "POSTGRES_HOST": database_host,
+            "POSTGRES_PORT": database_port,
+            "POSTGRES_DB": database_name,
+            "MIGRATE_ON_STARTUP": "true",
+            "SEARCH_ENABLED": "false",
+        }
+        self.api_secrets = {
+            "POSTGRES_USER": ecs.Secret.from_secrets_manager(database_secret, "username"),
+            "POSTGRES_PASSWORD": ecs.Secret.from_secrets_manager(database_secret, "password"),
+        }
         self.api_container = task.add_container(
             API_CONTAINER,
-            image=ecs.ContainerImage.from_registry(f"{API_IMAGE}:{version}"),
+            image=self.api_image,
             essential=True,
             entry_point=["/bin/bash", "-c"],
             command=[START_COMMAND],
             working_directory=IMAGE_WORKDIR,
-            environment={
-                "MARQUEZ_CONFIG": CONFIG_PATH,
-                "MARQUEZ_CONFIG_BASE64": marquez_config_base64(),
-                "MARQUEZ_PORT": str(API_PORT),
-                "MARQUEZ_ADMIN_PORT": str(ADMIN_PORT),
-                "POSTGRES_HOST": database_host,
-                "POSTGRES_PORT": database_port,
-                "POSTGRES_DB": database_name,
-                "MIGRATE_ON_STARTUP": "true",
-                "SEARCH_ENABLED": "false",
-            },
-            secrets={
-                "POSTGRES_USER": ecs.Secret.from_secrets_manager(database_secret, "username"),
-                "POSTGRES_PASSWORD": ecs.Secret.from_secrets_manager(database_secret, "password"),
-            },
+            environment=self.api_environment,
+            secrets=self.api_secrets,
             port_mappings=[
                 ecs.PortMapping(container_port=API_PORT, name="api"),
                 ecs.PortMapping(container_port=ADMIN_PORT, name="admin"),
@@ -157,7 +166,7 @@ class MarquezService(Construct):
         )
         self.web_container = task.add_container(
             WEB_CONTAINER,
-            image=ecs.ContainerImage.from_registry(f"{WEB_IMAGE}:{version}"),
+            image=container_image(self, "WebImage", repository=images.web, tag=version),
             essential=True,
             environment={
                 "MARQUEZ_HOST": "localhost",
@@ -188,13 +197,34 @@ class MarquezService(Construct):
             assign_public_ip=False,
             # Migrations run at start; give the first task time before health checks count.
             health_check_grace_period=Duration.seconds(marquez.health_check_grace_seconds),
+            # A deployment whose tasks never get healthy stops and rolls back to the last good one.
             circuit_breaker=ecs.DeploymentCircuitBreaker(enable=True, rollback=True),
         )
         self.connections = self.service.connections
+        self.scaling = self._autoscale(marquez.autoscaling)
 
+        acknowledge_ecr_token(task, [images.api, images.web])
         acknowledge(
             task,
             "AwsSolutions-ECS2",
             "Only non-secret settings (ports, host names, the Marquez config template) are plain "
             "environment variables; the database credentials come from Secrets Manager.",
         )
+
+    def _autoscale(self, scaling: AutoscalingSettings | None) -> ecs.ScalableTaskCount | None:
+        """Target tracking on the service's average CPU between the configured bounds (None: fixed size).
+
+        A deploy sets the service back to ``desired_count`` (within the bounds, validated); the
+        scaling policy takes over from there.
+        """
+        if scaling is None:
+            return None
+        target = self.service.auto_scale_task_count(min_capacity=scaling.min_tasks, max_capacity=scaling.max_tasks)
+        target.scale_on_cpu_utilization(
+            "Cpu",
+            target_utilization_percent=scaling.target_cpu_percent,
+            # Out quickly under load; in slowly (Marquez's API tasks take minutes to start).
+            scale_out_cooldown=Duration.seconds(60),
+            scale_in_cooldown=Duration.seconds(300),
+        )
+        return target

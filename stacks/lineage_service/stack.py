@@ -21,11 +21,12 @@ from stacks.lineage_service.access_logs_bucket import AlbAccessLogsBucket
 from stacks.lineage_service.database import DATABASE_NAME, MarquezDatabase
 from stacks.lineage_service.load_balancer import LineageLoadBalancer
 from stacks.lineage_service.marquez import MarquezService
+from stacks.lineage_service.retention import MarquezRetention
 
 
 class LineageServiceStack(Stack):
     """Exposes ``api_url``, ``web_url``, ``clients_security_group``, ``database``, ``marquez``,
-    ``load_balancer`` and ``access_logs``."""
+    ``load_balancer``, ``access_logs`` and ``retention`` (None without ``marquez.retention_days``)."""
 
     def __init__(
         self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, vpc: ec2.IVpc, **kwargs: Any
@@ -44,6 +45,7 @@ class LineageServiceStack(Stack):
             database_name=DATABASE_NAME,
         )
         self.database.allow_from(self.marquez.connections, "Marquez tasks")
+        self.retention = self._retention(settings, vpc)
 
         self.access_logs = AlbAccessLogsBucket(self, "AccessLogs", retention_days=settings.log_retention_days)
         self.load_balancer = LineageLoadBalancer(
@@ -76,7 +78,32 @@ class LineageServiceStack(Stack):
         CfnOutput(self, "MarquezWebUrl", value=self.web_url, description="Marquez web UI")
         CfnOutput(
             self,
+            "MarquezLoadBalancerDnsName",
+            value=self.load_balancer.load_balancer.load_balancer_dns_name,
+            description="Point marquez.domain_name's DNS record (CNAME or alias) at this name",
+        )
+        CfnOutput(
+            self,
             "LineageClientsSecurityGroupId",
             value=self.clients_security_group.security_group_id,
             description="Security group that lineage clients join to reach the Marquez API",
         )
+
+    def _retention(self, settings: EnvironmentSettings, vpc: ec2.IVpc) -> MarquezRetention | None:
+        days = settings.marquez.retention_days
+        if days is None:
+            return None
+        retention = MarquezRetention(
+            self,
+            "Retention",
+            vpc=vpc,
+            settings=settings,
+            retention_days=days,
+            cluster=self.marquez.cluster,
+            image=self.marquez.api_image,
+            environment=self.marquez.api_environment,
+            secrets=self.marquez.api_secrets,
+            log_group=self.marquez.log_group,
+        )
+        self.database.allow_from(retention.connections, "Marquez retention task")
+        return retention
