@@ -19,6 +19,7 @@ from stacks.data_lake import DataLakeStack
 from stacks.emr import EmrStack
 from stacks.gateway import GatewayStack
 from stacks.lineage_service import LineageServiceStack
+from stacks.monitoring import MonitoredGateway, MonitoringStack
 from stacks.network import NetworkStack
 
 
@@ -99,7 +100,35 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
     # name) and the deploy role's Lake Formation admin rights, both created by the data lake stack.
     emr.add_stack_dependency(data_lake, "Lake Formation grants need the Glue databases and Lake Formation admins")
 
-    stacks: dict[str, cdk.Stack] = {"network": network, "lineage": lineage, "data_lake": data_lake, "emr": emr}
+    # Last: it watches the lineage stack and the gateway; nothing depends on it.
+    monitoring = MonitoringStack(
+        app,
+        stack_name(settings, "Monitoring"),
+        settings=settings,
+        env=env,
+        load_balancer=lineage.load_balancer.load_balancer,
+        api_target_group=lineage.load_balancer.api_target_group,
+        marquez_service=lineage.marquez.service,
+        database=lineage.database.instance,
+        gateway=MonitoredGateway(
+            queue=gateway.queue,
+            dead_letter_queue=gateway.dead_letter_queue,
+            ingest_function=gateway.ingest_function,
+            forward_function=gateway.forward_function,
+            ingest_target_group=gateway.ingest_target_group,
+        )
+        if gateway
+        else None,
+        description="emr-lineage: alarms to one SNS topic, EMR failure events, lineage dashboard",
+    )
+
+    stacks: dict[str, cdk.Stack] = {
+        "network": network,
+        "lineage": lineage,
+        "data_lake": data_lake,
+        "emr": emr,
+        "monitoring": monitoring,
+    }
     if gateway:
         stacks["gateway"] = gateway
 

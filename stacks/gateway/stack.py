@@ -5,7 +5,8 @@ ingest Lambda; every other request still goes to Marquez, so clients keep their 
 function checks the API key (Secrets Manager), size and shape, archives the raw body to a
 KMS-encrypted, versioned bucket and enqueues the event on an SQS FIFO queue. The forwarder Lambda
 consumes the queue (batches of 10, partial batch failures) and posts to Marquez; messages that
-exhaust ``max_receive_count`` deliveries land in a FIFO dead-letter queue (alarm on its depth).
+exhaust ``max_receive_count`` deliveries land in a FIFO dead-letter queue (its alarms, like
+every alarm, live in the monitoring stack: stacks/monitoring).
 
 The forwarder does not go through the lineage listener (its ``POST /api/v1/lineage`` rule would
 loop back to the ingest): it calls a second listener of the same internal load balancer, on
@@ -23,7 +24,6 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import CfnOutput, Duration, Stack
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from aws_cdk import aws_elasticloadbalancingv2_targets as elb_targets
@@ -72,7 +72,7 @@ def forwarder_timeout_seconds(retries: int) -> int:
 
 class GatewayStack(Stack):
     """Exposes ``key``, ``archive_bucket``, ``queue``, ``dead_letter_queue``, ``api_key``,
-    ``ingest_function``, ``forward_function`` and ``forward_security_group``."""
+    ``ingest_function``, ``ingest_target_group``, ``forward_function`` and ``forward_security_group``."""
 
     def __init__(
         self,
@@ -155,19 +155,6 @@ class GatewayStack(Stack):
             ),
             removal_policy=removal_policy(settings),
         )
-        self.dead_letter_alarm = cloudwatch.Alarm(
-            self,
-            "DeadLetterAlarm",
-            alarm_description=f"{prefix}: lineage events the gateway could not deliver to Marquez",
-            metric=self.dead_letter_queue.metric_approximate_number_of_messages_visible(
-                period=Duration.minutes(5), statistic="Maximum"
-            ),
-            threshold=1,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-        )
-
         self.api_key = secretsmanager.Secret(
             self,
             "ApiKey",

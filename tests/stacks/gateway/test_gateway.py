@@ -98,14 +98,9 @@ def test_queue_is_fifo_and_redrives_to_a_fifo_dead_letter_queue_as_configured(sy
         assert _denies_insecure_transport(policy["Properties"]["PolicyDocument"]["Statement"])
 
 
-def test_dead_letter_queue_depth_has_an_alarm(synth):
-    tpl = synth.template_json("gateway")
-    _, _, dlq_id, _ = _queues(tpl)
-    _, alarm = one(tpl, "AWS::CloudWatch::Alarm")
-    props = alarm["Properties"]
-    assert (props["Namespace"], props["MetricName"]) == ("AWS/SQS", "ApproximateNumberOfMessagesVisible")
-    assert props["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq_id, "QueueName"]}}]
-    assert (props["Threshold"], props["ComparisonOperator"]) == (1, "GreaterThanOrEqualToThreshold")
+def test_gateway_alarms_live_in_the_monitoring_stack(synth):
+    """Every alarm lives with its action in the monitoring stack (tests/stacks/monitoring)."""
+    assert by_type(synth.template_json("gateway"), "AWS::CloudWatch::Alarm") == {}
 
 
 def test_archive_bucket_is_kms_encrypted_versioned_tls_only_and_logged(synth):

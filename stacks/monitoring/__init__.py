@@ -1,0 +1,4 @@
+from stacks.monitoring.metrics import MonitoredGateway
+from stacks.monitoring.stack import MonitoringStack
+
+__all__ = ["MonitoredGateway", "MonitoringStack"]
