@@ -14,6 +14,7 @@ import click
 
 from emr_lineage import __version__
 from emr_lineage.cli.demo import demo_command
+from emr_lineage.cli.doctor import doctor_command
 from emr_lineage.cli.e2e import e2e_command
 from emr_lineage.cli.gateway import gateway_group
 from emr_lineage.cli.graph import graph_command, validate_command
@@ -22,6 +23,7 @@ from emr_lineage.cli.listener import stage_listener_command
 from emr_lineage.cli.output import DEBUG_ENV_VAR, Command, Group, settings_options
 from emr_lineage.cli.replay import replay_command
 from emr_lineage.cli.schemas import schemas_group
+from emr_lineage.cli.tls import tls_command
 from emr_lineage.settings.loader import load_settings
 
 
@@ -45,6 +47,7 @@ def show_config(env: str, cdk_json: Path) -> None:
 # Commands from their own modules (keep this list sorted).
 for command in (
     demo_command,
+    doctor_command,
     e2e_command,
     gateway_group,
     graph_command,
@@ -52,6 +55,7 @@ for command in (
     replay_command,
     schemas_group,
     stage_listener_command,
+    tls_command,
     validate_command,
 ):
     main.add_command(command)

@@ -24,6 +24,8 @@ COMMANDS = {
     "schemas fetch": ["--schema-dir", "OUT"],
     "replay": ["--bucket", "b", "--marquez", "http://127.0.0.1:9"],
     "gateway serve": ["--marquez", "http://127.0.0.1:9", "--bucket", "b", "--queue", "q"],
+    "tls": [],
+    "doctor": [],
 }
 SETTINGS_COMMANDS = ("config", "demo", "e2e", "launch", "stage-listener")
 

@@ -1,0 +1,96 @@
+"""``emr-lineage doctor``: one table of every prerequisite of an environment, pass or fail, with the
+fix of each failure (docs/cli.md; the first deploy from zero: docs/operations.md).
+
+Exit codes: 0 every check passed (or was not needed); 1 a check failed; 2 doctor could not run
+(bad settings or options); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from emr_lineage.cli.output import Command, settings_options
+from emr_lineage.errors import EXIT_CHECK_FAILED
+from emr_lineage.http import DEFAULT_TIMEOUT
+from emr_lineage.operations.checks import Status
+from emr_lineage.operations.doctor import DoctorOptions, Report, run_doctor
+from emr_lineage.settings.loader import load_settings
+
+STATUS_STYLES = {Status.PASS: "green", Status.FAIL: "red", Status.SKIP: "dim"}
+# Off a terminal (CI logs, pipes, tests) the table is not folded: fixes stay whole and copyable.
+_UNFOLDED_WIDTH = 400
+
+
+@click.command("doctor", cls=Command)
+@settings_options
+@click.option(
+    "--marquez",
+    "marquez_url",
+    default=None,
+    metavar="URL",
+    help="Marquez API base URL instead of the SSM parameter (the load balancer is internal: "
+    "a port-forward, docs/e2e.md).",
+)
+@click.option(
+    "--gateway",
+    "gateway_url",
+    default=None,
+    metavar="URL",
+    help="Base URL of the lineage gateway's load balancer (default: the Marquez URL).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Deadline of each HTTP request and AWS call.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="A table for people, or JSON for scripts.",
+)
+def doctor_command(
+    env: str, cdk_json: Path, marquez_url: str | None, gateway_url: str | None, timeout: float, output_format: str
+) -> None:
+    """Check credentials, CDK bootstrap, EMR's cleanup role, the listener jar, the TLS zip, the
+    deployed stacks and their SSM parameters, Marquez and the gateway, and the dead-letter queue.
+
+    \b
+    emr-lineage doctor --env dev --marquez http://localhost:5080
+    """
+    settings = load_settings(env, cdk_json)
+    options = DoctorOptions(marquez_url=marquez_url, gateway_url=gateway_url, timeout=timeout)
+    report = run_doctor(settings, options)
+    if output_format == "json":
+        click.echo(json.dumps(report.as_json(), indent=2))
+    else:
+        _print_table(report)
+    if not report.passed:
+        sys.exit(EXIT_CHECK_FAILED)
+
+
+def _print_table(report: Report) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    width = shutil.get_terminal_size((160, 40)).columns if sys.stdout.isatty() else _UNFOLDED_WIDTH
+    console = Console(file=sys.stdout, width=max(width, 100), highlight=False, soft_wrap=False)
+    table = Table(title=f"emr-lineage doctor --env {report.env}")
+    for column in ("check", "status", "detail", "fix"):
+        table.add_column(column, overflow="fold")
+    for row in report.results:
+        table.add_row(row.title, row.status.value, row.detail, row.fix, style=STATUS_STYLES[row.status])
+    console.print(table)
+    counts = report.counts()
+    verdict = "all checks passed" if report.passed else f"{counts['fail']} check(s) failed"
+    console.print(f"{verdict} ({counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped)")

@@ -1,0 +1,265 @@
+"""The doctor's checks of an AWS account: each answers pass or fail, says what it saw and, when it
+fails, the command that fixes it. The order and the "skipped (needs ...)" logic live in
+:mod:`emr_lineage.operations.doctor`; the HTTP checks in :mod:`emr_lineage.operations.probes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from emr_lineage.aws.clients import AwsClients, AwsError, aws_message
+from emr_lineage.aws.upload import SHA256_METADATA_KEY
+from emr_lineage.listener.artifact import listener_s3_key
+from emr_lineage.operations.objects import head_object
+from emr_lineage.operations.stacks import stack_name, tool_parameters
+from emr_lineage.operations.tls import certificates_uri, staged_zip
+from emr_lineage.settings.model import EnvironmentSettings
+
+CDK_TOOLKIT_STACK = "CDKToolkit"
+# The bootstrap version aws-cdk-lib's DefaultStackSynthesizer requires of a deployment
+# (MIN_BOOTSTRAP_STACK_VERSION in core/lib/stack-synthesizers/default-synthesizer.js); every
+# synthesized template's CheckBootstrapVersion rule enforces it.
+MIN_BOOTSTRAP_VERSION = 6
+# EMR's service-linked role for cleaning up EC2 resources when its service role cannot
+# (https://docs.aws.amazon.com/emr/latest/ManagementGuide/using-service-linked-roles-cleanup.html).
+EMR_CLEANUP_ROLE = "AWSServiceRoleForEMRCleanup"
+EMR_SERVICE_PRINCIPAL = "elasticmapreduce.amazonaws.com"
+SERVICE_ROLE_PATH = "/aws-service-role/"
+# Stable states of a working stack. ROLLBACK_COMPLETE (a failed first create) and DELETE_COMPLETE
+# end in _COMPLETE too, but leave nothing usable.
+WORKING_STACK_STATES = frozenset(
+    {"CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "IMPORT_COMPLETE", "IMPORT_ROLLBACK_COMPLETE"}
+)
+
+
+class Status(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One row of the doctor's table."""
+
+    check: str  # a stable id, e.g. "cdk-bootstrap" or "stack:EmrLineage-dev-Network"
+    title: str  # what is checked, for people
+    status: Status
+    detail: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class DoctorClients:
+    """The AWS clients the checks use: one session, the environment's region, bounded timeouts."""
+
+    region: str
+    sts: Any
+    cloudformation: Any
+    iam: Any
+    s3: Any
+    ssm: Any
+    sqs: Any
+    emr: Any
+
+    @classmethod
+    def for_settings(cls, settings: EnvironmentSettings, timeout: float) -> DoctorClients:
+        # The region is resolved as every other command resolves it (AwsClients: cdk.json, AWS_REGION, boto3).
+        region = AwsClients.for_settings(settings).ssm.meta.region_name
+        config = Config(connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "max_attempts": 2})
+        try:
+            session = boto3.session.Session(region_name=region)
+            names = ("sts", "cloudformation", "iam", "s3", "ssm", "sqs", "emr")
+            return cls(region=region, **{name: session.client(name, config=config) for name in names})
+        except BotoCoreError as exc:
+            raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
+
+
+def aws_call(call: Callable[[], Any]) -> tuple[Any, str | None]:
+    """``(result, None)``, or ``(None, the AWS error on one line)``."""
+    try:
+        return call(), None
+    except (ClientError, BotoCoreError) as exc:
+        return None, " ".join(aws_message(exc).split())
+
+
+# --- account -----------------------------------------------------------------------------------
+
+
+def credentials(settings: EnvironmentSettings, clients: DoctorClients) -> tuple[CheckResult, str | None]:
+    """Who the credentials are, in which region; and the account (None when they do not work)."""
+    title = "AWS credentials and region"
+    identity, problem = aws_call(clients.sts.get_caller_identity)
+    if problem:
+        fix = "configure credentials (aws configure, aws sso login, or AWS_PROFILE=NAME)"
+        return CheckResult("credentials", title, Status.FAIL, f"STS GetCallerIdentity: {problem}", fix), None
+    account = identity["Account"]
+    detail = f"account {account} as {identity['Arn']}, region {clients.region}"
+    if settings.account and settings.account != account:
+        fix = (
+            f"use credentials of account {settings.account}, or correct "
+            f"emr-lineage.environments.{settings.name}.account in cdk.json"
+        )
+        return CheckResult("credentials", title, Status.FAIL, f"{detail}; cdk.json says {settings.account}", fix), None
+    return CheckResult("credentials", title, Status.PASS, detail), account
+
+
+def cdk_bootstrap(clients: DoctorClients, account: str) -> CheckResult:
+    title = f"CDK bootstrap ({CDK_TOOLKIT_STACK} stack)"
+    fix = f"npx cdk bootstrap aws://{account}/{clients.region}"
+    stacks, problem = aws_call(lambda: clients.cloudformation.describe_stacks(StackName=CDK_TOOLKIT_STACK)["Stacks"])
+    if problem:
+        missing = "does not exist" in problem
+        detail = f"no {CDK_TOOLKIT_STACK} stack in {account}/{clients.region}" if missing else problem
+        return CheckResult("cdk-bootstrap", title, Status.FAIL, detail, fix)
+    stack = stacks[0]
+    state = stack["StackStatus"]
+    outputs = {o["OutputKey"]: o.get("OutputValue") for o in stack.get("Outputs", [])}
+    version = outputs.get("BootstrapVersion")
+    if state not in WORKING_STACK_STATES:
+        return CheckResult("cdk-bootstrap", title, Status.FAIL, f"{CDK_TOOLKIT_STACK} is {state}", fix)
+    if not (version or "").isdigit() or int(version) < MIN_BOOTSTRAP_VERSION:
+        detail = f"bootstrap version {version or 'unknown'}; deployments need {MIN_BOOTSTRAP_VERSION} or later"
+        return CheckResult("cdk-bootstrap", title, Status.FAIL, detail, fix)
+    return CheckResult("cdk-bootstrap", title, Status.PASS, f"bootstrap version {version} ({state})")
+
+
+def emr_cleanup_role(clients: DoctorClients) -> CheckResult:
+    title = "EMR cleanup service-linked role"
+    fix = f"aws iam create-service-linked-role --aws-service-name {EMR_SERVICE_PRINCIPAL}"
+    role, problem = aws_call(lambda: clients.iam.get_role(RoleName=EMR_CLEANUP_ROLE)["Role"])
+    if problem:
+        detail = f"no role {EMR_CLEANUP_ROLE}" if problem.startswith("NoSuchEntity") else problem
+        return CheckResult("emr-cleanup-role", title, Status.FAIL, detail, fix)
+    if not role.get("Path", "").startswith(SERVICE_ROLE_PATH):
+        detail = f"{EMR_CLEANUP_ROLE} has path {role.get('Path')}, not a service-linked role's {SERVICE_ROLE_PATH}"
+        return CheckResult("emr-cleanup-role", title, Status.FAIL, detail, f"delete that role, then {fix}")
+    return CheckResult("emr-cleanup-role", title, Status.PASS, f"{role['Arn']}")
+
+
+# --- the environment's stacks and what they publish ---------------------------------------------
+
+
+def stack(clients: DoctorClients, settings: EnvironmentSettings, part: str) -> CheckResult:
+    name = stack_name(settings.name, part)
+    check, title = f"stack:{name}", f"stack {name}"
+    deploy = f"make deploy ENV={settings.name}"
+    found, problem = aws_call(lambda: clients.cloudformation.describe_stacks(StackName=name)["Stacks"])
+    if problem:
+        detail = "not deployed" if "does not exist" in problem else problem
+        return CheckResult(check, title, Status.FAIL, detail, deploy)
+    state = found[0]["StackStatus"]
+    outputs = len(found[0].get("Outputs", []))
+    detail = f"{state}, {outputs} output{'s' if outputs != 1 else ''}"
+    if state in WORKING_STACK_STATES:
+        return CheckResult(check, title, Status.PASS, detail)
+    if state.endswith("_IN_PROGRESS"):
+        return CheckResult(
+            check, title, Status.FAIL, detail, "wait for the stack operation to end, then run doctor again"
+        )
+    if state == "ROLLBACK_COMPLETE":
+        fix = f"aws cloudformation delete-stack --stack-name {name}, then {deploy}"
+        return CheckResult(check, title, Status.FAIL, f"{detail} (its first create failed)", fix)
+    return CheckResult(check, title, Status.FAIL, detail, f"see the stack's events in CloudFormation, then {deploy}")
+
+
+def tool_parameter_values(clients: DoctorClients, settings: EnvironmentSettings) -> tuple[CheckResult, dict[str, str]]:
+    """Read every SSM parameter the commands need; the row names the missing ones and their stacks."""
+    wanted = tool_parameters(settings)
+    title = "SSM parameters the commands read"
+    names = list(wanted)
+    values: dict[str, str] = {}
+    missing: list[str] = []
+    for start in range(0, len(names), 10):  # GetParameters takes at most 10 names
+        batch = names[start : start + 10]
+        reply, problem = aws_call(lambda batch=batch: clients.ssm.get_parameters(Names=batch))
+        if problem:
+            return CheckResult("ssm-parameters", title, Status.FAIL, f"SSM GetParameters: {problem}"), values
+        values |= {p["Name"]: p["Value"] for p in reply["Parameters"]}
+        missing += reply.get("InvalidParameters", [])
+    if missing:
+        by_stack = sorted({stack_name(settings.name, wanted[name]) for name in missing})
+        detail = f"{len(missing)} of {len(names)} missing: {', '.join(sorted(missing))}"
+        fix = f"deploy {', '.join(by_stack)} (make deploy ENV={settings.name})"
+        return CheckResult("ssm-parameters", title, Status.FAIL, detail, fix), values
+    return CheckResult("ssm-parameters", title, Status.PASS, f"all {len(names)} present"), values
+
+
+# --- artifacts ---------------------------------------------------------------------------------
+
+
+def listener_pin(settings: EnvironmentSettings) -> CheckResult:
+    title = "listener jar pinned (cdk.json)"
+    artifact = settings.versions.openlineage_spark
+    if artifact.sha256 is None:
+        detail = f"versions.openlineage_spark.sha256 is null for {artifact.file_name}"
+        return CheckResult("listener-pin", title, Status.FAIL, detail, "emr-lineage stage-listener --pin")
+    return CheckResult("listener-pin", title, Status.PASS, f"{artifact.file_name} sha256 {artifact.sha256[:12]}…")
+
+
+def listener_jar(clients: DoctorClients, settings: EnvironmentSettings, bucket: str) -> CheckResult:
+    title = "listener jar staged"
+    artifact = settings.versions.openlineage_spark
+    uri = f"s3://{bucket}/{listener_s3_key(artifact)}"
+    fix = f"emr-lineage stage-listener --env {settings.name}"
+    try:
+        head = head_object(clients.s3, bucket, listener_s3_key(artifact))
+    except AwsError as exc:
+        return CheckResult("listener-jar", title, Status.FAIL, str(exc), fix)
+    if head is None:
+        return CheckResult("listener-jar", title, Status.FAIL, f"nothing at {uri}", fix)
+    staged = head.get("Metadata", {}).get(SHA256_METADATA_KEY)
+    if staged != artifact.sha256:
+        detail = f"{uri} carries sha256 {staged or 'none'}, the pin is {artifact.sha256}"
+        return CheckResult("listener-jar", title, Status.FAIL, detail, fix)
+    return CheckResult("listener-jar", title, Status.PASS, f"{uri} matches the pin")
+
+
+def tls_certificates(clients: DoctorClients, settings: EnvironmentSettings, bucket: str) -> CheckResult:
+    title = "TLS certificate zip (in-transit encryption)"
+    fix = f"emr-lineage tls --env {settings.name}"
+    uri = certificates_uri(bucket)
+    try:
+        head = staged_zip(clients.s3, bucket)
+    except AwsError as exc:
+        return CheckResult("tls-certificates", title, Status.FAIL, str(exc), fix)
+    if head is None:
+        return CheckResult("tls-certificates", title, Status.FAIL, f"nothing at {uri}; clusters cannot start", fix)
+    return CheckResult("tls-certificates", title, Status.PASS, f"{uri} ({head.get('ContentLength', '?')} bytes)")
+
+
+def dead_letter_queue(clients: DoctorClients, queue_url: str) -> CheckResult:
+    title = "gateway dead-letter queue empty"
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "QueueArn"]
+    reply, problem = aws_call(lambda: clients.sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=names))
+    if problem:
+        return CheckResult("dead-letter-queue", title, Status.FAIL, f"{queue_url}: {problem}")
+    attributes = reply["Attributes"]
+    count = sum(int(attributes.get(name, 0)) for name in names[:2])
+    arn = attributes.get("QueueArn", queue_url)
+    if count:
+        fix = (
+            f"once Marquez is healthy: aws sqs start-message-move-task --source-arn {arn} "
+            "(back to the queue; or emr-lineage replay, docs/gateway.md)"
+        )
+        return CheckResult("dead-letter-queue", title, Status.FAIL, f"{count} message(s) in {arn}", fix)
+    return CheckResult("dead-letter-queue", title, Status.PASS, f"{arn} is empty")
+
+
+def skipped(check: str, title: str, needs: str) -> CheckResult:
+    return CheckResult(check, title, Status.SKIP, f"skipped (needs {needs})")
+
+
+def not_needed(check: str, title: str, why: str) -> CheckResult:
+    return CheckResult(check, title, Status.SKIP, f"not needed: {why}")
+
+
+def error_of(exc: Exception) -> str:
+    return " ".join(str(exc).split())

@@ -1,0 +1,172 @@
+"""``doctor``: every prerequisite of a working environment, checked in the order a first deploy meets
+them, each with its fix.
+
+A check that cannot run because an earlier one failed (no credentials, a missing SSM parameter)
+is "skipped (needs ...)"; a check the settings make pointless (TLS without in-transit encryption,
+the gateway when it is off) is "not needed". The report passes when no check failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from emr_lineage.aws import parameters
+from emr_lineage.aws.clients import AwsError
+from emr_lineage.http import DEFAULT_TIMEOUT
+from emr_lineage.operations import checks, probes
+from emr_lineage.operations.checks import CheckResult, DoctorClients, Status, not_needed, skipped
+from emr_lineage.operations.stacks import LINEAGE_SERVICE, stack_name, stack_parts
+from emr_lineage.settings.model import EnvironmentSettings
+
+Connect = Callable[[EnvironmentSettings, float], DoctorClients]
+
+
+@dataclass(frozen=True)
+class DoctorOptions:
+    marquez_url: str | None = None  # instead of the SSM parameter (a port-forward to the internal ALB)
+    gateway_url: str | None = None  # default: the Marquez URL (the same load balancer)
+    timeout: float = DEFAULT_TIMEOUT  # seconds, for each AWS call and HTTP request
+
+
+@dataclass(frozen=True)
+class Report:
+    env: str
+    results: tuple[CheckResult, ...] = field(default_factory=tuple)
+
+    @property
+    def failed(self) -> tuple[CheckResult, ...]:
+        return tuple(r for r in self.results if r.status is Status.FAIL)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed
+
+    def counts(self) -> dict[str, int]:
+        return {status.value: sum(1 for r in self.results if r.status is status) for status in Status}
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env,
+            "passed": self.passed,
+            "counts": self.counts(),
+            "checks": [
+                {"check": r.check, "title": r.title, "status": r.status.value, "detail": r.detail, "fix": r.fix}
+                for r in self.results
+            ],
+        }
+
+
+def run_doctor(
+    settings: EnvironmentSettings, options: DoctorOptions, connect: Connect = DoctorClients.for_settings
+) -> Report:
+    env = settings.name
+    results: list[CheckResult] = []
+    clients, account = _credentials(settings, options, connect, results)
+    aws_needs = "working AWS credentials and region"
+
+    if clients and account:
+        results.append(checks.cdk_bootstrap(clients, account))
+        results.append(checks.emr_cleanup_role(clients))
+    else:
+        results.append(skipped("cdk-bootstrap", f"CDK bootstrap ({checks.CDK_TOOLKIT_STACK} stack)", aws_needs))
+        results.append(skipped("emr-cleanup-role", "EMR cleanup service-linked role", aws_needs))
+
+    for part in stack_parts(settings):
+        name = stack_name(env, part)
+        results.append(
+            checks.stack(clients, settings, part)
+            if clients and account
+            else skipped(f"stack:{name}", f"stack {name}", aws_needs)
+        )
+    values: dict[str, str] = {}
+    if clients and account:
+        row, values = checks.tool_parameter_values(clients, settings)
+        results.append(row)
+    else:
+        results.append(skipped("ssm-parameters", "SSM parameters the commands read", aws_needs))
+
+    pin = checks.listener_pin(settings)
+    results.append(pin)
+    bucket = values.get(parameters.artifacts_bucket(env))
+    bucket_needs = aws_needs if not (clients and account) else f"SSM parameter {parameters.artifacts_bucket(env)}"
+    if pin.status is not Status.PASS:
+        results.append(skipped("listener-jar", "listener jar staged", "the listener pin"))
+    elif bucket and clients:
+        results.append(checks.listener_jar(clients, settings, bucket))
+    else:
+        results.append(skipped("listener-jar", "listener jar staged", bucket_needs))
+
+    tls_title = "TLS certificate zip (in-transit encryption)"
+    if not settings.emr.in_transit_encryption:
+        results.append(not_needed("tls-certificates", tls_title, "emr.in_transit_encryption is false"))
+    elif bucket and clients:
+        results.append(checks.tls_certificates(clients, settings, bucket))
+    else:
+        results.append(skipped("tls-certificates", tls_title, bucket_needs))
+
+    results += _http_checks(settings, options, values, reachable_aws=bool(clients and account))
+
+    dlq_title = "gateway dead-letter queue empty"
+    dlq = values.get(parameters.gateway_dead_letter_queue_url(env))
+    if not settings.gateway.enabled:
+        results.append(not_needed("dead-letter-queue", dlq_title, "gateway.enabled is false"))
+    elif dlq and clients:
+        results.append(checks.dead_letter_queue(clients, dlq))
+    else:
+        needs = (
+            aws_needs if not (clients and account) else f"SSM parameter {parameters.gateway_dead_letter_queue_url(env)}"
+        )
+        results.append(skipped("dead-letter-queue", dlq_title, needs))
+    return Report(env, tuple(results))
+
+
+def _credentials(
+    settings: EnvironmentSettings, options: DoctorOptions, connect: Connect, results: list[CheckResult]
+) -> tuple[DoctorClients | None, str | None]:
+    try:
+        clients = connect(settings, options.timeout)
+    except AwsError as exc:  # no region, a broken profile: the first check fails, the rest are skipped
+        results.append(
+            CheckResult(
+                "credentials",
+                "AWS credentials and region",
+                Status.FAIL,
+                checks.error_of(exc),
+                "set AWS_REGION (or region in cdk.json) and credentials (AWS_PROFILE, aws configure)",
+            )
+        )
+        return None, None
+    row, account = checks.credentials(settings, clients)
+    results.append(row)
+    return clients, account
+
+
+def _http_checks(
+    settings: EnvironmentSettings, options: DoctorOptions, values: dict[str, str], *, reachable_aws: bool
+) -> list[CheckResult]:
+    env = settings.name
+    api_parameter = parameters.marquez_api_url(env)
+    marquez_url = options.marquez_url or values.get(api_parameter)
+    from_parameter = options.marquez_url is None
+    needs = (
+        f"--marquez URL, or AWS access to read SSM parameter {api_parameter} ({stack_name(env, LINEAGE_SERVICE)})"
+        if not reachable_aws
+        else f"SSM parameter {api_parameter} ({stack_name(env, LINEAGE_SERVICE)}) or --marquez URL"
+    )
+    rows = [
+        probes.marquez(marquez_url, timeout=options.timeout, from_parameter=from_parameter)
+        if marquez_url
+        else skipped("marquez", "Marquez API reachable", needs)
+    ]
+    title = "lineage gateway reachable"
+    gateway_url = options.gateway_url or marquez_url
+    if not settings.gateway.enabled:
+        rows.append(not_needed("gateway", title, "gateway.enabled is false"))
+    elif gateway_url:
+        from_parameter = options.gateway_url is None and options.marquez_url is None
+        rows.append(probes.gateway(gateway_url, env=env, timeout=options.timeout, from_parameter=from_parameter))
+    else:
+        rows.append(skipped("gateway", title, needs))
+    return rows

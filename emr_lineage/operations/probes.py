@@ -1,0 +1,49 @@
+"""The doctor's HTTP checks: Marquez answers as Marquez, the gateway's route reaches the ingest.
+
+Both servers sit behind the internal load balancer. From outside the VPC, forward a local port to
+it through SSM (docs/e2e.md) and give doctor ``--marquez http://localhost:5080``.
+"""
+
+from __future__ import annotations
+
+from emr_lineage.http import HttpClient, HttpError
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.marquez.client import MarquezClient, MarquezError, NotMarquezError
+from emr_lineage.operations.checks import CheckResult, Status, error_of
+
+PORT_FORWARD_FIX = (
+    "the load balancer is internal: run doctor inside the VPC, or forward a port through SSM "
+    "(docs/e2e.md) and pass --marquez http://localhost:5080"
+)
+UNAUTHORIZED = 401
+
+
+def marquez(url: str, *, timeout: float, from_parameter: bool) -> CheckResult:
+    """``GET /api/v1/namespaces`` answers as Marquez (the client's probe)."""
+    title = "Marquez API reachable"
+    try:
+        with MarquezClient(url, timeout=timeout) as client:
+            client.probe()
+    except NotMarquezError as exc:
+        return CheckResult("marquez", title, Status.FAIL, error_of(exc), "give the Marquez API base URL (--marquez)")
+    except MarquezError as exc:
+        fix = PORT_FORWARD_FIX if from_parameter else "check the URL and that the port-forward session is open"
+        return CheckResult("marquez", title, Status.FAIL, error_of(exc), fix)
+    return CheckResult("marquez", title, Status.PASS, f"{url} answers as Marquez")
+
+
+def gateway(url: str, *, env: str, timeout: float, from_parameter: bool) -> CheckResult:
+    """``POST /api/v1/lineage`` without a key answers 401: the load balancer sends the route to the
+    ingest (Marquez itself would take or refuse the body). The body is ``{}``: never lineage."""
+    title = "lineage gateway reachable"
+    endpoint = url.rstrip("/") + LINEAGE_ENDPOINT
+    try:
+        with HttpClient(timeout=timeout, retries=0, service=f"the gateway at {url}") as client:
+            reply = client.request("POST", endpoint, data=b"{}", headers={"Content-Type": "application/json"})
+    except HttpError as exc:
+        fix = PORT_FORWARD_FIX if from_parameter else "check the URL and that the port-forward session is open"
+        return CheckResult("gateway", title, Status.FAIL, error_of(exc), fix)
+    if reply.status == UNAUTHORIZED:
+        return CheckResult("gateway", title, Status.PASS, f"POST {endpoint} without a key -> 401 (the ingest)")
+    detail = f"POST {endpoint} without a key -> HTTP {reply.status}, not 401: the ingest does not answer this route"
+    return CheckResult("gateway", title, Status.FAIL, detail, f"deploy the Gateway stack (make deploy ENV={env})")

@@ -1,0 +1,49 @@
+"""The CloudFormation stacks of one environment and the SSM parameters the tools read from them.
+
+``app.py`` names its stacks ``EmrLineage-<env>-<Part>`` (its ``stack_name``); :func:`stack_name`
+spells the same rule for the tools, and :func:`stack_parts` lists the parts ``app.py`` builds for
+the settings. The parameter names themselves come from :mod:`emr_lineage.aws.parameters`.
+"""
+
+from __future__ import annotations
+
+from emr_lineage.aws import parameters
+from emr_lineage.settings.model import EnvironmentSettings
+
+NETWORK = "Network"
+LINEAGE_SERVICE = "LineageService"
+DATA_LAKE = "DataLake"
+GATEWAY = "Gateway"
+EMR = "Emr"
+MONITORING = "Monitoring"
+
+
+def stack_name(env: str, part: str) -> str:
+    """``EmrLineage-<env>-<Part>``, e.g. ``EmrLineage-dev-Network``."""
+    return f"EmrLineage-{env}-{part}"
+
+
+def stack_parts(settings: EnvironmentSettings) -> tuple[str, ...]:
+    """The stacks ``app.py`` builds for these settings, in deploy order."""
+    gateway = (GATEWAY,) if settings.gateway.enabled else ()
+    return (NETWORK, LINEAGE_SERVICE, DATA_LAKE, *gateway, EMR, MONITORING)
+
+
+def tool_parameters(settings: EnvironmentSettings) -> dict[str, str]:
+    """SSM parameter name -> the stack part that publishes it, for every parameter a command reads."""
+    env = settings.name
+    names = {
+        parameters.marquez_api_url(env): LINEAGE_SERVICE,
+        parameters.marquez_web_url(env): LINEAGE_SERVICE,
+        parameters.data_lake_bucket(env): DATA_LAKE,
+        parameters.artifacts_bucket(env): EMR,
+        parameters.emr_launch_spec(env): EMR,
+    }
+    if settings.gateway.enabled:
+        names |= {
+            parameters.gateway_archive_bucket(env): GATEWAY,
+            parameters.gateway_queue_url(env): GATEWAY,
+            parameters.gateway_dead_letter_queue_url(env): GATEWAY,
+            parameters.gateway_api_key_secret(env): GATEWAY,
+        }
+    return names
