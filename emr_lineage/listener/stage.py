@@ -1,4 +1,8 @@
-"""Stage the OpenLineage Spark listener jar: download it, check it is a jar with the pinned SHA-256, upload it once."""
+"""Stage the OpenLineage Spark listener jar: download it, check it is a jar with the pinned SHA-256, upload it once.
+
+:func:`fetch_jar` (download + jar check) is shared with ``stage-listener --pin``
+(:mod:`emr_lineage.listener.pin`), which verifies the jar against the repository instead of a pin.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from emr_lineage.settings.model import ListenerArtifact
 DOWNLOAD_TIMEOUT = 300.0
 DOWNLOAD_MAX_BYTES = 256 * MIB
 MANIFEST = "META-INF/MANIFEST.MF"
+LISTENER_CLASS = "io/openlineage/spark/agent/OpenLineageSparkListener.class"
 JAR_CONTENT_TYPE = "application/java-archive"
 
 
@@ -49,7 +54,6 @@ class StageResult:
     sha256: str
     size: int
     uploaded: bool  # False: the bucket already held this exact jar (idempotent re-run)
-    pinned: bool  # False: trust on first use, the caller must pin ``sha256`` in cdk.json
 
     @property
     def uri(self) -> str:
@@ -79,16 +83,42 @@ def download(url: str, destination: Path, *, http: HttpClient) -> tuple[str, int
     return digest.hexdigest(), reply.size
 
 
+@dataclass(frozen=True)
+class FetchedJar:
+    path: Path
+    url: str
+    sha256: str
+    size: int
+
+
+def fetch_jar(artifact: ListenerArtifact, directory: Path, *, http: HttpClient | None = None) -> FetchedJar:
+    """Download the listener jar into ``directory`` and check that it is the listener's jar."""
+    jar = directory / artifact.file_name
+    if http is None:
+        with download_client() as client:
+            sha256, size = download(artifact.download_url, jar, http=client)
+    else:
+        sha256, size = download(artifact.download_url, jar, http=http)
+    check_jar(jar, artifact.download_url)
+    return FetchedJar(jar, artifact.download_url, sha256, size)
+
+
 def check_jar(path: Path, url: str) -> None:
-    """A jar is a zip file with ``META-INF/MANIFEST.MF``; anything else is refused."""
+    """The listener's jar is a zip file with ``META-INF/MANIFEST.MF`` and the listener class; anything
+    else (a proxy's HTML page, another artifact) is refused."""
     try:
         with zipfile.ZipFile(path) as jar:
-            if MANIFEST in jar.namelist():
-                return
-            problem = f"a zip file without {MANIFEST}"
+            names = set(jar.namelist())
     except (zipfile.BadZipFile, OSError):
         problem = "not a zip file"
-    raise NotAJarError(f"the download from {url} is not a jar ({problem}); check the Maven repository URL")
+    else:
+        missing = [entry for entry in (MANIFEST, LISTENER_CLASS) if entry not in names]
+        if not missing:
+            return
+        problem = f"a zip file without {' and '.join(missing)}"
+    raise NotAJarError(
+        f"the download from {url} is not the OpenLineage listener jar ({problem}); check the Maven repository URL"
+    )
 
 
 def stage_listener(
@@ -98,44 +128,34 @@ def stage_listener(
     s3_client: Any,
     http: HttpClient | None = None,
     maven_repository: str | None = None,
-    trust_on_first_use: bool = False,
 ) -> StageResult:
     """Download the listener jar, check it is a jar with the pinned SHA-256, upload it to ``bucket``.
 
-    Nothing is uploaded unless the download is a jar whose checksum matches the pin. Without a
-    pin, staging is refused unless ``trust_on_first_use`` is set: then the computed checksum is
-    returned in the result for the caller to pin in cdk.json. ``maven_repository`` overrides the
-    configured repository (a mirror, or a local server in tests). S3 problems raise
+    Nothing is uploaded unless the download is the listener's jar and its checksum matches the
+    pin; without a pin, staging is refused (``stage-listener --pin`` makes one). ``maven_repository``
+    overrides the configured repository (a mirror, or a local server in tests). S3 problems raise
     :class:`~emr_lineage.aws.clients.AwsError`.
     """
-    if artifact.sha256 is None and not trust_on_first_use:
+    if artifact.sha256 is None:
         raise ListenerNotPinnedError(
             f"{artifact.file_name}: no SHA-256 pinned in cdk.json "
-            "(emr-lineage.versions.openlineage_spark.sha256 is null); "
-            "run 'emr-lineage stage-listener --pin' once to download it and print the checksum to pin"
+            "(emr-lineage.versions.openlineage_spark.sha256 is null); run 'emr-lineage stage-listener --pin' "
+            "to verify the jar against the repository's checksums and write the pin (docs/listener.md)"
         )
     if maven_repository:
         artifact = artifact.model_copy(update={"maven_repository": maven_repository})
-    key = listener_s3_key(artifact)
     with tempfile.TemporaryDirectory(prefix="emr-lineage-listener-") as tmp:
-        jar = Path(tmp) / artifact.file_name
-        if http is None:
-            with download_client() as client:
-                sha256, size = download(artifact.download_url, jar, http=client)
-        else:
-            sha256, size = download(artifact.download_url, jar, http=http)
-        check_jar(jar, artifact.download_url)
-        if artifact.sha256 is not None and sha256 != artifact.sha256:
+        jar = fetch_jar(artifact, Path(tmp), http=http)
+        if jar.sha256 != artifact.sha256:
             raise ChecksumMismatchError(
-                f"{artifact.file_name}: SHA-256 mismatch, downloaded {sha256} from {artifact.download_url} "
+                f"{artifact.file_name}: SHA-256 mismatch, downloaded {jar.sha256} from {jar.url} "
                 f"but cdk.json pins {artifact.sha256}; nothing uploaded"
             )
-        upload = upload_once(s3_client, jar, bucket, key, sha256=sha256, content_type=JAR_CONTENT_TYPE)
-    return StageResult(
-        bucket=bucket,
-        key=key,
-        sha256=sha256,
-        size=size,
-        uploaded=upload.uploaded,
-        pinned=artifact.sha256 is not None,
-    )
+        return upload_jar(jar, artifact, bucket, s3_client=s3_client)
+
+
+def upload_jar(jar: FetchedJar, artifact: ListenerArtifact, bucket: str, *, s3_client: Any) -> StageResult:
+    """Upload a verified jar to the artifacts bucket (once: an object with its SHA-256 is left alone)."""
+    key = listener_s3_key(artifact)
+    upload = upload_once(s3_client, jar.path, bucket, key, sha256=jar.sha256, content_type=JAR_CONTENT_TYPE)
+    return StageResult(bucket=bucket, key=key, sha256=jar.sha256, size=jar.size, uploaded=upload.uploaded)

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import http.server
-import io
 import json
-import threading
 import time
-import zipfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import boto3
 import pytest
 from click.testing import CliRunner
-from moto import mock_aws
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsError
@@ -34,119 +29,14 @@ from emr_lineage.listener.stage import (
 )
 from emr_lineage.settings.loader import load_settings
 from tests.emr_lineage.fake_marquez import Answer
-from tests.helpers import fake_aws_credentials, one_error_line
+from tests.emr_lineage.listener.maven import BUCKET, REGION, build_test_jar, keys
+from tests.helpers import one_error_line
 from tests.paths import BOOTSTRAP_SCRIPT
 from tests.versions import EMR_RELEASE, LISTENER_JAR, OPENLINEAGE_VERSION, SCALA_VERSION
-
-BUCKET = "emr-lineage-dev-artifacts-test"
-REGION = "us-east-1"
-
-
-def build_test_jar(created_by: str = "emr-lineage tests", manifest: bool = True) -> bytes:
-    """A small real jar (zip with a manifest and one class-like entry)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as jar:
-        if manifest:
-            jar.writestr("META-INF/MANIFEST.MF", f"Manifest-Version: 1.0\nCreated-By: {created_by}\n")
-        jar.writestr("io/openlineage/spark/agent/OpenLineageSparkListener.class", b"\xca\xfe\xba\xbe" + b"\0" * 64)
-    return buffer.getvalue()
-
-
-class FakeMaven:
-    """Serves one jar under the Maven layout; can be told to fail the next N requests with 503."""
-
-    def __init__(self) -> None:
-        self.files: dict[str, bytes] = {}
-        self.requests: list[str] = []
-        self.fail_next = 0
-        fake = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server API)
-                fake.requests.append(self.path)
-                if fake.fail_next > 0:
-                    fake.fail_next -= 1
-                    self.send_response(503)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                body = fake.files.get(self.path)
-                if body is None:
-                    self.send_response(404)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "application/java-archive")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/maven2"
-
-    def publish(self, artifact, body: bytes) -> None:
-        path = artifact.model_copy(update={"maven_repository": self.url}).download_url
-        self.files[path.removeprefix(f"http://127.0.0.1:{self.server.server_address[1]}")] = body
-
-    def reset(self) -> None:
-        self.files.clear()
-        self.requests.clear()
-        self.fail_next = 0
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture(scope="session")
-def test_jar() -> bytes:
-    return build_test_jar()
-
-
-@pytest.fixture(scope="session")
-def test_jar_sha256(test_jar: bytes) -> str:
-    return hashlib.sha256(test_jar).hexdigest()
-
-
-@pytest.fixture(scope="session")
-def maven_server():
-    server = FakeMaven()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def maven(maven_server: FakeMaven, test_jar: bytes):
-    """The fake Maven repository, serving the configured artifact's path with the test jar."""
-    maven_server.reset()
-    maven_server.publish(load_settings("dev").versions.openlineage_spark, test_jar)
-    yield maven_server
-    maven_server.reset()
-
-
-@pytest.fixture
-def s3(monkeypatch):
-    fake_aws_credentials(monkeypatch, REGION)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        client = boto3.client("s3", region_name=REGION)
-        client.create_bucket(Bucket=BUCKET)
-        yield client
 
 
 def pinned(sha256: str | None):
     return load_settings("dev").versions.openlineage_spark.model_copy(update={"sha256": sha256})
-
-
-def keys(s3_client) -> list[str]:
-    return [o["Key"] for o in s3_client.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
 
 
 fast_http = functools.partial(download_client, backoff=0.01)
@@ -159,7 +49,7 @@ def test_stage_verifies_and_uploads_with_checksum_metadata(maven, s3, test_jar, 
     artifact = pinned(test_jar_sha256)
     result = stage_listener(artifact, BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url)
 
-    assert result.uploaded and result.pinned
+    assert result.uploaded
     assert result.key == f"listener/{LISTENER_JAR}" == listener_s3_key(artifact)
     stored = s3.get_object(Bucket=BUCKET, Key=result.key)
     assert stored["Body"].read() == test_jar
@@ -228,15 +118,6 @@ def test_unpinned_is_refused_before_any_download(maven, s3):
     assert keys(s3) == []
 
 
-def test_trust_on_first_use_reports_the_checksum_to_pin(maven, s3, test_jar_sha256):
-    result = stage_listener(
-        pinned(None), BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url, trust_on_first_use=True
-    )
-    assert result.uploaded and not result.pinned
-    assert result.sha256 == test_jar_sha256
-    assert s3.head_object(Bucket=BUCKET, Key=result.key)["Metadata"]["sha256"] == test_jar_sha256
-
-
 def test_a_changed_object_in_the_bucket_is_replaced(maven, s3, test_jar, test_jar_sha256):
     key = listener_s3_key(pinned(test_jar_sha256))
     s3.put_object(Bucket=BUCKET, Key=key, Body=b"tampered", Metadata={"sha256": "f" * 64})
@@ -245,17 +126,28 @@ def test_a_changed_object_in_the_bucket_is_replaced(maven, s3, test_jar, test_ja
     assert s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == test_jar
 
 
-def test_a_body_that_is_not_a_jar_is_refused_and_nothing_uploaded(maven, s3):
-    artifact = pinned(None)
-    for body, problem in (
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
         (b"<html>Proxy login</html>", "not a zip file"),
         (build_test_jar(manifest=False), "a zip file without META-INF/MANIFEST.MF"),
+        (
+            build_test_jar(listener=False),
+            "a zip file without io/openlineage/spark/agent/OpenLineageSparkListener.class",
+        ),
+        (
+            build_test_jar(manifest=False, listener=False),
+            "a zip file without META-INF/MANIFEST.MF and io/openlineage/spark/agent/OpenLineageSparkListener.class",
+        ),
+    ],
+)
+def test_a_body_that_is_not_the_listener_jar_is_refused_and_nothing_uploaded(maven, s3, body, problem):
+    artifact = pinned(hashlib.sha256(body).hexdigest())  # the pin matches: the jar check alone refuses
+    maven.publish(artifact, body)
+    with pytest.raises(
+        NotAJarError, match=rf"the download from http://127.*\.jar is not the OpenLineage listener jar \({problem}\)"
     ):
-        maven.publish(artifact, body)
-        with pytest.raises(NotAJarError, match=rf"the download from http://127.*\.jar is not a jar \({problem}\)"):
-            stage_listener(
-                artifact, BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url, trust_on_first_use=True
-            )
+        stage_listener(artifact, BUCKET, s3_client=s3, http=fast_http(), maven_repository=maven.url)
     assert keys(s3) == []
 
 
@@ -335,10 +227,15 @@ def test_cli_checksum_mismatch_exits_2_and_uploads_nothing(maven, s3, cdk_json_p
     assert keys(s3) == []
 
 
-def test_cli_refuses_a_body_that_is_not_a_jar(maven, s3):
-    maven.publish(load_settings("dev").versions.openlineage_spark, b"<html>Sign in to the proxy</html>")
-    result = stage("--bucket", BUCKET, "--pin", "--maven-repository", maven.url)
-    assert " is not a jar (not a zip file); check the Maven repository URL" in one_error_line(result, stdout_empty=True)
+def test_cli_refuses_a_body_that_is_not_a_jar(maven, s3, tmp_path, repo_root):
+    body = b"<html>Sign in to the proxy</html>"
+    document = json.loads((repo_root / "cdk.json").read_text())
+    document["context"]["emr-lineage"]["versions"]["openlineage_spark"]["sha256"] = hashlib.sha256(body).hexdigest()
+    (tmp_path / "cdk.json").write_text(json.dumps(document))
+    maven.publish(load_settings("dev").versions.openlineage_spark, body)
+    result = stage("--cdk-json", str(tmp_path / "cdk.json"), "--bucket", BUCKET, "--maven-repository", maven.url)
+    line = one_error_line(result, stdout_empty=True)
+    assert " is not the OpenLineage listener jar (not a zip file); check the Maven repository URL" in line
     assert keys(s3) == []
 
 
@@ -386,17 +283,13 @@ def test_cli_download_deadline(marquez, s3, cdk_json_pinned, test_jar):
     assert keys(s3) == []
 
 
-def test_cli_refuses_unpinned_and_pin_flag_prints_the_checksum(maven, s3, test_jar_sha256):
+def test_cli_refuses_unpinned(maven, s3):
     # The real cdk.json: no checksum pinned yet.
     assert load_settings("dev").versions.openlineage_spark.sha256 is None
     refused = stage("--bucket", BUCKET, "--maven-repository", maven.url)
-    assert "no SHA-256 pinned" in one_error_line(refused)
+    assert "no SHA-256 pinned" in one_error_line(refused, stdout_empty=True)
+    assert maven.requests == []
     assert keys(s3) == []
-
-    pinned_run = stage("--bucket", BUCKET, "--pin", "--maven-repository", maven.url)
-    assert pinned_run.exit_code == 0, pinned_run.output
-    assert f'"sha256": "{test_jar_sha256}"' in pinned_run.output
-    assert keys(s3) == [f"listener/{LISTENER_JAR}"]
 
 
 def test_cli_maven_repository_from_environment(maven, s3, cdk_json_pinned, monkeypatch):
