@@ -152,8 +152,8 @@ def test_no_long_running_cluster_by_default(synth):
     assert not _by_type(synth.template_json("emr"), "AWS::EMR::Cluster")
 
 
-def test_long_running_cluster_is_built_from_the_launch_spec_request(long_running_synth, render):
-    tpl = long_running_synth.template_json("emr")
+def test_long_running_cluster_is_built_from_the_launch_spec_request(optional_synth, render):
+    tpl = optional_synth.template_json("emr")
     (cluster,) = _by_type(tpl, "AWS::EMR::Cluster").values()
     props = cluster["Properties"]
     (param,) = [

@@ -59,8 +59,8 @@ def test_instance_role_is_scoped(synth, render):
     )
 
 
-def test_runtime_role_gets_the_data_and_lake_formation_session_tags(long_running_synth, render):
-    tpl = long_running_synth.template_json("emr")
+def test_runtime_role_gets_the_data_and_lake_formation_session_tags(optional_synth, render):
+    tpl = optional_synth.template_json("emr")
     runtime = _id(tpl, "RolesRuntimeRole", "AWS::IAM::Role")
     instance = _id(tpl, "RolesInstanceRole", "AWS::IAM::Role")
     sids = {s.get("Sid") for s in _statements(tpl, runtime)}

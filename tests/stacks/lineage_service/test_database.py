@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk.assertions import Match
-
 from emr_lineage.settings.loader import load_settings
 from tests.stacks.templates import ingress as _ingress
 from tests.stacks.templates import one as _one
@@ -68,10 +66,9 @@ def test_database_lives_in_isolated_subnets(synth):
     assert isolated and all(subnet in imported for subnet in isolated)
 
 
-def test_database_accepts_only_the_marquez_tasks(synth):
+def test_database_accepts_only_the_marquez_tasks_and_the_retention_task(synth):
     tpl = synth.template_json("lineage")
     rules = _ingress(tpl, _group_id(tpl, "DatabaseSecurityGroup"))
-    task_group = _group_id(tpl, "MarquezSecurityGroup")
-    assert rules == [Match.any_value()] or len(rules) == 1
-    assert rules[0]["SourceSecurityGroupId"] == {"Fn::GetAtt": [task_group, "GroupId"]}
-    assert (rules[0]["FromPort"], rules[0]["ToPort"]) == (5432, 5432)
+    sources = sorted(r["SourceSecurityGroupId"]["Fn::GetAtt"][0] for r in rules)
+    assert sources == sorted([_group_id(tpl, "MarquezSecurityGroup"), _group_id(tpl, "RetentionSecurityGroup")])
+    assert all((r["FromPort"], r["ToPort"]) == (5432, 5432) for r in rules)

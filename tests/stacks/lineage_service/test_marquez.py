@@ -22,11 +22,21 @@ from stacks.lineage_service.marquez import (
     WEB_PORT,
     marquez_config,
 )
+from tests.stacks.conftest import ECR_MIRROR
+from tests.stacks.templates import as_list as _as_list
+from tests.stacks.templates import by_type as _by_type
 from tests.stacks.templates import one as _one
+from tests.stacks.templates import statements as _statements
+
+
+def _service_task(tpl: dict) -> dict:
+    """The Marquez service's task definition (the retention task has its own)."""
+    _, service = _one(tpl, "AWS::ECS::Service")
+    return tpl["Resources"][service["Properties"]["TaskDefinition"]["Ref"]]
 
 
 def _containers(synth) -> dict[str, dict]:
-    _, task = _one(synth.template_json("lineage"), "AWS::ECS::TaskDefinition")
+    task = _service_task(synth.template_json("lineage"))
     return {c["Name"]: c for c in task["Properties"]["ContainerDefinitions"]}
 
 
@@ -34,11 +44,59 @@ def _env(container: dict) -> dict:
     return {e["Name"]: e["Value"] for e in container.get("Environment", [])}
 
 
-def test_images_are_pinned_to_the_configured_marquez_version(synth):
-    version = load_settings(synth.env).versions.marquez
+def test_images_are_the_configured_repositories_pinned_to_the_marquez_version(synth):
+    versions = load_settings(synth.env).versions
     containers = _containers(synth)
-    assert containers[API_CONTAINER]["Image"] == f"marquezproject/marquez:{version}"
-    assert containers[WEB_CONTAINER]["Image"] == f"marquezproject/marquez-web:{version}"
+    assert containers[API_CONTAINER]["Image"] == f"{versions.marquez_image.api}:{versions.marquez}"
+    assert containers[WEB_CONTAINER]["Image"] == f"{versions.marquez_image.web}:{versions.marquez}"
+    assert versions.marquez_image.api == "marquezproject/marquez"  # Docker Hub unless configured
+
+
+def test_ecr_images_are_pulled_with_permissions_on_those_repositories_only(cognito_synth, render):
+    versions = load_settings("dev").versions
+    tpl = cognito_synth.template_json("lineage")
+    task = _service_task(tpl)
+    # CDK writes the registry's domain suffix as AWS::URLSuffix (amazonaws.com in the aws partition).
+    images = {
+        c["Name"]: render(c["Image"]).replace("{Ref:AWS::URLSuffix}", "amazonaws.com")
+        for c in task["Properties"]["ContainerDefinitions"]
+    }
+    assert images[API_CONTAINER] == f"{ECR_MIRROR}/marquez:{versions.marquez}"
+    assert images[WEB_CONTAINER] == f"{ECR_MIRROR}/marquez-web:{versions.marquez}"
+    role_id = task["Properties"]["ExecutionRoleArn"]["Fn::GetAtt"][0]
+    pulls = [s for s in _statements(tpl, role_id) if "ecr:BatchGetImage" in _as_list(s["Action"])]
+    arns = sorted(r for s in pulls for r in _as_list(s["Resource"]))
+    registry = "arn:aws:ecr:eu-west-1:123456789012:repository/docker-hub/marquezproject"
+    assert arns == [f"{registry}/marquez", f"{registry}/marquez-web"]
+
+
+def test_failed_deployments_stop_and_roll_back(synth):
+    _, service = _one(synth.template_json("lineage"), "AWS::ECS::Service")
+    configuration = service["Properties"]["DeploymentConfiguration"]
+    assert configuration["DeploymentCircuitBreaker"] == {"Enable": True, "Rollback": True}
+    assert (configuration["MinimumHealthyPercent"], configuration["MaximumPercent"]) == (100, 200)
+
+
+def test_service_scales_on_cpu_within_the_configured_bounds(synth):
+    scaling = load_settings(synth.env).marquez.autoscaling
+    tpl = synth.template_json("lineage")
+    targets = _by_type(tpl, "AWS::ApplicationAutoScaling::ScalableTarget")
+    if scaling is None:  # dev: a fixed desired_count
+        assert synth.env == "dev"
+        assert targets == {} and _by_type(tpl, "AWS::ApplicationAutoScaling::ScalingPolicy") == {}
+        return
+    assert synth.env == "prod"
+    ((target_id, target),) = targets.items()
+    props = target["Properties"]
+    assert (props["MinCapacity"], props["MaxCapacity"]) == (scaling.min_tasks, scaling.max_tasks)
+    assert props["ScalableDimension"] == "ecs:service:DesiredCount"
+    service_id, _ = _one(tpl, "AWS::ECS::Service")
+    assert {"Fn::GetAtt": [service_id, "Name"]} in props["ResourceId"]["Fn::Join"][1]
+    _, policy = _one(tpl, "AWS::ApplicationAutoScaling::ScalingPolicy")
+    assert policy["Properties"]["ScalingTargetId"] == {"Ref": target_id}
+    tracking = policy["Properties"]["TargetTrackingScalingPolicyConfiguration"]
+    assert tracking["PredefinedMetricSpecification"] == {"PredefinedMetricType": "ECSServiceAverageCPUUtilization"}
+    assert tracking["TargetValue"] == scaling.target_cpu_percent
 
 
 def test_api_runs_a_config_that_reads_credentials_from_the_environment(synth):
@@ -102,7 +160,7 @@ def test_cluster_has_container_insights(synth):
 def test_service_runs_privately_with_configured_size(synth):
     marquez = load_settings(synth.env).marquez
     tpl = synth.template_json("lineage")
-    _, task = _one(tpl, "AWS::ECS::TaskDefinition")
+    task = _service_task(tpl)
     assert task["Properties"]["Cpu"] == str(marquez.task_cpu)
     assert task["Properties"]["Memory"] == str(marquez.task_memory_mib)
     _, service = _one(tpl, "AWS::ECS::Service")
@@ -111,5 +169,4 @@ def test_service_runs_privately_with_configured_size(synth):
     assert props["LaunchType"] == "FARGATE"
     network = props["NetworkConfiguration"]["AwsvpcConfiguration"]
     assert network["AssignPublicIp"] == "DISABLED"
-    assert props["DeploymentConfiguration"]["DeploymentCircuitBreaker"] == {"Enable": True, "Rollback": True}
     assert props["HealthCheckGracePeriodSeconds"] == marquez.health_check_grace_seconds
