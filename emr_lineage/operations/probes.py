@@ -16,13 +16,15 @@ PORT_FORWARD_FIX = (
     "(docs/e2e.md) and pass --marquez http://localhost:5080"
 )
 UNAUTHORIZED = 401
+# One retry: a transient blip is forgiven, an unreachable server is reported without backoff waits.
+RETRIES = 1
 
 
 def marquez(url: str, *, timeout: float, from_parameter: bool) -> CheckResult:
     """``GET /api/v1/namespaces`` answers as Marquez (the client's probe)."""
     title = "Marquez API reachable"
     try:
-        with MarquezClient(url, timeout=timeout) as client:
+        with MarquezClient(url, timeout=timeout, retries=RETRIES) as client:
             client.probe()
     except NotMarquezError as exc:
         return CheckResult("marquez", title, Status.FAIL, error_of(exc), "give the Marquez API base URL (--marquez)")

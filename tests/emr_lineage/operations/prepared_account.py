@@ -1,0 +1,127 @@
+"""What the tls and doctor tests share: a cdk.json copy to vary, and a moto account prepared the way
+a deployed environment leaves it (each test module makes its ``aws`` fixture of :func:`moto_account`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from emr_lineage.aws import parameters
+from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
+from emr_lineage.aws.upload import SHA256_METADATA_KEY
+from emr_lineage.listener.artifact import listener_s3_key
+from emr_lineage.operations.checks import CDK_TOOLKIT_STACK, EMR_CLEANUP_ROLE
+from emr_lineage.operations.stacks import stack_name, stack_parts
+from emr_lineage.settings.loader import load_settings
+from emr_lineage.settings.model import EnvironmentSettings
+from tests.emr_lineage.launch_support import launch_spec
+from tests.helpers import fake_aws_credentials
+from tests.paths import CDK_JSON
+
+REGION = "eu-west-1"
+ENV = "dev"
+BUCKET = "emr-lineage-dev-artifacts-123456789012"
+PIN = "ab" * 32
+SECURITY_CONFIGURATION = launch_spec()["SecurityConfiguration"]
+
+
+def cdk_json_copy(
+    tmp_path: Path, *, sha256: str | None = PIN, in_transit_encryption: bool = True, gateway: bool = True
+) -> Path:
+    """cdk.json with the listener pin and the dev environment's switches set as given."""
+    document = json.loads(CDK_JSON.read_text())
+    block = document["context"]["emr-lineage"]
+    block["versions"]["openlineage_spark"]["sha256"] = sha256
+    block["environments"][ENV]["emr"]["in_transit_encryption"] = in_transit_encryption
+    block["environments"][ENV]["gateway"]["enabled"] = gateway
+    path = tmp_path / "cdk.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def moto_account(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """An empty moto account in REGION, for as long as the generator is suspended."""
+    fake_aws_credentials(monkeypatch, REGION)
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    with mock_aws():
+        yield
+
+
+def client(name: str) -> Any:
+    return boto3.client(name, region_name=REGION)
+
+
+def security_configuration(certificates: str | None) -> str:
+    """The EMR stack's document: in-transit encryption reading ``certificates`` (or off)."""
+    encryption: dict[str, Any] = {
+        "EnableAtRestEncryption": False,
+        "EnableInTransitEncryption": certificates is not None,
+    }
+    if certificates:
+        encryption["InTransitEncryptionConfiguration"] = {
+            "TLSCertificateConfiguration": {"CertificateProviderType": "PEM", "S3Object": certificates}
+        }
+    return json.dumps({"EncryptionConfiguration": encryption})
+
+
+def deploy_emr_stack_outputs(*, certificates: str | None = f"s3://{BUCKET}/{TLS_CERTIFICATES_KEY}") -> None:
+    """The artifacts bucket, its SSM parameters and the security configuration the launch spec names."""
+    ssm = client("ssm")
+    ssm.put_parameter(Name=parameters.artifacts_bucket(ENV), Value=BUCKET, Type="String")
+    ssm.put_parameter(Name=parameters.emr_launch_spec(ENV), Value=json.dumps(launch_spec()), Type="String")
+    client("s3").create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+    client("emr").create_security_configuration(
+        Name=SECURITY_CONFIGURATION, SecurityConfiguration=security_configuration(certificates)
+    )
+
+
+@dataclass(frozen=True)
+class PreparedAccount:
+    settings: EnvironmentSettings
+    dead_letter_queue_url: str
+
+
+def prepare_account(cdk_json: Path, marquez_url: str) -> PreparedAccount:
+    """Everything doctor checks, in place: bootstrap, the cleanup role, every stack, the SSM
+    parameters, the pinned jar, the TLS zip and an empty dead-letter queue."""
+    settings = load_settings(ENV, cdk_json)
+    template = {"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}, "Outputs": {"Topic": {"Value": "t"}}}
+    cloudformation = client("cloudformation")
+    toolkit = {"Resources": template["Resources"], "Outputs": {"BootstrapVersion": {"Value": "30"}}}
+    cloudformation.create_stack(StackName=CDK_TOOLKIT_STACK, TemplateBody=json.dumps(toolkit))
+    for part in stack_parts(settings):
+        cloudformation.create_stack(StackName=stack_name(ENV, part), TemplateBody=json.dumps(template))
+    client("iam").create_role(
+        RoleName=EMR_CLEANUP_ROLE,
+        Path="/aws-service-role/elasticmapreduce.amazonaws.com/",
+        AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}),
+    )
+    deploy_emr_stack_outputs()
+    s3 = client("s3")
+    artifact = settings.versions.openlineage_spark
+    s3.put_object(
+        Bucket=BUCKET, Key=listener_s3_key(artifact), Body=b"jar", Metadata={SHA256_METADATA_KEY: artifact.sha256 or ""}
+    )
+    s3.put_object(Bucket=BUCKET, Key=TLS_CERTIFICATES_KEY, Body=b"zip")
+    sqs = client("sqs")
+    queue = sqs.create_queue(QueueName="lineage.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    dlq = sqs.create_queue(QueueName="lineage-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    ssm = client("ssm")
+    for name, value in {
+        parameters.marquez_api_url(ENV): marquez_url,
+        parameters.marquez_web_url(ENV): marquez_url + "/",
+        parameters.data_lake_bucket(ENV): "emr-lineage-dev-data-lake",
+        parameters.gateway_archive_bucket(ENV): "emr-lineage-dev-archive",
+        parameters.gateway_queue_url(ENV): queue,
+        parameters.gateway_dead_letter_queue_url(ENV): dlq,
+        parameters.gateway_api_key_secret(ENV): "arn:aws:secretsmanager:eu-west-1:123456789012:secret:key-AbCdEf",
+    }.items():
+        ssm.put_parameter(Name=name, Value=value, Type="String")
+    return PreparedAccount(settings, dlq)
