@@ -77,11 +77,12 @@ def test_data_lake_stack_depends_on_no_other_stack(synth):
     assert [d for d in data_lake.get("dependencies", []) if not d.endswith(".assets")] == []
 
 
-def test_gateway_stack_builds_on_the_lineage_stack_and_only_emr_reads_its_key(synth):
+def test_gateway_stack_builds_on_the_lineage_stack_and_only_emr_and_monitoring_read_it(synth):
     """The gateway adds its rule, listener and ingress to the lineage load balancer from its own
-    stack: it imports the listener, load balancer, API target group and security group. Only the
-    EMR stack imports from it, the API key secret and its KMS key (the nodes' bootstrap reads the
-    key); the gateway imports nothing from EMR (that would be a dependency cycle)."""
+    stack: it imports the listener, load balancer, API target group and security group. The EMR
+    stack imports the API key secret and its KMS key (the nodes' bootstrap reads the key); the
+    monitoring stack imports what its alarms and dashboard watch; nothing else imports from it, and
+    it imports nothing from either (that would be a dependency cycle)."""
     lineage, gateway = synth.template_json("lineage"), synth.template_json("gateway")
     listener_id, _ = one(lineage, "AWS::ElasticLoadBalancingV2::Listener")
     alb_id, _ = one(lineage, "AWS::ElasticLoadBalancingV2::LoadBalancer")
@@ -91,14 +92,27 @@ def test_gateway_stack_builds_on_the_lineage_stack_and_only_emr_reads_its_key(sy
     secret_id, _ = one(gateway, "AWS::SecretsManager::Secret")
     key_id, _ = one(gateway, "AWS::KMS::Key")
     gateway_exports = {o["Export"]["Name"] for o in gateway.get("Outputs", {}).values() if "Export" in o}
-    assert gateway_exports == {
+    emr_imports = _imports(synth.template_json("emr"))
+    monitoring_imports = _imports(synth.template_json("monitoring"))
+    assert {
         export_name(gateway, {"Ref": secret_id}),
         export_name(gateway, {"Fn::GetAtt": [key_id, "Arn"]}),
-    }
-    assert gateway_exports <= _imports(synth.template_json("emr"))
-    assert not any(i.startswith(synth.stack_names["emr"] + ":") for i in imports)
+    } <= emr_imports
+    assert gateway_exports <= emr_imports | monitoring_imports
+    assert gateway_exports & monitoring_imports, "the monitoring stack watches the gateway"
+    for other in ("emr", "monitoring"):
+        assert not any(i.startswith(synth.stack_names[other] + ":") for i in imports), other
     manifest = json.loads((synth.outdir / "manifest.json").read_text())
     gateway_name = synth.stack_names["gateway"]
     for name, stack in synth.stack_names.items():
         depends = gateway_name in manifest["artifacts"][stack].get("dependencies", [])
-        assert depends == (name == "emr"), name
+        assert depends == (name in ("emr", "monitoring")), name
+
+
+def test_nothing_depends_on_the_monitoring_stack(any_synth):
+    """Monitoring comes last: it exports nothing, so alarms change without touching what they watch."""
+    monitoring = any_synth.template_json("monitoring")
+    assert not any("Export" in o for o in monitoring.get("Outputs", {}).values())
+    manifest = json.loads((any_synth.outdir / "manifest.json").read_text())
+    name = any_synth.stack_names["monitoring"]
+    assert [s for s, a in manifest["artifacts"].items() if name in a.get("dependencies", [])] == []

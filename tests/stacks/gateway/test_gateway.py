@@ -335,8 +335,11 @@ def test_a_disabled_gateway_adds_no_stack(cdk_context):
     context["emr-lineage"]["environments"]["dev"]["gateway"]["enabled"] = False
     app = cdk.App(context={**context, "env": "dev"})
     stacks = cdk_app.build_app(app)
-    assert sorted(stacks) == ["data_lake", "emr", "lineage", "network"]
+    assert sorted(stacks) == ["data_lake", "emr", "lineage", "monitoring", "network"]
     assert not [s for s in app.node.children if isinstance(s, cdk.Stack) and s.stack_name.endswith("-Gateway")]
+    # Monitoring watches Marquez only: no gateway alarms.
+    alarms = set(stacks["monitoring"].alarms)
+    assert "RdsCpu" in alarms and alarms.isdisjoint({"DeadLetterMessages", "IngestErrors", "ForwardErrors"})
     # Without a gateway the clusters' bootstrap reads no key and the nodes get no secret access.
     emr = stacks["emr"]
     (action,) = emr.resolve(emr.launch_spec)["BootstrapActions"]
