@@ -21,6 +21,7 @@ from emr_lineage.errors import EmrLineageError
 
 GPG = "gpg"
 _GPG_SECONDS = 60  # a local operation on one key and one file; far more than it takes
+_NOT_GOOD = ("BADSIG", "EXPSIG", "EXPKEYSIG", "REVKEYSIG", "ERRSIG")
 _OPTIONS = ("--batch", "--no-tty", "--no-autostart", "--no-auto-key-retrieve", "--status-fd", "1")
 
 
@@ -57,12 +58,14 @@ class Keyring:
         ``what`` names the signature in messages (its URL).
         """
         status, stderr = self._run("--trust-model", "always", "--verify", str(signature), str(data))
-        good = [line.split() for line in status if line.startswith("[GNUPG:] VALIDSIG ")]
-        signers = {fields[11] if len(fields) > 11 else fields[2] for fields in good}  # primary key's fpr
-        if self.primary in signers and not _has(status, "BADSIG"):
+        valid = [line.split() for line in status if line.startswith("[GNUPG:] VALIDSIG ")]
+        signers = {fields[11] if len(fields) > 11 else fields[2] for fields in valid}  # primary key's fpr
+        # VALIDSIG alone also comes with an expired or revoked key: GOODSIG is the "valid now" verdict.
+        refused = any(_has(status, keyword) for keyword in _NOT_GOOD)
+        if self.primary in signers and _has(status, "GOODSIG") and not refused:
             signer = next((line.split(None, 3)[3] for line in status if line.startswith("[GNUPG:] GOODSIG ")), "")
             return GoodSignature(self.primary, signer)
-        raise SignatureError(f"{what}: {_problem(status, stderr, signers, self.fingerprint)}; nothing uploaded")
+        raise SignatureError(f"{what}: {_problem(status, stderr, signers, self.primary)}; nothing uploaded")
 
     def _import(self) -> str:
         """Import the key file; return the primary fingerprint of the key that holds ``fingerprint``."""
@@ -118,21 +121,22 @@ def _has(status: list[str], keyword: str) -> bool:
     return any(line.startswith(f"[GNUPG:] {keyword} ") or line == f"[GNUPG:] {keyword}" for line in status)
 
 
-def _problem(status: list[str], stderr: str, signers: set[str], fingerprint: str) -> str:
+def _problem(status: list[str], stderr: str, signers: set[str], primary: str) -> str:
     """Why a signature does not count, in words, from gpg's status lines."""
-    issuers = [line.split() for line in status if line.startswith("[GNUPG:] ERRSIG ")]
     if _has(status, "BADSIG"):
         return "BAD signature: the file is not the one the key signed"
+    if signers - {primary}:
+        return f"signed by {', '.join(sorted(signers - {primary}))}, not by the configured key {primary}"
     if _has(status, "REVKEYSIG"):
-        return f"signed by a REVOKED key ({fingerprint})"
+        return f"signed by a REVOKED key ({primary})"
     if _has(status, "EXPKEYSIG") or _has(status, "EXPSIG"):
-        return f"signed by an EXPIRED key or an expired signature ({fingerprint}); get the key with its current expiry"
-    if signers:
-        return f"signed by {', '.join(sorted(signers))}, not by the configured key {fingerprint}"
-    if issuers:
-        # ERRSIG <keyid> <algo> <hash> <class> <time> <rc> [<fingerprint>]; rc 9 = no public key
-        who = ", ".join(fields[8] if len(fields) > 8 else fields[2] for fields in issuers)
-        return f"signed by key {who}, not by the configured key {fingerprint}"
+        return f"signed by an EXPIRED key or an expired signature ({primary}); get the key with its current expiry"
+    # ERRSIG <keyid> <algo> <hash> <class> <time> <rc> [<fingerprint>]; rc 9 = no public key for it
+    for fields in (line.split() for line in status if line.startswith("[GNUPG:] ERRSIG ")):
+        issuer = fields[8] if len(fields) > 8 else fields[2]
+        if len(fields) > 7 and fields[7] == "9":
+            return f"signed by key {issuer}, not by the configured key {primary}"
+        return f"signature by {issuer} cannot be checked (gpg ERRSIG code {fields[7] if len(fields) > 7 else '?'})"
     if _has(status, "NODATA"):
         return "holds no OpenPGP signature"
     last = stderr.strip().splitlines()[-1:] or ["no signature checked"]

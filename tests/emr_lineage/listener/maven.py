@@ -105,13 +105,27 @@ class TestKey:
 
     __test__ = False  # not a test class for pytest
 
-    def __init__(self, home: Path, name: str) -> None:
+    def __init__(self, home: Path, name: str, *, made_at: str | None = None, expires: str = "never") -> None:
         self.home = home
+        self.made_at = made_at  # gpg's --faked-system-time, e.g. 20200101T000000: a key that expired long ago
         home.mkdir(mode=0o700, parents=True)
-        self._gpg("--passphrase", "", "--quick-gen-key", f"{name} <{name.lower()}@example.com>", "ed25519", "sign")
+        self._gpg(
+            "--passphrase", "", "--quick-gen-key", f"{name} <{name.lower()}@example.com>", "ed25519", "sign", expires
+        )
         listing = self._gpg("--with-colons", "--list-keys").stdout
         self.fingerprint = next(line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr:"))
         self.public_key = home / "public.asc"
+        self._export()
+
+    def revoke(self) -> None:
+        """Apply the revocation certificate gpg made with the key; the public key file then says so."""
+        certificate = (self.home / "openpgp-revocs.d" / f"{self.fingerprint}.rev").read_text()
+        revocation = self.home / "revocation.asc"
+        revocation.write_text(certificate.replace(":-----BEGIN", "-----BEGIN"))  # gpg disarms it with a ':'
+        self._gpg("--import", str(revocation))
+        self._export()
+
+    def _export(self) -> None:
         self.public_key.write_text(self._gpg("--armor", "--export", self.fingerprint).stdout)
 
     def sign(self, data: bytes) -> bytes:
@@ -120,8 +134,9 @@ class TestKey:
 
     def _gpg(self, *args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
         env = {**os.environ, "GNUPGHOME": str(self.home)}
+        faked = ["--faked-system-time", self.made_at] if self.made_at else []
         return subprocess.run(
-            ["gpg", "--batch", "--no-tty", "--pinentry-mode", "loopback", *args],
+            ["gpg", "--batch", "--no-tty", "--pinentry-mode", "loopback", *faked, *args],
             env=env,
             check=True,
             capture_output=True,

@@ -18,7 +18,7 @@ from emr_lineage.listener.signature import Keyring, SignatureError
 from emr_lineage.listener.stage import ListenerError, NotAJarError, download_client
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.pin import PinFileError
-from tests.emr_lineage.listener.maven import BUCKET, build_test_jar, keys
+from tests.emr_lineage.listener.maven import BUCKET, TestKey, build_test_jar, keys
 from tests.helpers import one_error_line
 from tests.versions import LISTENER_JAR
 
@@ -220,6 +220,25 @@ def test_a_signature_of_other_content_is_a_bad_signature(maven, s3, make_cdk_jso
     with pytest.raises(SignatureError, match=r"\.jar\.asc: BAD signature"):
         pin(make_cdk_json(fingerprint=signer.fingerprint), s3, maven, pgp_key=signer.public_key)
     assert keys(s3) == []
+
+
+@pytest.mark.parametrize("state", ["expired", "revoked"])
+def test_a_signature_by_an_expired_or_revoked_key_is_refused(maven, s3, make_cdk_json, test_jar, tmp_path, state):
+    if state == "expired":  # made and used in 2020, valid for one day
+        key = TestKey(tmp_path / "old", "Old", made_at="20200101T000000", expires="1d")
+        signature = key.sign(test_jar)
+    else:
+        key = TestKey(tmp_path / "revoked", "Revoked")
+        signature = key.sign(test_jar)
+        key.revoke()
+    try:
+        maven.publish_checksums(ARTIFACT, test_jar, "sha512")
+        maven.publish(ARTIFACT, signature, ".asc")
+        with pytest.raises(SignatureError, match=f"signed by an? {state.upper()} key"):
+            pin(make_cdk_json(fingerprint=key.fingerprint), s3, maven, pgp_key=key.public_key)
+        assert keys(s3) == []
+    finally:
+        key.close()
 
 
 def test_a_missing_signature_is_refused_when_a_fingerprint_is_configured(maven, s3, make_cdk_json, test_jar, signer):
