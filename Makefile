@@ -50,6 +50,7 @@ $(STAMPS)/apt:
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v java >/dev/null || missing="$$missing openjdk-17-jre-headless"; \
+	command -v gpg >/dev/null || missing="$$missing gnupg"; \
 	$(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
