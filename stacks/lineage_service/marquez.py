@@ -189,7 +189,10 @@ class MarquezService(Construct):
             "Service",
             cluster=self.cluster,
             task_definition=task,
-            desired_count=marquez.desired_count,
+            # Under autoscaling the template names no count, so a deploy keeps the scaled one
+            # (CloudFormation starts a new service at 1; the scalable target's minimum raises it):
+            # https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-ecs-service.html#cfn-ecs-service-desiredcount
+            desired_count=None if marquez.autoscaling else marquez.desired_count,
             min_healthy_percent=100,
             max_healthy_percent=200,
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
@@ -214,8 +217,7 @@ class MarquezService(Construct):
     def _autoscale(self, scaling: AutoscalingSettings | None) -> ecs.ScalableTaskCount | None:
         """Target tracking on the service's average CPU between the configured bounds (None: fixed size).
 
-        A deploy sets the service back to ``desired_count`` (within the bounds, validated); the
-        scaling policy takes over from there.
+        The service then has no desired count in the template, so a deploy leaves the scaled count alone.
         """
         if scaling is None:
             return None
