@@ -1,0 +1,80 @@
+"""``emr-lineage doctor``: one table (or JSON), exit 0 when every check passed, 1 when one failed,
+2 when doctor itself cannot run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from emr_lineage.cli.app import main
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
+from tests.emr_lineage.operations.prepared_account import ENV, REGION, cdk_json_copy, moto_account, prepare_account
+from tests.helpers import one_error_line
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    yield from moto_account(monkeypatch)
+
+
+def doctor(cdk_json: Path | str, *args: str):
+    return CliRunner().invoke(main, ["doctor", "--env", ENV, "--cdk-json", str(cdk_json), *args])
+
+
+def test_an_empty_account_exits_1_with_each_fix_in_the_table(aws, tmp_path: Path) -> None:
+    result = doctor(cdk_json_copy(tmp_path, sha256=None))
+    assert result.exit_code == 1, result.output
+    for fix in (
+        f"npx cdk bootstrap aws://123456789012/{REGION}",
+        "aws iam create-service-linked-role --aws-service-name elasticmapreduce.amazonaws.com",
+        f"make deploy ENV={ENV}",
+        "emr-lineage stage-listener --pin",
+        "skipped (needs",
+    ):
+        assert fix in result.stdout, fix
+    assert "check(s) failed" in result.stdout and result.stderr == ""
+
+
+def test_a_prepared_account_exits_0_and_json_lists_every_check(aws, tmp_path: Path, marquez: FakeMarquez) -> None:
+    marquez.routes[f"POST {LINEAGE_ENDPOINT}"] = lambda state, request: Answer(401, {"error": "no key"})
+    cdk_json = cdk_json_copy(tmp_path)
+    prepare_account(cdk_json, marquez.url)
+    result = doctor(cdk_json)
+    assert result.exit_code == 0, result.output
+    assert "all checks passed" in result.stdout
+    result = doctor(cdk_json, "--format", "json", "--timeout", "5")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["passed"] is True and report["env"] == ENV and report["counts"]["fail"] == 0
+    assert {c["check"] for c in report["checks"]} >= {"credentials", "cdk-bootstrap", "marquez", "gateway"}
+    assert all(set(c) == {"check", "title", "status", "detail", "fix"} for c in report["checks"])
+
+
+def test_json_of_a_failed_check_exits_1(aws, tmp_path: Path) -> None:
+    result = doctor(cdk_json_copy(tmp_path), "--format", "json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["passed"] is False and report["counts"]["fail"] > 0
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--env", "nope"], "unknown environment 'nope'"),
+        (["--timeout", "0"], "--timeout"),
+        (["--format", "xml"], "--format"),
+    ],
+)
+def test_doctor_that_cannot_run_is_one_line_exit_2(args: list[str], fragment: str, tmp_path: Path) -> None:
+    one_error_line(doctor(cdk_json_copy(tmp_path), *args), fragment, stdout_empty=True)
+
+
+def test_a_bad_cdk_json_is_one_line_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "cdk.json"
+    bad.write_text("{")
+    one_error_line(doctor(bad), "invalid JSON", stdout_empty=True)
