@@ -339,22 +339,20 @@ def test_cli_pin_with_a_signature(maven, s3, make_cdk_json, test_jar, signer):
     ],
 )
 def test_cli_refusals_are_one_line_exit_2(maven, s3, make_cdk_json, test_jar, signer, stranger, case, fragment):
-    options = ["--pin", "--pgp-key", str(signer.public_key)]
+    with_key = ["--pin", "--pgp-key", str(signer.public_key)]
+    setups = {  # case: (cdk.json settings, options)
+        "stranger": ({"fingerprint": signer.fingerprint}, with_key),
+        "no signature": ({"fingerprint": signer.fingerprint}, with_key),
+        "no key file option": ({"fingerprint": signer.fingerprint}, ["--pin"]),
+        "conflict": ({"sha256": "1" * 64}, ["--pin"]),
+        "no checksum": ({}, ["--pin"]),
+    }
+    settings, options = setups[case]
+    cdk_json = make_cdk_json(**settings)
     if case != "no checksum":
         maven.publish_checksums(ARTIFACT, test_jar, "sha512")
     if case == "stranger":
         maven.publish(ARTIFACT, stranger.sign(test_jar), ".asc")
-    if case == "no key file option":
-        options = ["--pin"]
-    if case in ("conflict", "no checksum"):
-        options = ["--pin"]
-    cdk_json = (
-        make_cdk_json(sha256="1" * 64)
-        if case == "conflict"
-        else make_cdk_json(fingerprint=signer.fingerprint)
-        if case != "no checksum"
-        else make_cdk_json()
-    )
     before = cdk_json.read_bytes()
     result = stage("--cdk-json", str(cdk_json), "--bucket", BUCKET, "--maven-repository", maven.url, *options)
     one_error_line(result, fragment, stdout_empty=True)
