@@ -108,6 +108,7 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
         env=env,
         load_balancer=lineage.load_balancer.load_balancer,
         api_target_group=lineage.load_balancer.api_target_group,
+        web_target_group=lineage.load_balancer.web_target_group,
         marquez_service=lineage.marquez.service,
         database=lineage.database.instance,
         gateway=MonitoredGateway(

@@ -31,7 +31,8 @@ class LineageLoadBalancer(Construct):
     ``clients_security_group`` (EMR nodes join it to report lineage). Exposes
     ``load_balancer``, ``clients_security_group``, ``api_url``, ``web_url``, ``https``,
     ``redirect_listener`` (None without HTTPS) and, for the lineage gateway (stacks/gateway),
-    ``listener`` (the one that serves traffic: 443 with HTTPS) and ``api_target_group``.
+    ``listener`` (the one that serves traffic: 443 with HTTPS) and ``api_target_group``, and for
+    the monitoring stack ``web_target_group``.
     """
 
     def __init__(
@@ -86,7 +87,7 @@ class LineageLoadBalancer(Construct):
         self.listener, self.redirect_listener = self._listeners(settings)
         listener = self.listener
         # The web UI is the default route, behind the sign-in when ui_auth is set.
-        web_target_group = elbv2.ApplicationTargetGroup(
+        self.web_target_group = web_target_group = elbv2.ApplicationTargetGroup(
             listener,
             "WebGroup",
             vpc=vpc,

@@ -39,14 +39,12 @@ class MonitoringStack(Stack):
         api_target_group: elbv2.IApplicationTargetGroup,
         marquez_service: ecs.IBaseService,
         database: rds.IDatabaseInstance,
-        web_target_group: elbv2.IApplicationTargetGroup | None = None,
+        web_target_group: elbv2.IApplicationTargetGroup,
         gateway: MonitoredGateway | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        target_groups = {"api": api_target_group}
-        if web_target_group is not None:
-            target_groups["web"] = web_target_group
+        target_groups = {"api": api_target_group, "web": web_target_group}
 
         alarm_topic = AlarmTopic(self, "AlarmTopic", settings=settings)
         self.topic = alarm_topic.topic

@@ -18,6 +18,7 @@ GIB = 1024**3
 SERVICE_ALARMS = {
     "alb-5xx",
     "api-unhealthy-targets",
+    "web-unhealthy-targets",
     "marquez-tasks-below-desired",
     "rds-cpu",
     "rds-free-storage",
