@@ -45,7 +45,7 @@ help: ## List the targets
 setup: $(STAMPS)/apt $(VENV)/.installed node_modules/.installed schemas ## Install venv, pinned Python deps, pinned CDK CLI and apt packages (idempotent)
 	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
 
-$(STAMPS)/apt:
+$(STAMPS)/apt: Makefile
 	@mkdir -p $(STAMPS)
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \

@@ -13,6 +13,7 @@ import sys
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
+from emr_lineage.aws.stacks import DATA_LAKE, EMR, GATEWAY, LINEAGE_SERVICE, MONITORING, NETWORK, stack_name
 from emr_lineage.settings.loader import CONTEXT_KEY, ENV_CONTEXT_KEY, ConfigError, settings_from_context
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.data_lake import DataLakeStack
@@ -28,10 +29,6 @@ def settings_for(app: cdk.App) -> EnvironmentSettings:
     return settings_from_context(app.node.try_get_context(CONTEXT_KEY), app.node.try_get_context(ENV_CONTEXT_KEY))
 
 
-def stack_name(settings: EnvironmentSettings, part: str) -> str:
-    return f"EmrLineage-{settings.name}-{part}"
-
-
 def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
     """Add every stack of the selected environment to ``app``; return them by short name."""
     settings = settings_for(app)
@@ -44,14 +41,14 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
 
     network = NetworkStack(
         app,
-        stack_name(settings, "Network"),
+        stack_name(settings.name, NETWORK),
         settings=settings,
         env=env,
         description="emr-lineage: VPC, endpoints and flow logs",
     )
     lineage = LineageServiceStack(
         app,
-        stack_name(settings, "LineageService"),
+        stack_name(settings.name, LINEAGE_SERVICE),
         settings=settings,
         env=env,
         vpc=network.vpc,
@@ -59,7 +56,7 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
     )
     data_lake = DataLakeStack(
         app,
-        stack_name(settings, "DataLake"),
+        stack_name(settings.name, DATA_LAKE),
         settings=settings,
         env=env,
         description="emr-lineage: data lake bucket, Glue databases, Lake Formation",
@@ -70,7 +67,7 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
     if settings.gateway.enabled:
         gateway = GatewayStack(
             app,
-            stack_name(settings, "Gateway"),
+            stack_name(settings.name, GATEWAY),
             settings=settings,
             env=env,
             vpc=network.vpc,
@@ -83,7 +80,7 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
         )
     emr = EmrStack(
         app,
-        stack_name(settings, "Emr"),
+        stack_name(settings.name, EMR),
         settings=settings,
         env=env,
         vpc=network.vpc,
@@ -103,7 +100,7 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
     # Last: it watches the lineage stack and the gateway; nothing depends on it.
     monitoring = MonitoringStack(
         app,
-        stack_name(settings, "Monitoring"),
+        stack_name(settings.name, MONITORING),
         settings=settings,
         env=env,
         load_balancer=lineage.load_balancer.load_balancer,

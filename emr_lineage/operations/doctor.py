@@ -14,10 +14,10 @@ from typing import Any
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsError
+from emr_lineage.aws.stacks import LINEAGE_SERVICE, stack_name, stack_parts
 from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.operations import checks, probes
 from emr_lineage.operations.checks import CheckResult, DoctorClients, Status, not_needed, skipped
-from emr_lineage.operations.stacks import LINEAGE_SERVICE, stack_name, stack_parts
 from emr_lineage.settings.model import EnvironmentSettings
 
 Connect = Callable[[EnvironmentSettings, float], DoctorClients]

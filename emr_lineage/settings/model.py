@@ -19,36 +19,26 @@ import ipaddress
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from emr_lineage.settings.base import Strict, valid_cidr
 from emr_lineage.settings.limits import (
     ALB_LAMBDA_MAX_BODY_BYTES,
     EMR_RELEASES,
-    FARGATE_MEMORY_MIB,
     LARGEST_VPC_PREFIX,
     LOG_RETENTION_DAYS,
     MIN_AZS,
-    PRIVATE_IPV4_RANGES,
     RESERVED_TAG_PREFIX,
     SQS_MAX_RETENTION_DAYS,
     SUBNET_TIERS,
-    WIDEST_WEB_ALLOWED_PREFIX,
     EmrRelease,
     longest_vpc_prefix,
 )
 from emr_lineage.settings.operations import (
-    ACM_CERTIFICATE_ARN,
-    DOMAIN_NAME,
     AlarmSettings,
-    AutoscalingSettings,
     MarquezImage,
-    UiAuth,
 )
-
-
-class _Strict(BaseModel):
-    # strict: "2" is not an int, "true" is not a bool; forbid: a mistyped key is an error.
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+from emr_lineage.settings.service import DatabaseSettings, MarquezSettings
 
 
 class RemovalPolicyName(StrEnum):
@@ -60,15 +50,7 @@ class RemovalPolicyName(StrEnum):
 InterfaceEndpoint = Literal["sts", "glue", "logs", "ssm", "ecr", "secretsmanager"]
 
 
-def _cidr(value: str, key: str) -> str:
-    try:
-        network = ipaddress.ip_network(value, strict=True)
-    except ValueError as exc:
-        raise ValueError(f"{value!r} is not a valid CIDR block for {key} ({exc})") from None
-    return str(network)
-
-
-class ListenerArtifact(_Strict):
+class ListenerArtifact(Strict):
     """The OpenLineage Spark listener jar: Maven coordinates and the checksum it must match."""
 
     version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
@@ -94,13 +76,13 @@ class ListenerArtifact(_Strict):
         return f"{base}/io/openlineage/{self.artifact_id}/{self.version}/{self.file_name}"
 
 
-class Versions(_Strict):
+class Versions(Strict):
     marquez: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
     marquez_image: MarquezImage
     openlineage_spark: ListenerArtifact
 
 
-class OpenLineageSettings(_Strict):
+class OpenLineageSettings(Strict):
     """How Spark applications of this environment report lineage."""
 
     namespace: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
@@ -112,7 +94,7 @@ class OpenLineageSettings(_Strict):
     listener_source: Literal["bundle", "emr"]
 
 
-class NetworkSettings(_Strict):
+class NetworkSettings(Strict):
     # max_azs first: the vpc_cidr check needs it.
     max_azs: Annotated[int, Field(ge=MIN_AZS, le=6)]
     vpc_cidr: str
@@ -123,7 +105,7 @@ class NetworkSettings(_Strict):
     @field_validator("vpc_cidr")
     @classmethod
     def _vpc_cidr(cls, value: str, info: ValidationInfo) -> str:
-        cidr = _cidr(value, "vpc_cidr")
+        cidr = valid_cidr(value, "vpc_cidr")
         network = ipaddress.ip_network(cidr)
         if network.version != 4:
             raise ValueError(f"vpc_cidr {cidr} must be an IPv4 block")
@@ -157,104 +139,7 @@ class NetworkSettings(_Strict):
         return self
 
 
-class MarquezSettings(_Strict):
-    task_cpu: int
-    task_memory_mib: int
-    desired_count: Annotated[int, Field(ge=1, le=10)]
-    web_allowed_cidrs: Annotated[list[str], Field(min_length=1)]
-    health_check_grace_seconds: Annotated[int, Field(ge=30, le=1800)]
-    # An ACM certificate: HTTPS on 443 (80 redirects) and an https listener URL. Null: HTTP, dev only.
-    certificate_arn: Annotated[str, Field(pattern=ACM_CERTIFICATE_ARN)] | None = None
-    # The name the certificate is for (clients verify it); its DNS record points at the load
-    # balancer (the stack outputs the balancer's DNS name). Required with certificate_arn.
-    domain_name: Annotated[str, Field(pattern=DOMAIN_NAME)] | None = None
-    # Sign-in on the web UI (needs certificate_arn); the lineage API keeps its own auth.
-    ui_auth: UiAuth | None = None
-    # Marquez's own db-retention command on a daily schedule; null keeps every row forever.
-    retention_days: Annotated[int, Field(ge=1, le=3650)] | None = None
-    # Target-tracking autoscaling on CPU; null keeps desired_count tasks.
-    autoscaling: AutoscalingSettings | None = None
-
-    @field_validator("web_allowed_cidrs")
-    @classmethod
-    def _allowed(cls, value: list[str]) -> list[str]:
-        cidrs = [_cidr(v, "web_allowed_cidrs") for v in value]
-        for cidr in cidrs:
-            network = ipaddress.ip_network(cidr)
-            if network.prefixlen == 0:
-                raise ValueError(f"{cidr} opens the lineage UI to every address; list the networks that need it")
-            if network.version != 4:
-                raise ValueError(f"{cidr} is IPv6; the load balancer admits IPv4 networks only")
-            if network.prefixlen < WIDEST_WEB_ALLOWED_PREFIX:
-                raise ValueError(
-                    f"{cidr} is wider than /{WIDEST_WEB_ALLOWED_PREFIX}; list the networks that need the lineage UI"
-                )
-            if not any(network.subnet_of(private) for private in PRIVATE_IPV4_RANGES):
-                ranges = ", ".join(str(r) for r in PRIVATE_IPV4_RANGES)
-                raise ValueError(
-                    f"{cidr} is not a private network; the lineage UI is internal, so list networks "
-                    f"within the RFC 1918 ranges ({ranges})"
-                )
-        return cidrs
-
-    @model_validator(mode="after")
-    def _sign_in_needs_https(self) -> MarquezSettings:
-        if (self.certificate_arn is None) != (self.domain_name is None):
-            raise ValueError("certificate_arn and domain_name go together: HTTPS needs the name the certificate is for")
-        if self.ui_auth is not None and self.certificate_arn is None:
-            raise ValueError("ui_auth needs certificate_arn: the load balancer signs users in over HTTPS only")
-        return self
-
-    @model_validator(mode="after")
-    def _desired_within_scaling(self) -> MarquezSettings:
-        scaling = self.autoscaling
-        if scaling is not None and not scaling.min_tasks <= self.desired_count <= scaling.max_tasks:
-            raise ValueError(
-                f"desired_count ({self.desired_count}) must be within autoscaling "
-                f"min_tasks..max_tasks ({scaling.min_tasks}..{scaling.max_tasks})"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _fargate_size(self) -> MarquezSettings:
-        allowed = FARGATE_MEMORY_MIB.get(self.task_cpu)
-        if allowed is None:
-            raise ValueError(f"task_cpu {self.task_cpu} is not one of {sorted(FARGATE_MEMORY_MIB)}")
-        if self.task_memory_mib not in allowed:
-            raise ValueError(
-                f"task_memory_mib {self.task_memory_mib} is not valid with task_cpu {self.task_cpu} "
-                f"(Fargate allows {allowed.start}..{allowed.stop - 1} in steps of {allowed.step})"
-            )
-        return self
-
-
-class DatabaseSettings(_Strict):
-    postgres_version: Annotated[str, Field(pattern=r"^\d+\.\d+$")]
-    instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
-    allocated_storage_gib: Annotated[int, Field(ge=20, le=65536)]
-    max_allocated_storage_gib: Annotated[int, Field(ge=20, le=65536)]
-    multi_az: bool
-    backup_retention_days: Annotated[int, Field(ge=1, le=35)]
-    deletion_protection: bool
-
-    @field_validator("postgres_version")
-    @classmethod
-    def _supported_major(cls, value: str) -> str:
-        major = int(value.split(".")[0])
-        # Marquez needs PostgreSQL 14 (https://github.com/MarquezProject/marquez#requirements); older
-        # majors fail its migrations (https://github.com/MarquezProject/marquez/issues/1871, /2075).
-        if major < 14:
-            raise ValueError(f"postgres_version {value}: Marquez needs PostgreSQL 14 or newer")
-        return value
-
-    @model_validator(mode="after")
-    def _storage(self) -> DatabaseSettings:
-        if self.max_allocated_storage_gib < self.allocated_storage_gib:
-            raise ValueError("max_allocated_storage_gib must be >= allocated_storage_gib")
-        return self
-
-
-class DataLakeSettings(_Strict):
+class DataLakeSettings(Strict):
     """The data lake bucket and its Lake Formation governance."""
 
     # Extra Lake Formation admins (IAM role/user ARNs); the CDK deploy role is always added.
@@ -262,7 +147,7 @@ class DataLakeSettings(_Strict):
     noncurrent_version_expiration_days: Annotated[int, Field(ge=1, le=3650)]
 
 
-class EmrSettings(_Strict):
+class EmrSettings(Strict):
     """EMR clusters: the ephemeral launch spec and the optional long-running cluster."""
 
     # One of EMR_RELEASES (the releases whose Spark the listener and local pyspark match).
@@ -317,7 +202,7 @@ class EmrSettings(_Strict):
         return EMR_RELEASES[self.release_label]
 
 
-class GatewaySettings(_Strict):
+class GatewaySettings(Strict):
     """The lineage gateway: ALB ``POST /api/v1/lineage`` -> ingest Lambda -> S3 archive + SQS FIFO -> forwarder."""
 
     enabled: bool
@@ -330,7 +215,7 @@ class GatewaySettings(_Strict):
     max_receive_count: Annotated[int, Field(ge=1, le=100)]
 
 
-class EnvironmentSettings(_Strict):
+class EnvironmentSettings(Strict):
     """Everything that differs between environments."""
 
     name: str

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from emr_lineage.settings.base import Strict
 
 # A Docker image repository without a tag (the tag is versions.marquez): registry/path or path.
 IMAGE_REPOSITORY = r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$|^[a-z0-9]+([._-][a-z0-9]+)*$"
@@ -21,11 +23,7 @@ HTTPS_URL = r"^https://[^\s/]+(/\S*)?$"
 EMAIL = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class MarquezImage(_Strict):
+class MarquezImage(Strict):
     """The Marquez API and web images (repositories; both tagged ``versions.marquez``). A team can
     point them at a maintained fork or a private mirror (ECR pull-through cache)."""
 
@@ -33,7 +31,7 @@ class MarquezImage(_Strict):
     web: Annotated[str, Field(pattern=IMAGE_REPOSITORY)]
 
 
-class CognitoUiAuth(_Strict):
+class CognitoUiAuth(Strict):
     """Sign-in on the web UI through an existing Cognito user pool (ALB ``authenticate-cognito``)."""
 
     type: Literal["cognito"]
@@ -42,7 +40,7 @@ class CognitoUiAuth(_Strict):
     user_pool_domain: Annotated[str, Field(pattern=r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")]
 
 
-class OidcUiAuth(_Strict):
+class OidcUiAuth(Strict):
     """Sign-in on the web UI through an OpenID Connect provider (ALB ``authenticate-oidc``); the
     client secret stays in Secrets Manager (a dynamic reference, never in the template)."""
 
@@ -58,7 +56,7 @@ class OidcUiAuth(_Strict):
 UiAuth = Annotated[CognitoUiAuth | OidcUiAuth, Field(discriminator="type")]
 
 
-class AutoscalingSettings(_Strict):
+class AutoscalingSettings(Strict):
     """Target-tracking scaling of the Marquez service on CPU, between two bounds."""
 
     min_tasks: Annotated[int, Field(ge=1, le=10)]
@@ -72,7 +70,7 @@ class AutoscalingSettings(_Strict):
         return self
 
 
-class AlarmSettings(_Strict):
+class AlarmSettings(Strict):
     """Where alarms go and when they fire. Structural alarms (unhealthy targets, fewer running tasks
     than desired, Lambda throttles, EMR cluster and step failures) need no threshold."""
 

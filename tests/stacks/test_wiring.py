@@ -116,3 +116,13 @@ def test_nothing_depends_on_the_monitoring_stack(any_synth):
     manifest = json.loads((any_synth.outdir / "manifest.json").read_text())
     name = any_synth.stack_names["monitoring"]
     assert [s for s, a in manifest["artifacts"].items() if name in a.get("dependencies", [])] == []
+
+
+def test_the_tools_expect_the_stacks_the_app_builds(any_synth, cdk_context):
+    """doctor and the other tools find stacks by emr_lineage.aws.stacks; app.py builds them by it too."""
+    from emr_lineage.aws.stacks import stack_name, stack_parts
+    from emr_lineage.settings.loader import settings_from_context
+
+    env = any_synth.env
+    settings = settings_from_context(cdk_context["emr-lineage"], env)
+    assert sorted(stack_name(env, part) for part in stack_parts(settings)) == sorted(any_synth.stack_names.values())

@@ -15,10 +15,10 @@ from moto import mock_aws
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
+from emr_lineage.aws.stacks import stack_name, stack_parts
 from emr_lineage.aws.upload import SHA256_METADATA_KEY
 from emr_lineage.listener.artifact import listener_s3_key
 from emr_lineage.operations.checks import CDK_TOOLKIT_STACK, EMR_CLEANUP_ROLE
-from emr_lineage.operations.stacks import stack_name, stack_parts
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.model import EnvironmentSettings
 from tests.emr_lineage.launch_support import launch_spec

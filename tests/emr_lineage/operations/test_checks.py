@@ -10,12 +10,12 @@ import pytest
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
+from emr_lineage.aws.stacks import stack_name
 from emr_lineage.aws.upload import SHA256_METADATA_KEY
 from emr_lineage.listener.artifact import listener_s3_key
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 from emr_lineage.operations.checks import CDK_TOOLKIT_STACK, EMR_CLEANUP_ROLE, Status
 from emr_lineage.operations.doctor import DoctorOptions, Report, run_doctor
-from emr_lineage.operations.stacks import stack_name
 from emr_lineage.settings.loader import load_settings
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
 from tests.emr_lineage.operations.prepared_account import (

@@ -1,8 +1,9 @@
 """The CloudFormation stacks of one environment and the SSM parameters the tools read from them.
 
-``app.py`` names its stacks ``EmrLineage-<env>-<Part>`` (its ``stack_name``); :func:`stack_name`
-spells the same rule for the tools, and :func:`stack_parts` lists the parts ``app.py`` builds for
-the settings. The parameter names themselves come from :mod:`emr_lineage.aws.parameters`.
+The one place stack names are spelled: ``app.py`` names its stacks with :func:`stack_name` and
+these parts, and the tools find them the same way; :func:`stack_parts` lists the parts ``app.py``
+builds for the settings (tests/stacks checks the two agree). The parameter names themselves come
+from :mod:`emr_lineage.aws.parameters`.
 """
 
 from __future__ import annotations
