@@ -27,7 +27,7 @@ COMMANDS = {
     "tls": [],
     "doctor": [],
 }
-SETTINGS_COMMANDS = ("config", "demo", "e2e", "launch", "stage-listener")
+SETTINGS_COMMANDS = ("config", "demo", "doctor", "e2e", "launch", "stage-listener", "tls")
 
 
 def _run(args: list[str]) -> tuple[int, str, str]:
