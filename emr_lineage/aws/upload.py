@@ -43,17 +43,25 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def stored_sha256(s3: Any, bucket: str, key: str) -> str | None:
-    """The SHA-256 recorded on ``s3://bucket/key``; None when there is no such object (or no record)."""
+def head_object(s3: Any, bucket: str, key: str) -> dict[str, Any] | None:
+    """``head_object`` of ``s3://bucket/key``; None when there is no such object.
+
+    Any other failure (no bucket, access denied, no credentials) raises :class:`AwsError`.
+    """
     try:
-        head = s3.head_object(Bucket=bucket, Key=key)
+        return s3.head_object(Bucket=bucket, Key=key)
     except ClientError as exc:
         if exc.response.get("Error", {}).get("Code") in _NOT_FOUND:
             return None
         raise AwsError(f"cannot read s3://{bucket}/{key} ({_problem(exc, bucket)})") from None
     except BotoCoreError as exc:
         raise AwsError(f"cannot read s3://{bucket}/{key} ({_problem(exc, bucket)})") from None
-    return head.get("Metadata", {}).get(SHA256_METADATA_KEY)
+
+
+def stored_sha256(s3: Any, bucket: str, key: str) -> str | None:
+    """The SHA-256 recorded on ``s3://bucket/key``; None when there is no such object (or no record)."""
+    head = head_object(s3, bucket, key)
+    return None if head is None else head.get("Metadata", {}).get(SHA256_METADATA_KEY)
 
 
 def upload_once(

@@ -16,9 +16,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.clients import AwsClients, AwsError, aws_message
 from emr_lineage.aws.stacks import stack_name, tool_parameters
-from emr_lineage.aws.upload import SHA256_METADATA_KEY
+from emr_lineage.aws.upload import SHA256_METADATA_KEY, head_object
 from emr_lineage.listener.artifact import listener_s3_key
-from emr_lineage.operations.objects import head_object
 from emr_lineage.operations.tls import certificates_uri, staged_zip
 from emr_lineage.settings.model import EnvironmentSettings
 

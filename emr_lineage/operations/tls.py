@@ -34,9 +34,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
 from emr_lineage.aws.clients import AwsError, aws_message
-from emr_lineage.aws.upload import Upload, upload_once
+from emr_lineage.aws.upload import Upload, head_object, upload_once
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.operations.objects import head_object
 
 EMR_CERTIFICATES_DOC = "https://docs.aws.amazon.com/emr/latest/ManagementGuide/emr-encryption-enable.html"
 PRIVATE_KEY_FILE = "privateKey.pem"
