@@ -6,70 +6,12 @@ Under pytest-xdist each worker has its own session fixtures, so the assemblies l
 
 from __future__ import annotations
 
-import copy
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.stacks.synth_cache import AssemblyCache, Synth
-
-ENVS = ("dev", "prod")
-# prod with every optional part on (OIDC sign-in); dev with HTTPS, Cognito sign-in, an ECR image and no retention.
-OPTIONAL = "prod+optional"
-COGNITO = "dev+cognito"
-# Fake but well-formed values (they match emr_lineage/settings/operations.py).
-CERTIFICATE_ARN = "arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
-OIDC_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:emr-lineage/marquez-oidc-AbCdEf"
-OIDC_UI_AUTH = {
-    "type": "oidc",
-    "issuer": "https://login.example.com",
-    "authorization_endpoint": "https://login.example.com/oauth2/authorize",
-    "token_endpoint": "https://login.example.com/oauth2/token",
-    "user_info_endpoint": "https://login.example.com/oauth2/userinfo",
-    "client_id": "marquez-web",
-    "client_secret_arn": OIDC_SECRET_ARN,
-}
-COGNITO_UI_AUTH = {
-    "type": "cognito",
-    "user_pool_arn": "arn:aws:cognito-idp:eu-west-1:123456789012:userpool/eu-west-1_AbCdEf123",
-    "user_pool_client_id": "4example5client6id7",
-    "user_pool_domain": "emr-lineage-dev",
-}
-ECR_MIRROR = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/docker-hub/marquezproject"
-
-
-def cdk_json_context(repo_root: Path) -> dict:
-    return json.loads((repo_root / "cdk.json").read_text())["context"]
-
-
-def _optional_variant(context: dict) -> dict:
-    """prod with the optional parts switched on: long-running cluster, Lake Formation runtime role,
-    HTTPS (certificate and domain name) and OIDC sign-in on the web UI."""
-    variant = copy.deepcopy(context)
-    prod = variant["emr-lineage"]["environments"]["prod"]
-    prod["emr"].update(long_running_cluster=True, lake_formation_runtime_role=True, ec2_key_name="platform-ops")
-    prod["marquez"].update(
-        certificate_arn=CERTIFICATE_ARN, domain_name="lineage.prod.example.com", ui_auth=OIDC_UI_AUTH
-    )
-    return {**variant, "env": "prod"}
-
-
-def _cognito_variant(context: dict) -> dict:
-    """dev with HTTPS and Cognito sign-in, the Marquez images from an ECR mirror, and no retention task."""
-    variant = copy.deepcopy(context)
-    marquez = variant["emr-lineage"]["environments"]["dev"]["marquez"]
-    marquez.update(
-        certificate_arn=CERTIFICATE_ARN,
-        domain_name="lineage.dev.example.com",
-        ui_auth=COGNITO_UI_AUTH,
-        retention_days=None,
-    )
-    variant["emr-lineage"]["versions"]["marquez_image"] = {
-        "api": f"{ECR_MIRROR}/marquez",
-        "web": f"{ECR_MIRROR}/marquez-web",
-    }
-    return {**variant, "env": "dev"}
+from tests.stacks.variants import COGNITO, ENVS, OPTIONAL, all_variants, cdk_json_context
 
 
 @pytest.fixture(scope="session")
@@ -84,13 +26,8 @@ def assemblies(tmp_path_factory: pytest.TempPathFactory) -> AssemblyCache:
 
 @pytest.fixture(scope="session")
 def variants(cdk_context: dict) -> dict[str, dict]:
-    """Every configuration the stack tests synthesize: each environment, prod with the optional parts,
-    and dev with HTTPS and Cognito sign-in."""
-    return {
-        **{env: {**cdk_context, "env": env} for env in ENVS},
-        OPTIONAL: _optional_variant(cdk_context),
-        COGNITO: _cognito_variant(cdk_context),
-    }
+    """Every configuration the stack tests synthesize (tests/stacks/variants.py)."""
+    return all_variants(cdk_context)
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,12 @@ def test_assembly_holds_one_template_per_stack(any_synth):
 
 # One test per template: cfn-lint takes about a second each, and xdist can then spread them.
 @pytest.mark.parametrize("stack", STACKS)
-def test_cfn_lint_has_no_errors_or_warnings(any_synth, stack):
+def test_cfn_lint_has_no_errors_or_warnings(any_synth, synths, stack):
+    base = synths[any_synth.env]
+    if any_synth is not base and any_synth.template_json(stack) == base.template_json(stack):
+        # The variant left this stack as its environment has it: the same template, linted in the
+        # environment's own case of this test (cfn-lint costs about a second per template).
+        return
     template = Path(any_synth.outdir) / f"{any_synth.stack_names[stack]}.template.json"
     matches = [m for m in lint_file(template) if m.rule.id not in CFN_LINT_RULES_IGNORED_EVERYWHERE]
     assert matches == [], f"{template.name}:\n" + "\n".join(str(m) for m in matches)

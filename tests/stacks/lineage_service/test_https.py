@@ -8,10 +8,10 @@ import pytest
 
 from emr_lineage.aws import parameters
 from stacks.lineage_service.marquez import API_PORT, WEB_PORT
-from tests.stacks.conftest import CERTIFICATE_ARN, COGNITO_UI_AUTH, OIDC_SECRET_ARN, OIDC_UI_AUTH
 from tests.stacks.templates import by_type, export_name, one
 from tests.stacks.templates import ingress as _ingress
 from tests.stacks.templates import security_group_id as _group_id
+from tests.stacks.variants import CERTIFICATE_ARN, COGNITO_UI_AUTH, OIDC_SECRET_ARN, OIDC_UI_AUTH
 
 DOMAINS = {"optional_synth": "lineage.prod.example.com", "cognito_synth": "lineage.dev.example.com"}
 MODERN_TLS_POLICIES = ("ELBSecurityPolicy-TLS13-1-2-2021-06", "ELBSecurityPolicy-TLS13-1-3-2021-06")

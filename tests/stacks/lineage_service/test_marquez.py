@@ -22,11 +22,11 @@ from stacks.lineage_service.marquez import (
     WEB_PORT,
     marquez_config,
 )
-from tests.stacks.conftest import ECR_MIRROR
 from tests.stacks.templates import as_list as _as_list
 from tests.stacks.templates import by_type as _by_type
 from tests.stacks.templates import one as _one
 from tests.stacks.templates import statements as _statements
+from tests.stacks.variants import ECR_MIRROR
 
 
 def _service_task(tpl: dict) -> dict:
