@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
+import botocore.loaders
+import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
 
@@ -23,6 +25,35 @@ class AwsError(EmrLineageError):
 RETRY_POLICY = Config(retries={"mode": "standard", "max_attempts": 5})
 
 
+# One loader of botocore's service models for every session of the process: a new session would
+# otherwise parse the same JSON models again (tenths of a second per service).
+_SERVICE_MODELS = botocore.loaders.create_loader()
+
+
+def aws_session(settings: EnvironmentSettings) -> boto3.session.Session:
+    """A boto3 session in the environment's region.
+
+    The region is cdk.json's, else ``AWS_REGION`` (which the AWS CLI v2 and SDKs read but boto3
+    does not), else boto3's own chain (``AWS_DEFAULT_REGION``, the profile). No region at all is
+    an :class:`AwsError` naming the three ways to give one.
+    """
+    core = botocore.session.get_session()
+    core.register_component("data_loader", _SERVICE_MODELS)
+    try:
+        session = boto3.session.Session(
+            botocore_session=core, region_name=settings.region or os.environ.get("AWS_REGION")
+        )
+        region = session.region_name  # reads the profile: an unknown one fails here
+    except BotoCoreError as exc:  # e.g. an unknown AWS_PROFILE
+        raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
+    if not region:
+        raise AwsError(
+            "no AWS region: set AWS_REGION or AWS_DEFAULT_REGION, "
+            f"or region in cdk.json (emr-lineage.environments.{settings.name}.region)"
+        )
+    return session
+
+
 @dataclass(frozen=True)
 class AwsClients:
     ssm: Any
@@ -31,21 +62,13 @@ class AwsClients:
 
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings) -> AwsClients:
-        """Clients of one boto3 session with one retry policy, in the environment's region.
-
-        The region is cdk.json's, else ``AWS_REGION`` (which the AWS CLI v2 and SDKs read but
-        boto3 does not), else boto3's own chain (``AWS_DEFAULT_REGION``, the profile).
-        """
-        region = settings.region or os.environ.get("AWS_REGION") or None
+        """Clients of one boto3 session (:func:`aws_session`) with one retry policy."""
+        session = aws_session(settings)
         try:
-            session = boto3.session.Session(region_name=region)
             clients = {name: session.client(name, config=RETRY_POLICY) for name in ("ssm", "s3", "emr")}
-        except NoRegionError:
-            raise AwsError(
-                "no AWS region: set AWS_REGION or AWS_DEFAULT_REGION, "
-                f"or region in cdk.json (emr-lineage.environments.{settings.name}.region)"
-            ) from None
-        except BotoCoreError as exc:  # e.g. an unknown AWS_PROFILE
+        except NoRegionError:  # a region the session accepted but botocore cannot resolve
+            raise AwsError(f"no AWS region for {settings.name}: set AWS_REGION") from None
+        except BotoCoreError as exc:
             raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
         return cls(**clients)
 

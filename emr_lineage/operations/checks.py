@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.aws.clients import AwsClients, AwsError, aws_message
+from emr_lineage.aws.clients import AwsError, aws_message, aws_session
 from emr_lineage.aws.stacks import stack_name, tool_parameters
 from emr_lineage.aws.upload import SHA256_METADATA_KEY, head_object
 from emr_lineage.listener.artifact import listener_s3_key
@@ -70,13 +69,12 @@ class DoctorClients:
 
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings, timeout: float) -> DoctorClients:
-        # The region is resolved as every other command resolves it (AwsClients: cdk.json, AWS_REGION, boto3).
-        region = AwsClients.for_settings(settings).ssm.meta.region_name
+        # The region is resolved as every other command resolves it (aws_session: cdk.json, AWS_REGION, boto3).
+        session = aws_session(settings)
         config = Config(connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "max_attempts": 2})
         try:
-            session = boto3.session.Session(region_name=region)
             names = ("sts", "cloudformation", "iam", "s3", "ssm", "sqs", "emr")
-            return cls(region=region, **{name: session.client(name, config=config) for name in names})
+            return cls(region=session.region_name, **{name: session.client(name, config=config) for name in names})
         except BotoCoreError as exc:
             raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
 
