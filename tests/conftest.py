@@ -21,6 +21,32 @@ if str(REPO_ROOT) not in sys.path:
 from emr_lineage.lineage.schema_store import SCHEMA_DIR_ENV_VAR  # noqa: E402 - after the sys.path entry
 from tests.paths import REFERENCE_DIR  # noqa: E402
 
+
+def _share_botocore_service_models() -> None:
+    """Every botocore session of the test process shares one loader of the service models.
+
+    moto resets boto3's default session whenever a mock starts, so each test's clients would parse
+    the same service JSON again (about half the time of a moto test); the files never change.
+    """
+    import botocore.loaders
+    import botocore.session
+
+    shared: dict[str | None, botocore.loaders.Loader] = {}
+
+    def register_data_loader(session: botocore.session.Session) -> None:
+        def loader() -> botocore.loaders.Loader:
+            data_path = session.get_config_variable("data_path")
+            if data_path not in shared:
+                shared[data_path] = botocore.loaders.create_loader(data_path)
+            return shared[data_path]
+
+        session._components.lazy_register_component("data_loader", loader)
+
+    botocore.session.Session._register_data_loader = register_data_loader
+
+
+_share_botocore_service_models()
+
 # The OpenLineage schemas the event checks use: the reference copy, never the user cache.
 REFERENCE_SCHEMA_DIR = REFERENCE_DIR / "openlineage" / "spec"
 
