@@ -4,7 +4,6 @@ the AWS CLI from .venv/bin, and a sandbox root that mimics an EMR node's directo
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import re
@@ -14,7 +13,6 @@ import sys
 import threading
 import time
 import uuid
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,19 +22,12 @@ import pytest
 
 from emr_lineage.listener.artifact import bootstrap_arguments, listener_s3_key
 from emr_lineage.settings.loader import load_settings
+from tests.emr_lineage.listener.maven import build_test_jar
 from tests.paths import BOOTSTRAP_SCRIPT
 
 BIN = Path(sys.executable).parent
 REGION = "us-east-1"
 AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
-
-
-def build_listener_jar(marker: str = "emr-lineage tests") -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as jar:
-        jar.writestr("META-INF/MANIFEST.MF", f"Manifest-Version: 1.0\nCreated-By: {marker}\n")
-        jar.writestr("io/openlineage/spark/agent/OpenLineageSparkListener.class", b"\xca\xfe\xba\xbe" + b"\0" * 64)
-    return buffer.getvalue()
 
 
 def start_moto_server(log_path: Path) -> tuple[subprocess.Popen, str]:
@@ -82,7 +73,7 @@ def moto_s3_url(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="session")
 def listener_jar() -> bytes:
-    return build_listener_jar()
+    return build_test_jar()
 
 
 @pytest.fixture(scope="session")
@@ -161,7 +152,7 @@ class EmrNode:
         """What EMR 7.11+ is reported to install: its own OpenLineage jar."""
         self.emr_listener_dir.mkdir(parents=True, exist_ok=True)
         jar = self.emr_listener_dir / "openlineage-spark_2.12-1.33.0-amzn-0.jar"
-        jar.write_bytes(build_listener_jar("EMR"))
+        jar.write_bytes(build_test_jar(created_by="EMR"))
         return jar
 
     def run(self, args: list[str]) -> subprocess.CompletedProcess:
