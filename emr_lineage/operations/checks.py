@@ -197,7 +197,9 @@ def listener_pin(settings: EnvironmentSettings) -> CheckResult:
     artifact = settings.versions.openlineage_spark
     if artifact.sha256 is None:
         detail = f"versions.openlineage_spark.sha256 is null for {artifact.file_name}"
-        return CheckResult("listener-pin", title, Status.FAIL, detail, "emr-lineage stage-listener --pin")
+        return CheckResult(
+            "listener-pin", title, Status.FAIL, detail, f"emr-lineage stage-listener --env {settings.name} --pin"
+        )
     return CheckResult("listener-pin", title, Status.PASS, f"{artifact.file_name} sha256 {artifact.sha256[:12]}…")
 
 

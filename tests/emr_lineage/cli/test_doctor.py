@@ -33,7 +33,7 @@ def test_an_empty_account_exits_1_with_each_fix_in_the_table(aws, tmp_path: Path
         f"npx cdk bootstrap aws://123456789012/{REGION}",
         "aws iam create-service-linked-role --aws-service-name elasticmapreduce.amazonaws.com",
         f"make deploy ENV={ENV}",
-        "emr-lineage stage-listener --pin",
+        f"emr-lineage stage-listener --env {ENV} --pin",
         "skipped (needs",
     ):
         assert fix in result.stdout, fix
