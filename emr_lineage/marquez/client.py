@@ -114,10 +114,10 @@ class MarquezClient:
             raise self._suspect(f"GET {self._url(path)}: reply has no 'graph' list")
         return dict(reply)
 
-    def _paged(self, path: str, key: str) -> Iterator[dict[str, Any]]:
+    def _paged(self, path: str, key: str, params: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
         offset = 0
         while True:
-            page = self.get(path, {"limit": self.page_size, "offset": offset})
+            page = self.get(path, {**(params or {}), "limit": self.page_size, "offset": offset})
             items = page.get(key) if isinstance(page, Mapping) else None
             if not isinstance(items, list):
                 raise self._suspect(f"GET {self._url(path)}: reply has no {key!r} list")
@@ -196,6 +196,16 @@ class MarquezClient:
     def run(self, run_id: str) -> dict[str, Any]:
         """``GET /jobs/runs/{id}``."""
         return self.get(f"jobs/runs/{_quote(run_id)}")
+
+    def lineage_events(self, after: str | None = None, before: str | None = None) -> Iterator[dict[str, Any]]:
+        """``GET /events/lineage``: the raw OpenLineage events Marquez received, oldest first
+        (``sortDirection=asc``), paged; ``after``/``before`` (ISO 8601) bound their event time."""
+        params = {"sortDirection": "asc"}
+        if after:
+            params["after"] = after
+        if before:
+            params["before"] = before
+        return self._paged("events/lineage", "events", params)
 
     # -- writes ---------------------------------------------------------------------------
 

@@ -1,0 +1,181 @@
+"""Runs as the events tell them: job, state, start and end, inputs and outputs, and the dataset
+versions each run read or wrote (the ``version`` dataset facet, ``facets.version.datasetVersion``,
+which the Spark listener sends for Iceberg and Delta tables).
+
+At the application level (the default, as ``graph``'s) the runs of Spark actions fold into their
+application's run: a run whose ``parent`` facet names a run of these events, or a job whose name
+starts with ``<parent job>.`` (Spark names actions ``<app>.<action>``). An application's own
+parent (an orchestrator) is not a fold target. The state is the ``eventType`` of the run's latest
+event (its own events first: a folded action's state is not its application's); the end is the
+time of that event when the state is final.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from emr_lineage.analysis.sources import event_time
+from emr_lineage.lineage.graph import LEVELS, UNKNOWN_NAMESPACE, UNNAMED_JOB, check_level
+from emr_lineage.lineage.naming import dataset_uri
+
+FINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})
+# Among events of one instant, the later state in a run's life wins.
+_STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 2, "COMPLETE": 3, "ABORT": 4, "FAIL": 5}
+_EMPTY: Mapping[str, Any] = {}
+
+Dataset = tuple[str, str]  # (namespace, name) as reported
+
+
+@dataclass
+class RunRecord:
+    """One run (an application's run with its actions folded in, at the application level)."""
+
+    run_id: str
+    namespace: str
+    job: str
+    parent_run: str | None = None
+    parent_job: str | None = None
+    is_application: bool = False
+    # (time, eventType) of the run's own events and of the runs folded into it
+    own_events: list[tuple[dt.datetime | None, str]] = field(default_factory=list)
+    folded_events: list[tuple[dt.datetime | None, str]] = field(default_factory=list)
+    actions: set[str] = field(default_factory=set)  # job names of the folded action runs
+    inputs: dict[Dataset, set[str]] = field(default_factory=dict)  # dataset -> versions read
+    outputs: dict[Dataset, set[str]] = field(default_factory=dict)  # dataset -> versions written
+
+    @property
+    def _latest(self) -> tuple[dt.datetime | None, str] | None:
+        events = self.own_events or self.folded_events
+        if not events:
+            return None
+        low = dt.datetime.min.replace(tzinfo=dt.UTC)
+        return max(events, key=lambda e: (e[0] or low, _STATE_RANK.get(e[1], 0), e[1]))
+
+    @property
+    def state(self) -> str:
+        latest = self._latest
+        return latest[1] if latest else "UNKNOWN"
+
+    @property
+    def start(self) -> dt.datetime | None:
+        times = [t for t, _ in self.own_events + self.folded_events if t]
+        return min(times) if times else None
+
+    @property
+    def end(self) -> dt.datetime | None:
+        latest = self._latest
+        return latest[0] if latest and latest[1] in FINAL_STATES else None
+
+    @property
+    def duration(self) -> dt.timedelta | None:
+        return self.end - self.start if self.end and self.start else None
+
+    def as_dict(self) -> dict[str, Any]:
+        def datasets(side: dict[Dataset, set[str]]) -> list[dict[str, Any]]:
+            return [
+                {"dataset": dataset_uri(ns, name), "namespace": ns, "name": name, "versions": sorted(versions)}
+                for (ns, name), versions in sorted(side.items())
+            ]
+
+        return {
+            "runId": self.run_id,
+            "namespace": self.namespace,
+            "job": self.job,
+            "parentRunId": self.parent_run,
+            "parentJob": self.parent_job,
+            "state": self.state,
+            "start": self.start.isoformat() if self.start else None,
+            "end": self.end.isoformat() if self.end else None,
+            "durationSeconds": self.duration.total_seconds() if self.duration else None,
+            "actions": sorted(self.actions),
+            "inputs": datasets(self.inputs),
+            "outputs": datasets(self.outputs),
+        }
+
+
+def _version(dataset: Mapping[str, Any]) -> str | None:
+    facets = dataset.get("facets") or _EMPTY
+    version = facets.get("version") if isinstance(facets, Mapping) else None
+    value = version.get("datasetVersion") if isinstance(version, Mapping) else None
+    return str(value) if value not in (None, "") else None
+
+
+def _add_datasets(side: dict[Dataset, set[str]], datasets: Any) -> None:
+    for dataset in datasets or ():
+        if not isinstance(dataset, Mapping):
+            continue
+        versions = side.setdefault((dataset.get("namespace") or UNKNOWN_NAMESPACE, dataset.get("name") or ""), set())
+        version = _version(dataset)
+        if version:
+            versions.add(version)
+
+
+def _records(events: Iterable[Mapping[str, Any]]) -> dict[str, RunRecord]:
+    """One record per runId, each event merged into its run (order-free)."""
+    runs: dict[str, RunRecord] = {}
+    for event in events:
+        job = event.get("job") or _EMPTY
+        run = event.get("run") or _EMPTY
+        namespace, name = job.get("namespace") or UNKNOWN_NAMESPACE, job.get("name") or UNNAMED_JOB
+        run_id = str(run.get("runId") or f"{namespace}:{name}")
+        record = runs.get(run_id)
+        if record is None:
+            record = runs[run_id] = RunRecord(run_id, namespace, name)
+        if len(name) > len(record.job):
+            record.job = name  # the most specific name: early events may carry a generic one
+        parent = (run.get("facets") or _EMPTY).get("parent") or _EMPTY
+        if parent.get("run", _EMPTY).get("runId"):
+            record.parent_run = str(parent["run"]["runId"])
+            record.parent_job = (parent.get("job") or _EMPTY).get("name")
+        job_type = (job.get("facets") or _EMPTY).get("jobType") or _EMPTY
+        record.is_application |= job_type.get("jobType") == "APPLICATION"
+        record.own_events.append((event_time(event), str(event.get("eventType") or "OTHER")))
+        _add_datasets(record.inputs, event.get("inputs"))
+        _add_datasets(record.outputs, event.get("outputs"))
+    return runs
+
+
+def _folds_into(record: RunRecord, runs: Mapping[str, RunRecord]) -> bool:
+    if record.is_application or not record.parent_run or record.parent_run == record.run_id:
+        return False
+    parent_known = record.parent_run in runs
+    return parent_known or bool(record.parent_job and record.job.startswith(record.parent_job + "."))
+
+
+def collect_runs(events: Iterable[Mapping[str, Any]], level: str = "application") -> list[RunRecord]:
+    """The runs of ``events`` at ``level`` (``application`` or ``action``), by start time then id."""
+    check_level(level)
+    runs = _records(events)
+    if level == LEVELS[0]:
+        for record in [r for r in runs.values() if _folds_into(r, runs)]:
+            parent = runs.get(record.parent_run or "")
+            if parent is None:
+                namespace = record.namespace
+                parent = runs[record.parent_run or ""] = RunRecord(
+                    record.parent_run or "", namespace, record.parent_job or UNNAMED_JOB
+                )
+            parent.folded_events.extend(record.own_events + record.folded_events)
+            parent.actions.add(record.job)
+            for mine, theirs in ((parent.inputs, record.inputs), (parent.outputs, record.outputs)):
+                for dataset, versions in theirs.items():
+                    mine.setdefault(dataset, set()).update(versions)
+            del runs[record.run_id]
+    far = dt.datetime.max.replace(tzinfo=dt.UTC)
+    return sorted(runs.values(), key=lambda r: (r.start or far, r.run_id))
+
+
+def select_runs(runs: Iterable[RunRecord], job: str | None = None) -> list[RunRecord]:
+    """The runs of job ``job``: its name, or the application of its actions (``<app>.<action>``)."""
+    if job is None:
+        return list(runs)
+    return [r for r in runs if r.job == job or r.parent_job == job or job in r.actions]
+
+
+def format_duration(duration: dt.timedelta | None) -> str:
+    if duration is None:
+        return ""
+    seconds = duration.total_seconds()
+    return f"{seconds:.1f}s" if seconds < 120 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"

@@ -1,0 +1,210 @@
+"""Where the analysis commands read OpenLineage events from: files, Marquez or the gateway's archive.
+
+Every source ends as one list of event dicts, so impact, drift, audit and runs have one
+implementation:
+
+* files and directories, read with :func:`emr_lineage.lineage.events.load_events`;
+* Marquez's raw events, ``GET /api/v1/events/lineage`` (oldest first, paged), which hold what
+  Marquez's own model drops (input version facets, Marquez #2733) as long as Marquez keeps them;
+* the gateway's archive (``s3://bucket[/prefix]``, the layout of :mod:`emr_lineage.gateway.ingest`):
+  the raw bodies, each through the gateway's own checks again (namespaces normalised as Marquez
+  received them); a body resent in another hour is read once.
+
+A time window (``--since``/``--until``) keeps the events whose ``eventTime`` falls in it. The
+archive is listed by the hour of arrival, which follows the event time by seconds; one hour of
+slack on each side keeps a late or early arrival in the listing, and the event time decides.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from emr_lineage.aws.clients import aws_message
+from emr_lineage.errors import EmrLineageError
+from emr_lineage.gateway.ingest import ARCHIVE_ROOT, Rejected, archive_prefixes, check_request
+from emr_lineage.lineage.events import load_events
+from emr_lineage.marquez.client import MarquezClient
+
+# The archive holds bodies the gateway accepted under its own size limit: read them all.
+_NO_SIZE_LIMIT = 1 << 40
+_ARRIVAL_SLACK = dt.timedelta(hours=1)
+_MAX_NOTES = 5
+
+
+class AnalysisError(EmrLineageError):
+    """An analysis cannot run: a bad option value, an unknown dataset, an unreadable source (exit 2)."""
+
+
+def parse_instant(value: str, option: str) -> dt.datetime:
+    """An ISO 8601 time of an option (``2026-11-23``, ``2026-11-23T10:00Z``); UTC when it has no offset."""
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise AnalysisError(f"{option} {value!r}: expected an ISO 8601 time, e.g. 2026-11-23T10:00Z") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def event_time(event: Mapping[str, Any]) -> dt.datetime | None:
+    """The event's ``eventTime`` (UTC), or None when it is missing or not a time."""
+    value = event.get("eventTime")
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+
+
+@dataclass(frozen=True)
+class Window:
+    """A time window on event times; an open end is None. Both ends are inclusive."""
+
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.since and self.until and self.since > self.until:
+            raise AnalysisError(f"--since {self.since.isoformat()} is after --until {self.until.isoformat()}")
+
+    @property
+    def is_open(self) -> bool:
+        return self.since is None and self.until is None
+
+    def contains(self, event: Mapping[str, Any]) -> bool:
+        if self.is_open:
+            return True
+        moment = event_time(event)
+        if moment is None:
+            return False  # an event without a time cannot be placed in a window
+        return (self.since is None or moment >= self.since) and (self.until is None or moment <= self.until)
+
+
+@dataclass
+class EventSource:
+    """The events of one source, what it is (``kind``: events, marquez or archive) and notes for stderr."""
+
+    kind: str
+    label: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def read_files(paths: Sequence[str], window: Window, skip_invalid: bool = False) -> EventSource:
+    """Events of files and directories (``load_events``), kept when in ``window``."""
+    loaded = load_events(paths, skip_invalid=skip_invalid)
+    source = EventSource("events", ", ".join(paths), [e for e in loaded.events if window.contains(e)])
+    if loaded.skipped:
+        first = f" (first: {loaded.skipped_details[0]})" if loaded.skipped_details else ""
+        source.notes.append(f"skipped {loaded.skipped} invalid event(s){first}")
+    return source
+
+
+def read_marquez(client: MarquezClient, window: Window) -> EventSource:
+    """Marquez's raw lineage events in ``window`` (Marquez filters by event time too)."""
+    client.probe()
+    after = window.since.isoformat() if window.since else None
+    before = window.until.isoformat() if window.until else None
+    events = [e for e in client.lineage_events(after=after, before=before) if isinstance(e, dict)]
+    return EventSource("marquez", client.base_url, [e for e in events if window.contains(e)])
+
+
+@dataclass(frozen=True)
+class ArchiveLocation:
+    """An archive: its bucket and the key prefix its ``raw/`` layout starts under ('' at the root)."""
+
+    bucket: str
+    root: str = ""
+
+    @property
+    def uri(self) -> str:
+        return f"s3://{self.bucket}/{self.root}"
+
+
+def parse_archive_uri(uri: str) -> ArchiveLocation:
+    """``s3://bucket``, ``s3://bucket/prefix`` (the archive's ``raw/`` under ``prefix/``) or
+    ``s3://bucket/prefix/raw`` (the same archive)."""
+    if not uri.startswith("s3://") or not uri[len("s3://") :].split("/", 1)[0]:
+        raise AnalysisError(f"--archive {uri!r}: expected s3://bucket or s3://bucket/prefix")
+    bucket, _, prefix = uri[len("s3://") :].partition("/")
+    prefix = prefix.strip("/")
+    if prefix == ARCHIVE_ROOT.strip("/") or prefix.endswith("/" + ARCHIVE_ROOT.strip("/")):
+        prefix = prefix[: -len(ARCHIVE_ROOT.strip("/"))].rstrip("/")
+    return ArchiveLocation(bucket, f"{prefix}/" if prefix else "")
+
+
+def _list_keys(s3: Any, location: ArchiveLocation, prefix: str) -> list[str]:
+    try:
+        pages = s3.get_paginator("list_objects_v2").paginate(Bucket=location.bucket, Prefix=prefix)
+        return [item["Key"] for page in pages for item in page.get("Contents", ())]
+    except (BotoCoreError, ClientError) as exc:
+        raise AnalysisError(f"cannot list s3://{location.bucket}/{prefix}: {aws_message(exc)}") from None
+
+
+def _archive_prefixes(location: ArchiveLocation, window: Window, now: Callable[[], dt.datetime]) -> list[str]:
+    if window.since is None:
+        return [location.root + ARCHIVE_ROOT]
+    end = (window.until or now()) + _ARRIVAL_SLACK
+    return [location.root + prefix for prefix in archive_prefixes(window.since - _ARRIVAL_SLACK, end)]
+
+
+def read_archive(
+    s3: Any,
+    location: ArchiveLocation,
+    window: Window,
+    now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+) -> EventSource:
+    """The archived events in ``window``, each read once and checked as the gateway checks it."""
+    source = EventSource("archive", location.uri)
+    seen: set[str] = set()
+    rejected: list[str] = []
+    for prefix in _archive_prefixes(location, window, now):
+        for key in sorted(_list_keys(s3, location, prefix)):
+            # <run>/<event time>-<dedup id[:16]>.json: the same body resent in another hour.
+            copy_id = "/".join(key.split("/")[-2:])
+            if copy_id in seen:
+                continue
+            seen.add(copy_id)
+            try:
+                body = s3.get_object(Bucket=location.bucket, Key=key)["Body"].read()
+            except (BotoCoreError, ClientError) as exc:
+                raise AnalysisError(f"cannot read s3://{location.bucket}/{key}: {aws_message(exc)}") from None
+            checked = check_request(None, body, api_keys=None, max_bytes=_NO_SIZE_LIMIT)
+            if isinstance(checked, Rejected):
+                rejected.append(f"{key}: {checked.reason}")
+            elif window.contains(checked.event):
+                source.events.append(checked.event)
+    if rejected:
+        source.notes.append(f"skipped {len(rejected)} archived body(ies) that fail the gateway's checks")
+        source.notes.extend(f"skipped {line}" for line in rejected[:_MAX_NOTES])
+    return source
+
+
+def archive_s3_client() -> Any:
+    """An S3 client from the environment (``AWS_REGION``/``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL``)."""
+    import boto3
+
+    from emr_lineage.aws.clients import RETRY_POLICY
+
+    try:
+        return boto3.client("s3", region_name=os.environ.get("AWS_REGION") or None, config=RETRY_POLICY)
+    except BotoCoreError as exc:
+        raise AnalysisError(f"AWS client setup failed: {aws_message(exc)}") from None
+
+
+def sorted_by_time(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events by event time (events without one last), the order of arrival among equals."""
+    far = dt.datetime.max.replace(tzinfo=dt.UTC)
+    return sorted(events, key=lambda event: event_time(event) or far)
+
+
+def dump(value: Any) -> str:
+    """The JSON form of a report: sorted keys, indented."""
+    return json.dumps(value, indent=2, sort_keys=True, default=str)
