@@ -1,0 +1,185 @@
+"""The schema history of a dataset: per run, in event-time order, the fields added, removed and
+retyped, and for each change what it reaches downstream (:mod:`emr_lineage.analysis.impact`).
+
+The schema of a run is the last ``schema`` facet (by event time) the run reported for the dataset
+as an output; a dataset no run writes in these events (a source) is followed through its schema as
+an input instead. Actions fold into their application's run, as ``runs`` shows them, so a job
+that writes a table in two actions gives one version. Nested fields are named ``parent.child``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from emr_lineage.analysis.impact import Affected, Lineage, column_reach, dataset_reach, find_datasets
+from emr_lineage.analysis.sources import event_time, sorted_by_time
+from emr_lineage.lineage.graph import UNKNOWN_NAMESPACE
+from emr_lineage.lineage.naming import dataset_uri
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+@dataclass
+class SchemaVersion:
+    """The schema one run reported: field name -> type."""
+
+    run_id: str
+    job: str
+    time: dt.datetime | None
+    role: str  # "output" | "input"
+    fields: dict[str, str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "runId": self.run_id,
+            "job": self.job,
+            "time": self.time.isoformat() if self.time else None,
+            "role": self.role,
+            "fields": [{"name": n, "type": t} for n, t in self.fields.items()],
+        }
+
+
+@dataclass
+class FieldReach:
+    """What a removed or retyped field reaches through column lineage."""
+
+    field: str
+    jobs: list[Affected]
+    columns: list[Affected]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "field": self.field,
+            "jobs": [a.as_dict() for a in self.jobs],
+            "columns": [a.as_dict() for a in self.columns],
+        }
+
+
+@dataclass
+class SchemaChange:
+    """The difference between a version and the one before it."""
+
+    version: SchemaVersion
+    added: dict[str, str] = field(default_factory=dict)
+    removed: dict[str, str] = field(default_factory=dict)
+    retyped: dict[str, tuple[str, str]] = field(default_factory=dict)
+    readers: list[Affected] = field(default_factory=list)  # jobs that read the dataset
+    reaches: list[FieldReach] = field(default_factory=list)
+
+    @property
+    def summary(self) -> str:
+        parts = [f"+{n} {t}" for n, t in self.added.items()]
+        parts += [f"-{n} {t}" for n, t in self.removed.items()]
+        parts += [f"~{n} {old}->{new}" for n, (old, new) in self.retyped.items()]
+        return ", ".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "runId": self.version.run_id,
+            "job": self.version.job,
+            "time": self.version.time.isoformat() if self.version.time else None,
+            "added": [{"name": n, "type": t} for n, t in self.added.items()],
+            "removed": [{"name": n, "type": t} for n, t in self.removed.items()],
+            "retyped": [{"name": n, "from": old, "to": new} for n, (old, new) in self.retyped.items()],
+            "readers": [a.as_dict() for a in self.readers],
+            "reaches": [r.as_dict() for r in self.reaches],
+        }
+
+
+@dataclass
+class Drift:
+    dataset: str
+    matched: list[str]
+    versions: list[SchemaVersion] = field(default_factory=list)
+    changes: list[SchemaChange] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "matched": self.matched,
+            "versions": [v.as_dict() for v in self.versions],
+            "changes": [c.as_dict() for c in self.changes],
+            "notes": list(self.notes),
+        }
+
+
+def _flatten(fields: Any, prefix: str = "") -> dict[str, str]:
+    flat: dict[str, str] = {}
+    for column in fields or ():
+        if not isinstance(column, Mapping) or not column.get("name"):
+            continue
+        name = f"{prefix}{column['name']}"
+        flat[name] = str(column.get("type") or "")
+        flat.update(_flatten(column.get("fields"), f"{name}."))
+    return flat
+
+
+def _run_of(event: Mapping[str, Any]) -> tuple[str, str]:
+    """(run id, job name) of an event, an action's folded into its application's."""
+    run, job = event.get("run") or _EMPTY, event.get("job") or _EMPTY
+    name = str(job.get("name") or "")
+    parent = (run.get("facets") or _EMPTY).get("parent") or _EMPTY
+    parent_job = (parent.get("job") or _EMPTY).get("name")
+    parent_run = (parent.get("run") or _EMPTY).get("runId")
+    if parent_run and parent_job and name.startswith(f"{parent_job}."):
+        return str(parent_run), str(parent_job)
+    return str(run.get("runId") or name), name
+
+
+def schema_history(events: Iterable[Mapping[str, Any]], keys: set[tuple[str, str]], role: str) -> list[SchemaVersion]:
+    """The schema versions of the datasets ``keys`` as ``role`` (``outputs``/``inputs``), one per run."""
+    latest: dict[str, SchemaVersion] = {}
+    for event in sorted_by_time(events):
+        for dataset in event.get(role) or ():
+            key = (dataset.get("namespace") or UNKNOWN_NAMESPACE, dataset.get("name") or "")
+            schema = (dataset.get("facets") or _EMPTY).get("schema")
+            if key not in keys or not isinstance(schema, Mapping):
+                continue
+            run_id, job = _run_of(event)
+            # Later events of a run replace its schema: the last one it reported stands.
+            latest[run_id] = SchemaVersion(run_id, job, event_time(event), role[:-1], _flatten(schema.get("fields")))
+    far = dt.datetime.max.replace(tzinfo=dt.UTC)
+    return sorted(latest.values(), key=lambda v: (v.time or far, v.run_id))
+
+
+def _diff(before: SchemaVersion, after: SchemaVersion) -> SchemaChange:
+    change = SchemaChange(after)
+    change.added = {n: t for n, t in after.fields.items() if n not in before.fields}
+    change.removed = {n: t for n, t in before.fields.items() if n not in after.fields}
+    change.retyped = {
+        n: (before.fields[n], t) for n, t in after.fields.items() if n in before.fields and before.fields[n] != t
+    }
+    return change
+
+
+def drift(events: Iterable[Mapping[str, Any]], dataset: str, lineage: Lineage | None = None) -> Drift:
+    """The schema history of ``dataset`` and what each change reaches downstream."""
+    events = list(events)
+    lineage = lineage or Lineage.of(events)
+    matched = find_datasets(lineage.graph, dataset)
+    nodes = [lineage.graph.nodes[n] for n in matched]
+    keys = {(n["namespace"], n["name"]) for n in nodes}
+    report = Drift(dataset, sorted(dataset_uri(n["namespace"], n["name"]) for n in nodes))
+    report.versions = schema_history(events, keys, "outputs")
+    if not report.versions:
+        report.versions = schema_history(events, keys, "inputs")
+        if report.versions:
+            report.notes.append("no run writes this dataset here: its history is the schema its readers saw")
+    if not report.versions:
+        report.notes.append("no schema facet reports this dataset")
+        return report
+    readers, _ = dataset_reach(lineage, matched, "downstream", 1)
+    for before, after in zip(report.versions, report.versions[1:], strict=False):
+        change = _diff(before, after)
+        if not (change.added or change.removed or change.retyped):
+            continue
+        change.readers = readers
+        for name in [*change.removed, *change.retyped]:
+            jobs, _, columns = column_reach(lineage, [(*key, name) for key in keys], "downstream", None)
+            change.reaches.append(FieldReach(name, jobs, columns))
+        report.changes.append(change)
+    return report
