@@ -13,11 +13,14 @@ from pathlib import Path
 import click
 
 from emr_lineage import __version__
+from emr_lineage.cli.audit import audit_command, runs_command
 from emr_lineage.cli.demo import demo_command
 from emr_lineage.cli.doctor import doctor_command
+from emr_lineage.cli.drift import drift_command
 from emr_lineage.cli.e2e import e2e_command
 from emr_lineage.cli.gateway import gateway_group
 from emr_lineage.cli.graph import graph_command, validate_command
+from emr_lineage.cli.impact import impact_command
 from emr_lineage.cli.launch import launch
 from emr_lineage.cli.listener import stage_listener_command
 from emr_lineage.cli.output import DEBUG_ENV_VAR, Command, Group, settings_options
@@ -46,13 +49,17 @@ def show_config(env: str, cdk_json: Path) -> None:
 
 # Commands from their own modules (keep this list sorted).
 for command in (
+    audit_command,
     demo_command,
     doctor_command,
+    drift_command,
     e2e_command,
     gateway_group,
     graph_command,
+    impact_command,
     launch,
     replay_command,
+    runs_command,
     schemas_group,
     stage_listener_command,
     tls_command,

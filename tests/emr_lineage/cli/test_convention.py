@@ -26,6 +26,10 @@ COMMANDS = {
     "gateway serve": ["--marquez", "http://127.0.0.1:9", "--bucket", "b", "--queue", "q"],
     "tls": [],
     "doctor": [],
+    "impact": ["--dataset", "s3://b/k", "--events", "EVENTS"],
+    "drift": ["--dataset", "s3://b/k", "--events", "EVENTS"],
+    "audit": ["--dataset", "s3://b/k", "--events", "EVENTS"],
+    "runs": ["--events", "EVENTS"],
 }
 SETTINGS_COMMANDS = ("config", "demo", "doctor", "e2e", "launch", "stage-listener", "tls")
 

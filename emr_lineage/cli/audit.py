@@ -1,0 +1,120 @@
+"""``emr-lineage audit`` (who read or wrote a dataset, and which versions) and ``emr-lineage runs``
+(runs with state, times, inputs and outputs); docs/analysis.md.
+
+Exit status: 0 the report is printed; 2 it could not run (see ``emr-lineage impact``); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import click
+
+from emr_lineage.analysis.audit import Audit, audit, input_versions
+from emr_lineage.analysis.runs import RunRecord, collect_runs, format_duration, select_runs
+from emr_lineage.analysis.sources import dump
+from emr_lineage.cli.impact import dataset_option, format_option, print_notes, print_table, read_source, source_options
+from emr_lineage.cli.output import Command
+from emr_lineage.lineage.graph import LEVELS
+from emr_lineage.lineage.naming import dataset_uri
+
+level_option = click.option(
+    "--level",
+    type=click.Choice(LEVELS),
+    default="application",
+    show_default=True,
+    help="application: Spark actions folded into their application's run; action: one run per action.",
+)
+
+
+def _time(run: RunRecord, which: str) -> str:
+    moment = getattr(run, which)
+    return moment.isoformat(timespec="seconds") if moment else ""
+
+
+def _datasets(side: dict) -> str:
+    return "\n".join(dataset_uri(ns, name) for ns, name in sorted(side))
+
+
+def _print_audit(report: Audit, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(dump(report.as_dict()))
+        return
+    rows = [
+        (
+            _time(a.run, "start"),
+            a.run.job,
+            a.run.run_id,
+            a.run.state,
+            a.access,
+            ", ".join(a.versions_read + a.versions_written),
+            "\n".join(input_versions(a.run)),
+        )
+        for a in report.accesses
+    ]
+    if rows:
+        title = f"Runs that read or wrote {report.dataset}"
+        print_table(title, ("start", "job", "run", "state", "access", "version", "input versions read"), rows)
+    print_notes(report.notes)
+    click.echo(f"{len(rows)} run(s) read or wrote {report.dataset} (from {report.source})")
+
+
+@click.command("audit", cls=Command)
+@dataset_option
+@level_option
+@format_option
+@source_options
+def audit_command(
+    dataset: str,
+    level: str,
+    fmt: str,
+    events: tuple[str, ...],
+    marquez_url: str | None,
+    archive: str | None,
+    since: str | None,
+    until: str | None,
+    timeout: float,
+    skip_invalid: bool,
+) -> None:
+    """List the runs that read or wrote a dataset in a time window, with the input versions each read."""
+    source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid)
+    _print_audit(audit(source, dataset, level=level, since=since, until=until), fmt)
+
+
+@click.command("runs", cls=Command)
+@click.option("--job", metavar="NAME", help="Only this job's runs (an application's name includes its actions).")
+@level_option
+@format_option
+@source_options
+def runs_command(
+    job: str | None,
+    level: str,
+    fmt: str,
+    events: tuple[str, ...],
+    marquez_url: str | None,
+    archive: str | None,
+    since: str | None,
+    until: str | None,
+    timeout: float,
+    skip_invalid: bool,
+) -> None:
+    """List runs: state (the final eventType), start, end, duration, inputs and outputs."""
+    source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid)
+    runs = select_runs(collect_runs(source.events, level), job)
+    if fmt == "json":
+        click.echo(dump({"source": source.kind, "runs": [r.as_dict() for r in runs]}))
+        return
+    rows = [
+        (
+            _time(r, "start"),
+            _time(r, "end"),
+            format_duration(r.duration),
+            r.job,
+            r.run_id,
+            r.state,
+            _datasets(r.inputs),
+            _datasets(r.outputs),
+        )
+        for r in runs
+    ]
+    if rows:
+        print_table("Runs", ("start", "end", "duration", "job", "run", "state", "inputs", "outputs"), rows)
+    click.echo(f"{len(rows)} run(s)" + (f" of job {job}" if job else ""))

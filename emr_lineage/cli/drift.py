@@ -1,0 +1,70 @@
+"""``emr-lineage drift``: the schema history of a dataset and what each change reaches (docs/analysis.md).
+
+Exit status: 0 the history is printed (informational); 1 ``--fail-on-change`` and the schema
+changed; 2 it could not run (see ``emr-lineage impact``); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from emr_lineage.analysis.drift import Drift, drift
+from emr_lineage.analysis.sources import dump
+from emr_lineage.cli.impact import dataset_option, format_option, print_notes, print_table, read_source, source_options
+from emr_lineage.cli.output import Command
+from emr_lineage.errors import EXIT_CHECK_FAILED
+
+
+def _print_drift(report: Drift, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(dump(report.as_dict()))
+        return
+    changes = {id(c.version): c for c in report.changes}
+    rows = []
+    for index, version in enumerate(report.versions):
+        change = changes.get(id(version))
+        if index == 0:
+            what = f"first seen: {len(version.fields)} field(s)"
+        else:
+            what = change.summary if change else "no change"
+        time = version.time.isoformat() if version.time else ""
+        rows.append((time, version.job, version.run_id, version.role, what))
+    if rows:
+        print_table(f"Schema history of {report.dataset}", ("time", "job", "run", "as", "change"), rows)
+    for change in report.changes:
+        when = change.version.time.isoformat() if change.version.time else change.version.run_id
+        readers = ", ".join(job.name for job in change.readers) or "none"
+        click.echo(f"{when}: {change.summary}; read by: {readers}")
+        for reach in change.reaches:
+            columns = ", ".join(f"{c.label}.{c.field}" for c in reach.columns) or "no column lineage"
+            jobs = ", ".join(j.name for j in reach.jobs)
+            click.echo(f"  {reach.field} reaches {columns}" + (f" (through {jobs})" if jobs else ""))
+    print_notes(report.notes)
+    click.echo(f"{len(report.changes)} schema change(s) in {len(report.versions)} version(s) of {report.dataset}")
+
+
+@click.command("drift", cls=Command)
+@dataset_option
+@format_option
+@click.option("--fail-on-change", is_flag=True, help="Exit 1 when the schema changed in the events read.")
+@source_options
+def drift_command(
+    dataset: str,
+    fmt: str,
+    fail_on_change: bool,
+    events: tuple[str, ...],
+    marquez_url: str | None,
+    archive: str | None,
+    since: str | None,
+    until: str | None,
+    timeout: float,
+    skip_invalid: bool,
+) -> None:
+    """Show a dataset's schema history (fields added, removed, retyped per run) and what each change reaches."""
+    source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid)
+    report = drift(source.events, dataset)
+    _print_drift(report, fmt)
+    if fail_on_change and report.changes:
+        sys.exit(EXIT_CHECK_FAILED)
