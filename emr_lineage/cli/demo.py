@@ -19,14 +19,15 @@ from rich.table import Table
 from emr_lineage.cli.gateway import API_KEY_ENV_VAR
 from emr_lineage.cli.output import Command, fail, settings_options
 from emr_lineage.errors import EXIT_CHECK_FAILED
-from emr_lineage.pipeline.definition import DEFAULT_ROWS, MIN_ROWS, PIPELINE
+from emr_lineage.pipeline.definition import DEFAULT_ROWS, MIN_ROWS, SCENARIOS, STANDARD, application_name
 from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, run_demo
 from emr_lineage.pipeline.send import send_events
 from emr_lineage.settings.loader import load_settings
 
 
 def _summary(result: DemoResult) -> Table:
-    table = Table(title=f"emr-lineage demo: {result.rows} orders, lineage in {result.events_path}")
+    scenario = "" if result.scenario is STANDARD else f", scenario {result.scenario.name}"
+    table = Table(title=f"emr-lineage demo: {result.rows} orders{scenario}, lineage in {result.events_path}")
     for column, justify in (
         ("step", "left"),
         ("seconds", "right"),
@@ -40,7 +41,8 @@ def _summary(result: DemoResult) -> Table:
     for run in result.runs:
         inputs = outputs = ""
         if graph is not None:
-            job_id = next((j for j in graph.jobs() if graph.nodes[j]["name"] == run.name), None)
+            application = application_name(run.name)
+            job_id = next((j for j in graph.jobs() if graph.nodes[j]["name"] == application), None)
             if job_id:
                 inputs = "\n".join(_short(graph, d) for d in graph.inputs_of(job_id))
                 outputs = "\n".join(_short(graph, d) for d in graph.outputs_of(job_id))
@@ -92,12 +94,29 @@ def _short(graph, dataset_id: str) -> str:
     show_default=True,
     help="Orders in the generated data.",
 )
+@click.option(
+    "--scenario",
+    type=click.Choice(list(SCENARIOS)),
+    default=STANDARD.name,
+    show_default=True,
+    help="What to run: " + "; ".join(f"{s.name}: {s.summary}" for s in SCENARIOS.values()) + ".",
+)
 @settings_options
-def demo_command(out: str, gateway_url: str | None, force: bool, rows: int, env: str, cdk_json: Path) -> None:
+def demo_command(
+    out: str, gateway_url: str | None, force: bool, rows: int, scenario: str, env: str, cdk_json: Path
+) -> None:
     """Run the sample pipeline on local Spark with lineage captured, validate it, write the report.
 
     Jobs report lineage in the OpenLineage namespace of ENV's settings.
+
+    \b
+    --scenario schema-change shows a schema drift end to end: after the pipeline,
+    revenue_daily_v2 (a new version of revenue_daily) rewrites curated/revenue_daily with
+    another schema, then revenue_weekly reads it; then try
+      emr-lineage drift --dataset <lake>/curated/revenue_daily --events DIR/events.jsonl
+    (details: docs/pipeline.md).
     """
+    jobs = SCENARIOS[scenario].jobs
     namespace = load_settings(env, cdk_json).openlineage.namespace
     console = Console()
     progress = Progress(
@@ -108,7 +127,7 @@ def demo_command(out: str, gateway_url: str | None, force: bool, rows: int, env:
         TimeElapsedColumn(),
         console=console,
     )
-    steps = 2 + len(PIPELINE)
+    steps = 2 + len(jobs)
     with progress:
         task = progress.add_task("generating data", total=steps)
 
@@ -120,13 +139,15 @@ def demo_command(out: str, gateway_url: str | None, force: bool, rows: int, env:
 
         def on_job(name: str, run: JobRun | None) -> None:
             if run is None:
-                progress.update(task, description=f"running {name}", advance=1 if name == PIPELINE[0] else 0)
+                progress.update(task, description=f"running {name}", advance=1 if name == jobs[0] else 0)
             else:
                 progress.advance(task)
                 progress.console.print(f"  {name}: {run.seconds:.1f}s, {run.events} lineage events")
 
         try:
-            result = run_demo(out, rows, namespace=namespace, force=force, on_step=on_step, on_job=on_job)
+            result = run_demo(
+                out, rows, namespace=namespace, force=force, scenario=scenario, on_step=on_step, on_job=on_job
+            )
         except DemoError as exc:
             progress.stop()
             fail(f"{exc} (Spark log: {Path(out).resolve() / 'spark.log'})", EXIT_CHECK_FAILED)

@@ -5,6 +5,8 @@ in order in one local Spark driver (each job is its own Spark application, as on
 the capture writing ``<out>/events.jsonl``; then loads the events (every one schema-checked),
 builds the lineage graph, validates it against ``jobs/lineage_contract.yaml`` and writes
 ``<out>/report.html``. The CLI (``emr-lineage demo``) only renders progress and the summary.
+A :class:`~emr_lineage.pipeline.definition.Scenario` other than ``standard`` runs more jobs
+after the five and validates against its own contract.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.lineage.graph import LineageGraph
 from emr_lineage.lineage.report import write_html
 from emr_lineage.lineage.schemas import require_schemas
-from emr_lineage.pipeline.definition import CONTRACT, DEFAULT_ROWS, JOBS_DIR, MIN_ROWS, PIPELINE
+from emr_lineage.pipeline.definition import DEFAULT_ROWS, JOBS_DIR, MIN_ROWS, PIPELINE, SCENARIOS, STANDARD, Scenario
 from emr_lineage.pipeline.workdir import claimed_output_dir
 from emr_lineage.spark.capture.run import JobFailed, run_job
 
@@ -61,6 +63,7 @@ class DemoResult:
     graph: LineageGraph | None = None
     contract: ContractResult | None = None
     validate_seconds: float = 0.0
+    scenario: Scenario = STANDARD
 
     @property
     def total_seconds(self) -> float:
@@ -142,26 +145,33 @@ def run_demo(
     *,
     namespace: str,
     force: bool = False,
+    scenario: str | Scenario = STANDARD,
     on_step: Callable[[str], None] | None = None,
     on_job: Callable[[str, JobRun | None], None] | None = None,
 ) -> DemoResult:
-    """Run the pipeline into ``out`` (claimed and locked, see :mod:`emr_lineage.pipeline.workdir`)."""
+    """Run the scenario's jobs into ``out`` (claimed and locked, see :mod:`emr_lineage.pipeline.workdir`)."""
     if rows < MIN_ROWS:
         raise DemoError(f"--rows must be at least {MIN_ROWS}, got {rows}")
+    if isinstance(scenario, str):
+        if scenario not in SCENARIOS:
+            raise DemoError(f"--scenario {scenario!r}: no such scenario (choose from {', '.join(SCENARIOS)})")
+        scenario = SCENARIOS[scenario]
     require_schemas()  # the demo checks its events in strict mode: say so before Spark runs, not after
     with claimed_output_dir(out, DEMO_ENTRIES, force=force) as claimed:
-        return _run_in(claimed, rows, namespace, on_step or (lambda _: None), on_job)
+        return _run_in(claimed, rows, namespace, scenario, on_step or (lambda _: None), on_job)
 
 
 def _run_in(
     out: Path,
     rows: int,
     namespace: str,
+    scenario: Scenario,
     step: Callable[[str], None],
     on_job: Callable[[str, JobRun | None], None] | None,
 ) -> DemoResult:
     lake = out / "lake"
     result = DemoResult(out, lake, out / "events.jsonl", out / "report.html", out / "spark.log", rows)
+    result.scenario = scenario
 
     step("generate")
     began = time.perf_counter()
@@ -169,18 +179,22 @@ def _run_in(
     result.generate_seconds = time.perf_counter() - began
 
     with stderr_to(result.spark_log):
-        result.runs = run_pipeline(lake, spark_defaults(out, result.events_path, namespace), on_job=on_job)
+        defaults = spark_defaults(out, result.events_path, namespace)
+        result.runs = run_pipeline(lake, defaults, jobs=scenario.jobs, on_job=on_job)
 
     step("validate")
     began = time.perf_counter()
     try:
         loaded = load_events([result.events_path], strict=True)
-        contract = load_contract(CONTRACT)
+        contract = load_contract(scenario.contract)
     except ValueError as exc:  # EventsError / ContractError: one line naming file and line
         raise DemoError(str(exc)) from None
     result.events = len(loaded)
     result.graph = build_graph(loaded.events, level=contract.level)
     result.contract = validate(contract, result.graph, {"lake": str(lake), "namespace": namespace})
-    write_html(result.report_path, result.graph, result.contract, title=f"Sample pipeline lineage ({rows} orders)")
+    title = f"Sample pipeline lineage ({rows} orders)"
+    if scenario is not STANDARD:
+        title = f"Sample pipeline lineage ({rows} orders, scenario {scenario.name})"
+    write_html(result.report_path, result.graph, result.contract, title=title)
     result.validate_seconds = time.perf_counter() - began
     return result

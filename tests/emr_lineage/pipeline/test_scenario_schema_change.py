@@ -1,0 +1,134 @@
+"""`emr-lineage demo --scenario schema-change`: one real run (the CLI in its own process, local Spark),
+shared by every test here and every xdist worker, and the scenario's definition without Spark."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from filelock import FileLock
+
+from emr_lineage.lineage.naming import dataset_identity
+from emr_lineage.pipeline.definition import (
+    CHANGED_DATASET,
+    CONTRACT,
+    PIPELINE,
+    SCENARIOS,
+    SCHEMA_CHANGE,
+    application_name,
+)
+from emr_lineage.pipeline.demo import DemoError, run_demo
+from tests.emr_lineage.demo_run import DemoRun
+from tests.paths import REPO_ROOT
+
+ROWS = 300
+# curated/revenue_daily as revenue_daily (version 1) and revenue_daily_v2 write it.
+SCHEMA_V1 = {"order_date": "date", "revenue": "double", "orders": "long", "customers": "long"}
+SCHEMA_V2 = {"order_date": "date", "revenue": "decimal(18,2)", "orders": "long", "average_order_value": "decimal(18,2)"}
+
+
+def _shared_scenario_run(root: Path) -> DemoRun:
+    """The scenario run recorded under ``root`` (run now by the first worker that needs it)."""
+    root.mkdir(parents=True, exist_ok=True)
+    out, recorded = root / "demo", root / "result.json"
+    with FileLock(root / "run.lock"):
+        if not recorded.exists():
+            command = [sys.executable, "-m", "emr_lineage", "demo", "--scenario", "schema-change"]
+            proc = subprocess.run(
+                [*command, "--out", str(out), "--rows", str(ROWS)],
+                cwd=REPO_ROOT,
+                capture_output=True,
+                text=True,
+                timeout=900,
+                env={**os.environ, "COLUMNS": "200"},
+            )
+            result = {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
+            recorded.write_text(json.dumps(result), encoding="utf-8")
+        result = json.loads(recorded.read_text(encoding="utf-8"))
+    return DemoRun(out=out, **result)
+
+
+@pytest.fixture(scope="session")
+def schema_change_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoRun:
+    base = tmp_path_factory.getbasetemp()
+    return _shared_scenario_run((base if worker_id == "master" else base.parent) / "shared-schema-change")
+
+
+def _dataset(run: DemoRun, relative: str) -> tuple[str, str]:
+    return dataset_identity(str(run.out.resolve() / "lake" / relative))
+
+
+def _schemas(run: DemoRun, side: str, relative: str) -> dict[str, list[dict[str, str]]]:
+    """Application -> schema of ``relative`` per application run that has it on ``side``, in run order."""
+    namespace, name = _dataset(run, relative)
+    found: dict[str, dict[str, dict[str, str]]] = {}
+    for event in run.events():
+        for dataset in event.get(side, []):
+            fields = dataset.get("facets", {}).get("schema", {}).get("fields")
+            if (dataset["namespace"], dataset["name"]) == (namespace, name) and fields:
+                application = event["job"]["name"].split(".", 1)[0]
+                root_run = event["run"]["facets"]["parent"]["run"]["runId"]
+                found.setdefault(application, {})[root_run] = {f["name"]: f["type"] for f in fields}
+    return {application: list(runs.values()) for application, runs in found.items()}
+
+
+def test_the_scenario_runs_and_its_lineage_matches_its_contract(schema_change_run: DemoRun) -> None:
+    run = schema_change_run
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "scenario schema-change" in run.stdout
+    assert "lineage matches lineage_contract_schema_change.yaml: 13 edges" in run.stdout
+    for job in SCHEMA_CHANGE.jobs:
+        assert f"{job}:" in run.stdout  # a progress line per job
+
+
+def test_two_runs_write_the_changed_dataset_with_the_designed_schemas(schema_change_run: DemoRun) -> None:
+    writes = _schemas(schema_change_run, "outputs", CHANGED_DATASET)
+    assert writes == {"revenue_daily": [SCHEMA_V1, SCHEMA_V2]}  # one job, two runs, two schemas
+    added, removed = SCHEMA_V2.keys() - SCHEMA_V1.keys(), SCHEMA_V1.keys() - SCHEMA_V2.keys()
+    retyped = {f for f in SCHEMA_V1.keys() & SCHEMA_V2.keys() if SCHEMA_V1[f] != SCHEMA_V2[f]}
+    assert (added, removed, retyped) == ({"average_order_value"}, {"customers"}, {"revenue"})
+
+
+def test_the_downstream_job_reads_the_changed_dataset_after_the_change(schema_change_run: DemoRun) -> None:
+    reads = _schemas(schema_change_run, "inputs", CHANGED_DATASET)
+    assert reads == {"revenue_weekly": [SCHEMA_V2]}
+    writes = _schemas(schema_change_run, "outputs", "curated/revenue_weekly")
+    assert writes == {"revenue_weekly": [{"week_start": "date", "revenue": "double", "orders": "long"}]}
+    names = [e["job"]["name"].split(".", 1)[0] for e in schema_change_run.events() if e["eventType"] == "COMPLETE"]
+    last_write = max(i for i, n in enumerate(names) if n == "revenue_daily")
+    assert min(i for i, n in enumerate(names) if n == "revenue_weekly") > last_write
+
+
+# --- the definition, without Spark ----------------------------------------------------------
+
+
+def test_the_scenario_contract_is_the_pipelines_plus_the_reader() -> None:
+    standard = yaml.safe_load(CONTRACT.read_text(encoding="utf-8"))
+    scenario: dict[str, Any] = yaml.safe_load(SCHEMA_CHANGE.contract.read_text(encoding="utf-8"))
+    assert scenario["jobs"][: len(standard["jobs"])] == standard["jobs"]
+    assert [j["name"] for j in scenario["jobs"][len(standard["jobs"]) :]] == ["revenue_weekly"]
+    assert {k: v for k, v in scenario.items() if k not in ("jobs", "description")} == {
+        k: v for k, v in standard.items() if k not in ("jobs", "description")
+    }
+
+
+def test_the_scenarios_and_their_jobs() -> None:
+    assert SCENARIOS["standard"].jobs == PIPELINE
+    assert SCHEMA_CHANGE.jobs == (*PIPELINE, "revenue_daily_v2", "revenue_weekly")
+    assert application_name("revenue_daily_v2") == "revenue_daily"
+    assert application_name("revenue_weekly") == "revenue_weekly"
+    for job in SCHEMA_CHANGE.jobs:
+        text = (SCHEMA_CHANGE.contract.parent / f"{job}.py").read_text(encoding="utf-8")
+        assert f'APP_NAME = "{application_name(job)}"' in text
+
+
+def test_an_unknown_scenario_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(DemoError, match="no such scenario .* standard, schema-change"):
+        run_demo(tmp_path / "out", 200, namespace="tests", scenario="bogus")
+    assert not (tmp_path / "out").exists()
