@@ -24,6 +24,7 @@ from emr_lineage.cli.impact import impact_command
 from emr_lineage.cli.launch import launch
 from emr_lineage.cli.listener import stage_listener_command
 from emr_lineage.cli.output import DEBUG_ENV_VAR, Command, Group, settings_options
+from emr_lineage.cli.post import post_command
 from emr_lineage.cli.replay import replay_command
 from emr_lineage.cli.schemas import schemas_group
 from emr_lineage.cli.tls import tls_command
@@ -58,6 +59,7 @@ for command in (
     graph_command,
     impact_command,
     launch,
+    post_command,
     replay_command,
     runs_command,
     schemas_group,

@@ -1,18 +1,192 @@
-"""Send captured events to a lineage endpoint (``emr-lineage demo --gateway URL``), in their order.
+"""Send OpenLineage events to a lineage endpoint: Marquez's ``POST /api/v1/lineage`` or the gateway's.
 
-Each line of an events file is POSTed as it was captured, one after another, so every run's
-events arrive in the order the run reported them. The one HTTP stack does the retries: a gateway
-answers 503 while its archive or queue is unavailable, and re-sending is safe (the gateway
-deduplicates by content), so POSTs are retried too.
+Used by ``emr-lineage post`` (events from files) and ``emr-lineage demo --gateway URL`` (the
+events the demo captured). Events are read with :func:`~emr_lineage.lineage.events.load_events`
+and POSTed one after another, in the order they were read (paths in the order given, lines in
+order), except that the events of one run are put in ``eventTime`` order (stable: ties keep
+the read order) in the places that run's events held: Marquez builds a run's state from its
+events, so START must arrive before COMPLETE even when a run's events come from two files given
+in the wrong order. The capture writes each run's events in that order already.
+
+The one HTTP stack does the retries and the deadline of each request: a gateway answers 503
+while its archive or queue is unavailable, and re-sending is safe (the gateway deduplicates by
+content, Marquez takes an event twice without harm), so POSTs are retried too. What the server
+answers decides what happens next:
+
+* 2xx: posted;
+* 401 or 403: the key is refused: listed, and nothing more is sent (every event would be refused);
+* another 4xx (400 bad event, 413 too large, 422...): that event is refused and listed, the
+  others are still sent;
+* 404 or 405 (not a lineage endpoint), 429 or 5xx once the retries are spent, unreachable, timed
+  out: :class:`PostError`, nothing more is sent; the message says how many were posted before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import os
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from emr_lineage.http import DEFAULT_TIMEOUT, HttpClient
-from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.errors import EmrLineageError
+from emr_lineage.http import DEFAULT_TIMEOUT, HttpClient, HttpError, Reply
+from emr_lineage.lineage.events import load_events
+from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
+
+KEY_REFUSED = (401, 403)
+NOT_AN_ENDPOINT = (404, 405)
+
+
+class PostError(EmrLineageError):
+    """The endpoint cannot take events (exit 2): unreachable, not a lineage endpoint, unavailable."""
+
+
+@dataclass(frozen=True)
+class PendingEvent:
+    """One event to send and where it was read: ``<path> event <n>`` (n counts from 1 per path)."""
+
+    location: str
+    event: dict[str, Any]
+
+    def describe(self) -> str:
+        """``events.jsonl event 3 (START of job ns/name, run 1b2c...)``: enough to find it again."""
+        job = self.event.get("job") if isinstance(self.event.get("job"), dict) else {}
+        run = self.event.get("run") if isinstance(self.event.get("run"), dict) else {}
+        what = self.event.get("eventType") or "event"
+        return f"{self.location} ({what} of job {job.get('namespace')}/{job.get('name')}, run {run.get('runId')})"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An event the server refused: where it was read, the HTTP status and the server's words."""
+
+    event: PendingEvent
+    status: int
+    message: str  # ``POST url -> HTTP 400 (client error): <the server's message>``
+
+    def describe(self) -> str:
+        return f"{self.event.describe()}: {self.message}"
+
+
+@dataclass
+class PostResult:
+    posted: int = 0
+    refused: list[Refusal] = field(default_factory=list)
+    not_sent: int = 0  # after the key was refused
+
+    @property
+    def ok(self) -> bool:
+        return not self.refused and not self.not_sent
+
+
+def read_events(paths: Iterable[str | os.PathLike[str]]) -> list[PendingEvent]:
+    """The events of ``paths`` (as :func:`load_events` reads them), each with its location.
+
+    Each path is loaded on its own so that an event's location names the path it came from.
+    Raises :class:`~emr_lineage.lineage.events.EventsError` (exit 2) at the first bad event.
+    """
+    pending: list[PendingEvent] = []
+    for path in paths:
+        where = "stdin" if os.fspath(path) == "-" else os.fspath(path)
+        loaded = load_events([path])
+        pending.extend(PendingEvent(f"{where} event {n}", e) for n, e in enumerate(loaded.events, start=1))
+    return pending
+
+
+def _event_time(event: dict[str, Any]) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(str(event.get("eventTime")))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def in_run_order(events: Sequence[PendingEvent]) -> list[PendingEvent]:
+    """``events`` with each run's events in ``eventTime`` order, in the slots that run's events held.
+
+    A run with an event whose time cannot be read keeps its read order.
+    """
+    slots: dict[Any, list[int]] = defaultdict(list)
+    for index, pending in enumerate(events):
+        run = pending.event.get("run")
+        run_id = run.get("runId") if isinstance(run, dict) else None
+        slots[run_id if isinstance(run_id, str) else ("no run id", index)].append(index)
+    ordered = list(events)
+    for indexes in slots.values():
+        times = [_event_time(events[i].event) for i in indexes]
+        if len(indexes) < 2 or any(t is None for t in times):
+            continue
+        by_time = sorted(range(len(indexes)), key=lambda k: times[k])  # stable: ties keep the read order
+        for slot, k in zip(indexes, by_time, strict=True):
+            ordered[slot] = events[indexes[k]]
+    return ordered
+
+
+def lineage_url(url: str) -> str:
+    """``url`` + ``/api/v1/lineage``; ``http://host:5000`` and ``http://host:5000/api/v1`` both work."""
+    if not url.startswith(("http://", "https://")):
+        raise PostError(f"--marquez must start with http:// or https://, got {url!r}")
+    return url.rstrip("/").removesuffix(API_ROOT.rstrip("/")) + LINEAGE_ENDPOINT
+
+
+def post_events(
+    events: Sequence[PendingEvent],
+    url: str,
+    *,
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    on_result: Callable[[PendingEvent, Refusal | None], None] | None = None,
+    client: HttpClient | None = None,
+) -> PostResult:
+    """POST ``events`` in order to ``url`` + the lineage endpoint (see the module's doc for what
+    each answer does). ``on_result`` is called after each event with its refusal, or None."""
+    target = lineage_url(url)
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    own = client is None
+    http = client or HttpClient(timeout=timeout, retry_methods=("POST",), headers=headers)
+    result = PostResult()
+    try:
+        for index, pending in enumerate(events):
+            reply = _post(http, target, pending, headers, result)
+            refusal = None if reply.ok else Refusal(pending, reply.status, str(reply.error()))
+            if refusal:
+                result.refused.append(refusal)
+            else:
+                result.posted += 1
+            if on_result:
+                on_result(pending, refusal)
+            if refusal and refusal.status in KEY_REFUSED:
+                result.not_sent = len(events) - index - 1
+                break
+    finally:
+        if own:
+            http.close()
+    return result
+
+
+def _post(http: HttpClient, target: str, pending: PendingEvent, headers: dict[str, str], result: PostResult) -> Reply:
+    def cannot(reason: str) -> PostError:
+        before = f"{result.posted} event(s) posted before it" + (
+            f", {len(result.refused)} refused" if result.refused else ""
+        )
+        return PostError(f"{reason} (at {pending.location}; {before}; posting them again is harmless)")
+
+    body = json.dumps(pending.event, ensure_ascii=False).encode()
+    try:
+        reply = http.request("POST", target, data=body, headers=headers)
+    except HttpError as exc:
+        raise cannot(str(exc)) from None
+    if reply.status in NOT_AN_ENDPOINT:
+        raise cannot(f"{reply.error()}; is {target} a Marquez API or a lineage gateway?")
+    if reply.status == 429 or reply.status >= 500:
+        raise cannot(f"{reply.error()}, still after the retries")
+    return reply
 
 
 def send_events(
@@ -23,21 +197,23 @@ def send_events(
     timeout: float = DEFAULT_TIMEOUT,
     on_sent: Callable[[int], None] | None = None,
 ) -> int:
-    """POST every event of ``events_path`` (JSONL) to ``url`` + the lineage endpoint; returns how many.
+    """POST every event of ``events_path`` to ``url`` + the lineage endpoint; returns how many.
 
-    A refusal (4xx) or a gateway that stays unavailable raises :class:`~emr_lineage.http.HttpError`.
+    A refusal (4xx) raises :class:`~emr_lineage.http.HttpError` with the first refusal's message
+    (after the others were sent); an endpoint that cannot take events raises :class:`PostError`.
     """
-    headers = {"Content-Type": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    target = url.rstrip("/") + LINEAGE_ENDPOINT
-    sent = 0
-    with HttpClient(timeout=timeout, retry_methods=("POST",), headers=headers) as client:
-        with events_path.open("rb") as lines:
-            for line in lines:
-                if line.strip():
-                    client.request("POST", target, data=line.strip()).raise_for_status()
-                    sent += 1
-                    if on_sent:
-                        on_sent(sent)
-    return sent
+    sent: list[int] = [0]
+
+    def count(_: PendingEvent, refusal: Refusal | None) -> None:
+        if refusal is None:
+            sent[0] += 1
+            if on_sent:
+                on_sent(sent[0])
+
+    result = post_events(
+        in_run_order(read_events([events_path])), url, api_key=api_key, timeout=timeout, on_result=count
+    )
+    if result.refused:
+        first = result.refused[0]
+        raise HttpError(first.describe(), kind="status", status=first.status)
+    return result.posted

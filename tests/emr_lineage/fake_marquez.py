@@ -14,6 +14,7 @@ tests (lineage built from the demo's events, ``phases`` moving on between polls)
 
 from __future__ import annotations
 
+import datetime
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -48,6 +49,7 @@ class Request:
     parts: tuple[str, ...]  # unquoted path segments
     query: dict[str, str]
     body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)  # names lowercased
 
 
 Route = Callable[["FakeMarquez", Request], Answer]
@@ -107,6 +109,36 @@ def _post_lineage(state: FakeMarquez, request: Request) -> Answer:
     return Answer(201, {})
 
 
+def bearer_only(key: str, route: Route = _post_lineage) -> Route:
+    """``route`` behind a Bearer key, as the lineage gateway is: another key or none is a 401."""
+
+    def guarded(state: FakeMarquez, request: Request) -> Answer:
+        if request.headers.get("authorization") != f"Bearer {key}":
+            return Answer(401, {"code": 401, "message": "missing or wrong API key"})
+        return route(state, request)
+
+    return guarded
+
+
+def _lineage_events(state: FakeMarquez, request: Request) -> Answer:
+    """``GET /events/lineage``: the raw events of ``state.events``, filtered by event time
+    (``after``/``before``), sorted by ``sortDirection`` (Marquez's default: desc), paged."""
+    after, before = request.query.get("after"), request.query.get("before")
+
+    def moment(text: str) -> datetime.datetime:
+        value = datetime.datetime.fromisoformat(text)
+        return value if value.tzinfo else value.replace(tzinfo=datetime.UTC)
+
+    events = [
+        e
+        for e in state.events
+        if (after is None or moment(e["eventTime"]) >= moment(after))
+        and (before is None or moment(e["eventTime"]) <= moment(before))
+    ]
+    events.sort(key=lambda e: moment(e["eventTime"]), reverse=request.query.get("sortDirection", "desc") != "asc")
+    return _page("events", events, request.query)
+
+
 def marquez_routes() -> dict[str, Route]:
     """The Marquez API routes the tools use."""
     return {
@@ -116,6 +148,7 @@ def marquez_routes() -> dict[str, Route]:
         f"GET {API}/namespaces/*/jobs": _namespace_items,
         f"GET {API}/namespaces/*/datasets": _namespace_items,
         f"GET {API}/jobs/runs/*": _run,
+        f"GET {API}/events/lineage": _lineage_events,
         f"POST {API}/lineage": _post_lineage,
     }
 
@@ -136,6 +169,7 @@ class FakeMarquez:
     jobs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     datasets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)  # raw lineage events (GET /events/lineage)
     phases: list[Callable[[], dict[str, Any] | None]] = field(default_factory=list)
     phase: int = 0
     routes: dict[str, Route] = field(default_factory=marquez_routes)
@@ -148,6 +182,7 @@ class FakeMarquez:
 
     def reset(self) -> None:
         self.posted.clear()
+        self.events.clear()
         self.requests.clear()
         self.fail_next.clear()
         self.delay_seconds = 0.0
@@ -215,6 +250,7 @@ def _handler(state: FakeMarquez) -> type[BaseHTTPRequestHandler]:
                 parts=tuple(unquote(p) for p in parts.path.split("/") if p),
                 query={k: v[0] for k, v in parse_qs(parts.query).items()},
                 body=body,
+                headers={name.lower(): value for name, value in self.headers.items()},
             )
             self._write(state.route(request))
 

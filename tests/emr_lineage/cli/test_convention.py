@@ -22,6 +22,7 @@ COMMANDS = {
     "launch": ["--job", "JOB"],
     "stage-listener": ["--bucket", "some-bucket"],
     "schemas fetch": ["--schema-dir", "OUT"],
+    "post": ["--events", "EVENTS", "--marquez", "http://127.0.0.1:9"],
     "replay": ["--bucket", "b", "--marquez", "http://127.0.0.1:9"],
     "gateway serve": ["--marquez", "http://127.0.0.1:9", "--bucket", "b", "--queue", "q"],
     "tls": [],
