@@ -113,7 +113,7 @@ def demo_command(
     --scenario schema-change shows a schema drift end to end: after the pipeline,
     revenue_daily_v2 (a new version of revenue_daily) rewrites curated/revenue_daily with
     another schema, then revenue_weekly reads it; then try
-      emr-lineage drift --dataset <lake>/curated/revenue_daily --events DIR/events.jsonl
+      emr-lineage drift --dataset DIR/lake/curated/revenue_daily --events DIR/events.jsonl
     (details: docs/pipeline.md).
     """
     jobs = SCENARIOS[scenario].jobs
