@@ -23,7 +23,8 @@ from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.lineage.contract import ContractError, load_contract
 from emr_lineage.lineage.contract_check import ContractResult, resolve, validate
 from emr_lineage.lineage.contract_marquez import contract_graph, read_contract_lineage
-from emr_lineage.lineage.events import EventsError, LoadedEvents, load_events
+from emr_lineage.lineage.event_sources import STDIN
+from emr_lineage.lineage.events import EventsError, EventStream, stream_events
 from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.lineage.from_marquez import graph_from_marquez
 from emr_lineage.lineage.graph import LEVELS, LineageGraph
@@ -34,21 +35,23 @@ from emr_lineage.marquez.api import API_ROOT
 from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient
 
 
-def _report_skipped(loaded: LoadedEvents) -> None:
-    if loaded.skipped:
-        first = f" (first: {loaded.skipped_details[0]})" if loaded.skipped_details else ""
-        click.echo(f"skipped {loaded.skipped} invalid event(s){first}", err=True)
+def _report_skipped(events: EventStream) -> None:
+    if events.skipped:
+        first = f" (first: {events.skipped_details[0]})" if events.skipped_details else ""
+        click.echo(f"skipped {events.skipped} invalid event(s){first}", err=True)
 
 
 def _load(paths: Sequence[str], skip_invalid: bool, strict: bool, level: str, schema_dir: str | None) -> LineageGraph:
-    loaded = load_events(paths, skip_invalid=skip_invalid, strict=strict, schema_directory=schema_dir)
-    if loaded.schema_note:
-        click.echo(f"warning: {loaded.schema_note}", err=True)
-    if not loaded.events:
-        skipped = f" ({loaded.skipped} invalid skipped; first: {loaded.skipped_details[0]})" if loaded.skipped else ""
+    """The graph of the events, built as they stream in: memory holds the graph, not the events."""
+    events = stream_events(paths, skip_invalid=skip_invalid, strict=strict, schema_directory=schema_dir)
+    if events.schema_note:
+        click.echo(f"warning: {events.schema_note}", err=True)
+    graph = build_graph(events, level=level)
+    if not events.count:
+        skipped = f" ({events.skipped} invalid skipped; first: {events.skipped_details[0]})" if events.skipped else ""
         raise EventsError(f"{', '.join(paths)}: no events to build a graph from{skipped}")
-    _report_skipped(loaded)
-    return build_graph(loaded.events, level=level)
+    _report_skipped(events)
+    return graph
 
 
 def _check_events_paths(events: Sequence[str]) -> None:
@@ -71,7 +74,9 @@ def _refuse_overwriting_inputs(option: str, output: str, events: Sequence[str], 
     if not output:
         fail(f"{option} '': empty path (give a file)")
     target = Path(output).resolve()
-    inputs = [("events", Path(path)) for path in events] + ([("contract", Path(contract))] if contract else [])
+    inputs = [("events", Path(path)) for path in events if path != STDIN] + (
+        [("contract", Path(contract))] if contract else []
+    )
     for kind, path in inputs:
         source = path.resolve()
         if target == source or _same_file(target, source):
@@ -118,7 +123,8 @@ events_option = click.option(
     "events",
     multiple=True,
     metavar="PATH",
-    help="OpenLineage events: .jsonl/.json files or directories (repeatable).",
+    help="OpenLineage events: .jsonl/.ndjson/.json files (gzipped or not), directories, or - for standard input "
+    "(repeatable).",
 )
 
 

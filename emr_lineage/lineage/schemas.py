@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
+from emr_lineage.lineage.fast_schemas import CompiledEventChecks, compile_event_checks
 from emr_lineage.lineage.schema_store import (
     EVENT_SCHEMA,
     PINNED_SCHEMAS,
@@ -88,6 +89,7 @@ class Schemas:
 
     directory: Path
     validators: _Validators
+    compiled: CompiledEventChecks  # the fast yes/no check; ``validators`` word the problems
 
 
 def _store_key(directory: Path) -> tuple[tuple[str, int, int], ...] | None:
@@ -117,6 +119,7 @@ def _build(directory: str, key: tuple[tuple[str, int, int], ...]) -> Schemas | N
 
     return Schemas(
         directory=Path(directory),
+        compiled=compile_event_checks(documents, EVENT_SCHEMA.filename, list(_FACET_SCHEMAS.values())),
         validators=_Validators(
             envelope=validator(_EVENT_SCHEMA_ID + "#/$defs/RunEvent"),
             datasets={
@@ -274,6 +277,14 @@ def check_event_with(event: Any, strict: bool, schemas: Schemas | None) -> str |
     problem = _structural_problem(event)
     if problem is not None or schemas is None:
         return problem
+    if schemas.compiled.is_valid(event, strict):
+        return None
+    return detailed_problem(event, strict, schemas)
+
+
+def detailed_problem(event: Mapping[str, Any], strict: bool, schemas: Schemas) -> str | None:
+    """The schema problem of a structurally sound event by the ``jsonschema`` checks, worded (the
+    compiled check only says yes or no, and may refuse more: these have the last say)."""
     validators = schemas.validators
     error = _first_error(validators.envelope, _envelope(event), strict)
     if error is not None:

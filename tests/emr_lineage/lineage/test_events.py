@@ -155,7 +155,7 @@ def test_unreadable_paths_are_errors_even_with_skip_invalid(tmp_path: Path, kind
     elif kind == "wrong_suffix":
         path, fragment = _lines(tmp_path, GOOD, "e.txt"), "not an event file"
     elif kind == "empty_dir":
-        path, fragment = tmp_path / "empty", "no .json or .jsonl event files"
+        path, fragment = tmp_path / "empty", "no event files"
         path.mkdir()
     else:
         path, fragment = tmp_path / "bin.jsonl", "not UTF-8"

@@ -1,0 +1,172 @@
+"""Decode one event's JSON fast (orjson), keeping the standard library's messages and the
+duplicate-key check.
+
+orjson is about twice as fast as ``json`` but keeps the last value of a repeated key silently
+(https://github.com/ijl/orjson#deserialize: "duplicate keys ... the last one is used"), and its
+error messages differ. So:
+
+* a line that orjson rejects is decoded again by ``json`` (same values as before, e.g. ``NaN``
+  or a lone surrogate, which orjson refuses) or reported with ``json``'s message;
+* a repeated key is caught by cheap evidence (:func:`may_repeat_a_key`): the number of keys the
+  text can hold against the number the decoded value holds. Only when they differ is the text
+  parsed again by the slow pure-Python decoder that names the repeated key and its offset.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from json.decoder import WHITESPACE, scanstring
+from json.scanner import py_make_scanner
+from typing import Any
+
+import orjson
+
+
+@dataclass
+class Problem:
+    """A value that is not usable, and why (its location goes with it)."""
+
+    message: str
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str, offset: int | None = None) -> None:
+        super().__init__(key)
+        self.key, self.offset = key, offset
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of the C decoder: a dict, or _DuplicateKey (no position)."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return result
+
+
+def _locating_object(
+    s_and_end: tuple[str, int],
+    strict: bool,
+    scan_once: Any,
+    object_hook: Any,
+    object_pairs_hook: Any,
+    memo: Any = None,
+    _w: Any = WHITESPACE.match,
+) -> tuple[dict[str, Any], int]:
+    """``parse_object`` of the pure Python decoder: like json's, but a repeated key raises
+    _DuplicateKey with the key's offset. Only used to locate a duplicate."""
+    text, end = s_and_end
+    pairs: dict[str, Any] = {}
+    end = _w(text, end).end()
+    if text[end : end + 1] == "}":
+        return pairs, end + 1
+    while True:
+        if text[end : end + 1] != '"':
+            raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, end)
+        key_at = end
+        key, end = scanstring(text, end + 1, strict)
+        if key in pairs:
+            raise _DuplicateKey(key, key_at)
+        end = _w(text, end).end()
+        if text[end : end + 1] != ":":
+            raise json.JSONDecodeError("Expecting ':' delimiter", text, end)
+        end = _w(text, end + 1).end()
+        try:
+            pairs[key], end = scan_once(text, end)
+        except StopIteration as exc:
+            raise json.JSONDecodeError("Expecting value", text, exc.value) from None
+        end = _w(text, end).end()
+        char = text[end : end + 1]
+        end += 1
+        if char == "}":
+            return pairs, end
+        if char != ",":
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, end - 1)
+        end = _w(text, end).end()
+
+
+CHECKING_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+PLAIN_DECODER = json.JSONDecoder()
+_LOCATING_DECODER = json.JSONDecoder()
+_LOCATING_DECODER.parse_object = _locating_object  # type: ignore[assignment]
+_LOCATING_DECODER.scan_once = py_make_scanner(_LOCATING_DECODER)
+
+
+def duplicate_at(text: str, start: int) -> tuple[str, int] | None:
+    """(key, offset) of the first repeated key (in text order) of the JSON value at ``start``."""
+    try:
+        _LOCATING_DECODER.raw_decode(text, start)
+    except _DuplicateKey as exc:
+        return exc.key, exc.offset if exc.offset is not None else start
+    except ValueError:
+        return None
+    return None
+
+
+# A key ends with its closing quote, optional JSON whitespace, and the colon.
+_KEY_END = re.compile(rb'"[ \t\r\n]*:')
+_QUOTE_THEN_SPACE = (b'" ', b'"\t', b'"\r', b'"\n')
+
+
+def may_repeat_a_key(raw: bytes, value: Any) -> bool:
+    """False only if the JSON text ``raw`` (decoded into ``value``) surely has no repeated key.
+
+    The text holds at most as many keys as it has key ends (``"`` + whitespace + ``:``; a string
+    can only add more), and the decoded value holds fewer keys than the text exactly when a key
+    was repeated. orjson's compact output counts the decoded keys exactly as ``":`` when no string
+    holds a quote (a quote in a string is written ``\\"``). Costs one ``orjson.dumps`` and two
+    substring counts; any doubt answers True (the caller then parses the slow way).
+    """
+    if not isinstance(value, dict | list):
+        return False
+    compact = orjson.dumps(value)
+    if b'\\"' in compact:
+        return True
+    decoded_keys = compact.count(b'":')
+    if any(marker in raw for marker in _QUOTE_THEN_SPACE):
+        return len(_KEY_END.findall(raw)) != decoded_keys
+    return raw.count(b'":') != decoded_keys
+
+
+def _slow_line(text: str) -> Any:
+    """The value of one JSONL line by the standard library, or a Problem for a repeated key."""
+    try:
+        return CHECKING_DECODER.decode(text)
+    except _DuplicateKey as exc:
+        located = duplicate_at(text, len(text) - len(text.lstrip(" \t\r"))) or (exc.key, None)
+        column = f" (column {located[1] + 1})" if located[1] is not None else ""
+        return Problem(f"duplicate key {located[0]!r}{column}")
+
+
+class NotUtf8(ValueError):
+    """The bytes are not UTF-8 (``start``: offset of the first bad byte in them)."""
+
+    def __init__(self, reason: str, start: int) -> None:
+        super().__init__(reason)
+        self.reason, self.start = reason, start
+
+
+def decode_line(raw: bytes) -> Any:
+    """The JSON value of one JSONL line (bytes), or a Problem (invalid JSON, repeated key).
+
+    Raises :class:`NotUtf8` for bytes that are not UTF-8 (the whole source is unreadable).
+    """
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            text = raw.decode("utf-8").removesuffix("\n")
+        except UnicodeDecodeError as exc:
+            raise NotUtf8(exc.reason, exc.start) from None
+        try:
+            return _slow_line(text)
+        except json.JSONDecodeError as exc:
+            return Problem(f"invalid JSON: {exc.msg} (column {exc.colno})")
+    if may_repeat_a_key(raw, value):
+        return _slow_line(raw.decode("utf-8").removesuffix("\n"))
+    return value
