@@ -275,9 +275,9 @@ def impact(
         raise AnalysisError(f"--column {column!r}: no such field of {', '.join(report.matched)} ({hint})")
     sources = [(n["namespace"], n["name"], column) for n in nodes]
     report.jobs, report.datasets, report.columns = column_reach(lineage, sources, direction, depth)
-    if not any(source in lineage.columns for source in sources):
+    if not report.columns:
         report.notes.append(
             f"no column lineage {'from' if direction == 'downstream' else 'into'} {column!r}: "
-            "the events carry no columnLineage facet that uses it"
+            "no columnLineage facet of the events uses it"
         )
     return report

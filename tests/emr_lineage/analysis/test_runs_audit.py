@@ -1,0 +1,79 @@
+"""runs and audit: runs with state and times, the runs that read or wrote a dataset, and the
+input versions (``version`` facet) each read."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from emr_lineage.analysis.audit import MARQUEZ_VERSIONS_NOTE, audit, input_versions
+from emr_lineage.analysis.runs import collect_runs, format_duration, select_runs
+from emr_lineage.analysis.sources import EventSource
+from tests.emr_lineage.analysis.builders import app_run, at, dataset
+from tests.emr_lineage.demo_run import DemoRun
+
+LAKE = "s3://lake"
+
+
+def _pipeline() -> list[dict]:
+    """Two runs of ``load`` (Iceberg snapshots 1 then 2), a failed ``report`` reading snapshot 2."""
+    return (
+        app_run("load", at(0), outputs=[dataset(f"{LAKE}/orders", version="1", output=True)], seconds=90)
+        + app_run("load", at(60), outputs=[dataset(f"{LAKE}/orders", version="2", output=True)])
+        + app_run(
+            "report",
+            at(70),
+            inputs=[dataset(f"{LAKE}/orders", version="2"), dataset(f"{LAKE}/fx", version="v7")],
+            outputs=[dataset(f"{LAKE}/report", output=True)],
+            final="FAIL",
+        )
+    )
+
+
+def test_runs_fold_actions_into_their_application() -> None:
+    runs = collect_runs(_pipeline())
+    assert [(r.job, r.state) for r in runs] == [("load", "COMPLETE"), ("load", "COMPLETE"), ("report", "FAIL")]
+    first = runs[0]
+    assert first.start == at(0) and first.end == at(1.5) and format_duration(first.duration) == "90.0s"
+    assert first.actions == {"load.write"} and first.outputs == {("s3://lake", "orders"): {"1"}}
+    assert runs[2].inputs == {("s3://lake", "orders"): {"2"}, ("s3://lake", "fx"): {"v7"}}
+    assert len(collect_runs(_pipeline(), "action")) == 6
+    assert [r.job for r in select_runs(runs, "report")] == ["report"]
+    assert len(select_runs(collect_runs(_pipeline(), "action"), "load")) == 4  # the app runs and their actions
+
+
+def test_a_run_still_going_has_no_end() -> None:
+    events = app_run("slow", at(0))[:2]
+    [run] = collect_runs(events)
+    assert run.state == "START" and run.end is None and run.duration is None
+
+
+def test_audit_lists_readers_and_writers_with_versions() -> None:
+    report = audit(EventSource("events", "x", _pipeline()), "s3a://lake/orders/")
+    assert [(a.run.job, a.access, a.versions_read, a.versions_written) for a in report.accesses] == [
+        ("load", "write", (), ("1",)),
+        ("load", "write", (), ("2",)),
+        ("report", "read", ("2",), ()),
+    ]
+    assert input_versions(report.accesses[2].run) == ["s3://lake/fx@v7", "s3://lake/orders@2"]
+    assert report.notes == []
+    as_json = report.as_dict()["runs"][2]
+    assert as_json["state"] == "FAIL" and as_json["versionsRead"] == ["2"]
+
+
+def test_audit_from_marquez_says_where_versions_are_kept() -> None:
+    report = audit(EventSource("marquez", "http://m", _pipeline()), f"{LAKE}/orders")
+    assert MARQUEZ_VERSIONS_NOTE in report.notes and "#2733" in MARQUEZ_VERSIONS_NOTE
+
+
+def test_the_demo_runs(demo_run: DemoRun) -> None:
+    runs = collect_runs(demo_run.events())
+    assert [r.job for r in runs] == ["ingest_orders", "revenue_daily", "customer_ltv", "train_model", "score_stream"]
+    assert all(r.state == "COMPLETE" and r.duration and r.duration > dt.timedelta(0) for r in runs)
+    report = audit(EventSource("events", "demo", demo_run.events()), f"{demo_run.out}/lake/clean/orders_clean")
+    assert [(a.run.job, a.access) for a in report.accesses] == [
+        ("ingest_orders", "write"),
+        ("revenue_daily", "read"),
+        ("customer_ltv", "read"),
+        ("train_model", "read"),
+    ]
+    assert "no run carries a version facet" in report.notes[0]
