@@ -36,7 +36,8 @@ from typing import Any
 
 import orjson
 
-from emr_lineage.lineage.event_decode import NotUtf8, Problem, decode_line
+from emr_lineage.lineage.event_checks import LineChecker
+from emr_lineage.lineage.event_decode import Problem
 from emr_lineage.lineage.event_sources import (
     STDIN_NAME,
     EventsError,
@@ -84,9 +85,12 @@ class EventStream(_Counts):
     """The checked events of some sources, one at a time (iterate once); ``count``, ``skipped``,
     ``files`` are complete once the iteration is. Built by :func:`stream_events`."""
 
-    def __init__(self, sources: list[Source], skip_invalid: bool, strict: bool, schemas: Schemas | None) -> None:
+    def __init__(
+        self, sources: list[Source], skip_invalid: bool, strict: bool, schemas: Schemas | None, parallel: bool | None
+    ) -> None:
         super().__init__(schema_checked=schemas is not None)
         self.sources, self.skip_invalid, self.strict, self.schemas = sources, skip_invalid, strict, schemas
+        self.parallel = parallel
         self.count = 0
 
     def _bad(self, where: str, line: int, problem: str) -> None:
@@ -98,37 +102,40 @@ class EventStream(_Counts):
             self.skipped_details.append(message)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        strict, schemas = self.strict, self.schemas
-        for source in self.sources:
-            self.files.append(str(source.path) if source.path is not None else "-")
-            name = source.name
-            for line, event in self._values(source):
-                problem = event.message if type(event) is Problem else check_event_with(event, strict, schemas)
-                if problem is None:
-                    self.count += 1
-                    yield event
-                else:
-                    self._bad(name, line, problem)
+        checker = LineChecker(self.strict, self.schemas, self.parallel)
+        try:
+            for source in self.sources:
+                self.files.append(str(source.path) if source.path is not None else "-")
+                for line, event, problem in self._checked(source, checker):
+                    if problem is None:
+                        self.count += 1
+                        yield event
+                    else:
+                        self._bad(source.name, line, problem)
+        except BaseException:  # an error, or the consumer stopped early: answers still due are not needed
+            checker.close(finished=False)
+            raise
+        finally:
+            checker.close()
 
-    def _values(self, source: Source) -> Iterator[tuple[int, Any]]:
-        """(line, decoded value or Problem) of each event of ``source``."""
+    def _checked(self, source: Source, checker: LineChecker) -> Iterator[tuple[int, Any, str | None]]:
+        """(line, event, problem or None) of each event of ``source``."""
         stream = open_source(source)
         try:
             lines = source.is_lines
             if lines is None:
                 lines = not starts_a_list(stream)
             if not lines:
-                yield from read_json(source, stream)
+                for line, value in read_json(source, stream):
+                    if type(value) is Problem:
+                        yield line, None, value.message
+                    else:
+                        yield line, value, check_event_with(value, self.strict, self.schemas)
                 return
             seen = False
-            for number, offset, raw in read_lines(source, stream):
+            for checked in checker.checked(source, read_lines(source, stream)):
                 seen = True
-                try:
-                    yield number, decode_line(raw)
-                except NotUtf8 as exc:
-                    raise EventsError(
-                        f"{source.name}: not UTF-8 text ({exc.reason} at byte {offset + exc.start})"
-                    ) from None
+                yield checked
             if not seen and source.path is None:
                 raise EventsError(f"{STDIN_NAME}: no events on standard input (it is empty)")
         finally:
@@ -141,6 +148,7 @@ def stream_events(
     skip_invalid: bool = False,
     strict: bool = False,
     schema_directory: str | os.PathLike[str] | None = None,
+    parallel: bool | None = None,
 ) -> EventStream:
     """The checked events of ``paths`` (files, directories, ``-`` for standard input), streamed.
 
@@ -148,10 +156,11 @@ def stream_events(
     ``SchemasMissingError`` and a path that cannot be read raises :class:`EventsError` before any
     event is read. Iterating raises :class:`EventsError` (``file:line: problem``) at the first bad
     event unless ``skip_invalid`` is true (then it is skipped and counted). Unreadable sources
-    are always an error.
+    are always an error. ``parallel`` (default: with 2+ CPUs) lets a large input be checked in a
+    second process (:mod:`emr_lineage.lineage.event_checks`).
     """
     schemas: Schemas | None = require_schemas(schema_directory) if strict else load_schemas(schema_directory)
-    stream = EventStream(event_sources(paths), skip_invalid, strict, schemas)
+    stream = EventStream(event_sources(paths), skip_invalid, strict, schemas, parallel)
     if schemas is None:
         stream.schema_note = f"only structural event checks ran: {missing_message(schema_dir(schema_directory))}"
     return stream
