@@ -1,0 +1,87 @@
+"""emr-lineage audit and runs: who read or wrote a dataset with the versions read, and the runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from emr_lineage.cli.app import main
+from tests.emr_lineage.analysis.builders import app_run, at, dataset
+from tests.emr_lineage.conftest import write_jsonl
+from tests.emr_lineage.demo_run import DemoRun
+from tests.emr_lineage.fake_marquez import FakeMarquez
+from tests.helpers import one_error_line
+
+
+def _events() -> list[dict]:
+    return (
+        app_run("load", at(0), outputs=[dataset("s3://lake/orders", version="41", output=True)])
+        + app_run("load", at(60), outputs=[dataset("s3://lake/orders", version="42", output=True)])
+        + app_run("report", at(70), inputs=[dataset("s3://lake/orders", version="42")], final="FAIL")
+    )
+
+
+@pytest.fixture
+def events(tmp_path: Path) -> str:
+    return str(write_jsonl(tmp_path / "events.jsonl", _events()))
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_audit_in_a_window_with_versions(events: str) -> None:
+    result = _run("audit", "--events", events, "--dataset", "s3://lake/orders", "--since", "2026-11-23T09:30Z")
+    assert result.exit_code == 0, result.output
+    assert "s3://lake/orders@42" in result.stdout and "FAIL" in result.stdout
+    assert "2 run(s) read or wrote s3://lake/orders (from events)" in result.stdout
+    as_json = json.loads(_run("audit", "--events", events, "--dataset", "s3://lake/orders", "--format", "json").stdout)
+    assert [(r["job"], r["access"], r["versionsRead"], r["versionsWritten"]) for r in as_json["runs"]] == [
+        ("load", "write", [], ["41"]),
+        ("load", "write", [], ["42"]),
+        ("report", "read", ["42"], []),
+    ]
+
+
+def test_audit_from_marquez_names_issue_2733(events: str, marquez: FakeMarquez) -> None:
+    marquez.events = _events()
+    result = _run("audit", "--marquez", marquez.url, "--dataset", "s3://lake/orders")
+    assert result.exit_code == 0, result.output
+    assert "Marquez issue #2733" in result.stdout
+
+
+def test_runs_with_job_filter_and_levels(events: str) -> None:
+    result = _run("runs", "--events", events, "--job", "load", "--format", "json")
+    runs = json.loads(result.stdout)["runs"]
+    assert [(r["job"], r["state"], r["durationSeconds"]) for r in runs] == [("load", "COMPLETE", 60.0)] * 2
+    table = _run("runs", "--events", events)
+    assert table.exit_code == 0 and "3 run(s)" in table.stdout and "FAIL" in table.stdout
+    assert "4 run(s) of job load" in _run("runs", "--events", events, "--level", "action", "--job", "load").stdout
+
+
+def test_runs_of_the_demo(demo_run: DemoRun) -> None:
+    result = _run("runs", "--events", str(demo_run.events_path), "--format", "json")
+    assert [r["job"] for r in json.loads(result.stdout)["runs"]] == [
+        "ingest_orders",
+        "revenue_daily",
+        "customer_ltv",
+        "train_model",
+        "score_stream",
+    ]
+
+
+def test_bad_input_is_one_line(events: str, closed_port_url: str) -> None:
+    one_error_line(
+        _run("audit", "--events", events, "--dataset", "s3://lake/ordres"), "did you mean 's3://lake/orders'"
+    )
+    one_error_line(
+        _run("audit", "--events", events, "--dataset", "s3://lake/orders", "--until", "soon"), "--until 'soon'"
+    )
+    one_error_line(
+        _run("runs", "--events", events, "--since", "2026-11-24", "--until", "2026-11-23"), "is after --until"
+    )
+    one_error_line(_run("runs", "--marquez", closed_port_url, "--timeout", "2"))
+    one_error_line(_run("runs", "--events", "/no/such/file.jsonl"), "no such file or directory")

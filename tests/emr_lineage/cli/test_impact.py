@@ -1,0 +1,97 @@
+"""emr-lineage impact: the report, --fail-if-downstream for CI, and one-line errors (docs/cli.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from emr_lineage.cli.app import main
+from tests.emr_lineage.analysis.builders import app_run, at, dataset
+from tests.emr_lineage.conftest import write_jsonl
+from tests.emr_lineage.demo_run import DemoRun
+from tests.emr_lineage.fake_marquez import FakeMarquez
+from tests.helpers import one_error_line
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture
+def events(tmp_path: Path) -> str:
+    return str(
+        write_jsonl(
+            tmp_path / "events.jsonl",
+            app_run(
+                "clean",
+                at(0),
+                inputs=[dataset("s3://lake/raw", {"price": "double"})],
+                outputs=[
+                    dataset(
+                        "s3://lake/clean",
+                        {"amount": "double"},
+                        columns={"amount": [("s3://lake/raw", "price")]},
+                        output=True,
+                    )
+                ],
+            ),
+        )
+    )
+
+
+def test_the_demo_downstream_table_and_json(demo_run: DemoRun) -> None:
+    raw = f"{demo_run.out}/lake/raw/orders"
+    result = _run("impact", "--events", str(demo_run.events_path), "--dataset", raw)
+    assert result.exit_code == 0, result.output
+    assert "score_stream" in result.stdout
+    assert f"5 job(s), 5 dataset(s) downstream of {raw}" in result.stdout
+    result = _run("impact", "--events", str(demo_run.events_path), "--dataset", raw, "--format", "json", "--depth", "1")
+    report = json.loads(result.stdout)
+    assert [(j["name"], j["distance"]) for j in report["jobs"]] == [("ingest_orders", 1)]
+
+
+def test_fail_if_downstream_is_a_ci_gate(events: str) -> None:
+    assert _run("impact", "--events", events, "--dataset", "s3://lake/raw", "--fail-if-downstream").exit_code == 1
+    leaf = _run("impact", "--events", events, "--dataset", "s3://lake/clean", "--fail-if-downstream")
+    assert leaf.exit_code == 0 and "nothing downstream of s3://lake/clean" in leaf.stdout
+
+
+def test_column_and_upstream(events: str) -> None:
+    result = _run("impact", "--events", events, "--dataset", "s3://lake/clean", "--column", "amount", "--upstream")
+    assert result.exit_code == 0, result.output
+    assert "s3://lake/raw" in result.stdout and "price" in result.stdout
+    assert "1 job(s), 1 dataset(s), 1 column(s) upstream" in result.stdout
+
+
+def test_the_marquez_raw_events_are_a_source(events: str, marquez: FakeMarquez) -> None:
+    marquez.events = [json.loads(line) for line in Path(events).read_text().splitlines()]
+    result = _run("impact", "--marquez", marquez.url, "--dataset", "s3://lake/raw", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert [j["name"] for j in json.loads(result.stdout)["jobs"]] == ["clean"]
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--dataset", "s3://lake/rae"], "no such dataset in the lineage (did you mean 's3://lake/raw'"),
+        (["--dataset", "s3://lake/raw", "--column", "prize"], "did you mean 'price'?"),
+        (["--dataset", "s3://lake/raw", "--since", "last week"], "--since 'last week': expected an ISO 8601 time"),
+        (["--dataset", "s3://lake/raw", "--since", "2030-01-01"], "no events in the window"),
+        (["--dataset", "s3://lake/raw", "--upstream", "--fail-if-downstream"], "does not apply with --upstream"),
+        (["--dataset", "table:a.b.c"], "table:<name> or table:<db>.<name>"),
+    ],
+)
+def test_bad_input_is_one_line(events: str, args: list[str], fragment: str) -> None:
+    one_error_line(_run("impact", "--events", events, *args), fragment, stdout_empty=True)
+
+
+def test_sources_one_and_only_one(events: str, closed_port_url: str) -> None:
+    one_error_line(_run("impact", "--dataset", "s3://lake/raw"), "give one source")
+    one_error_line(
+        _run("impact", "--dataset", "x", "--events", events, "--marquez", closed_port_url), "give one source"
+    )
+    one_error_line(_run("impact", "--dataset", "s3://lake/raw", "--marquez", closed_port_url, "--timeout", "2"))
+    one_error_line(_run("impact", "--dataset", "s3://lake/raw", "--archive", "lake"), "expected s3://bucket")
