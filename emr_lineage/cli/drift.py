@@ -38,7 +38,7 @@ def _print_drift(report: Drift, fmt: str) -> None:
         readers = ", ".join(job.name for job in change.readers) or "none"
         click.echo(f"{when}: {change.summary}; read by: {readers}")
         for reach in change.reaches:
-            columns = ", ".join(f"{c.label}.{c.field}" for c in reach.columns) or "no column lineage"
+            columns = ", ".join(f"{c.label}.{c.field}" for c in reach.columns) or "nothing through column lineage"
             jobs = ", ".join(j.name for j in reach.jobs)
             click.echo(f"  {reach.field} reaches {columns}" + (f" (through {jobs})" if jobs else ""))
     print_notes(report.notes)
