@@ -95,3 +95,13 @@ def test_sources_one_and_only_one(events: str, closed_port_url: str) -> None:
     )
     one_error_line(_run("impact", "--dataset", "s3://lake/raw", "--marquez", closed_port_url, "--timeout", "2"))
     one_error_line(_run("impact", "--dataset", "s3://lake/raw", "--archive", "lake"), "expected s3://bucket")
+
+
+@pytest.mark.parametrize("command", [["impact", "--dataset", "x"], ["drift", "--dataset", "x"], ["runs"]])
+def test_ctrl_c_exits_130_with_one_line(command: list[str], events: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("emr_lineage.cli.impact.read_files", interrupted)
+    result = _run(*command, "--events", events)
+    assert result.exit_code == 130 and result.stderr.strip() == "error: interrupted"
