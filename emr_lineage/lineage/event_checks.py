@@ -201,6 +201,8 @@ class LineChecker:
             if self.parallel and self.checker is None and self.lines_seen >= _WARM_UP_LINES:
                 self.checker = _CheckerProcess(self.strict, self.directory)
             if self.checker is None or self.lines_seen < PARALLEL_AFTER_LINES:
+                while pending:  # batches sent before the checker process died come first
+                    yield from self._answered(source, pending.popleft())
                 yield from self._here(source, batch)
                 continue
             self.checker.submit(batch)

@@ -119,7 +119,11 @@ def may_repeat_a_key(raw: bytes, value: Any) -> bool:
     """
     if not isinstance(value, dict | list):
         return False
-    return b"\\u003" in raw or raw.count(b":") != orjson.dumps(value).count(b":")
+    try:
+        compact = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits (the standard library decoded it)
+        return True
+    return b"\\u003" in raw or raw.count(b":") != compact.count(b":")
 
 
 def _slow_line(text: str) -> Any:

@@ -16,8 +16,10 @@ reject (it may reject more; that only costs time). It is built as:
   ``oneOf`` and only one-branch ``anyOf`` under ``RunEvent``, where removing ``required`` is the
   same rule (the equivalence tests compare both on the reference fragments and mutations of them);
 * formats: only those ``jsonschema``'s ``FormatChecker`` checks here (``uuid``, ``date-time``...:
-  it skips a format whose optional package is missing, e.g. ``uri`` without ``rfc3987``) are kept;
-  the others are removed from the copies, so the compiled check does not refuse more than needed.
+  it skips a format whose optional package is missing, e.g. ``uri`` without ``rfc3987``) are kept,
+  and checked by the same functions (jsonschema-rs's own ``date-time`` accepts a leap second
+  ``23:59:60``, ``rfc3339-validator`` does not), each value once (runIds and times repeat); the
+  other formats are removed from the copies.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ def _without(node: Any, drop_required: bool, formats: frozenset[str]) -> Any:
     for key, value in node.items():
         if key == "required" and drop_required and isinstance(value, list):
             continue
-        if key == "format" and isinstance(value, str) and value not in formats:
+        if key == "format" and isinstance(value, str):
+            if value in formats:
+                result[key] = _PYTHON_FORMAT + value  # a name of its own: jsonschema-rs keeps its built-ins first
             continue
         result[key] = _without(value, drop_required, formats)
     return result
@@ -80,6 +84,25 @@ def _event_schema(event_id: str, facet_ids: list[str]) -> dict[str, Any]:
     }
 
 
+_FORMAT_ANSWERS_KEPT = 65_536
+_PYTHON_FORMAT = "emr-lineage-jsonschema:"
+
+
+def _same_format_check(checker: FormatChecker, name: str) -> Any:
+    """``FormatChecker``'s answer for format ``name``, remembered per value."""
+    answers: dict[str, bool] = {}
+
+    def conforms(value: str) -> bool:
+        answer = answers.get(value)
+        if answer is None:
+            if len(answers) >= _FORMAT_ANSWERS_KEPT:
+                answers.clear()
+            answer = answers[value] = checker.conforms(value, name)
+        return answer
+
+    return conforms
+
+
 @dataclass(frozen=True)
 class CompiledEventChecks:
     """``is_valid(event, strict)`` for both modes, compiled once per schema directory."""
@@ -93,13 +116,21 @@ class CompiledEventChecks:
 
 def compile_event_checks(documents: Mapping[str, Mapping[str, Any]], event_file: str, facet_files: list[str]) -> Any:
     """The compiled checks of the store's ``documents`` (file name -> schema)."""
-    formats = frozenset(FormatChecker().checkers)
+    checker = FormatChecker()
+    formats = frozenset(checker.checkers)
+    same_checks = {_PYTHON_FORMAT + name: _same_format_check(checker, name) for name in formats}
     event_id = documents[event_file]["$id"]
     facet_ids = [documents[name]["$id"] for name in facet_files]
 
     def compiled(drop_required: bool) -> Any:
         copies = [_without(copy.deepcopy(dict(d)), drop_required, formats) for d in documents.values()]
         registry = jsonschema_rs.Registry([(document["$id"], document) for document in copies])
-        return jsonschema_rs.validator_for(_event_schema(event_id, facet_ids), registry=registry, validate_formats=True)
+        return jsonschema_rs.validator_for(
+            _event_schema(event_id, facet_ids),
+            registry=registry,
+            validate_formats=True,
+            formats=same_checks,
+            ignore_unknown_formats=False,
+        )
 
     return CompiledEventChecks(strict=compiled(False), lenient=compiled(True))

@@ -1,0 +1,381 @@
+"""The event reader: gzip, .ndjson, directories, standard input, .json lists read in chunks,
+the duplicate-key evidence, and events streamed (never all in memory)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import random
+import sys
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from emr_lineage.lineage import event_sources
+from emr_lineage.lineage.event_decode import CHECKING_DECODER, may_repeat_a_key
+from emr_lineage.lineage.events import EventsError, load_events, stream_events
+from emr_lineage.lineage.from_events import build_graph
+
+RUN_ID = "3f5e83fa-3480-44ff-99c5-ff943904e5e8"
+
+
+def _event(name: str) -> dict[str, Any]:
+    return {
+        "eventType": "START",
+        "eventTime": "2026-11-23T12:00:00Z",
+        "producer": "https://example.com/producer",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "job": {"namespace": "ns", "name": name},
+        "run": {"runId": RUN_ID},
+    }
+
+
+def _jsonl(*names: str) -> bytes:
+    return b"".join(json.dumps(_event(n)).encode() + b"\n" for n in names)
+
+
+def _names(loaded: Any) -> list[str]:
+    return [e["job"]["name"] for e in loaded]
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("e.jsonl.gz", gzip.compress(_jsonl("a", "b"))),
+        ("e.ndjson.gz", gzip.compress(_jsonl("a", "b"))),
+        ("e.ndjson", _jsonl("a", "b")),
+        ("e.json.gz", gzip.compress(json.dumps([_event("a"), _event("b")], indent=2).encode())),
+        ("e.jsonl", gzip.compress(_jsonl("a", "b"))),  # gzip found by its magic bytes
+        ("e.json", gzip.compress(json.dumps([_event("a"), _event("b")]).encode())),
+    ],
+)
+def test_every_format_and_gzip(tmp_path: Path, name: str, content: bytes) -> None:
+    (tmp_path / name).write_bytes(content)
+    assert _names(load_events([tmp_path / name])) == ["a", "b"]
+
+
+def test_a_directory_mixing_formats_is_read_recursively_in_path_order(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a.json.gz").write_bytes(gzip.compress(json.dumps(_event("1")).encode()))
+    (tmp_path / "b" / "c.ndjson").write_bytes(_jsonl("3"))
+    (tmp_path / "b" / "a.jsonl.gz").write_bytes(gzip.compress(_jsonl("2")))
+    (tmp_path / "notes.txt.gz").write_bytes(gzip.compress(b"not events"))
+    (tmp_path / "d.jsonl").write_bytes(_jsonl("4"))
+    loaded = load_events([tmp_path])
+    assert _names(loaded) == ["1", "2", "3", "4"]
+    assert [Path(f).name for f in loaded.files] == ["a.json.gz", "a.jsonl.gz", "c.ndjson", "d.jsonl"]
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (b"\x1f\x8bnot really gzip", "not valid gzip data"),
+        (gzip.compress(_jsonl("a", "b", "c"))[:-12], "gzip data cut short"),
+        (b"plain text, not gzip", "not valid gzip data"),
+    ],
+)
+def test_broken_gzip_is_an_error_even_with_skip_invalid(tmp_path: Path, content: bytes, fragment: str) -> None:
+    path = tmp_path / "e.jsonl.gz"
+    path.write_bytes(content)
+    with pytest.raises(EventsError, match=rf"^{path}: {fragment}"):
+        load_events([path], skip_invalid=True)
+
+
+def test_bad_json_and_duplicate_keys_inside_gzip_are_reported_with_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl.gz"
+    path.write_bytes(gzip.compress(_jsonl("a") + b"\n" + b"{oops\n"))
+    with pytest.raises(EventsError, match=rf"^{path}:3: invalid JSON: Expecting property name"):
+        load_events([path])
+    duplicate = b'{"job": {"namespace": "n", "name": "j", "name": "k"}}\n'
+    path.write_bytes(gzip.compress(_jsonl("a", "b") + duplicate))
+    column = duplicate.rindex(b'"name"') + 1
+    with pytest.raises(EventsError, match=rf"^{path}:3: duplicate key 'name' \(column {column}\)$"):
+        load_events([path])
+    listed = tmp_path / "e.json.gz"
+    listed.write_bytes(gzip.compress(b'[\n{"job": {"namespace": "n",\n "namespace": "m"}}\n]'))
+    with pytest.raises(EventsError, match=rf"^{listed}:3: duplicate key 'namespace'$"):
+        load_events([listed])
+
+
+def test_wrong_suffix_inside_gzip_is_not_an_event_file(tmp_path: Path) -> None:
+    path = tmp_path / "e.txt.gz"
+    path.write_bytes(gzip.compress(_jsonl("a")))
+    with pytest.raises(EventsError, match="not an event file"):
+        load_events([path])
+
+
+# --- standard input -------------------------------------------------------------------------
+
+
+class _Stdin(io.TextIOWrapper):
+    """What a test runner puts in sys.stdin: text over a BytesIO (which has no ``peek``)."""
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(data)))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _jsonl("a", "b"),
+        b"\xef\xbb\xbf" + _jsonl("a", "b"),
+        gzip.compress(_jsonl("a", "b")),
+        b"  \n" + json.dumps([_event("a"), _event("b")], indent=1).encode(),
+        gzip.compress(json.dumps([_event("a"), _event("b")]).encode()),
+    ],
+)
+def test_dash_reads_standard_input(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    _stdin(monkeypatch, data)
+    loaded = load_events(["-"])
+    assert _names(loaded) == ["a", "b"]
+    assert loaded.files == ["-"]
+
+
+def test_standard_input_errors_name_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    _stdin(monkeypatch, _jsonl("a") + b"{oops\n")
+    with pytest.raises(EventsError, match=r"^<stdin>:2: invalid JSON"):
+        load_events(["-"])
+    _stdin(monkeypatch, b"")
+    with pytest.raises(EventsError, match=r"^<stdin>: no events on standard input \(it is empty\)$"):
+        load_events(["-"])
+    _stdin(monkeypatch, b"\n  \n")
+    with pytest.raises(EventsError, match=r"^<stdin>: no events on standard input"):
+        load_events(["-"])
+    with pytest.raises(EventsError, match=r"^-: standard input given twice$"):
+        load_events(["-", "-"])
+
+
+# --- .json lists, read chunk by chunk -------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunk", [5, 64, 1 << 20])
+def test_json_lists_across_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    monkeypatch.setattr(event_sources, "_CHUNK", chunk)
+    events = [_event(f"job-{i}") | {"n": 10**i} for i in range(30)]
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(events, indent=2))
+    assert load_events([path]).events == events
+    text = json.dumps(events, indent=2)
+    bad = text.replace('"name": "job-20"', '"name": "job-20", "name": "again"')
+    path.write_text(bad)
+    line = bad[: bad.index('"name": "again"')].count("\n") + 1
+    with pytest.raises(EventsError, match=rf"^{path}:{line}: duplicate key 'name'$"):
+        load_events([path])
+    path.write_text(text[:-2] + ",\n]")
+    with pytest.raises(EventsError, match=rf"^{path}:{text.count(chr(10)) + 1}: invalid JSON: trailing comma"):
+        load_events([path])
+    path.write_text(text + "\n\n  x")
+    with pytest.raises(EventsError, match=rf"^{path}:{text.count(chr(10)) + 3}: invalid JSON: extra data"):
+        load_events([path])
+
+
+def test_a_syntax_error_in_a_json_list_keeps_the_events_before_it_with_skip_invalid(tmp_path: Path) -> None:
+    path = tmp_path / "e.json"
+    path.write_text("[\n" + json.dumps(_event("a")) + ",\n{oops}\n]")
+    loaded = load_events([path], skip_invalid=True)
+    assert (_names(loaded), loaded.skipped) == (["a"], 1)
+
+
+# --- the duplicate-key evidence -------------------------------------------------------------
+
+
+def _random_json(rng: random.Random, depth: int = 0) -> Any:
+    kind = rng.random()
+    if depth > 3 or kind < 0.3:
+        return rng.choice([1, -2.5, 1e300, True, None, "a:b", 'q"uote', "é", "\u2028", "\\:", ""])
+    if kind < 0.5:
+        return [_random_json(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {rng.choice(["a", "b", "c:", 'd"', "é"]) + str(i): _random_json(rng, depth + 1) for i in range(3)}
+
+
+def _texts(value: Any, rng: random.Random) -> list[str]:
+    spaced = json.dumps(value, separators=(" , ", " : "))
+    return [json.dumps(value), json.dumps(value, ensure_ascii=False), spaced, json.dumps(value, indent=2)]
+
+
+def _repeat_a_key(text: str, rng: random.Random) -> str | None:
+    """The text with one pair of an object written twice (the second with another value)."""
+    decoded = json.loads(text)
+    if not isinstance(decoded, dict) or not decoded:
+        return None
+    key = rng.choice(list(decoded))
+    extra = json.dumps({key: rng.choice([0, "x:y", "\u003a", {"k": 1}])}, ensure_ascii=rng.random() < 0.5)
+    return "{" + extra[1:-1] + ", " + text.strip()[1:] if rng.random() < 0.5 else text.strip()[:-1] + ", " + extra[1:]
+
+
+def _has_repeated_key(text: str) -> bool:
+    try:
+        CHECKING_DECODER.decode(text)
+    except ValueError:
+        return True
+    return False
+
+
+def test_the_duplicate_key_evidence_never_misses_one() -> None:
+    rng = random.Random(14)
+    caught = 0
+    for _ in range(3000):
+        value = _random_json(rng)
+        for text in _texts(value, rng):
+            raw = text.encode()
+            assert not (may_repeat_a_key(raw, orjson.loads(raw)) and not _has_repeated_key(text)) or "\\u003" in text
+            repeated = _repeat_a_key(text, rng)
+            if repeated is not None and _has_repeated_key(repeated):
+                caught += 1
+                assert may_repeat_a_key(repeated.encode(), orjson.loads(repeated.encode())), repeated
+    assert caught > 1000
+
+
+def test_an_escaped_colon_sends_the_text_to_the_slow_check() -> None:
+    raw = b'{"a": 1, "a": "\\u003a"}'
+    assert may_repeat_a_key(raw, orjson.loads(raw))
+
+
+# --- streaming ------------------------------------------------------------------------------
+
+
+class _Counted(dict):
+    """An event that counts how many of its kind are alive."""
+
+    alive = 0
+    most = 0
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        _Counted.alive += 1
+        _Counted.most = max(_Counted.most, _Counted.alive)
+
+    def __del__(self) -> None:
+        _Counted.alive -= 1
+
+
+def test_build_graph_keeps_no_event_of_a_stream(gen) -> None:
+    events = gen.pipeline("/tmp/lake")
+    _Counted.alive = _Counted.most = 0
+
+    def stream():
+        for _ in range(50):
+            for event in events:
+                yield _Counted(json.loads(json.dumps(event)))
+
+    graph = build_graph(stream())
+    assert graph.jobs()
+    assert _Counted.most <= 2  # the one being merged (and the generator's own reference)
+
+
+def test_streamed_graph_memory_is_bounded_by_the_graph_not_the_events(tmp_path: Path) -> None:
+    """Peak memory of building from a stream vs loading the same events first (tracemalloc)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+    try:
+        from graph_build import generate
+    finally:
+        sys.path.pop(0)
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in generate(10, 100)))  # 10,020 events
+
+    def peak(build: Any) -> int:
+        tracemalloc.start()
+        try:
+            build()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    streamed = peak(lambda: build_graph(stream_events([path], parallel=False)))
+    loaded = peak(lambda: build_graph(load_events([path]).events))
+    assert streamed * 3 < loaded, (streamed, loaded)
+
+
+# --- the checker process --------------------------------------------------------------------
+
+
+def _mixed_lines(count: int) -> bytes:
+    """Valid events, with lines the checker must answer: bad JSON, a repeated key, a schema
+    problem, values only the standard library decodes (Infinity, a 100-bit integer), blank lines."""
+    lines = []
+    for index in range(count):
+        event = _event(f"job-{index}")
+        if index % 97 == 5:
+            lines.append(b"{oops")
+        elif index % 89 == 7:
+            lines.append(b'{"job": {"namespace": "n", "name": "a", "name": "b"}}')
+        elif index % 83 == 3:
+            lines.append(json.dumps(event | {"eventType": "DONE"}).encode())
+        elif index % 79 == 2:
+            lines.append(json.dumps(event | {"n": float("inf"), "m": 2**100}).encode())
+        elif index % 50 == 0:
+            lines.append(b"  ")
+        else:
+            lines.append(json.dumps(event).encode())
+    return b"\n".join(lines) + b"\n"
+
+
+@pytest.fixture()
+def checker_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start the checker process after the first batch, with small batches."""
+    from emr_lineage.lineage import event_checks
+
+    monkeypatch.setattr(event_checks, "BATCH_LINES", 64)
+    monkeypatch.setattr(event_checks, "_WARM_UP_LINES", 1)
+    monkeypatch.setattr(event_checks, "PARALLEL_AFTER_LINES", 65)
+
+
+def _read(path: Path, parallel: bool, **options: Any) -> tuple[list[Any], int, list[str]]:
+    stream = stream_events([path], parallel=parallel, **options)
+    events = list(stream)
+    return events, stream.skipped, stream.skipped_details
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_checker_process_answers_as_this_process_does(tmp_path: Path, checker_at_once, strict: bool) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(_mixed_lines(2000))
+    here = _read(path, parallel=False, skip_invalid=True, strict=strict)
+    there = _read(path, parallel=True, skip_invalid=True, strict=strict)
+    assert here == there
+    assert here[1] > 20 and len(here[0]) > 1000
+    with pytest.raises(EventsError) as first_here:
+        _read(path, parallel=False, strict=strict)
+    with pytest.raises(EventsError) as first_there:
+        _read(path, parallel=True, strict=strict)
+    assert str(first_here.value) == str(first_there.value)
+
+
+def test_not_utf8_is_found_by_the_checker_process_too(tmp_path: Path, checker_at_once) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(_jsonl(*[str(i) for i in range(300)]) + b'{"job": "\xff"}\n')
+    messages = []
+    for parallel in (False, True):
+        with pytest.raises(EventsError, match=r"not UTF-8 text \(invalid start byte at byte \d+\)") as info:
+            _read(path, parallel=parallel, skip_invalid=True)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert messages[0].endswith(f"at byte {len(_jsonl(*[str(i) for i in range(300)])) + 9})")
+
+
+def test_checking_goes_on_here_when_the_checker_process_dies(
+    tmp_path: Path, checker_at_once, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from emr_lineage.lineage import event_checks
+
+    answer = event_checks._CheckerProcess.answer
+    answered = []
+
+    def dying(self: Any) -> Any:
+        if answered:
+            self.process.kill()
+            self.process.wait()
+        answered.append(1)
+        return answer(self)
+
+    monkeypatch.setattr(event_checks._CheckerProcess, "answer", dying)
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(_mixed_lines(1000))
+    there, here = _read(path, parallel=True, skip_invalid=True), _read(path, parallel=False, skip_invalid=True)
+    assert there == here
+    assert len(answered) >= 2
