@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -128,6 +129,45 @@ def test_graph_only_invalid_events(runner, tmp_path: Path) -> None:
         runner.invoke(main, ["graph", "--events", str(tmp_path / "e.jsonl"), "--skip-invalid"]),
         "no events to build a graph from",
     )
+
+
+def _all_events(events_dir: Path) -> bytes:
+    return b"".join(path.read_bytes() for path in sorted(events_dir.glob("*.jsonl")))
+
+
+def test_graph_reads_standard_input_gzip_and_ndjson_alike(runner, local_run, tmp_path: Path) -> None:
+    events, _ = local_run
+    expected = runner.invoke(main, ["graph", "--events", str(events)])
+    assert expected.exit_code == 0, expected.output
+    from_stdin = runner.invoke(main, ["graph", "--events", "-"], input=_all_events(events))
+    assert from_stdin.exit_code == 0, from_stdin.output
+    assert from_stdin.stdout == expected.stdout
+    gzipped = runner.invoke(main, ["graph", "--events", "-"], input=gzip.compress(_all_events(events)))
+    assert gzipped.stdout == expected.stdout
+    (tmp_path / "mixed").mkdir()
+    (tmp_path / "mixed" / "a.ndjson").write_bytes((events / "part-1.jsonl").read_bytes())
+    (tmp_path / "mixed" / "b.jsonl.gz").write_bytes(gzip.compress((events / "part-2.jsonl").read_bytes()))
+    mixed = runner.invoke(main, ["graph", "--events", str(tmp_path / "mixed")])
+    assert mixed.exit_code == 0, mixed.output
+    assert mixed.stdout == expected.stdout
+
+
+def test_graph_standard_input_errors(runner, local_run, tmp_path: Path) -> None:
+    one_error_line(runner.invoke(main, ["graph", "--events", "-"], input=b""), "<stdin>: no events on standard input")
+    one_error_line(runner.invoke(main, ["graph", "--events", "-"], input=b"{oops\n"), "<stdin>:1: invalid JSON")
+    broken = tmp_path / "e.jsonl.gz"
+    broken.write_bytes(b"\x1f\x8b broken")
+    one_error_line(runner.invoke(main, ["graph", "--events", str(broken), "--skip-invalid"]), "gzip data")
+
+
+def test_validate_reads_standard_input(runner, local_run, contract_file) -> None:
+    events, lake = local_run
+    result = runner.invoke(
+        main,
+        ["validate", "--contract", str(contract_file), "--events", "-", "--var", f"lake={lake}"],
+        input=gzip.compress(_all_events(events)),
+    )
+    assert result.exit_code == 0, result.output
 
 
 # --- validate ---------------------------------------------------------------------------------
