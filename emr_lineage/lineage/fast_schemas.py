@@ -7,6 +7,7 @@ the detailed ``jsonschema`` checks of :mod:`emr_lineage.lineage.schemas`, which 
 problem and have the last say. So the compiled schema must never accept what the detailed checks
 reject (it may reject more; that only costs time). It is built as:
 
+* both: the structural rules every event must meet (:data:`_STRUCTURE`);
 * strict: ``RunEvent`` of ``OpenLineage.json``, and every facet map (run, job, dataset facets,
   input/output facets) also checked against each facet schema of the store, as the detailed
   checks do by facet key;
@@ -62,6 +63,34 @@ def _without(node: Any, drop_required: bool, formats: frozenset[str]) -> Any:
     return result
 
 
+# What every event must have, schemas or not (schemas._structural_problem), as schema: a job
+# object with a namespace, dataset lists of objects with a name holding something ``str.strip``
+# keeps (a character class of every character Python counts as whitespace, not a ``\\s`` whose
+# meaning depends on the regex engine). So the Python structural check only runs to word a problem.
+_WHITESPACE = "".join(chr(code) for code in range(0x3001) if chr(code).isspace())
+_NAMED_DATASETS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {"name": {"type": "string", "pattern": f"[^{_WHITESPACE}]"}},
+    },
+}
+_STRUCTURE = {
+    "type": "object",
+    "required": ["job"],
+    "properties": {
+        "job": {
+            "type": "object",
+            "required": ["namespace"],
+            "properties": {"namespace": {"type": "string", "minLength": 1}},
+        },
+        "inputs": _NAMED_DATASETS,
+        "outputs": _NAMED_DATASETS,
+    },
+}
+
+
 def _event_schema(event_id: str, facet_ids: list[str]) -> dict[str, Any]:
     every_facet_schema = {"allOf": [{"$ref": facet_id} for facet_id in facet_ids]}
 
@@ -71,6 +100,7 @@ def _event_schema(event_id: str, facet_ids: list[str]) -> dict[str, Any]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "allOf": [
+            _STRUCTURE,
             {"$ref": f"{event_id}#/$defs/RunEvent"},
             {
                 "properties": {

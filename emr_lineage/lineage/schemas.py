@@ -274,11 +274,11 @@ def check_event_with(event: Any, strict: bool, schemas: Schemas | None) -> str |
     (lenient mode; strict mode raises :class:`SchemasMissingError`)."""
     if schemas is None and strict:
         raise SchemasMissingError(schema_dir())
+    if schemas is not None and schemas.compiled.is_valid(event, strict):
+        return None  # the compiled check includes the structural rules
     problem = _structural_problem(event)
     if problem is not None or schemas is None:
         return problem
-    if schemas.compiled.is_valid(event, strict):
-        return None
     return detailed_problem(event, strict, schemas)
 
 
