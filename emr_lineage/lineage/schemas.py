@@ -5,6 +5,10 @@ integration tests); strict mode is the full schema (what Marquez accepts). The s
 the schema directory of :mod:`emr_lineage.lineage.schema_store` (``emr-lineage schemas fetch``).
 Without them only the structural checks of :func:`check_event` run, which strict mode refuses
 (:class:`SchemasMissingError`) and lenient callers must say (``LoadedEvents.schema_checked``).
+
+Each event is first checked by a compiled validator of the same documents
+(:mod:`emr_lineage.lineage.fast_schemas`, yes or no, about 5 us); only an event it refuses goes
+through the ``jsonschema`` checks here, which word the problem and have the last say.
 """
 
 from __future__ import annotations
