@@ -30,7 +30,7 @@ from typing import IO, Any
 import orjson
 
 from emr_lineage.lineage.event_decode import NotUtf8, Problem, decode_line, may_repeat_a_key
-from emr_lineage.lineage.event_sources import EventsError, Source
+from emr_lineage.lineage.event_sources import EventsError, Source, is_event_line
 from emr_lineage.lineage.schemas import Schemas, check_event_with, load_schemas
 
 BATCH_LINES = 2048
@@ -92,6 +92,7 @@ def _answer(raw: bytes, strict: bool, schemas: Schemas | None) -> tuple[str, Any
 
 
 _HEADER = struct.Struct("<Q")
+_LINES, _IN_FILE = b"L", b"F"  # what a batch message holds: its lines, or where they are in a file
 
 
 def _send(pipe: IO[bytes], payload: bytes) -> None:
@@ -138,16 +139,22 @@ class _CheckerProcess:
             except OSError:
                 pass
 
-    def submit(self, batch: list[Line]) -> None:
+    def submit(self, batch: list[Line], path: str | None) -> None:
+        """Send a batch: where it lies in ``path`` (the checker reads it there, sparing this process
+        the copy), or its lines when they are not a file's own bytes (gzip, standard input)."""
+        if path is not None:
+            start, end = batch[0][1], batch[-1][1] + len(batch[-1][2])
+            self.outbox.put(_IN_FILE + pickle.dumps((path, start, end)))
+            return
         lines = b"".join([raw for _, _, raw in batch])
-        self.outbox.put(lines if lines.endswith(b"\n") else lines + b"\n")
+        self.outbox.put(_LINES + (lines if lines.endswith(b"\n") else lines + b"\n"))
 
-    def answer(self) -> list[tuple[int, str, Any]] | None:
-        """The answers to the oldest batch not yet answered; None if the process died."""
+    def answer(self) -> tuple[int, list[tuple[int, str, Any]]] | None:
+        """(lines checked, answers) of the oldest batch not yet answered; None if the process died."""
         assert self.process.stdout is not None
         try:
-            answers = _receive(self.process.stdout)
-            return None if answers is None else pickle.loads(answers)
+            reply = _receive(self.process.stdout)
+            return None if reply is None else pickle.loads(reply)
         except (OSError, pickle.UnpicklingError, EOFError):
             return None
 
@@ -168,9 +175,16 @@ def _serve(strict: bool, directory: str | None) -> None:
     """The checker process's loop: a batch in, its answers out, until the input ends."""
     _schemas_in(directory)  # compiled before the first batch arrives
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
-    while (batch := _receive(requests)) is not None:
-        answers = check_batch(batch.split(b"\n")[:-1], strict, directory)
-        _send(replies, pickle.dumps(answers, protocol=pickle.HIGHEST_PROTOCOL))
+    while (message := _receive(requests)) is not None:
+        if message[:1] == _IN_FILE:
+            path, start, end = pickle.loads(message[1:])
+            with open(path, "rb") as events:
+                events.seek(start)
+                lines = [line for line in events.read(end - start).split(b"\n") if is_event_line(line)]
+        else:
+            lines = message[1:].split(b"\n")[:-1]
+        answers = check_batch(lines, strict, directory)
+        _send(replies, pickle.dumps((len(lines), answers), protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _not_utf8(source: Source, offset: int, reason: str, start: int) -> EventsError:
@@ -193,8 +207,9 @@ class LineChecker:
             self.checker.close(finished)
             self.checker = None
 
-    def checked(self, source: Source, lines: Iterator[Line]) -> Iterator[Checked]:
-        """(line number, event, problem or None) of every line, in order."""
+    def checked(self, source: Source, lines: Iterator[Line], path: str | None = None) -> Iterator[Checked]:
+        """(line number, event, problem or None) of every line, in order; ``path``: the file whose
+        own bytes the lines are (their offsets are its offsets), None for gzip or standard input."""
         pending: deque[list[Line]] = deque()
         while batch := list(islice(lines, BATCH_LINES)):
             self.lines_seen += len(batch)
@@ -205,7 +220,7 @@ class LineChecker:
                     yield from self._answered(source, pending.popleft())
                 yield from self._here(source, batch)
                 continue
-            self.checker.submit(batch)
+            self.checker.submit(batch, path)
             pending.append(batch)
             if len(pending) >= _IN_FLIGHT:
                 yield from self._answered(source, pending.popleft())
@@ -230,7 +245,9 @@ class LineChecker:
                 yield number, value, check_event_with(value, strict, schemas)
 
     def _answered(self, source: Source, batch: list[Line]) -> Iterator[Checked]:
-        answered = None if self.checker is None else self.checker.answer()
+        reply = None if self.checker is None else self.checker.answer()
+        # None: the process died; another line count: the file changed under us. Check here then.
+        answered = None if reply is None or reply[0] != len(batch) else reply[1]
         if answered is None:
             self._give_up()
             yield from self._here(source, batch)

@@ -145,9 +145,20 @@ def read_lines(source: Source, stream: IO[bytes]) -> Iterator[tuple[int, int, by
             number += 1
             if number == 1 and line.startswith(_BOM):
                 line, offset = line[3:], 3
-            if line[:1] == b"{" or line.strip(b" \t\r\n"):
+            if line[:1] == b"{" or line.strip(b" \t\r\n"):  # as is_event_line, inlined
                 yield number, offset, line
             offset += len(line)
+
+
+def is_event_line(line: bytes) -> bool:
+    """False for a blank line (spaces, tabs, ``\\r``), which JSON Lines readers skip."""
+    return line[:1] == b"{" or bool(line.strip(b" \t\r\n"))
+
+
+def plain_file(stream: IO[bytes]) -> str | None:
+    """The path of ``stream`` if its bytes are a file's own (not gunzipped, not standard input)."""
+    raw = getattr(stream, "raw", None)
+    return raw.name if isinstance(raw, io.FileIO) and isinstance(raw.name, str) else None
 
 
 class _Text:

@@ -44,6 +44,7 @@ from emr_lineage.lineage.event_sources import (
     Source,
     event_sources,
     open_source,
+    plain_file,
     read_json,
     read_lines,
     starts_a_list,
@@ -133,7 +134,7 @@ class EventStream(_Counts):
                         yield line, value, check_event_with(value, self.strict, self.schemas)
                 return
             seen = False
-            for checked in checker.checked(source, read_lines(source, stream)):
+            for checked in checker.checked(source, read_lines(source, stream), plain_file(stream)):
                 seen = True
                 yield checked
             if not seen and source.path is None:

@@ -310,6 +310,8 @@ def _mixed_lines(count: int) -> bytes:
             lines.append(json.dumps(event | {"n": float("inf"), "m": 2**100}).encode())
         elif index % 50 == 0:
             lines.append(b"  ")
+        elif index % 61 == 0:
+            lines.append(b"\r")
         else:
             lines.append(json.dumps(event).encode())
     return b"\n".join(lines) + b"\n"
@@ -332,9 +334,13 @@ def _read(path: Path, parallel: bool, **options: Any) -> tuple[list[Any], int, l
 
 
 @pytest.mark.parametrize("strict", [False, True])
-def test_the_checker_process_answers_as_this_process_does(tmp_path: Path, checker_at_once, strict: bool) -> None:
-    path = tmp_path / "e.jsonl"
-    path.write_bytes(_mixed_lines(2000))
+@pytest.mark.parametrize("name", ["e.jsonl", "e.jsonl.gz"])  # the checker reads the file / gets the lines
+def test_the_checker_process_answers_as_this_process_does(
+    tmp_path: Path, checker_at_once, strict: bool, name: str
+) -> None:
+    path = tmp_path / name
+    content = b"\xef\xbb\xbf" + _mixed_lines(2000) + b"\r\n" + json.dumps(_event("last")).encode()
+    path.write_bytes(gzip.compress(content) if name.endswith(".gz") else content)
     here = _read(path, parallel=False, skip_invalid=True, strict=strict)
     there = _read(path, parallel=True, skip_invalid=True, strict=strict)
     assert here == there
