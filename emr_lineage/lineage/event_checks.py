@@ -3,7 +3,8 @@
 Checking a line (orjson decode, the duplicate-key evidence, the compiled schema check) costs
 about as much as decoding it again and merging it into the graph. So past
 :data:`PARALLEL_AFTER_LINES` lines (and with 2+ CPUs) batches of lines go to one checker process
-(``python -m emr_lineage.lineage.event_checks``, batches and answers pickled over its pipes; not
+(``python -m emr_lineage.lineage.event_checks`` over its pipes: a batch is where it lies in the
+file, which the checker reads itself, or its lines for gzip and standard input; not
 ``multiprocessing``, whose ``spawn`` re-imports the caller's main module and so fails in a script
 without a ``__main__`` guard, and whose ``fork`` copies a process that may hold threads), which
 answers only the lines that are NOT plain valid events; meanwhile this process decodes the
