@@ -86,6 +86,9 @@ schemas: $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the us
 lock: ## Re-resolve requirements.in into requirements.lock (then run make setup)
 	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links -o requirements.lock requirements.in
 
+# Some machines set PYTHONDONTWRITEBYTECODE: then every worker and every CLI process the tests start
+# compiles this repository's modules (and pytest rewrites each test module) again, about 10 s each.
+test: export PYTHONDONTWRITEBYTECODE :=
 test: ## ruff (lint + format check), then all tests in parallel (CDK synth, cdk-nag, cfn-lint, tools, Spark, bootstrap)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .

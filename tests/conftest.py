@@ -19,6 +19,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from emr_lineage.lineage.schema_store import SCHEMA_DIR_ENV_VAR  # noqa: E402 - after the sys.path entry
+from tests import prefetch  # noqa: E402
 from tests.paths import REFERENCE_DIR  # noqa: E402
 
 
@@ -46,6 +47,18 @@ def _share_botocore_service_models() -> None:
 
 
 _share_botocore_service_models()
+
+_PREFETCH_KEY = pytest.StashKey[list]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_PREFETCH_KEY] = prefetch.start(session.config)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    prefetch.stop(session.config.stash.get(_PREFETCH_KEY, []))
+
 
 # The OpenLineage schemas the event checks use: the reference copy, never the user cache.
 REFERENCE_SCHEMA_DIR = REFERENCE_DIR / "openlineage" / "spec"

@@ -28,7 +28,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
 from emr_lineage.lineage.naming import dataset_identity
-from tests.emr_lineage.demo_run import DemoRun, shared_demo
+from tests.emr_lineage.demo_run import DEMO_FOLDER, DemoRun, shared_demo, shared_folder
 from tests.emr_lineage.e2e_support import e2e_aws, e2e_marquez, emr_events, lineage_clock  # noqa: F401 - fixtures
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez, serve
 from tests.emr_lineage.launch_support import launch_aws  # noqa: F401 - a fixture
@@ -386,8 +386,7 @@ def gen() -> Any:
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoRun:
     """The real demo, run once per test run (all xdist workers share the run's base directory)."""
-    base = tmp_path_factory.getbasetemp()
-    return shared_demo((base if worker_id == "master" else base.parent) / "shared-demo")
+    return shared_demo(shared_folder(tmp_path_factory, worker_id, DEMO_FOLDER))
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,10 @@
-"""One real `emr-lineage demo` per test run, shared by every pytest-xdist worker.
+"""One real `emr-lineage demo` (and one schema-change scenario) per test run, shared by every
+pytest-xdist worker.
 
-The demo (five Spark applications on local Spark) takes most of a minute. The first worker that
-needs it runs it, as a user would (`python -m emr_lineage demo` in its own process), under a file
-lock in the run's shared temporary directory; the others read its recorded result.
+The demo (five Spark applications on local Spark) takes most of a minute. It runs as a user would
+run it (`python -m emr_lineage demo` in its own process), under a file lock in the run's shared
+temporary directory: started ahead of the tests by ``tests/prefetch.py``, else by the first worker
+that needs it; the others wait for the lock and read the recorded result.
 """
 
 from __future__ import annotations
@@ -14,12 +16,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from filelock import FileLock
 
 from tests.paths import REPO_ROOT
 
 ROWS = 1500
+SCENARIO_ROWS = 300
 RESULT = "result.json"
+# Folders of the run's shared temporary directory that hold the shared runs.
+DEMO_FOLDER = "shared-demo"
+SCHEMA_CHANGE_FOLDER = "shared-schema-change"
 
 
 @dataclass(frozen=True)
@@ -41,22 +48,46 @@ class DemoRun:
         return [json.loads(line) for line in self.events_path.read_text(encoding="utf-8").splitlines()]
 
 
-def shared_demo(root: Path) -> DemoRun:
-    """The demo run recorded under ``root`` (run now when it is not there yet)."""
+def _shared_run(root: Path, options: list[str], columns: int) -> DemoRun:
+    """The run recorded under ``root`` (run now, under a file lock, when it is not there yet)."""
     root.mkdir(parents=True, exist_ok=True)
     out = root / "demo"
-    with FileLock(root / "demo.lock"):
+    with FileLock(root / "run.lock"):
         recorded = root / RESULT
         if not recorded.exists():
             proc = subprocess.run(
-                [sys.executable, "-m", "emr_lineage", "demo", "--out", str(out), "--rows", str(ROWS)],
+                [sys.executable, "-m", "emr_lineage", "demo", *options, "--out", str(out)],
                 cwd=REPO_ROOT,
                 capture_output=True,
                 text=True,
                 timeout=900,
-                env={**os.environ, "COLUMNS": "160"},
+                env={**os.environ, "COLUMNS": str(columns)},
             )
             result = {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
             recorded.write_text(json.dumps(result), encoding="utf-8")
         result = json.loads(recorded.read_text(encoding="utf-8"))
     return DemoRun(out=out, **result)
+
+
+def shared_demo(root: Path) -> DemoRun:
+    """The standard demo recorded under ``root``."""
+    return _shared_run(root, ["--rows", str(ROWS)], columns=160)
+
+
+def shared_schema_change(root: Path) -> DemoRun:
+    """``demo --scenario schema-change`` recorded under ``root``."""
+    return _shared_run(root, ["--scenario", "schema-change", "--rows", str(SCENARIO_ROWS)], columns=200)
+
+
+def shared_folder(tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: str) -> Path:
+    """``name`` in the run's temporary directory that every xdist worker shares."""
+    base = tmp_path_factory.getbasetemp()
+    return (base if worker_id == "master" else base.parent) / name
+
+
+SHARED_RUNS = {DEMO_FOLDER: shared_demo, SCHEMA_CHANGE_FOLDER: shared_schema_change}
+
+
+if __name__ == "__main__":  # python -m tests.emr_lineage.demo_run FOLDER: one shared run, ahead of the tests
+    folder = Path(sys.argv[1])
+    SHARED_RUNS[folder.name](folder)

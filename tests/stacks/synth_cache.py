@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -217,3 +218,9 @@ class AssemblyCache:
             )
             for name, directory in directories.items()
         }
+
+
+if __name__ == "__main__":  # python -m tests.stacks.synth_cache FOLDER: every variant, ahead of the tests
+    from tests.stacks.variants import all_variants, cdk_json_context
+
+    AssemblyCache(Path(os.environ.get(CACHE_ENV) or sys.argv[1])).ensure(all_variants(cdk_json_context(REPO_ROOT)))

@@ -150,7 +150,7 @@ def test_config_reads_the_named_cdk_json_from_anywhere(tmp_path: Path, monkeypat
 @pytest.mark.parametrize(
     "command, target",
     [
-        ("graph", "emr_lineage.cli.graph.load_events"),
+        ("graph", "emr_lineage.cli.graph.stream_events"),
         ("validate", "emr_lineage.cli.graph.load_contract"),
         ("demo", "emr_lineage.cli.demo.run_demo"),
         ("config", "emr_lineage.cli.app.load_settings"),

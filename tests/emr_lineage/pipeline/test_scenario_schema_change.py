@@ -3,16 +3,11 @@ shared by every test here and every xdist worker, and the scenario's definition 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from filelock import FileLock
 
 from emr_lineage.lineage.naming import dataset_identity
 from emr_lineage.pipeline.definition import (
@@ -24,40 +19,16 @@ from emr_lineage.pipeline.definition import (
     application_name,
 )
 from emr_lineage.pipeline.demo import DemoError, run_demo
-from tests.emr_lineage.demo_run import DemoRun
-from tests.paths import REPO_ROOT
+from tests.emr_lineage.demo_run import SCHEMA_CHANGE_FOLDER, DemoRun, shared_folder, shared_schema_change
 
-ROWS = 300
 # curated/revenue_daily as revenue_daily (version 1) and revenue_daily_v2 write it.
 SCHEMA_V1 = {"order_date": "date", "revenue": "double", "orders": "long", "customers": "long"}
 SCHEMA_V2 = {"order_date": "date", "revenue": "decimal(18,2)", "orders": "long", "average_order_value": "decimal(18,2)"}
 
 
-def _shared_scenario_run(root: Path) -> DemoRun:
-    """The scenario run recorded under ``root`` (run now by the first worker that needs it)."""
-    root.mkdir(parents=True, exist_ok=True)
-    out, recorded = root / "demo", root / "result.json"
-    with FileLock(root / "run.lock"):
-        if not recorded.exists():
-            command = [sys.executable, "-m", "emr_lineage", "demo", "--scenario", "schema-change"]
-            proc = subprocess.run(
-                [*command, "--out", str(out), "--rows", str(ROWS)],
-                cwd=REPO_ROOT,
-                capture_output=True,
-                text=True,
-                timeout=900,
-                env={**os.environ, "COLUMNS": "200"},
-            )
-            result = {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
-            recorded.write_text(json.dumps(result), encoding="utf-8")
-        result = json.loads(recorded.read_text(encoding="utf-8"))
-    return DemoRun(out=out, **result)
-
-
 @pytest.fixture(scope="session")
 def schema_change_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoRun:
-    base = tmp_path_factory.getbasetemp()
-    return _shared_scenario_run((base if worker_id == "master" else base.parent) / "shared-schema-change")
+    return shared_schema_change(shared_folder(tmp_path_factory, worker_id, SCHEMA_CHANGE_FOLDER))
 
 
 def _dataset(run: DemoRun, relative: str) -> tuple[str, str]:
