@@ -9,8 +9,9 @@ Guarantees (standard library + a boto3 S3 and SQS client):
 * dataset namespaces are normalised by :func:`emr_lineage.lineage.naming.canonical_namespace`, the
   function the graph tools use (``s3a://b`` and ``s3n://b`` become ``s3://b``);
 * the archive keeps every raw body as it arrived (:func:`archive_key`); the queue gets the
-  canonical event (sorted keys, compact, ASCII) with MessageGroupId = the run (its parent run
-  when it has one), so the events of one run reach Marquez in order, and
+  canonical event (sorted keys, compact, ASCII) with MessageGroupId = the run's root run (the
+  parent facet's ``root``, else its parent run, else the run itself), so the events of one run,
+  and of an application with its actions, reach Marquez in order, and
   MessageDeduplicationId = the SHA-256 of the canonical event, so SQS FIFO drops a resent
   event within its 5-minute deduplication window;
 * 201 only once both the archive and the queue hold the event; an AWS failure is 503 and the
@@ -21,7 +22,7 @@ Archive layout (UTC time of arrival, from the gateway's clock; never the client'
     raw/date=YYYY-MM-DD/hour=HH/<group run id>/<eventTime compact>-<dedup id[:16]>.json
 
 A time range is the list of its hour prefixes (:func:`archive_prefixes`); one run (the FIFO
-group: the parent run, or the run itself) is ``<hour prefix><run id>/`` in each hour, and its
+group: the root or parent run, or the run itself) is ``<hour prefix><run id>/`` in each hour, and its
 keys sort by eventTime, the order to replay them in. A body resent in another hour is archived
 again; both copies end in the same ``-<dedup id[:16]>.json``, so a replay can skip the second.
 """
@@ -159,10 +160,19 @@ def _normalise_datasets(event: dict[str, Any]) -> Rejected | None:
 
 
 def _group_run(run: dict[str, Any], run_id: str) -> str | Rejected:
+    """The FIFO group: the root run of the parent facet (ParentRunFacet 1-1-0 ``root``), else the
+    parent run, else the run. The Spark listener gives an application and each of its actions the
+    same root (the orchestrator's or ``emr-lineage launch``'s run), so they all stay in one order;
+    with only ``parent`` the actions group under the application, the application under its own parent.
+    https://openlineage.io/spec/facets/1-1-0/ParentRunFacet.json"""
     facets = run.get("facets")
     parent = facets.get("parent") if isinstance(facets, dict) else None
     if parent is None:
         return run_id
+    root = parent.get("root") if isinstance(parent, dict) else None
+    if root is not None:
+        root_run = root.get("run") if isinstance(root, dict) else None
+        return _uuid(root_run.get("runId") if isinstance(root_run, dict) else None, "run.facets.parent.root.run.runId")
     parent_run = parent.get("run") if isinstance(parent, dict) else None
     return _uuid(parent_run.get("runId") if isinstance(parent_run, dict) else None, "run.facets.parent.run.runId")
 

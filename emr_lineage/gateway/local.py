@@ -7,8 +7,9 @@ posts them with :func:`~emr_lineage.gateway.forward.forward_batch`, as the Lambd
 messages are deleted, failed ones (and the later ones of their run) are made visible again at
 once, so SQS hands them out again in order, and after ``max_receive_count`` receives they move to
 the dead-letter queue. S3 and SQS are whatever ``AWS_ENDPOINT_URL`` points boto3 at (moto_server
-in the tests). :meth:`LocalGateway.stop` stops accepting events, forwards what is queued (the
-drain) and returns.
+in the tests). :meth:`LocalGateway.stop` stops accepting events (a request after that, on a
+connection kept open, is answered 503, so its client knows to send it again), lets the requests
+under way finish, forwards what is queued (the drain) for at most ``drain_seconds`` and returns.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.config import DEFAULT_FORWARD_TIMEOUT_SECONDS
 from emr_lineage.gateway.forward import forward_batch, http_post
-from emr_lineage.gateway.ingest import Ingestor
+from emr_lineage.gateway.ingest import Ingestor, authorized
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 
 HEALTH_PATH = "/healthz"
@@ -103,6 +104,7 @@ class LocalGateway:
         session: Any = None,
         post: Callable[[bytes], int] | None = None,
         sleep: Callable[[float], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
         session = session or boto3.session.Session()
@@ -118,7 +120,12 @@ class LocalGateway:
         )
         self.post = post or http_post(settings.marquez_url, timeout=settings.post_timeout)
         self._stopping = threading.Event()
-        self._sleep = sleep or time.sleep
+        self._sleep = sleep
+        self._clock = clock
+        self._drain_deadline: float | None = None
+        self._accepting = True
+        self._ingesting = 0  # requests between their check and their answer
+        self._ingest_done = threading.Condition()
         self.forwarded = 0
         self.server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self.server.daemon_threads = True
@@ -143,8 +150,9 @@ class LocalGateway:
         attributes = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=names)["Attributes"]
         return sum(int(attributes.get(name, 0)) for name in names)
 
-    def forward_once(self) -> int:
-        """Receive one batch and forward it; returns how many messages were received."""
+    def forward_once(self, deadline: float | None = None) -> int:
+        """Receive one batch and forward it (posting nothing past ``deadline``, a clock value);
+        returns how many messages were received."""
         messages = self.sqs.receive_message(
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=10,
@@ -156,7 +164,12 @@ class LocalGateway:
         records = [
             {"messageId": m["MessageId"], "body": m["Body"], "attributes": m.get("Attributes", {})} for m in messages
         ]
-        result = forward_batch(records, self.post, retries=self.settings.retries, sleep=self._sleep)
+        # Without a deadline (forwarding while serving), a retry pause ends early once stop() is
+        # called; with one (the drain), forward_batch never pauses past it.
+        pause = self._sleep or (time.sleep if deadline is not None else self._stopping.wait)
+        result = forward_batch(
+            records, self.post, retries=self.settings.retries, sleep=pause, clock=self._clock, deadline=deadline
+        )
         failed = set(result.failed_ids)
         handles = {m["MessageId"]: m["ReceiptHandle"] for m in messages}
         done = [
@@ -177,21 +190,50 @@ class LocalGateway:
     def _forward_loop(self) -> None:
         while not self._stopping.is_set():
             try:
-                self.forward_once()
+                self.forward_once(self._drain_deadline)
             except (BotoCoreError, ClientError):
                 self._stopping.wait(1.0)  # S3/SQS unreachable for a moment: try again
 
-    def stop(self, drain_seconds: float = 30.0, clock: Callable[[], float] = time.monotonic) -> int:
-        """Stop accepting events, forward what is queued for up to ``drain_seconds``; the backlog left."""
+    # -- ingest --------------------------------------------------------------------------
+
+    def ingest(self, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
+        """One POSTed event: the Ingestor's answer, or 503 once the gateway is stopping."""
+        with self._ingest_done:
+            if not self._accepting:
+                return 503, {"status": "unavailable", "error": "the gateway is stopping; send the event again"}
+            self._ingesting += 1
+        try:
+            return self.ingestor.handle(headers, body)
+        finally:
+            with self._ingest_done:
+                self._ingesting -= 1
+                self._ingest_done.notify_all()
+
+    def stop(self, drain_seconds: float = 30.0) -> int:
+        """Stop accepting events, forward what is queued for up to ``drain_seconds``; the backlog left.
+
+        Events answered 201 are in the queue before the drain looks at it: the drain waits for the
+        requests under way. A batch still being posted at the deadline is left to SQS (its messages
+        become visible again after the queue's visibility timeout).
+        """
+        deadline = self._clock() + drain_seconds
+        with self._ingest_done:
+            self._accepting = False
         self.server.shutdown()
         self.server.server_close()
+        self._drain_deadline = deadline
         self._stopping.set()
-        self._threads[1].join()
-        deadline = clock() + drain_seconds
-        while clock() < deadline:
-            if not self.forward_once() and self._backlog() == 0:
-                break
-        return self._backlog()
+        with self._ingest_done:
+            self._ingest_done.wait_for(lambda: self._ingesting == 0, timeout=max(0.0, deadline - self._clock()))
+        self._threads[1].join(max(0.0, deadline - self._clock()))
+        if self._threads[1].is_alive():
+            return self._backlog()
+        try:
+            while (left := self._backlog()) and self._clock() < deadline:
+                self.forward_once(deadline)
+        except (BotoCoreError, ClientError) as exc:
+            raise _aws("draining the queue", exc) from None
+        return left
 
 
 def _handler(gateway: LocalGateway) -> type[BaseHTTPRequestHandler]:
@@ -218,16 +260,31 @@ def _handler(gateway: LocalGateway) -> type[BaseHTTPRequestHandler]:
                 self._answer(404, {"error": f"only POST {LINEAGE_ENDPOINT} and GET {HEALTH_PATH} are served"})
 
         def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > gateway.settings.max_event_bytes:
-                self._answer(413, {"status": "rejected", "error": "event too large"})
-                self.close_connection = True
+            # Key, then size (from Content-Length, before reading the body), then shape, as ingest does.
+            headers = dict(self.headers.items())
+            api_key = gateway.settings.api_key
+            if api_key and not authorized(headers, (api_key,)):
+                self._refuse(401, "missing or wrong Authorization: Bearer <key>")
                 return
-            body = self.rfile.read(length)
+            length = self.headers.get("Content-Length") or "0"
+            if not length.isdigit():
+                self._refuse(400, f"Content-Length {length!r} is not a byte count")
+                return
+            if int(length) > gateway.settings.max_event_bytes:
+                self._refuse(413, f"the body is {length} bytes; the limit is {gateway.settings.max_event_bytes}")
+                return
+            body = self.rfile.read(int(length))
             if self.path != LINEAGE_ENDPOINT:
                 self._answer(404, {"error": f"POST only to {LINEAGE_ENDPOINT}"})
                 return
-            status, answer = gateway.ingestor.handle(dict(self.headers.items()), body)
+            status, answer = gateway.ingest(headers, body)
             self._answer(status, answer)
+            if status == 503:
+                self.close_connection = True
+
+        def _refuse(self, status: int, reason: str) -> None:
+            """Answer without reading the body, and close the connection (the body is still on it)."""
+            self._answer(status, {"status": "rejected", "error": reason})
+            self.close_connection = True
 
     return Handler

@@ -8,6 +8,7 @@ from typing import Any
 
 RUN_ID = "0190f3f2-7a3b-7c2d-9e1f-123456789abc"
 PARENT_RUN_ID = "0190f3f2-0000-7000-8000-00000000aaaa"
+ROOT_RUN_ID = "0190f3f2-0000-7000-8000-00000000bbbb"
 KEY = "s3cr3t-key"
 RECEIVED = dt.datetime(2026, 11, 23, 17, 5, 9, tzinfo=dt.UTC)
 
@@ -16,10 +17,12 @@ def clock() -> dt.datetime:
     return RECEIVED
 
 
-def event(*, parent: str | None = None, run_id: str = RUN_ID, **changes: Any) -> dict[str, Any]:
+def event(*, parent: str | None = None, root: Any = None, run_id: str = RUN_ID, **changes: Any) -> dict[str, Any]:
     facets: dict[str, Any] = {}
     if parent:
         facets["parent"] = {"run": {"runId": parent}, "job": {"namespace": "emr-lineage-dev", "name": "app"}}
+        if root is not None:
+            facets["parent"]["root"] = {"run": {"runId": root}, "job": {"namespace": "airflow", "name": "dag"}}
     base: dict[str, Any] = {
         "eventType": "COMPLETE",
         "eventTime": "2026-11-21T12:00:03.250+01:00",

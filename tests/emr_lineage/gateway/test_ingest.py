@@ -10,7 +10,7 @@ import pytest
 
 from emr_lineage.gateway.ingest import Accepted, Rejected, archive_key, archive_prefixes, check_request
 from emr_lineage.lineage.naming import canonical_dataset, canonical_namespace
-from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, RUN_ID, auth, body, clock, event
+from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, ROOT_RUN_ID, RUN_ID, auth, body, clock, event
 
 
 def check(
@@ -216,6 +216,18 @@ def test_the_group_is_the_parent_run_when_there_is_one() -> None:
     assert accepted(body(event())).group_id == RUN_ID
     child = accepted(body(event(parent=PARENT_RUN_ID)))
     assert (child.group_id, child.run_id) == (PARENT_RUN_ID, RUN_ID)
+
+
+def test_the_group_is_the_root_run_when_the_parent_facet_names_one() -> None:
+    # An application (parent: the launch's run) and its action (parent: the application) share the root.
+    application = accepted(body(event(run_id=PARENT_RUN_ID, parent=ROOT_RUN_ID, root=ROOT_RUN_ID)))
+    action = accepted(body(event(parent=PARENT_RUN_ID, root=ROOT_RUN_ID)))
+    assert application.group_id == action.group_id == ROOT_RUN_ID
+    assert action.archive_key.split("/")[3] == ROOT_RUN_ID
+    refused = check_request(
+        auth(), body(event(parent=PARENT_RUN_ID, root="x")), api_keys=[KEY], max_bytes=1 << 20, clock=clock
+    )
+    assert refused == Rejected(400, "run.facets.parent.root.run.runId: 'x' is not a UUID")
 
 
 def test_the_archive_key_uses_the_gateways_clock_not_the_event_time() -> None:

@@ -7,6 +7,7 @@ exactly once and each run's events arrived in the order they were sent.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -113,20 +114,25 @@ def _post(url: str, event: dict, key: str = "secret-key") -> int:
 
 
 def test_no_event_is_lost_and_each_run_keeps_its_order_through_a_marquez_outage(aws, marquez: FakeMarquez) -> None:
-    down = threading.Event()
-    down.set()  # Marquez is down when the first events arrive
+    # Three phases: Marquez down while the first runs arrive, up for the next ones, down again
+    # while the last ones arrive (until the forwarder has been refused twice), then up for good.
+    phase = {"now": 1}
+    refused: dict[int, list[str]] = {1: [], 2: [], 3: []}
+    refused_again = threading.Event()
     accept = marquez.routes[f"POST {LINEAGE_ENDPOINT}"]
-    refused: list[str] = []
 
     def post_lineage(state: FakeMarquez, request) -> Answer:
-        if down.is_set():
-            refused.append(json.loads(request.body)["run"]["runId"])
+        if phase["now"] in (1, 3):
+            refused[phase["now"]].append(json.loads(request.body)["run"]["runId"])
+            if len(refused[3]) >= 2:
+                refused_again.set()
             return Answer(503, {"code": 503, "message": "down"})
         return accept(state, request)
 
     marquez.routes[f"POST {LINEAGE_ENDPOINT}"] = post_lineage
     gateway = LocalGateway(_settings(marquez, "outage"), create=True).start()
     runs = [str(uuid.uuid4()) for _ in range(RUNS)]
+    thirds = [runs[: RUNS // 3], runs[RUNS // 3 : 2 * RUNS // 3], runs[2 * RUNS // 3 :]]
 
     def send_run(run_id: str) -> list[int]:
         statuses = []
@@ -137,25 +143,80 @@ def test_no_event_is_lost_and_each_run_keeps_its_order_through_a_marquez_outage(
                 statuses.append(_post(gateway.url, event))
         return statuses
 
-    with ThreadPoolExecutor(max_workers=6) as pool:
-        sent = pool.map(send_run, runs[: RUNS // 2])
-        assert all(status == 201 for statuses in sent for status in statuses)
-        down.clear()  # Marquez comes up...
-        sent = list(pool.map(send_run, runs[RUNS // 2 :]))
-        down.set()  # ...and goes down again for a few seconds (a real outage of a real server)
-        threading.Event().wait(2.0)
-        down.clear()
-    assert all(status == 201 for statuses in sent for status in statuses)
-
-    backlog = gateway.stop(drain_seconds=60)
+    try:
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            statuses = [s for statuses in pool.map(send_run, thirds[0]) for s in statuses]
+            phase["now"] = 2  # Marquez comes up...
+            statuses += [s for statuses in pool.map(send_run, thirds[1]) for s in statuses]
+            phase["now"] = 3  # ...and goes down again while the last runs arrive
+            statuses += [s for statuses in pool.map(send_run, thirds[2]) for s in statuses]
+        assert refused_again.wait(timeout=60), "the forwarder met the second outage"
+        phase["now"] = 2
+    finally:
+        backlog = gateway.stop(drain_seconds=60)
+    assert statuses and all(status == 201 for status in statuses)
     assert backlog == 0
-    assert refused, "the forwarder met the outage"
+    assert refused[1] and refused[3], "both outages refused events the forwarder then sent again"
     received = [(e["run"]["runId"], e["eventTime"]) for e in marquez.posted]
     assert len(received) == len(set(received)) == RUNS * EVENTS_PER_RUN  # every distinct event, once
     for run_id in runs:
         times = [t for r, t in received if r == run_id]
         assert times == sorted(times) and len(times) == EVENTS_PER_RUN  # in the order sent
     assert {d["namespace"] for e in marquez.posted for d in e["inputs"]} == {"s3://lake"}  # normalised
+
+
+def _raw_post(connection: http.client.HTTPConnection, body: bytes, headers: dict[str, str]) -> tuple[int, dict]:
+    connection.request("POST", LINEAGE_ENDPOINT, body=body, headers=headers)
+    reply = connection.getresponse()
+    return reply.status, json.loads(reply.read() or b"{}")
+
+
+def test_the_key_is_checked_before_the_size_and_a_bad_length_is_400(aws, marquez: FakeMarquez) -> None:
+    gateway = LocalGateway(_settings(marquez, "order", max_event_bytes=100), create=True).start()
+    host, port = gateway.server.server_address[:2]
+    big = json.dumps(_event(str(uuid.uuid4()), 0)).encode()
+    try:
+        wrong = {"Authorization": "Bearer wrong", "Content-Type": "application/json"}
+        assert _raw_post(http.client.HTTPConnection(host, port, timeout=5), big, wrong)[0] == 401
+        right = {**wrong, "Authorization": "Bearer secret-key"}
+        status, answer = _raw_post(http.client.HTTPConnection(host, port, timeout=5), big, right)
+        assert status == 413 and f"the body is {len(big)} bytes; the limit is 100" in answer["error"]
+        connection = http.client.HTTPConnection(host, port, timeout=5)
+        connection.putrequest("POST", LINEAGE_ENDPOINT)
+        for name, value in {**right, "Content-Length": "-1"}.items():
+            connection.putheader(name, value)
+        connection.endheaders()
+        reply = connection.getresponse()
+        assert reply.status == 400 and "is not a byte count" in json.loads(reply.read())["error"]
+    finally:
+        gateway.stop(drain_seconds=10)
+
+
+def test_after_stop_a_kept_open_connection_gets_503_and_nothing_is_left_behind(aws, marquez: FakeMarquez) -> None:
+    gateway = LocalGateway(_settings(marquez, "keepalive"), create=True).start()
+    host, port = gateway.server.server_address[:2]
+    connection = http.client.HTTPConnection(host, port, timeout=5)  # one connection, kept open (HTTP/1.1)
+    headers = {"Authorization": "Bearer secret-key", "Content-Type": "application/json"}
+    run_id = str(uuid.uuid4())
+    assert _raw_post(connection, json.dumps(_event(run_id, 0)).encode(), headers)[0] == 201
+    assert gateway.stop(drain_seconds=30) == 0
+    status, answer = _raw_post(connection, json.dumps(_event(run_id, 1)).encode(), headers)
+    assert status == 503 and "stopping" in answer["error"]
+    assert [e["eventTime"] for e in marquez.posted] == [_event(run_id, 0)["eventTime"]]
+
+
+def test_the_drain_stops_at_its_deadline_while_marquez_is_down(aws, marquez: FakeMarquez) -> None:
+    marquez.routes[f"POST {LINEAGE_ENDPOINT}"] = lambda state, request: Answer(503, {"code": 503})
+    now = {"t": 0.0}
+
+    def clock() -> float:
+        now["t"] += 0.5  # every look at the clock: half a second later
+        return now["t"]
+
+    gateway = LocalGateway(_settings(marquez, "deadline"), create=True, clock=clock, sleep=lambda s: None).start()
+    assert _post(gateway.url, _event(str(uuid.uuid4()), 0)) == 201
+    assert gateway.stop(drain_seconds=20) == 1  # the event is still queued, not lost
+    assert now["t"] < 200  # the drain gave up at its deadline instead of retrying on
 
 
 def test_health_auth_and_bad_events(aws, marquez: FakeMarquez) -> None:
