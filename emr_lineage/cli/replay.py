@@ -37,7 +37,9 @@ def _instant(value: str | None, option: str) -> dt.datetime | None:
 @click.option("--marquez", "marquez_url", required=True, metavar="URL", help="Marquez API base URL.")
 @click.option("--since", metavar="ISO", help="First hour of arrival to replay (default: the whole archive).")
 @click.option("--until", metavar="ISO", help="Last hour of arrival to replay (default: now; needs --since).")
-@click.option("--run", "run_id", metavar="RUN_ID", help="Only this run (the parent run for a Spark application).")
+@click.option(
+    "--run", "run_id", metavar="RUN_ID", help="Only this run (the root or parent run for a Spark application)."
+)
 @click.option("--dry-run", is_flag=True, help="Count what would be replayed; post nothing.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=DEFAULT_TIMEOUT, show_default=True)
 def replay_command(
@@ -52,8 +54,9 @@ def replay_command(
     """Re-post archived lineage events to Marquez, run by run, in each run's order (idempotent)."""
     s3 = boto3.client("s3")
     plan = plan_replay(s3, bucket, since=_instant(since, "--since"), until=_instant(until, "--until"), run_id=run_id)
+    copies = f" (left out: {plan.duplicates} copy/copies of a body archived again later)" if plan.duplicates else ""
     if dry_run:
-        click.echo(f"{plan.events} event(s) of {len(plan.runs)} run(s) would be replayed from s3://{bucket}")
+        click.echo(f"{plan.events} event(s) of {len(plan.runs)} run(s) would be replayed from s3://{bucket}{copies}")
         return
     console = Console(stderr=True)
     progress = Progress(
@@ -76,6 +79,6 @@ def replay_command(
         )
     for skipped in result.skipped:
         click.echo(f"skipped {skipped}", err=True)
-    click.echo(f"replayed {result.posted} event(s) of {len(plan.runs)} run(s) to {marquez_url}")
+    click.echo(f"replayed {result.posted} event(s) of {len(plan.runs)} run(s) to {marquez_url}{copies}")
     if result.skipped:
         sys.exit(EXIT_CHECK_FAILED)

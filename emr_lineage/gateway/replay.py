@@ -3,11 +3,14 @@
 The archive (``raw/date=YYYY-MM-DD/hour=HH/<run>/<event time>-<hash>.json``, see
 :mod:`emr_lineage.gateway.ingest`) is listed hour by hour, so a time window selects by the hour
 the gateway received an event (inclusive); ``run_id`` selects one run (the FIFO group's run: the
-parent run when there is one). Within a run, keys sort by arrival hour and then by event time:
-the order the run reported. Each body goes through the ingest checks again (the same
-normalisation, the same canonical form) before it is posted; a body that no longer passes is
-skipped and reported. Re-posting is idempotent for Marquez: an event it already has changes
-nothing.
+root or parent run when there is one). Within a run, events are replayed by event time, the order
+the run reported, across the hours they arrived in; a body resent in another hour is archived
+twice under the same ``-<hash>.json`` ending and replayed once (``ReplayPlan.duplicates`` counts the
+copies left out). Each body goes through the ingest checks again (the same normalisation, the same
+canonical form) before it is posted; a body that no longer passes is skipped and reported.
+Re-posting an event Marquez already has is harmless: it stores raw events under the primary key
+(event time, event), and the canonical form is the same bytes each time
+(https://github.com/MarquezProject/marquez/blob/main/api/src/main/resources/marquez/db/migration/V17.2__open_lineage.sql).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class ReplayPlan:
     """The archived events to replay: run id -> keys, in order."""
 
     runs: dict[str, list[str]] = field(default_factory=dict)
+    duplicates: int = 0  # copies of a body archived again in a later hour, left out
 
     @property
     def events(self) -> int:
@@ -50,6 +54,12 @@ class ReplayResult:
 def _run_of(key: str) -> str:
     # raw/date=.../hour=HH/<run>/<file>
     return key.split("/")[-2]
+
+
+def _event_time_and_hash(key: str) -> tuple[str, str]:
+    # <file> is <eventTime compact>-<dedup id[:16]>.json: the compact time sorts as the time does
+    time, _, rest = key.rsplit("/", 1)[-1].partition("-")
+    return time, rest
 
 
 def _keys(s3: Any, bucket: str, prefix: str) -> Iterator[str]:
@@ -75,11 +85,15 @@ def plan_replay(
         raise ReplayError("--until needs --since")
     prefixes = archive_prefixes(since, until or now(), run_id) if since is not None else [ARCHIVE_ROOT]
     plan = ReplayPlan()
-    for prefix in prefixes:
+    for prefix in prefixes:  # oldest hour first: the first copy of a body is the one kept
         for key in sorted(_keys(s3, bucket, prefix)):
             run = _run_of(key)
             if run_id is None or run == run_id:
                 plan.runs.setdefault(run, []).append(key)
+    for run, keys in plan.runs.items():
+        unique = {_event_time_and_hash(key): key for key in reversed(keys)}
+        plan.duplicates += len(keys) - len(unique)
+        plan.runs[run] = [unique[name] for name in sorted(unique)]
     return plan
 
 

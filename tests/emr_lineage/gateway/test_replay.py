@@ -65,8 +65,31 @@ def test_every_run_is_replayed_in_its_order_normalised(archive, marquez: FakeMar
         times = [e["eventTime"] for e in marquez.posted if e["run"]["runId"] == run_id]
         assert times == sorted(times) and len(times) == 3
     assert {e["inputs"][0]["namespace"] for e in marquez.posted} == {"s3://lake"}
-    # Idempotent input: replaying again posts the same events again (Marquez keeps one of each).
-    assert _replay(marquez).exit_code == 0 and len(marquez.posted) == 12
+    # Replaying again posts the same canonical events again (Marquez keys raw events by time and body).
+    assert _replay(marquez).exit_code == 0 and marquez.posted[6:] == marquez.posted[:6]
+
+
+def test_a_body_resent_in_a_later_hour_is_replayed_once_in_event_time_order(archive, marquez: FakeMarquez) -> None:
+    s3, runs = archive
+    run_a = runs["a"]
+    sqs = boto3.client("sqs")
+    queue = sqs.create_queue(QueueName="later.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    later = Ingestor(
+        s3,
+        sqs,
+        bucket=BUCKET,
+        queue_url=queue,
+        api_keys=None,
+        max_bytes=1 << 20,
+        clock=lambda: T0 + dt.timedelta(hours=1),
+    )
+    for second in (1, 3):  # a client resends second 1 an hour later, then reports second 3
+        assert later.handle({}, json.dumps(_event(run_a, second)).encode())[0] == 201
+    result = _replay(marquez, "--run", run_a)
+    assert result.exit_code == 0, result.output
+    assert [e["eventTime"] for e in marquez.posted] == [f"2026-11-23T09:30:0{s}Z" for s in (0, 1, 2, 3)]
+    dry = _replay(marquez, "--run", run_a, "--dry-run")
+    assert "4 event(s) of 1 run(s) would be replayed" in dry.stdout and "1 copy" in dry.stdout
 
 
 def test_a_window_and_a_run_select_what_is_replayed(archive, marquez: FakeMarquez) -> None:
