@@ -17,7 +17,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from emr_lineage.cli.gateway import API_KEY_ENV_VAR
-from emr_lineage.cli.output import Command, fail, settings_options
+from emr_lineage.cli.options import settings_options
+from emr_lineage.cli.output import Command, fail
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.pipeline.definition import DEFAULT_ROWS, MIN_ROWS, SCENARIOS, STANDARD, application_name
 from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, run_demo

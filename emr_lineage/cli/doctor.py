@@ -14,7 +14,8 @@ from pathlib import Path
 
 import click
 
-from emr_lineage.cli.output import Command, settings_options
+from emr_lineage.cli.options import settings_options
+from emr_lineage.cli.output import Command
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.operations.checks import Status

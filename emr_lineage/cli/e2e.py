@@ -14,7 +14,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from emr_lineage.cli.output import Command, fail, poll_interval_option, print_contract_rows, settings_options
+from emr_lineage.cli.options import poll_interval_option, settings_options
+from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.cli.progress import cluster_poll_printer, elapsed, live_progress
 from emr_lineage.errors import EXIT_INTERRUPTED
 from emr_lineage.lineage.contract_check import ContractResult

@@ -15,7 +15,8 @@ from rich.console import Console
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
-from emr_lineage.cli.output import Command, fail, poll_interval_option, settings_options
+from emr_lineage.cli.options import poll_interval_option, settings_options
+from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import cluster_poll_printer, live_progress
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED
 from emr_lineage.launch import plan as launch_plan

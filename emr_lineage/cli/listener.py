@@ -16,7 +16,8 @@ import click
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsClients, AwsError, read_parameter
-from emr_lineage.cli.output import Command, settings_options
+from emr_lineage.cli.options import settings_options
+from emr_lineage.cli.output import Command
 from emr_lineage.listener.pin import PinResult, pin_listener
 from emr_lineage.listener.stage import DOWNLOAD_TIMEOUT, StageResult, download_client, stage_listener
 from emr_lineage.settings.loader import load_settings

@@ -13,15 +13,14 @@ import shutil
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from emr_lineage.aws.emr import DEFAULT_POLL_SECONDS
 from emr_lineage.errors import EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EmrLineageError
-from emr_lineage.lineage.contract_check import EdgeDiff
-from emr_lineage.settings.loader import DEFAULT_CDK_JSON, DEFAULT_ENV
+
+if TYPE_CHECKING:  # only a type here: the graph commands must not pay for importing AWS and settings
+    from emr_lineage.lineage.contract_check import EdgeDiff
 
 DEBUG_ENV_VAR = "EMR_LINEAGE_DEBUG"
 
@@ -113,37 +112,6 @@ class Group(click.Group):
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-# Options shared by every command that reads settings.
-env_option = click.option(
-    "--env", "env", default=DEFAULT_ENV, show_default=True, metavar="NAME", help="Environment name in cdk.json."
-)
-cdk_json_option = click.option(
-    "--cdk-json",
-    "cdk_json",
-    default=str(DEFAULT_CDK_JSON),
-    show_default=True,
-    type=click.Path(path_type=Path),
-    metavar="PATH",
-    help="The cdk.json that holds the emr-lineage settings.",
-)
-
-
-# Polling EMR: 0 would be a busy loop on the API until throttled.
-poll_interval_option = click.option(
-    "--poll-interval",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_POLL_SECONDS,
-    show_default=True,
-    metavar="SECONDS",
-    help="Seconds between EMR state polls.",
-)
-
-
-def settings_options(function: Any) -> Any:
-    """``--env`` and ``--cdk-json``, in that order."""
-    return env_option(cdk_json_option(function))
 
 
 # How each status of a contract edge is shown.

@@ -6,8 +6,9 @@ All three are sorted, so the same graph always prints the same text. The HTML re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
+
+import orjson
 
 from emr_lineage.lineage.graph import LineageGraph
 
@@ -15,8 +16,10 @@ FORMATS = ("json", "mermaid", "dot", "html")
 
 
 def to_json(graph: LineageGraph) -> str:
-    """The documented JSON form (``docs/graph.md``)."""
-    return json.dumps(graph.to_dict(), indent=2, sort_keys=True)
+    """The documented JSON form (``docs/graph.md``): two-space indent, sorted keys, UTF-8 text.
+    orjson writes what ``json.dumps(indent=2, sort_keys=True)`` does (except that it leaves
+    non-ASCII characters as they are), about ten times faster: a large graph is megabytes."""
+    return orjson.dumps(graph.to_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
 
 
 def _short_ids(graph: LineageGraph) -> dict[str, str]:

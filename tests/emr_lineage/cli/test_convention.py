@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -63,12 +65,24 @@ def _args(command: str, inputs: dict[str, str]) -> list[str]:
 
 
 def test_every_command_is_in_the_table() -> None:
+    context = click.Context(main)
+    commands = {name: main.get_command(context, name) for name in main.list_commands(context)}
     names = {
         f"{name} {sub}" if isinstance(command, click.Group) else name
-        for name, command in main.commands.items()
+        for name, command in commands.items()
         for sub in (command.commands if isinstance(command, click.Group) else [None])
     }
     assert names == set(COMMANDS)
+    assert all(command.name == name for name, command in commands.items())  # each lazy entry names its command
+
+
+def test_a_command_imports_only_what_it_runs() -> None:
+    # `graph` must not pay for Spark, boto3 or the settings model (start-up is part of its speed).
+    code = "import sys; from emr_lineage.cli.app import main; main(['graph', '--help'], standalone_mode=False); " + (
+        "print(sorted(m for m in ('pyspark', 'boto3', 'botocore', 'pydantic') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
 
 
 @pytest.mark.parametrize(
@@ -153,7 +167,7 @@ def test_config_reads_the_named_cdk_json_from_anywhere(tmp_path: Path, monkeypat
         ("graph", "emr_lineage.cli.graph.stream_events"),
         ("validate", "emr_lineage.cli.graph.load_contract"),
         ("demo", "emr_lineage.cli.demo.run_demo"),
-        ("config", "emr_lineage.cli.app.load_settings"),
+        ("config", "emr_lineage.cli.config.load_settings"),
     ],
 )
 def test_ctrl_c_exits_130_with_one_line(
@@ -172,7 +186,7 @@ def test_a_surprise_is_one_line_and_debug_shows_the_traceback(monkeypatch: pytes
     def broken(*args, **kwargs):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr("emr_lineage.cli.app.load_settings", broken)
+    monkeypatch.setattr("emr_lineage.cli.config.load_settings", broken)
     code, _, err = _run(["config", "--cdk-json", str(CDK_JSON)])
     assert code == 2 and "unexpected ZeroDivisionError: boom" in _one_error_line(err) and "--debug" in err
     result = CliRunner().invoke(main, ["--debug", "config", "--cdk-json", str(CDK_JSON)])
