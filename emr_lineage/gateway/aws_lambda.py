@@ -9,7 +9,11 @@
   Lambda itself is misconfigured: nothing is accepted without a key).
 * :func:`forward_handler` (SQS FIFO event source with ``ReportBatchItemFailures``):
   :func:`~emr_lineage.gateway.forward.forward_batch` to ``MARQUEZ_URL``, stopping in time
-  before the Lambda's own timeout; the answer is the partial batch response.
+  before the Lambda's own timeout; an event Marquez refuses for good (a 4xx) is sent to
+  ``DEAD_LETTER_QUEUE_URL`` at once (so the rest of its run goes on), and what it could not
+  deliver comes back after :func:`~emr_lineage.gateway.config.redelivery_delay` (visibility
+  changed on ``QUEUE_URL``), not after the queue's whole visibility timeout. The answer is the
+  partial batch response.
 
 Environment variable names live in :mod:`emr_lineage.gateway.config`. boto3 clients are created
 lazily, once per container (:func:`reset` forgets them and the keys: a new container, for tests).
@@ -28,10 +32,25 @@ from http import HTTPStatus
 from typing import Any
 
 import boto3
+from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.gateway.config import SECRET_JSON_FIELD, ForwardConfig, GatewayConfigError, IngestConfig
-from emr_lineage.gateway.forward import forward_batch, http_post
+from emr_lineage.gateway.config import (
+    SECRET_JSON_FIELD,
+    ForwardConfig,
+    GatewayConfigError,
+    IngestConfig,
+    redelivery_delay,
+)
+from emr_lineage.gateway.forward import (
+    DELIVERED,
+    Outcome,
+    Reject,
+    dead_letter_message,
+    forward_batch,
+    http_post,
+    receive_count,
+)
 from emr_lineage.gateway.ingest import Ingestor, utc_now
 
 LOG = logging.getLogger("emr_lineage.gateway")
@@ -47,11 +66,12 @@ _api_keys: dict[str, tuple[float, tuple[str, ...]]] = {}  # secret ARN -> (read 
 monotonic: Callable[[], float] = time.monotonic  # the key cache's clock (tests replace it)
 
 
-def client(service: str) -> Any:
-    """The container's boto3 client of ``service``, created on first use."""
-    if service not in _clients:
-        _clients[service] = boto3.client(service)
-    return _clients[service]
+def client(service: str, *, name: str | None = None, config: Config | None = None) -> Any:
+    """The container's boto3 client of ``service`` (cached under ``name``, else the service), made on first use."""
+    key = name or service
+    if key not in _clients:
+        _clients[key] = boto3.client(service, config=config)
+    return _clients[key]
 
 
 def reset() -> None:
@@ -175,24 +195,87 @@ def ingest_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 # --- SQS ------------------------------------------------------------------------------------------
 
-SAFETY_SECONDS = 1.0  # stop this long (plus one POST's timeout) before the Lambda's own timeout
+SAFETY_SECONDS = 1.0  # stop this long (plus one POST's timeout and the SQS calls) before the Lambda's own timeout
+# The forwarder's SQS calls (dead-letter sends, visibility changes) must not outlast its deadline:
+# short timeouts, one retry (botocore's defaults are 60 s and 3 attempts).
+SQS_CONNECT_SECONDS, SQS_READ_SECONDS, SQS_ATTEMPTS = 2, 3, 2
+SQS_CALL_SECONDS = SQS_ATTEMPTS * (SQS_CONNECT_SECONDS + SQS_READ_SECONDS)  # the longest one call takes, about
+FORWARD_SQS = Config(
+    connect_timeout=SQS_CONNECT_SECONDS,
+    read_timeout=SQS_READ_SECONDS,
+    retries={"total_max_attempts": SQS_ATTEMPTS, "mode": "standard"},
+)
+VISIBILITY_BATCH = 10  # ChangeMessageVisibilityBatch's most entries
+
+
+def forward_sqs() -> Any:
+    return client("sqs", name="sqs-forward", config=FORWARD_SQS)
+
+
+def dead_letter(queue_url: str) -> Reject:
+    """A :data:`~emr_lineage.gateway.forward.Reject` that sends the record to the dead-letter queue.
+
+    A send that fails leaves the event a failure (redelivered, and dead-lettered by SQS after the
+    queue's maxReceiveCount): nothing is dropped.
+    """
+
+    def reject(record: dict[str, Any], outcome: Outcome) -> bool:
+        try:
+            forward_sqs().send_message(QueueUrl=queue_url, **dead_letter_message(record, outcome))
+        except (BotoCoreError, ClientError) as exc:
+            LOG.error("dead-lettering message %s failed, it stays a failure: %s", outcome.message_id, exc)
+            return False
+        return True
+
+    return reject
+
+
+def delay_redelivery(queue_url: str, records: list[dict[str, Any]], failed_ids: list[str]) -> None:
+    """Make each failed record visible again after :func:`redelivery_delay` of its receive count.
+
+    Without this it would wait the queue's whole visibility timeout (six times the function's).
+    A failure here is logged, not raised: the record then waits that timeout, nothing is lost.
+    """
+    failed = set(failed_ids)
+    entries = [
+        {
+            "Id": str(i),
+            "ReceiptHandle": record["receiptHandle"],
+            "VisibilityTimeout": redelivery_delay(receive_count(record)),
+        }
+        for i, record in enumerate(records)
+        if str(record.get("messageId")) in failed and record.get("receiptHandle")
+    ]
+    for start in range(0, len(entries), VISIBILITY_BATCH):
+        chunk = entries[start : start + VISIBILITY_BATCH]
+        try:
+            answer = forward_sqs().change_message_visibility_batch(QueueUrl=queue_url, Entries=chunk)
+        except (BotoCoreError, ClientError) as exc:
+            LOG.error("delaying the redelivery of %d message(s) failed: %s", len(chunk), exc)
+            continue
+        for failure in answer.get("Failed") or []:
+            LOG.error("delaying the redelivery of entry %s failed: %s", failure.get("Id"), failure.get("Message"))
 
 
 def forward_handler(event: dict[str, Any], context: Any) -> dict[str, list[dict[str, str]]]:
     """Forward the batch; a misconfiguration raises (the whole batch comes back, visibly failed)."""
     config = ForwardConfig.from_env(os.environ)
+    records = event.get("Records") or []
     deadline = None
     remaining = getattr(context, "get_remaining_time_in_millis", None)
     if callable(remaining):
-        deadline = time.monotonic() + remaining() / 1000 - config.timeout - SAFETY_SECONDS
+        # Room left for one POST, a dead-letter send and the visibility change after the last one.
+        reserve = config.timeout + SAFETY_SECONDS + 2 * SQS_CALL_SECONDS
+        deadline = time.monotonic() + remaining() / 1000 - reserve
     result = forward_batch(
-        event.get("Records") or [],
+        records,
         http_post(config.marquez_url, timeout=config.timeout),
         retries=config.retries,
         deadline=deadline,
+        reject=dead_letter(config.dead_letter_queue_url),
     )
     for outcome in result.outcomes:
-        if outcome.outcome != "delivered":
+        if outcome.outcome != DELIVERED:
             LOG.warning(
                 "forward %s message %s group %s after %d attempts: %s",
                 outcome.outcome,
@@ -201,5 +284,13 @@ def forward_handler(event: dict[str, Any], context: Any) -> dict[str, list[dict[
                 outcome.attempts,
                 outcome.detail,
             )
-    LOG.info("forward delivered %d of %d", len(result.outcomes) - len(result.failed_ids), len(result.outcomes))
+    delay_redelivery(config.queue_url, records, result.failed_ids)
+    delivered = sum(o.outcome == DELIVERED for o in result.outcomes)
+    LOG.info(
+        "forward delivered %d, dead-lettered %d, to retry %d of %d",
+        delivered,
+        len(result.rejected),
+        len(result.failed_ids),
+        len(result.outcomes),
+    )
     return result.response

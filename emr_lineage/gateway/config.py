@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.settings.limits import ALB_LAMBDA_MAX_BODY_BYTES
 
 # --- ingest Lambda (ALB target) ---------------------------------------------------------------
 ARCHIVE_BUCKET = "ARCHIVE_BUCKET"  # S3 bucket of the raw archive (required)
@@ -21,13 +22,22 @@ MAX_EVENT_BYTES = "MAX_EVENT_BYTES"  # largest accepted body, raw and canonical 
 MARQUEZ_URL = "MARQUEZ_URL"  # Marquez API base URL, e.g. http://marquez.internal:5000 (required)
 FORWARD_RETRIES = "FORWARD_RETRIES"  # retries of one event after its first attempt (default 3)
 FORWARD_TIMEOUT_SECONDS = "FORWARD_TIMEOUT_SECONDS"  # timeout of one POST to Marquez (default 10)
+# QUEUE_URL too (the same queue: the forwarder delays the redelivery of what it could not deliver).
+DEAD_LETTER_QUEUE_URL = "DEAD_LETTER_QUEUE_URL"  # where events Marquez refuses for good go (required)
 
 INGEST_ENV = (ARCHIVE_BUCKET, QUEUE_URL, API_KEY_SECRET_ARN, MAX_EVENT_BYTES)
-FORWARD_ENV = (MARQUEZ_URL, FORWARD_RETRIES, FORWARD_TIMEOUT_SECONDS)
+FORWARD_ENV = (MARQUEZ_URL, FORWARD_RETRIES, FORWARD_TIMEOUT_SECONDS, QUEUE_URL, DEAD_LETTER_QUEUE_URL)
 
-DEFAULT_MAX_EVENT_BYTES = 1024 * 1024  # also SQS's largest message and ALB's largest Lambda request body
+DEFAULT_MAX_EVENT_BYTES = ALB_LAMBDA_MAX_BODY_BYTES  # also SQS's largest message (settings/limits.py)
 DEFAULT_FORWARD_RETRIES = 3
 DEFAULT_FORWARD_TIMEOUT_SECONDS = 10.0
+
+# Redelivery of an event the forwarder could not deliver (retries used up, blocked behind one, out of
+# time): it sets the record's visibility to this backoff from its receive count, instead of leaving
+# it invisible for the queue's whole visibility timeout. The stack derives the queue's
+# maxReceiveCount from it (receives_to_outlast), so these two numbers are the one place to change.
+REDELIVERY_BASE_SECONDS = 30
+REDELIVERY_CAP_SECONDS = 900
 
 # The secret is the key itself, or a JSON object holding it under this field.
 SECRET_JSON_FIELD = "apiKey"
@@ -42,7 +52,30 @@ ASSET_FILES = (
     "emr_lineage/lineage/naming.py",
     "emr_lineage/marquez/__init__.py",
     "emr_lineage/marquez/api.py",
+    # AWS's limits (standard library only): the largest SQS message, written once.
+    "emr_lineage/settings/__init__.py",
+    "emr_lineage/settings/limits.py",
 )
+
+
+def redelivery_delay(receive_count: int) -> int:
+    """Seconds until SQS hands out again a record received ``receive_count`` times (1 = first):
+    ``REDELIVERY_BASE_SECONDS * 2**(n-1)``, at most ``REDELIVERY_CAP_SECONDS``."""
+    doublings = max(receive_count, 1) - 1
+    if doublings >= REDELIVERY_CAP_SECONDS.bit_length():  # past the cap already (and no huge powers)
+        return REDELIVERY_CAP_SECONDS
+    return min(REDELIVERY_CAP_SECONDS, REDELIVERY_BASE_SECONDS * 2**doublings)
+
+
+def receives_to_outlast(seconds: int) -> int:
+    """The fewest receives whose redelivery delays add up to ``seconds``: the queue's maxReceiveCount
+    that moves an event to the dead-letter queue only after an outage that long (Marquez down the
+    whole time; each receive's own forwarding time comes on top)."""
+    receives, waited = 0, 0
+    while waited < seconds:
+        receives += 1
+        waited += redelivery_delay(receives)
+    return max(receives, 1)
 
 
 class GatewayConfigError(EmrLineageError):
@@ -91,6 +124,8 @@ class ForwardConfig:
     marquez_url: str
     retries: int
     timeout: float
+    queue_url: str
+    dead_letter_queue_url: str
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ForwardConfig:
@@ -101,4 +136,6 @@ class ForwardConfig:
             marquez_url=url,
             retries=int(_number(env, FORWARD_RETRIES, DEFAULT_FORWARD_RETRIES, int, 0)),
             timeout=float(_number(env, FORWARD_TIMEOUT_SECONDS, DEFAULT_FORWARD_TIMEOUT_SECONDS, float, 0.1)),
+            queue_url=_required(env, QUEUE_URL),
+            dead_letter_queue_url=_required(env, DEAD_LETTER_QUEUE_URL),
         )

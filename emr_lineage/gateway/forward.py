@@ -9,28 +9,36 @@ Guarantees (standard library only; the SQS FIFO queue and Lambda do the rest):
 * bounded retries: 5xx, 408, 429 and network errors are retried ``retries`` times with
   exponential backoff (an injected ``sleep``), never past the ``deadline`` (the Lambda's own);
   any other status (a 4xx: Marquez will never take the event) is not retried;
+* an event Marquez refuses for good (``permanent``) goes to the caller's ``reject`` (the Lambda:
+  straight to the dead-letter queue, :func:`dead_letter_message`); once it took the event, it is
+  ``rejected``: handled, so the later events of its run go on instead of waiting behind it through
+  every redelivery. Without ``reject``, or when it fails, it is a failure like the others;
 * the failed records are the Lambda partial batch response (``ReportBatchItemFailures``):
   SQS delivers them again (their group is held until then) and, after the queue's
-  ``maxReceiveCount``, moves them to the dead-letter queue; the delivered ones are deleted.
-  Deduplication (SQS's 5-minute window, by content hash) happened at ingest; delivery to
+  ``maxReceiveCount``, moves them to the dead-letter queue; the delivered and rejected ones are
+  deleted. Deduplication (SQS's 5-minute window, by content hash) happened at ingest; delivery to
   Marquez is at least once (a POST that timed out may have landed and is sent again).
 """
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 
 Post = Callable[[bytes], int]  # one event -> the HTTP status; raises OSError/HTTPException on network errors
 
 DELIVERED, RETRIED_OUT, PERMANENT, BLOCKED, OUT_OF_TIME = "delivered", "failed", "permanent", "blocked", "out-of-time"
+REJECTED = "rejected"  # permanent, and the caller's reject took it (the dead-letter queue): handled
+HANDLED = frozenset({DELIVERED, REJECTED})
 RETRYABLE_STATUSES = frozenset({408, 429})
 NETWORK_ERRORS = (OSError, http.client.HTTPException)  # URLError, timeouts, resets, bad replies
 
@@ -42,14 +50,21 @@ def retryable(status: int) -> bool:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What became of one record: ``outcome`` is delivered, failed (retries used up),
-    permanent (a 4xx), blocked (an earlier record of its group failed) or out-of-time."""
+    """What became of one record: ``outcome`` is delivered, failed (retries used up), permanent
+    (a 4xx), rejected (a 4xx the caller's ``reject`` took), blocked (an earlier record of its group
+    failed) or out-of-time. ``status`` is Marquez's last HTTP status (None: no answer)."""
 
     message_id: str
     group_id: str
     outcome: str
     attempts: int
     detail: str = ""
+    status: int | None = None
+
+
+# The caller's hand-off of an event Marquez refuses for good: True once it holds it (e.g. the
+# dead-letter queue has it), False to leave it a failure. Arguments: the SQS record and its outcome.
+Reject = Callable[[Mapping[str, Any], Outcome], bool]
 
 
 @dataclass
@@ -58,7 +73,13 @@ class BatchResult:
 
     @property
     def failed_ids(self) -> list[str]:
-        return [o.message_id for o in self.outcomes if o.outcome != DELIVERED]
+        """What SQS must deliver again: everything neither delivered nor rejected."""
+        return [o.message_id for o in self.outcomes if o.outcome not in HANDLED]
+
+    @property
+    def rejected(self) -> list[Outcome]:
+        """The events Marquez refused for good that ``reject`` took (they are not redelivered)."""
+        return [o for o in self.outcomes if o.outcome == REJECTED]
 
     @property
     def response(self) -> dict[str, list[dict[str, str]]]:
@@ -76,6 +97,53 @@ def _body(record: Mapping[str, Any]) -> bytes:
     return body.encode("utf-8") if isinstance(body, str) else bytes(body or b"")
 
 
+def receive_count(record: Mapping[str, Any]) -> int:
+    """How many times SQS has handed out the record (its ``ApproximateReceiveCount``; 1 if unknown)."""
+    try:
+        return max(1, int((record.get("attributes") or {}).get("ApproximateReceiveCount", 1)))
+    except (TypeError, ValueError):
+        return 1
+
+
+# Message attributes a dead-lettered event carries (what Marquez answered), and how SQS sizes them:
+# the attribute's name, data type and value count toward the message's size
+# (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html).
+STATUS_ATTRIBUTE, DETAIL_ATTRIBUTE, MESSAGE_ID_ATTRIBUTE = "marquez-status", "marquez-detail", "gateway-message-id"
+MAX_DETAIL_CHARS = 256
+
+
+def dead_letter_message(
+    record: Mapping[str, Any], outcome: Outcome, *, max_bytes: int = SQS_MAX_MESSAGE_BYTES
+) -> dict[str, Any]:
+    """``SendMessage`` arguments (all but ``QueueUrl``) that put a refused record on the FIFO dead-letter queue.
+
+    Same body and message group (a redrive puts it back into its run); a deduplication id of this
+    receive (a hash of its receipt handle: a retried send within the receive is stored once, a later
+    receive of the same event, e.g. after a redrive, is a new rejection and kept); attributes
+    recording what Marquez answered, left off when they would push the message over ``max_bytes``.
+    """
+    body = _body(record).decode("utf-8")
+    token = str(record.get("receiptHandle") or record["messageId"])
+    attributes: dict[str, dict[str, str]] = {
+        MESSAGE_ID_ATTRIBUTE: {"DataType": "String", "StringValue": str(record["messageId"])},
+        DETAIL_ATTRIBUTE: {"DataType": "String", "StringValue": (outcome.detail or outcome.outcome)[:MAX_DETAIL_CHARS]},
+    }
+    if outcome.status is not None:
+        attributes[STATUS_ATTRIBUTE] = {"DataType": "Number", "StringValue": str(outcome.status)}
+    size = len(body.encode("utf-8")) + sum(
+        len(name) + len(value["DataType"]) + len(value["StringValue"].encode("utf-8"))
+        for name, value in attributes.items()
+    )
+    message: dict[str, Any] = {
+        "MessageBody": body,
+        "MessageGroupId": _group(record),
+        "MessageDeduplicationId": hashlib.sha256(token.encode("utf-8")).hexdigest(),
+    }
+    if size <= max_bytes:
+        message["MessageAttributes"] = attributes
+    return message
+
+
 def _deliver(
     body: bytes,
     post: Post,
@@ -86,26 +154,28 @@ def _deliver(
     sleep: Callable[[float], None],
     clock: Callable[[], float],
     deadline: float | None,
-) -> tuple[str, int, str]:
-    """Post one event until it is delivered, fails for good or runs out of tries: (outcome, attempts, detail)."""
+) -> tuple[str, int, str, int | None]:
+    """Post one event until it is delivered, fails for good or runs out of tries:
+    (outcome, attempts, detail, last status)."""
     attempt = 0
     while True:
         attempt += 1
+        status: int | None = None
         try:
             status = post(body)
         except NETWORK_ERRORS as exc:
             detail = f"{type(exc).__name__}: {exc}"
         else:
             if 200 <= status < 300:
-                return DELIVERED, attempt, str(status)
+                return DELIVERED, attempt, str(status), status
             if not retryable(status):
-                return PERMANENT, attempt, f"HTTP {status}"
+                return PERMANENT, attempt, f"HTTP {status}", status
             detail = f"HTTP {status}"
         if attempt > retries:
-            return RETRIED_OUT, attempt, detail
+            return RETRIED_OUT, attempt, detail, status
         delay = min(max_backoff, backoff * 2 ** (attempt - 1))
         if deadline is not None and clock() + delay >= deadline:
-            return OUT_OF_TIME, attempt, detail
+            return OUT_OF_TIME, attempt, detail, status
         sleep(delay)
 
 
@@ -119,11 +189,13 @@ def forward_batch(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     deadline: float | None = None,
+    reject: Reject | None = None,
 ) -> BatchResult:
     """Post SQS records (``messageId``, ``body``, ``attributes.MessageGroupId``) in order.
 
-    A record that is not delivered blocks the later records of its group; at ``deadline``
-    (a ``clock()`` value) the records not yet posted are reported failed, unposted.
+    A record that is neither delivered nor rejected blocks the later records of its group; at
+    ``deadline`` (a ``clock()`` value) the records not yet posted are reported failed, unposted.
+    ``reject`` is called, in order, for each record Marquez refuses for good.
     """
     result = BatchResult()
     blocked: set[str] = set()
@@ -136,7 +208,7 @@ def forward_batch(
             result.outcomes.append(Outcome(message_id, group, OUT_OF_TIME, 0, "no time left"))
             blocked.add(group)
             continue
-        outcome, attempts, detail = _deliver(
+        outcome, attempts, detail, status = _deliver(
             _body(record),
             post,
             retries=retries,
@@ -146,8 +218,11 @@ def forward_batch(
             clock=clock,
             deadline=deadline,
         )
-        result.outcomes.append(Outcome(message_id, group, outcome, attempts, detail))
-        if outcome != DELIVERED:
+        done = Outcome(message_id, group, outcome, attempts, detail, status)
+        if outcome == PERMANENT and reject is not None and reject(record, done):
+            done = replace(done, outcome=REJECTED)
+        result.outcomes.append(done)
+        if done.outcome not in HANDLED:
             blocked.add(group)
     return result
 

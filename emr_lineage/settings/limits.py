@@ -88,3 +88,8 @@ ALB_LAMBDA_MAX_BODY_BYTES = 1_048_576
 # SQS keeps a message at most 14 days (MessageRetentionPeriod, 60 s .. 1,209,600 s:
 # https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html).
 SQS_MAX_RETENTION_DAYS = 14
+# SQS's largest message, body and message attributes together (MaximumMessageSize 1,024 ..
+# 1,048,576 bytes since August 2025:
+# https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html,
+# https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html).
+SQS_MAX_MESSAGE_BYTES = 1_048_576

@@ -182,59 +182,198 @@ class Context:
         return self.remaining_ms
 
 
-def sqs_event(*records: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "Records": [
-            {
-                "messageId": message_id,
-                "receiptHandle": f"handle-{message_id}",
-                "body": json.dumps(value, sort_keys=True, separators=(",", ":")),
-                "attributes": {"MessageGroupId": group, "MessageDeduplicationId": "d", "SequenceNumber": "1"},
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:eu-west-1:123456789012:x.fifo",
-            }
-            for message_id, group, value in records
-        ]
-    }
+class Recording:
+    """The forwarder's SQS client (moto), recording the visibility changes it asks for."""
+
+    def __init__(self, sqs: Any) -> None:
+        self.sqs = sqs
+        self.visibility: list[dict[str, Any]] = []
+
+    def change_message_visibility_batch(self, **kwargs: Any) -> dict[str, Any]:
+        self.visibility.extend(kwargs["Entries"])
+        return self.sqs.change_message_visibility_batch(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sqs, name)
+
+
+class Queues:
+    """The gateway's FIFO queue and dead-letter queue in moto, and the forwarder's environment."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, marquez: FakeMarquez) -> None:
+        self.sqs = boto3.client("sqs", region_name=REGION)
+        fifo = {"FifoQueue": "true", "ContentBasedDeduplication": "false"}
+        self.dead_letter_url = self.sqs.create_queue(QueueName="dlq.fifo", Attributes=fifo)["QueueUrl"]
+        self.queue_url = self.sqs.create_queue(QueueName="q.fifo", Attributes=fifo)["QueueUrl"]
+        self.client = Recording(boto3.client("sqs", region_name=REGION))
+        monkeypatch.setattr(aws_lambda, "forward_sqs", lambda: self.client)
+        for name, value in {
+            config.MARQUEZ_URL: marquez.url,
+            config.FORWARD_RETRIES: "0",
+            config.FORWARD_TIMEOUT_SECONDS: "5",
+            config.QUEUE_URL: self.queue_url,
+            config.DEAD_LETTER_QUEUE_URL: self.dead_letter_url,
+        }.items():
+            monkeypatch.setenv(name, value)
+
+    def send(self, *records: tuple[str, str, dict[str, Any]]) -> dict[str, str]:
+        """Queue events (label, group, event) in order; their message ids by label."""
+        ids = {}
+        for label, group, value in records:
+            sent = self.sqs.send_message(
+                QueueUrl=self.queue_url,
+                MessageBody=json.dumps(value),
+                MessageGroupId=group,
+                MessageDeduplicationId=label,
+            )
+            ids[label] = sent["MessageId"]
+        return ids
+
+    def receive(self, url: str | None = None) -> list[dict[str, Any]]:
+        reply = self.sqs.receive_message(
+            QueueUrl=url or self.queue_url,
+            MaxNumberOfMessages=10,
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        )
+        return reply.get("Messages", [])
+
+    def event(self) -> dict[str, Any]:
+        """The Lambda SQS event of one receive (real receipt handles and receive counts)."""
+        return {
+            "Records": [
+                {
+                    "messageId": m["MessageId"],
+                    "receiptHandle": m["ReceiptHandle"],
+                    "body": m["Body"],
+                    "attributes": m["Attributes"],
+                    "eventSource": "aws:sqs",
+                    "eventSourceARN": "arn:aws:sqs:eu-west-1:123456789012:q.fifo",
+                }
+                for m in self.receive()
+            ]
+        }
 
 
 @pytest.fixture()
-def forward_env(marquez: FakeMarquez, monkeypatch: pytest.MonkeyPatch) -> FakeMarquez:
-    monkeypatch.setenv(config.MARQUEZ_URL, marquez.url)
-    monkeypatch.setenv(config.FORWARD_RETRIES, "0")
-    monkeypatch.setenv(config.FORWARD_TIMEOUT_SECONDS, "5")
-    return marquez
+def queues(marquez: FakeMarquez, monkeypatch: pytest.MonkeyPatch) -> Iterator[Queues]:
+    fake_aws_credentials(monkeypatch, REGION)
+    aws_lambda.reset()
+    with mock_aws():
+        yield Queues(monkeypatch, marquez)
+    aws_lambda.reset()
 
 
-def test_the_forwarder_posts_in_order_and_reports_a_blocked_run(forward_env: FakeMarquez) -> None:
-    first, second = event(eventType="START"), event(eventType="COMPLETE")
-    other = event(run_id=PARENT_RUN_ID)
-    forward_env.fail_next = [404]  # the first event of group A is refused for good
-    records = [("a1", "A", first), ("b1", "B", other), ("a2", "A", second)]
-    response = aws_lambda.forward_handler(sqs_event(*records), Context(60_000))
-    assert response == {"batchItemFailures": [{"itemIdentifier": "a1"}, {"itemIdentifier": "a2"}]}
-    assert forward_env.posted == [other]
+def failures(*message_ids: str) -> dict[str, list[dict[str, str]]]:
+    return {"batchItemFailures": [{"itemIdentifier": m} for m in message_ids]}
 
 
-def test_the_forwarder_delivers_a_whole_batch(forward_env: FakeMarquez) -> None:
+def test_a_refused_event_goes_to_the_dead_letter_queue_and_its_run_goes_on(
+    queues: Queues, marquez: FakeMarquez
+) -> None:
+    first, second, third = event(eventType="START"), event(eventType="RUNNING"), event(eventType="COMPLETE")
+    ids = queues.send(("a1", "A", first), ("a2", "A", second), ("a3", "A", third))
+    marquez.fail_next = [422]  # Marquez refuses the first event of the run for good
+    response = aws_lambda.forward_handler(queues.event(), Context(60_000))
+    assert response == failures()  # nothing comes back: the later events were not held behind it
+    assert marquez.posted == [second, third]
+    (dead,) = queues.receive(queues.dead_letter_url)
+    assert json.loads(dead["Body"]) == first
+    assert dead["Attributes"]["MessageGroupId"] == "A"  # a redrive puts it back into its run
+    attributes = {name: value["StringValue"] for name, value in dead["MessageAttributes"].items()}
+    assert attributes == {"marquez-status": "422", "marquez-detail": "HTTP 422", "gateway-message-id": ids["a1"]}
+    assert queues.client.visibility == []  # nothing to redeliver
+
+
+def test_a_failed_dead_letter_send_leaves_the_event_to_sqs(
+    queues: Queues, marquez: FakeMarquez, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(config.DEAD_LETTER_QUEUE_URL, queues.dead_letter_url.replace("dlq.fifo", "gone.fifo"))
+    ids = queues.send(("a1", "A", event(eventType="START")), ("a2", "A", event(eventType="COMPLETE")))
+    marquez.fail_next = [400]
+    response = aws_lambda.forward_handler(queues.event(), Context(60_000))
+    assert response == failures(ids["a1"], ids["a2"])  # as before: redelivered, dead-lettered by SQS at last
+    assert marquez.posted == []  # a2 waits behind a1
+    assert f"dead-lettering message {ids['a1']} failed" in caplog.text
+    assert [e["VisibilityTimeout"] for e in queues.client.visibility] == [30, 30]
+
+
+def test_undelivered_events_come_back_after_a_backoff_from_their_receive_count(
+    queues: Queues, marquez: FakeMarquez
+) -> None:
+    ids = queues.send(("a1", "A", event(eventType="START")), ("a2", "A", event(eventType="COMPLETE")))
+    ids |= queues.send(("b1", "B", event(run_id=PARENT_RUN_ID)))
+    for _ in range(2):  # received twice before (Marquez was down): both groups back in the queue at once
+        handles = [
+            {"Id": str(i), "ReceiptHandle": r["receiptHandle"], "VisibilityTimeout": 0}
+            for i, r in enumerate(queues.event()["Records"])
+        ]
+        queues.sqs.change_message_visibility_batch(QueueUrl=queues.queue_url, Entries=handles)
+    batch = queues.event()
+    counts = {r["messageId"]: r["attributes"]["ApproximateReceiveCount"] for r in batch["Records"]}
+    assert counts == {ids["a1"]: "3", ids["a2"]: "3", ids["b1"]: "3"}
+    marquez.fail_next = [503, 503]  # Marquez is still down: a1 and b1 fail, a2 is blocked behind a1
+    response = aws_lambda.forward_handler(batch, Context(60_000))
+    assert response == failures(ids["a1"], ids["a2"], ids["b1"])
+    handles = {r["receiptHandle"]: r["messageId"] for r in batch["Records"]}
+    assert {handles[e["ReceiptHandle"]]: e["VisibilityTimeout"] for e in queues.client.visibility} == {
+        ids["a1"]: 120,  # 30 s * 2**(3-1), not the queue's visibility timeout
+        ids["a2"]: 120,
+        ids["b1"]: 120,
+    }
+    assert queues.receive() == []  # invisible until then
+
+
+def test_a_failed_visibility_change_is_logged_not_raised(
+    queues: Queues, marquez: FakeMarquez, caplog: pytest.LogCaptureFixture
+) -> None:
+    record = {
+        "messageId": "m1",
+        "receiptHandle": "not-a-receipt-handle",
+        "body": json.dumps(event()),
+        "attributes": {"MessageGroupId": "A", "ApproximateReceiveCount": "1"},
+    }
+    marquez.fail_next = [503]
+    assert aws_lambda.forward_handler({"Records": [record]}, Context(60_000)) == failures("m1")
+    assert "delaying the redelivery" in caplog.text
+
+
+def test_the_forwarder_delivers_a_whole_batch(queues: Queues, marquez: FakeMarquez) -> None:
     values = [event(eventType="START"), event(eventType="RUNNING"), event(eventType="COMPLETE")]
-    records = [(f"m{i}", "A", value) for i, value in enumerate(values)]
-    assert aws_lambda.forward_handler(sqs_event(*records), Context(60_000)) == {"batchItemFailures": []}
-    assert forward_env.posted == values
+    queues.send(*[(f"m{i}", "A", value) for i, value in enumerate(values)])
+    assert aws_lambda.forward_handler(queues.event(), Context(60_000)) == failures()
+    assert marquez.posted == values
+    assert queues.client.visibility == [] and queues.receive(queues.dead_letter_url) == []
 
 
-def test_the_forwarder_stops_before_the_lambda_times_out(forward_env: FakeMarquez) -> None:
-    response = aws_lambda.forward_handler(sqs_event(("m1", "A", event())), Context(5_500))  # < timeout + 1 s
-    assert response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
-    assert forward_env.requests == []
+def test_the_forwarder_stops_before_the_lambda_times_out(queues: Queues, marquez: FakeMarquez) -> None:
+    ids = queues.send(("m1", "A", event()))
+    reserve = 5 + aws_lambda.SAFETY_SECONDS + 2 * aws_lambda.SQS_CALL_SECONDS  # a POST's timeout, then SQS calls
+    response = aws_lambda.forward_handler(queues.event(), Context(int(reserve * 1000) - 1))
+    assert response == failures(ids["m1"])
+    assert marquez.requests == []
+    assert [e["VisibilityTimeout"] for e in queues.client.visibility] == [30]  # back soon, not in 43 minutes
 
 
-def test_a_misconfigured_forwarder_fails_the_whole_batch(forward_env: FakeMarquez, monkeypatch) -> None:
+def test_the_forwarders_sqs_calls_have_short_timeouts() -> None:
+    """So a slow SQS cannot outlast the room the deadline leaves for them."""
+    sqs = aws_lambda.FORWARD_SQS
+    assert (sqs.connect_timeout, sqs.read_timeout) == (aws_lambda.SQS_CONNECT_SECONDS, aws_lambda.SQS_READ_SECONDS)
+    assert sqs.retries["total_max_attempts"] == aws_lambda.SQS_ATTEMPTS
+    assert aws_lambda.SQS_CALL_SECONDS <= 15
+
+
+def test_a_misconfigured_forwarder_fails_the_whole_batch(queues: Queues, marquez: FakeMarquez, monkeypatch) -> None:
+    record = {"messageId": "m1", "body": json.dumps(event()), "attributes": {"MessageGroupId": "A"}}
     monkeypatch.setenv(config.MARQUEZ_URL, "marquez:5000")
     with pytest.raises(GatewayConfigError, match="MARQUEZ_URL='marquez:5000' is not an http"):
-        aws_lambda.forward_handler(sqs_event(("m1", "A", event())), Context(60_000))
-    monkeypatch.setenv(config.MARQUEZ_URL, forward_env.url)
+        aws_lambda.forward_handler({"Records": [record]}, Context(60_000))
+    monkeypatch.setenv(config.MARQUEZ_URL, marquez.url)
     monkeypatch.setenv(config.FORWARD_RETRIES, "many")
     with pytest.raises(GatewayConfigError, match="FORWARD_RETRIES='many' is not a int"):
-        aws_lambda.forward_handler(sqs_event(("m1", "A", event())), Context(60_000))
-    assert forward_env.requests == []
+        aws_lambda.forward_handler({"Records": [record]}, Context(60_000))
+    monkeypatch.setenv(config.FORWARD_RETRIES, "0")
+    monkeypatch.delenv(config.DEAD_LETTER_QUEUE_URL)
+    with pytest.raises(GatewayConfigError, match="DEAD_LETTER_QUEUE_URL is not set"):
+        aws_lambda.forward_handler({"Records": [record]}, Context(60_000))
+    assert marquez.requests == []

@@ -9,7 +9,17 @@ from typing import Any
 
 import pytest
 
-from emr_lineage.gateway.forward import BatchResult, forward_batch, http_post
+from emr_lineage.gateway.forward import (
+    DETAIL_ATTRIBUTE,
+    MESSAGE_ID_ATTRIBUTE,
+    STATUS_ATTRIBUTE,
+    BatchResult,
+    Outcome,
+    dead_letter_message,
+    forward_batch,
+    http_post,
+    receive_count,
+)
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
 from tests.emr_lineage.gateway.events import event
 
@@ -137,6 +147,97 @@ def test_the_deadline_stops_retrying_and_leaves_the_rest_unposted() -> None:
     now[0] = 10.0
     late = run([record("c1", "C")], marquez, clock=lambda: now[0], deadline=3.5)
     assert late.response == {"batchItemFailures": [{"itemIdentifier": "c1"}]} and "c1" not in marquez.posted
+
+
+class Rejects(list):
+    """A scripted ``reject``: records what it was handed, answers ``takes``."""
+
+    def __init__(self, takes: bool = True) -> None:
+        super().__init__()
+        self.takes = takes
+
+    def __call__(self, record: dict[str, Any], outcome: Outcome) -> bool:
+        self.append((record["messageId"], outcome.outcome, outcome.status, outcome.detail))
+        return self.takes
+
+
+def test_a_rejected_event_is_handled_and_the_rest_of_its_run_goes_on() -> None:
+    marquez = Marquez({"a2": [422]})
+    rejects = Rejects()
+    records = [record("a1", "A"), record("a2", "A"), record("b1", "B"), record("a3", "A")]
+    result = run(records, marquez, reject=rejects)
+    assert marquez.posted == ["a1", "a2", "b1", "a3"]  # a3 is not held behind a2
+    assert rejects == [("a2", "permanent", 422, "HTTP 422")]
+    assert result.response == {"batchItemFailures": []}  # a2 is deleted from the queue: the DLQ has it
+    assert [(o.message_id, o.outcome, o.status) for o in result.rejected] == [("a2", "rejected", 422)]
+    assert [o.outcome for o in result.outcomes] == ["delivered", "rejected", "delivered", "delivered"]
+
+
+def test_a_rejection_that_fails_is_a_failure_that_blocks_its_run() -> None:
+    marquez = Marquez({"a1": [400]})
+    rejects = Rejects(takes=False)
+    result = run([record("a1", "A"), record("a2", "A"), record("b1", "B")], marquez, reject=rejects)
+    assert marquez.posted == ["a1", "b1"]
+    assert [r[0] for r in rejects] == ["a1"]
+    assert result.response == {"batchItemFailures": [{"itemIdentifier": "a1"}, {"itemIdentifier": "a2"}]}
+    assert result.rejected == [] and [o.outcome for o in result.outcomes] == ["permanent", "blocked", "delivered"]
+
+
+def test_only_permanent_failures_are_rejected() -> None:
+    marquez = Marquez({"a1": [503, 503], "b1": [ConnectionRefusedError("down")] * 2})
+    rejects = Rejects()
+    result = run([record("a1", "A"), record("b1", "B")], marquez, retries=1, reject=rejects)
+    assert rejects == [] and result.rejected == []
+    assert [(o.outcome, o.status) for o in result.outcomes] == [("failed", 503), ("failed", None)]
+    assert result.failed_ids == ["a1", "b1"]
+
+
+def sqs_record(message_id: str, group: str, *, handle: str | None = "handle-1", count: str = "1") -> dict[str, Any]:
+    found = record(message_id, group)
+    found["attributes"]["ApproximateReceiveCount"] = count
+    if handle is not None:
+        found["receiptHandle"] = handle
+    return found
+
+
+def test_a_dead_letter_message_keeps_body_and_run_and_records_the_answer() -> None:
+    rec = sqs_record("m1", "run-1")
+    message = dead_letter_message(rec, Outcome("m1", "run-1", "permanent", 1, "HTTP 422", 422))
+    assert message["MessageBody"] == rec["body"] and message["MessageGroupId"] == "run-1"
+    assert message["MessageAttributes"] == {
+        MESSAGE_ID_ATTRIBUTE: {"DataType": "String", "StringValue": "m1"},
+        DETAIL_ATTRIBUTE: {"DataType": "String", "StringValue": "HTTP 422"},
+        STATUS_ATTRIBUTE: {"DataType": "Number", "StringValue": "422"},
+    }
+    dedup = message["MessageDeduplicationId"]
+    assert len(dedup) == 64 and set(dedup) <= set("0123456789abcdef")
+    # One id per receive: the same receive again is the same id, a later receive (a redrive) a new one.
+    again = dead_letter_message(rec, Outcome("m1", "run-1", "permanent", 1, "HTTP 422", 422))
+    later = dead_letter_message(sqs_record("m1", "run-1", handle="handle-2"), Outcome("m1", "run-1", "permanent", 1))
+    assert again["MessageDeduplicationId"] == dedup != later["MessageDeduplicationId"]
+    assert "MessageDeduplicationId" in dead_letter_message(
+        sqs_record("m1", "g", handle=None), Outcome("m1", "g", "x", 1)
+    )
+
+
+def test_a_dead_letter_message_drops_its_attributes_rather_than_exceed_sqs_size() -> None:
+    rec = sqs_record("m1", "run-1")
+    outcome = Outcome("m1", "run-1", "permanent", 1, "HTTP 400", 400)
+    body_bytes = len(rec["body"].encode())
+    attributes = len(MESSAGE_ID_ATTRIBUTE + "String" + "m1") + len(DETAIL_ATTRIBUTE + "String" + "HTTP 400")
+    attributes += len(STATUS_ATTRIBUTE + "Number" + "400")
+    fits = dead_letter_message(rec, outcome, max_bytes=body_bytes + attributes)
+    assert "MessageAttributes" in fits
+    too_big = dead_letter_message(rec, outcome, max_bytes=body_bytes + attributes - 1)
+    assert "MessageAttributes" not in too_big and too_big["MessageBody"] == rec["body"]
+
+
+@pytest.mark.parametrize(("value", "count"), [("1", 1), ("7", 7), (None, 1), ("x", 1), ("0", 1)])
+def test_receive_count_reads_the_sqs_attribute(value: str | None, count: int) -> None:
+    rec = record("m1", "A")
+    if value is not None:
+        rec["attributes"]["ApproximateReceiveCount"] = value
+    assert receive_count(rec) == count
 
 
 # --- http_post against the test suite's fake Marquez -----------------------------------------
