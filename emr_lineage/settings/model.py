@@ -29,6 +29,7 @@ from emr_lineage.settings.limits import (
     LOG_RETENTION_DAYS,
     MIN_AZS,
     RESERVED_TAG_PREFIX,
+    SQS_MAX_MESSAGE_BYTES,
     SQS_MAX_RETENTION_DAYS,
     SUBNET_TIERS,
     EmrRelease,
@@ -202,17 +203,33 @@ class EmrSettings(Strict):
         return EMR_RELEASES[self.release_label]
 
 
+MAX_DEAD_LETTER_AFTER_HOURS = 72
+
+
 class GatewaySettings(Strict):
     """The lineage gateway: ALB ``POST /api/v1/lineage`` -> ingest Lambda -> S3 archive + SQS FIFO -> forwarder."""
 
     enabled: bool
-    # The ALB passes a Lambda target at most 1 MiB of body; the ingest answers 413 above this.
-    max_event_bytes: Annotated[int, Field(ge=1024, le=ALB_LAMBDA_MAX_BODY_BYTES)]
+    # The ingest answers 413 above this; it must fit the ALB's Lambda body and one SQS message.
+    max_event_bytes: Annotated[int, Field(ge=1024)]
     # Attempts per event before the forwarder reports it failed (SQS then redelivers it).
     forward_retries: Annotated[int, Field(ge=1, le=10)]
     dead_letter_retention_days: Annotated[int, Field(ge=1, le=SQS_MAX_RETENTION_DAYS)]
-    # Deliveries of a message before SQS moves it to the dead-letter queue.
-    max_receive_count: Annotated[int, Field(ge=1, le=100)]
+    # How long Marquez may be down before an undelivered event moves to the dead-letter queue; the
+    # stack derives the queue's maxReceiveCount from it. At most 3 days: the queue keeps a message
+    # 4 days (SQS's default retention), so it reaches the dead-letter queue before it expires.
+    dead_letter_after_hours: Annotated[int, Field(ge=1, le=MAX_DEAD_LETTER_AFTER_HOURS)]
+
+    @field_validator("max_event_bytes")
+    @classmethod
+    def _fits_alb_and_sqs(cls, value: int) -> int:
+        for limit, what in (
+            (ALB_LAMBDA_MAX_BODY_BYTES, "the ALB's largest Lambda request body"),
+            (SQS_MAX_MESSAGE_BYTES, "SQS's largest message"),
+        ):
+            if value > limit:
+                raise ValueError(f"max_event_bytes {value} is more than {what} ({limit} bytes)")
+        return value
 
 
 class EnvironmentSettings(Strict):

@@ -1,12 +1,15 @@
 """GatewayStack: the lineage gateway between OpenLineage clients and Marquez.
 
 The lineage load balancer's listener sends ``POST /api/v1/lineage`` (path and method) to the
-ingest Lambda; every other request still goes to Marquez, so clients keep their URL. The ingest
-function checks the API key (Secrets Manager), size and shape, archives the raw body to a
+ingest Lambda and refuses every other write; reads still go to Marquez, so clients keep their
+URL (the routes: stacks/gateway/routing.py). The ingest function checks the API key (Secrets
+Manager), size and shape, archives the raw body to a
 KMS-encrypted, versioned bucket and enqueues the event on an SQS FIFO queue. The forwarder Lambda
-consumes the queue (batches of 10, partial batch failures) and posts to Marquez; messages that
-exhaust ``max_receive_count`` deliveries land in a FIFO dead-letter queue (its alarms, like
-every alarm, live in the monitoring stack: stacks/monitoring).
+consumes the queue (batches of 10, partial batch failures) and posts to Marquez; an event Marquez
+refuses for good it sends to the FIFO dead-letter queue itself, and what it could not deliver
+comes back after a backoff it sets; an event still undelivered after ``dead_letter_after_hours``
+of that lands in the dead-letter queue too (its alarms, like every alarm, live in the monitoring
+stack: stacks/monitoring).
 
 The forwarder does not go through the lineage listener (its ``POST /api/v1/lineage`` rule would
 loop back to the ingest): it calls a second listener of the same internal load balancer, on
@@ -15,7 +18,7 @@ which only the forwarder's security group may reach. Marquez tasks have no stabl
 their own (Fargate, no service discovery); the load balancer's API target group is their one.
 
 A stack of its own, after the network, lineage and data lake stacks: everything it adds to the
-load balancer (listener rule, listener, security group ingress) lives here, so the lineage stack
+load balancer (listener rules, listener, security group ingress) lives here, so the lineage stack
 never depends on it. Names of what the tools need are SSM parameters and outputs.
 """
 
@@ -26,7 +29,6 @@ from typing import Any
 from aws_cdk import CfnOutput, Duration, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
-from aws_cdk import aws_elasticloadbalancingv2_targets as elb_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
@@ -39,19 +41,14 @@ from constructs import Construct
 
 from emr_lineage.aws import parameters
 from emr_lineage.gateway import config as gateway_env
-from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.gateway.asset import gateway_code
-from stacks.lineage_service.marquez import API_PORT
+from stacks.gateway.routing import FORWARD_LISTENER_PORT, LINEAGE_PATH, forward_listener, route_lineage_posts
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
 from stacks.shared.settings_mapping import log_retention, removal_policy
 from stacks.shared.storage import private_bucket, rotating_key
 
-LINEAGE_PATH = LINEAGE_ENDPOINT  # the one spelling, emr_lineage/marquez/api.py
-# Ahead of the lineage stack's /api/* rule (priority 10).
-INGEST_RULE_PRIORITY = 5
-# The forwarder's own listener on the lineage load balancer (Marquez API port, for recognition).
-FORWARD_LISTENER_PORT = API_PORT
 FORWARD_BATCH_SIZE = 10  # the most an SQS FIFO event source takes
 FORWARD_TIMEOUT_SECONDS = int(gateway_env.DEFAULT_FORWARD_TIMEOUT_SECONDS)
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
@@ -65,14 +62,24 @@ ARCHIVE_NONCURRENT_EXPIRATION_DAYS = 30
 RUNTIME = lambda_.Runtime.PYTHON_3_11
 
 
+HTTPS_PORT = 443  # the forwarder's SQS calls (dead-letter sends, visibility changes)
+
+
 def forwarder_timeout_seconds(retries: int) -> int:
     """Room for a full batch of events, each tried ``retries + 1`` times (capped at Lambda's 15 min)."""
     return min(LAMBDA_MAX_TIMEOUT_SECONDS, FORWARD_BATCH_SIZE * (retries + 1) * FORWARD_TIMEOUT_SECONDS + 30)
 
 
+def max_receive_count(dead_letter_after_hours: int) -> int:
+    """Receives before SQS dead-letters an event: enough for the forwarder's redelivery backoff
+    (emr_lineage/gateway/config.py) to span ``dead_letter_after_hours`` of Marquez outage."""
+    return gateway_env.receives_to_outlast(dead_letter_after_hours * 3600)
+
+
 class GatewayStack(Stack):
     """Exposes ``key``, ``archive_bucket``, ``queue``, ``dead_letter_queue``, ``api_key``,
-    ``ingest_function``, ``ingest_target_group``, ``forward_function`` and ``forward_security_group``."""
+    ``ingest_function``, ``ingest_target_group``, ``ingest_rule``, ``deny_writes_rule``,
+    ``forward_function``, ``forward_security_group`` and ``forward_listener``."""
 
     def __init__(
         self,
@@ -134,6 +141,8 @@ class GatewayStack(Stack):
             encryption_master_key=self.key,
             enforce_ssl=True,
             retention_period=Duration.days(gateway.dead_letter_retention_days),
+            # As large as the queue's: a dead-lettered event is the queued one, plus a few attributes.
+            max_message_size_bytes=SQS_MAX_MESSAGE_BYTES,
             removal_policy=removal_policy(settings),
         )
         self.queue = sqs.Queue(
@@ -149,9 +158,13 @@ class GatewayStack(Stack):
             encryption=sqs.QueueEncryption.KMS,
             encryption_master_key=self.key,
             enforce_ssl=True,
+            # Set, not left to the default: the ingest accepts events up to max_event_bytes, which the
+            # settings keep within this (SQS's largest message since 2025, limits.py).
+            max_message_size_bytes=SQS_MAX_MESSAGE_BYTES,
+            # Only when the forwarder itself dies or times out: otherwise it sets a shorter backoff.
             visibility_timeout=Duration.seconds(VISIBILITY_TIMEOUT_FACTOR * forward_timeout),
             dead_letter_queue=sqs.DeadLetterQueue(
-                queue=self.dead_letter_queue, max_receive_count=gateway.max_receive_count
+                queue=self.dead_letter_queue, max_receive_count=max_receive_count(gateway.dead_letter_after_hours)
             ),
             removal_policy=removal_policy(settings),
         )
@@ -195,7 +208,12 @@ class GatewayStack(Stack):
             "ForwardSecurityGroup",
             vpc=vpc,
             allow_all_outbound=False,
-            description=f"{prefix} lineage gateway forwarder: reaches only the Marquez API listener",
+            description=f"{prefix} lineage gateway forwarder: the Marquez API listener and the SQS API",
+        )
+        # SQS has no VPC prefix list and the network stack no SQS endpoint: its regional endpoint
+        # over HTTPS (TLS, IAM-signed), through the NAT gateway.
+        self.forward_security_group.add_egress_rule(
+            ec2.Peer.any_ipv4(), ec2.Port.tcp(HTTPS_PORT), "Gateway forwarder to the SQS API (HTTPS)"
         )
         self.forward_function = self._function(
             "Forward",
@@ -211,19 +229,40 @@ class GatewayStack(Stack):
                 gateway_env.MARQUEZ_URL: f"http://{load_balancer.load_balancer_dns_name}:{FORWARD_LISTENER_PORT}",
                 gateway_env.FORWARD_RETRIES: str(gateway.forward_retries),
                 gateway_env.FORWARD_TIMEOUT_SECONDS: str(FORWARD_TIMEOUT_SECONDS),
+                gateway_env.QUEUE_URL: self.queue.queue_url,
+                gateway_env.DEAD_LETTER_QUEUE_URL: self.dead_letter_queue.queue_url,
             },
         )
-        # Grants the function sqs:ReceiveMessage/DeleteMessage/... on the queue and kms:Decrypt.
+        # Grants the function sqs:ReceiveMessage/DeleteMessage/ChangeMessageVisibility/... on the queue
+        # and kms:Decrypt (the forwarder's backoff changes the visibility of what it could not deliver).
         self.forward_function.add_event_source(
             event_sources.SqsEventSource(self.queue, batch_size=FORWARD_BATCH_SIZE, report_batch_item_failures=True)
+        )
+        # It sends events Marquez refuses for good to the dead-letter queue (SSE-KMS: a data key to encrypt).
+        self.forward_function.add_to_role_policy(
+            iam.PolicyStatement(
+                sid="DeadLetterRefusedEvents",
+                actions=["sqs:SendMessage"],
+                resources=[self.dead_letter_queue.queue_arn],
+            )
+        )
+        self.forward_function.add_to_role_policy(
+            iam.PolicyStatement(sid="EncryptDeadLetters", actions=["kms:GenerateDataKey"], resources=[self.key.key_arn])
         )
         self._acknowledge_lambda(self.forward_function, "service-role/AWSLambdaBasicExecutionRole", "its logs")
         self._acknowledge_lambda(
             self.forward_function, "service-role/AWSLambdaVPCAccessExecutionRole", "its network interfaces"
         )
 
-        self._route_lineage_posts(listener)
-        self._forward_listener(load_balancer, marquez_api_target_group)
+        routes = route_lineage_posts(self, listener=listener, ingest_function=self.ingest_function)
+        self.ingest_target_group = routes.ingest_target_group
+        self.ingest_rule, self.deny_writes_rule = routes.ingest_rule, routes.deny_writes_rule
+        self.forward_listener = forward_listener(
+            self,
+            load_balancer=load_balancer,
+            api_target_group=marquez_api_target_group,
+            security_group=self.forward_security_group,
+        )
         self._publish(settings)
 
     @staticmethod
@@ -295,50 +334,6 @@ class GatewayStack(Stack):
             "AwsSolutions-L1",
             "The gateway code is written and tested for Python 3.11, the project's runtime (pyproject, "
             "Makefile); a runtime upgrade goes with the project's.",
-        )
-
-    def _route_lineage_posts(self, listener: elbv2.IApplicationListener) -> None:
-        """``POST /api/v1/lineage`` to the ingest function; everything else keeps going to Marquez."""
-        self.ingest_target_group = elbv2.ApplicationTargetGroup(
-            self,
-            "IngestTarget",
-            target_type=elbv2.TargetType.LAMBDA,
-            targets=[elb_targets.LambdaTarget(self.ingest_function)],
-        )
-        self.ingest_rule = elbv2.ApplicationListenerRule(
-            self,
-            "IngestRule",
-            listener=listener,
-            priority=INGEST_RULE_PRIORITY,
-            conditions=[
-                elbv2.ListenerCondition.path_patterns([LINEAGE_PATH]),
-                elbv2.ListenerCondition.http_request_methods(["POST"]),
-            ],
-            action=elbv2.ListenerAction.forward([self.ingest_target_group]),
-        )
-
-    def _forward_listener(
-        self, load_balancer: elbv2.IApplicationLoadBalancer, api_target_group: elbv2.IApplicationTargetGroup
-    ) -> None:
-        """The forwarder's way to Marquez: a listener with no rules, open to the forwarder only.
-
-        A plain CfnListener: the L2 would register itself with the target group, which makes the
-        Marquez service (lineage stack) wait for this stack, a dependency cycle. The load balancer
-        already reaches the API tasks on their port (the lineage listener's API target group).
-        """
-        self.forward_listener = elbv2.CfnListener(
-            self,
-            "ForwardListener",
-            load_balancer_arn=load_balancer.load_balancer_arn,
-            port=FORWARD_LISTENER_PORT,
-            protocol="HTTP",
-            default_actions=[
-                elbv2.CfnListener.ActionProperty(type="forward", target_group_arn=api_target_group.target_group_arn)
-            ],
-        )
-        # From the forwarder's side: both rules (its egress, the load balancer's ingress) live here.
-        self.forward_security_group.connections.allow_to(
-            load_balancer, ec2.Port.tcp(FORWARD_LISTENER_PORT), "Gateway forwarder to the Marquez API listener"
         )
 
     def _publish(self, settings: EnvironmentSettings) -> None:

@@ -9,7 +9,8 @@ from importlib import metadata
 
 import pytest
 
-from emr_lineage.settings.limits import EMR_RELEASES
+from emr_lineage.settings import model
+from emr_lineage.settings.limits import EMR_RELEASES, SQS_MAX_MESSAGE_BYTES
 from emr_lineage.settings.loader import ConfigError, load_settings, settings_from_context
 
 
@@ -58,7 +59,7 @@ def test_gateway_is_on_and_sized_for_the_alb(block, env):
     assert gateway.max_event_bytes == 1_048_576  # the ALB's Lambda request body limit
     assert gateway.dead_letter_retention_days == 14
     assert 1 <= gateway.forward_retries <= 10
-    assert 1 <= gateway.max_receive_count <= 100
+    assert gateway.dead_letter_after_hours == 4  # docs/gateway.md: the outage the queue rides out
 
 
 def test_unknown_environment_names_the_known_ones(block):
@@ -169,7 +170,8 @@ def test_unknown_environment_names_the_known_ones(block):
         (
             "gateway.max_event_bytes",
             1_048_577,
-            r"environments\.dev\.gateway\.max_event_bytes: Input should be less than or equal to 1048576",
+            r"environments\.dev\.gateway\.max_event_bytes: max_event_bytes 1048577 is more than the ALB's largest "
+            r"Lambda request body \(1048576 bytes\)",
         ),
         ("gateway.max_event_bytes", 100, r"gateway\.max_event_bytes: Input should be greater than or equal to 1024"),
         ("gateway.forward_retries", 0, r"gateway\.forward_retries: Input should be greater than or equal to 1"),
@@ -184,8 +186,21 @@ def test_unknown_environment_names_the_known_ones(block):
             0,
             r"gateway\.dead_letter_retention_days: Input should be greater than or equal to 1",
         ),
-        ("gateway.max_receive_count", 0, r"gateway\.max_receive_count: Input should be greater than or equal to 1"),
-        ("gateway.max_receive_count", 101, r"gateway\.max_receive_count: Input should be less than or equal to 100"),
+        (
+            "gateway.dead_letter_after_hours",
+            0,
+            r"gateway\.dead_letter_after_hours: Input should be greater than or equal to 1",
+        ),
+        (
+            "gateway.dead_letter_after_hours",
+            73,
+            r"gateway\.dead_letter_after_hours: Input should be less than or equal to 72",
+        ),
+        (
+            "gateway.max_receive_count",
+            5,
+            r"environments\.dev\.gateway\.max_receive_count: unknown key",
+        ),
     ],
 )
 def test_bad_values_fail_with_a_message_naming_the_key(block, path, value, message):
@@ -277,3 +292,15 @@ def test_local_pyspark_is_the_spark_of_every_configured_emr_release(block, repo_
         assert pinned == locked == spark, (
             f"requirements pin pyspark {pinned}/{locked}; {emr.release_label} runs {spark}"
         )
+
+
+def test_max_event_bytes_must_fit_one_sqs_message(block, monkeypatch):
+    """Whatever the ALB passes, an accepted event must fit one SQS message (the queue's MaximumMessageSize)."""
+    monkeypatch.setattr(model, "ALB_LAMBDA_MAX_BODY_BYTES", 2 * SQS_MAX_MESSAGE_BYTES)
+    too_big = _with(block, "gateway.max_event_bytes", SQS_MAX_MESSAGE_BYTES + 1)
+    with pytest.raises(
+        ConfigError, match=r"max_event_bytes 1048577 is more than SQS's largest message \(1048576 bytes\)"
+    ):
+        settings_from_context(too_big, "dev")
+    largest = settings_from_context(_with(block, "gateway.max_event_bytes", SQS_MAX_MESSAGE_BYTES), "dev")
+    assert largest.gateway.max_event_bytes == SQS_MAX_MESSAGE_BYTES

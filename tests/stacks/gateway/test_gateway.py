@@ -4,23 +4,32 @@ forwarder and its way to Marquez, the Lambda asset, and least-privilege policies
 from __future__ import annotations
 
 import copy
+import fnmatch
 import json
 from pathlib import Path
 
 import aws_cdk as cdk
+import pytest
 
 import app as cdk_app
 from emr_lineage.aws import parameters
 from emr_lineage.gateway import config as gateway_env
+from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 from emr_lineage.settings.loader import load_settings
 from stacks.gateway.asset import asset_files
-from stacks.gateway.stack import FORWARD_LISTENER_PORT, VISIBILITY_TIMEOUT_FACTOR
+from stacks.gateway.routing import DENY_WRITES_RULE_PRIORITY, INGEST_RULE_PRIORITY
+from stacks.gateway.stack import FORWARD_LISTENER_PORT, VISIBILITY_TIMEOUT_FACTOR, max_receive_count
+from stacks.lineage_service.load_balancer import HTTP_PORT, HTTPS_PORT
 from stacks.lineage_service.marquez import API_PORT
 from tests.paths import REPO_ROOT
 from tests.stacks.templates import as_list, by_type, export_name, ingress, logical_id, one, statements
+from tests.stacks.variants import COGNITO, ENVS, OPTIONAL
 
 FUNCTION = "AWS::Lambda::Function"
 QUEUE = "AWS::SQS::Queue"
+RULE = "AWS::ElasticLoadBalancingV2::ListenerRule"
+LISTENER = "AWS::ElasticLoadBalancingV2::Listener"
+WRITES = ["POST", "PUT", "PATCH", "DELETE"]
 
 
 def _function(tpl: dict, prefix: str) -> tuple[str, dict]:
@@ -51,19 +60,116 @@ def _denies_insecure_transport(policy_statements: list[dict]) -> bool:
     )
 
 
-def test_lineage_posts_go_to_the_ingest_function_ahead_of_the_api_rule(synth):
+def _serving_listener(lineage: dict) -> str:
+    """The lineage listener clients use: 443 with a certificate (80 then only redirects), else 80."""
+    listeners = {v["Properties"]["Port"]: k for k, v in by_type(lineage, LISTENER).items()}
+    return listeners.get(HTTPS_PORT, listeners[HTTP_PORT])
+
+
+def _rules_of(gateway: dict, lineage: dict, listener_id: str) -> list[dict]:
+    """Every rule of a lineage listener, the lineage stack's and the gateway's (imported), by priority."""
+    imported = {"Fn::ImportValue": export_name(lineage, {"Ref": listener_id})}
+    found = [
+        r["Properties"]
+        for r in by_type(lineage, RULE).values()
+        if r["Properties"]["ListenerArn"] == {"Ref": listener_id}
+    ]
+    found += [r["Properties"] for r in by_type(gateway, RULE).values() if r["Properties"]["ListenerArn"] == imported]
+    return sorted(found, key=lambda r: r["Priority"])
+
+
+def _matches(condition: dict, method: str, path: str) -> bool:
+    if condition["Field"] == "http-request-method":
+        return method in condition["HttpRequestMethodConfig"]["Values"]
+    assert condition["Field"] == "path-pattern", condition
+    # ALB path patterns: case-sensitive, * any characters (slashes too), ? one (fnmatchcase's rules).
+    return any(fnmatch.fnmatchcase(path, p) for p in condition["PathPatternConfig"]["Values"])
+
+
+def _route(gateway: dict, lineage: dict, method: str, path: str) -> str:
+    """What the serving listener does with a request: 'ingest', 'api', 'web' or the fixed response's status."""
+    listener_id = _serving_listener(lineage)
+    for rule in _rules_of(gateway, lineage, listener_id):
+        if all(_matches(c, method, path) for c in rule["Conditions"]):
+            (action,) = [a for a in rule["Actions"] if not a["Type"].startswith("authenticate-")]
+            break
+    else:
+        action = lineage["Resources"][listener_id]["Properties"]["DefaultActions"][-1]  # after any sign-in
+    if action["Type"] == "fixed-response":
+        return action["FixedResponseConfig"]["StatusCode"]
+    group = action["TargetGroupArn"]
+    if group == {"Ref": logical_id(gateway, "IngestTarget", "AWS::ElasticLoadBalancingV2::TargetGroup")}:
+        return "ingest"
+    port = lineage["Resources"][group["Ref"]]["Properties"]["Port"]
+    return "api" if port == API_PORT else "web"
+
+
+ROUTES = [
+    ("POST", "/api/v1/lineage", "ingest"),
+    ("POST", "/api/v1/lineage/", "ingest"),  # the trailing slash no longer falls through to Marquez
+    ("POST", "/API/v1/lineage", "403"),
+    ("POST", "//api/v1/lineage", "403"),
+    ("PUT", "/api/v1/lineage", "403"),
+    ("PUT", "/api/v1/namespaces/ns", "403"),
+    ("POST", "/api/v1/namespaces/ns/datasets/d/tags/pii", "403"),
+    ("DELETE", "/api/v1/namespaces/ns/jobs/j", "403"),
+    ("PATCH", "/api/v1/jobs/runs/r", "403"),
+    ("POST", "/api/v1/search", "403"),
+    ("DELETE", "/", "403"),  # the web UI's own proxy to the API too
+    ("GET", "/api/v1/namespaces", "api"),
+    ("GET", "/api/v1/lineage", "api"),
+    ("HEAD", "/api/v1/namespaces", "api"),
+    ("GET", "/", "web"),
+    ("GET", "/datasets", "web"),
+]
+
+
+@pytest.mark.parametrize("variant", [*ENVS, OPTIONAL, COGNITO])
+def test_lineage_posts_reach_the_ingest_and_every_other_write_is_refused(
+    synths, optional_synth, cognito_synth, variant
+):
+    synth = {OPTIONAL: optional_synth, COGNITO: cognito_synth}.get(variant) or synths[variant]
     gateway, lineage = synth.template_json("gateway"), synth.template_json("lineage")
-    _, rule = one(gateway, "AWS::ElasticLoadBalancingV2::ListenerRule")
-    props = rule["Properties"]
-    assert props["Conditions"] == [
-        {"Field": "path-pattern", "PathPatternConfig": {"Values": ["/api/v1/lineage"]}},
+    routed = [(method, path, _route(gateway, lineage, method, path)) for method, path, _ in ROUTES]
+    assert routed == ROUTES
+
+
+@pytest.mark.parametrize("variant", [*ENVS, OPTIONAL, COGNITO])
+def test_ingest_and_deny_rules_sit_on_the_serving_listener_ahead_of_the_api_rule(
+    synths, optional_synth, cognito_synth, variant
+):
+    synth = {OPTIONAL: optional_synth, COGNITO: cognito_synth}.get(variant) or synths[variant]
+    gateway, lineage = synth.template_json("gateway"), synth.template_json("lineage")
+    listener_id = _serving_listener(lineage)
+    # The variants with a certificate serve HTTPS on 443; their port 80 only redirects (no rules needed there).
+    https = variant in (OPTIONAL, COGNITO)
+    serving = lineage["Resources"][listener_id]["Properties"]
+    assert (serving["Port"], serving["Protocol"]) == ((HTTPS_PORT, "HTTPS") if https else (HTTP_PORT, "HTTP"))
+    rules = _rules_of(gateway, lineage, listener_id)
+    ingest, deny, api = rules
+    assert (ingest["Priority"], deny["Priority"]) == (INGEST_RULE_PRIORITY, DENY_WRITES_RULE_PRIORITY)
+    assert ingest["Priority"] < deny["Priority"] < api["Priority"]
+    assert ingest["Conditions"] == [
+        {"Field": "path-pattern", "PathPatternConfig": {"Values": ["/api/v1/lineage", "/api/v1/lineage/"]}},
         {"Field": "http-request-method", "HttpRequestMethodConfig": {"Values": ["POST"]}},
     ]
-    # On the lineage stack's listener, ahead of its /api/* rule.
-    listener_id, _ = one(lineage, "AWS::ElasticLoadBalancingV2::Listener")
-    assert props["ListenerArn"] == {"Fn::ImportValue": export_name(lineage, {"Ref": listener_id})}
-    (_, api_rule) = one(lineage, "AWS::ElasticLoadBalancingV2::ListenerRule")
-    assert props["Priority"] < api_rule["Properties"]["Priority"]
+    assert deny["Conditions"] == [{"Field": "http-request-method", "HttpRequestMethodConfig": {"Values": WRITES}}]
+    (action,) = deny["Actions"]
+    assert action["Type"] == "fixed-response"
+    config = action["FixedResponseConfig"]
+    assert (config["StatusCode"], config["ContentType"]) == ("403", "application/json")
+    assert len(config["MessageBody"]) <= 1024  # the ALB's limit on a fixed response body
+    body = json.loads(config["MessageBody"])
+    assert body["status"] == "rejected" and "only through POST /api/v1/lineage" in body["error"]
+    # Neither rule is on the port-80 redirect listener (with HTTPS) nor anywhere else.
+    assert len(by_type(gateway, RULE)) == 2
+
+
+def test_lineage_posts_go_to_the_ingest_function(synth):
+    gateway = synth.template_json("gateway")
+    (props,) = [
+        r["Properties"] for r in by_type(gateway, RULE).values() if r["Properties"]["Priority"] == INGEST_RULE_PRIORITY
+    ]
     (action,) = props["Actions"]
     target_group = gateway["Resources"][action["TargetGroupArn"]["Ref"]]["Properties"]
     ingest_id, _ = _function(gateway, "Ingest")
@@ -84,9 +190,11 @@ def test_queue_is_fifo_and_redrives_to_a_fifo_dead_letter_queue_as_configured(sy
         assert props["QueueName"].endswith(".fifo")
         assert props["ContentBasedDeduplication"] is False
         assert props["KmsMasterKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
+        # SQS's largest message (the default was 256 KiB before 2025): an event the ingest took always fits.
+        assert props["MaximumMessageSize"] == SQS_MAX_MESSAGE_BYTES >= gateway.max_event_bytes
     assert queue["RedrivePolicy"] == {
         "deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]},
-        "maxReceiveCount": gateway.max_receive_count,
+        "maxReceiveCount": max_receive_count(gateway.dead_letter_after_hours),
     }
     assert dlq["MessageRetentionPeriod"] == gateway.dead_letter_retention_days * 86400
     assert (queue["DeduplicationScope"], queue["FifoThroughputLimit"]) == ("messageGroup", "perMessageGroupId")
@@ -96,6 +204,16 @@ def test_queue_is_fifo_and_redrives_to_a_fifo_dead_letter_queue_as_configured(sy
     assert len(policies) == 2
     for policy in policies:
         assert _denies_insecure_transport(policy["Properties"]["PolicyDocument"]["Statement"])
+
+
+def test_events_reach_the_dead_letter_queue_only_after_the_configured_outage(synth):
+    """With the forwarder's redelivery backoff, maxReceiveCount receives span dead_letter_after_hours."""
+    hours = load_settings(synth.env).gateway.dead_letter_after_hours
+    _, queue, _, _ = _queues(synth.template_json("gateway"))
+    receives = queue["RedrivePolicy"]["maxReceiveCount"]
+    waited = [sum(gateway_env.redelivery_delay(n) for n in range(1, count + 1)) for count in (receives - 1, receives)]
+    assert waited[0] < hours * 3600 <= waited[1]
+    assert (hours, receives) == (4, 20)  # cdk.json's 4 hours: 30 s doubling to 15 min, 20 receives
 
 
 def test_gateway_alarms_live_in_the_monitoring_stack(synth):
@@ -167,6 +285,9 @@ def test_functions_run_the_gateway_handlers_with_their_settings(synth):
     variables = forward["Environment"]["Variables"]
     assert sorted(variables) == sorted(gateway_env.FORWARD_ENV)
     assert variables[gateway_env.FORWARD_RETRIES] == str(gateway.forward_retries)
+    _, _, dlq_id, _ = _queues(tpl)
+    assert variables[gateway_env.QUEUE_URL] == {"Ref": queue_id}
+    assert variables[gateway_env.DEAD_LETTER_QUEUE_URL] == {"Ref": dlq_id}
     # Every try of a full batch fits in the function's timeout.
     assert forward["Timeout"] >= 10 * (gateway.forward_retries + 1) * float(
         variables[gateway_env.FORWARD_TIMEOUT_SECONDS]
@@ -207,9 +328,11 @@ def test_forwarder_reaches_marquez_through_its_own_listener_not_the_lineage_rule
     assert props["DefaultActions"] == [
         {"Type": "forward", "TargetGroupArn": {"Fn::ImportValue": export_name(lineage, {"Ref": api_group})}}
     ]
-    # The only listener rule of the gateway is the ingest rule, on the lineage listener.
-    (rule,) = by_type(gateway, "AWS::ElasticLoadBalancingV2::ListenerRule").values()
-    assert rule["Properties"]["ListenerArn"] != {"Ref": "ForwardListener"}
+    # No rule of the gateway (ingest, deny writes) is on the forwarder's listener: its posts reach Marquez.
+    forward_listener_id, _ = one(gateway, LISTENER)
+    serving = {"Fn::ImportValue": export_name(lineage, {"Ref": _serving_listener(lineage)})}
+    assert [r["Properties"]["ListenerArn"] for r in by_type(gateway, RULE).values()] == [serving, serving]
+    assert forward_listener_id not in json.dumps(by_type(gateway, RULE))
     _, forward = _function(gateway, "Forward")
     dns = export_name(lineage, {"Fn::GetAtt": [alb_id, "DNSName"]})
     assert render(forward["Environment"]["Variables"][gateway_env.MARQUEZ_URL]) == (
@@ -221,6 +344,16 @@ def test_forwarder_reaches_marquez_through_its_own_listener_not_the_lineage_rule
     assert all("privateSubnet" in render(s) for s in forward["VpcConfig"]["SubnetIds"])
     alb_group = logical_id(lineage, "LoadBalancerSecurityGroup", "AWS::EC2::SecurityGroup")
     alb_group_import = {"Fn::ImportValue": export_name(lineage, {"Fn::GetAtt": [alb_group, "GroupId"]})}
+    # Its other way out: the SQS API over HTTPS (dead-letter sends, visibility changes).
+    assert gateway["Resources"][group_id]["Properties"]["SecurityGroupEgress"] == [
+        {
+            "CidrIp": "0.0.0.0/0",
+            "Description": "Gateway forwarder to the SQS API (HTTPS)",
+            "FromPort": 443,
+            "IpProtocol": "tcp",
+            "ToPort": 443,
+        }
+    ]
     (egress,) = by_type(gateway, "AWS::EC2::SecurityGroupEgress").values()
     assert egress["Properties"]["GroupId"] == {"Fn::GetAtt": [group_id, "GroupId"]}
     assert egress["Properties"]["DestinationSecurityGroupId"] == alb_group_import
@@ -263,10 +396,10 @@ def test_ingest_may_only_archive_enqueue_and_read_its_key(synth):
     assert granted == sorted((a, json.dumps(r, sort_keys=True)) for a, r in expected)
 
 
-def test_forwarder_may_only_consume_the_queue(synth):
+def test_forwarder_may_only_consume_the_queue_and_dead_letter_refused_events(synth):
     tpl = synth.template_json("gateway")
     role = tpl["Resources"][_function(tpl, "Forward")[0]]["Properties"]["Role"]["Fn::GetAtt"][0]
-    queue_id, _, _, _ = _queues(tpl)
+    queue_id, _, dlq_id, _ = _queues(tpl)
     key_id, _ = one(tpl, "AWS::KMS::Key")
     granted = {(a, json.dumps(s["Resource"])) for s in statements(tpl, role) for a in as_list(s["Action"])}
     queue = json.dumps({"Fn::GetAtt": [queue_id, "Arn"]})
@@ -282,6 +415,9 @@ def test_forwarder_may_only_consume_the_queue(synth):
             )
         ),
         ("kms:Decrypt", json.dumps({"Fn::GetAtt": [key_id, "Arn"]})),
+        # Sends to the dead-letter queue (encrypted with the gateway key), nothing else there.
+        ("sqs:SendMessage", json.dumps({"Fn::GetAtt": [dlq_id, "Arn"]})),
+        ("kms:GenerateDataKey", json.dumps({"Fn::GetAtt": [key_id, "Arn"]})),
     }
 
 
