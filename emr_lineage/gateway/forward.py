@@ -105,9 +105,9 @@ def receive_count(record: Mapping[str, Any]) -> int:
         return 1
 
 
-# Message attributes a dead-lettered event carries (what Marquez answered), and how SQS sizes them:
-# the attribute's name, data type and value count toward the message's size
-# (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html).
+# Message attributes a dead-lettered event carries (what Marquez answered). Their name, data type
+# and value count toward the message's size
+# (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_MessageAttributeValue.html).
 STATUS_ATTRIBUTE, DETAIL_ATTRIBUTE, MESSAGE_ID_ATTRIBUTE = "marquez-status", "marquez-detail", "gateway-message-id"
 MAX_DETAIL_CHARS = 256
 
