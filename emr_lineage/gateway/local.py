@@ -3,13 +3,17 @@
 ``emr-lineage gateway serve`` runs :class:`LocalGateway`: an HTTP server that answers
 ``POST /api/v1/lineage`` with :class:`~emr_lineage.gateway.ingest.Ingestor` (archive, then FIFO
 queue) and ``GET /healthz``, and one forwarder thread that receives the queue's messages and
-posts them with :func:`~emr_lineage.gateway.forward.forward_batch`, as the Lambda does: delivered
-messages are deleted, failed ones (and the later ones of their run) are made visible again at
-once, so SQS hands them out again in order, and after ``max_receive_count`` receives they move to
-the dead-letter queue. S3 and SQS are whatever ``AWS_ENDPOINT_URL`` points boto3 at (moto_server
-in the tests). :meth:`LocalGateway.stop` stops accepting events (a request after that, on a
-connection kept open, is answered 503, so its client knows to send it again), lets the requests
-under way finish, forwards what is queued (the drain) for at most ``drain_seconds`` and returns.
+posts them with :func:`~emr_lineage.gateway.forward.forward_batch`, as the Lambda does:
+
+* delivered messages are deleted;
+* those Marquez refuses for good go to the dead-letter queue at once;
+* failed ones (and the later ones of their run) are made visible again at once, so SQS hands them
+  out again in order, and after ``max_receive_count`` receives they move to the dead-letter queue.
+
+S3 and SQS are whatever ``AWS_ENDPOINT_URL`` points boto3 at (moto_server in the tests).
+:meth:`LocalGateway.stop` stops accepting events (a request after that, on a connection kept open,
+is answered 503, so its client knows to send it again), lets the requests under way finish,
+forwards what is queued (the drain) for at most ``drain_seconds`` and returns.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.config import DEFAULT_FORWARD_TIMEOUT_SECONDS
-from emr_lineage.gateway.forward import forward_batch, http_post
+from emr_lineage.gateway.forward import Outcome, dead_letter_message, forward_batch, http_post
 from emr_lineage.gateway.ingest import Ingestor, authorized
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 
@@ -123,6 +127,7 @@ class LocalGateway:
         self._sleep = sleep
         self._clock = clock
         self._drain_deadline: float | None = None
+        self._dead_letter_url: str | None = None
         self._accepting = True
         self._ingesting = 0  # requests between their check and their answer
         self._ingest_done = threading.Condition()
@@ -162,13 +167,25 @@ class LocalGateway:
         if not messages:
             return 0
         records = [
-            {"messageId": m["MessageId"], "body": m["Body"], "attributes": m.get("Attributes", {})} for m in messages
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": m.get("Attributes", {}),
+            }
+            for m in messages
         ]
         # Without a deadline (forwarding while serving), a retry pause ends early once stop() is
         # called; with one (the drain), forward_batch never pauses past it.
         pause = self._sleep or (time.sleep if deadline is not None else self._stopping.wait)
         result = forward_batch(
-            records, self.post, retries=self.settings.retries, sleep=pause, clock=self._clock, deadline=deadline
+            records,
+            self.post,
+            retries=self.settings.retries,
+            sleep=pause,
+            clock=self._clock,
+            deadline=deadline,
+            reject=self._dead_letter,
         )
         failed = set(result.failed_ids)
         handles = {m["MessageId"]: m["ReceiptHandle"] for m in messages}
@@ -186,6 +203,18 @@ class LocalGateway:
         if again:  # back in the queue now: SQS keeps their run's order and counts the receive
             self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=again)
         return len(messages)
+
+    def _dead_letter(self, record: Any, outcome: Outcome) -> bool:
+        """An event Marquez refuses for good goes to the dead-letter queue at once, as the Lambda
+        does (its run goes on); if that fails it stays a failure and comes back."""
+        try:
+            if self._dead_letter_url is None:
+                name = self.settings.dead_letter_queue_name
+                self._dead_letter_url = self.sqs.get_queue_url(QueueName=name)["QueueUrl"]
+            self.sqs.send_message(QueueUrl=self._dead_letter_url, **dead_letter_message(record, outcome))
+        except (BotoCoreError, ClientError):
+            return False
+        return True
 
     def _forward_loop(self) -> None:
         while not self._stopping.is_set():

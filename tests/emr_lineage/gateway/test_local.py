@@ -26,6 +26,7 @@ from pathlib import Path
 import boto3
 import pytest
 
+from emr_lineage.gateway.forward import STATUS_ATTRIBUTE
 from emr_lineage.gateway.local import LocalGateway, LocalGatewayError, LocalGatewaySettings
 from emr_lineage.http import HttpError
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
@@ -213,10 +214,37 @@ def test_the_drain_stops_at_its_deadline_while_marquez_is_down(aws, marquez: Fak
         now["t"] += 0.5  # every look at the clock: half a second later
         return now["t"]
 
-    gateway = LocalGateway(_settings(marquez, "deadline"), create=True, clock=clock, sleep=lambda s: None).start()
+    # Never dead-lettered here: the retries without pauses would otherwise use up its receives.
+    settings = _settings(marquez, "deadline", max_receive_count=1000)
+    gateway = LocalGateway(settings, create=True, clock=clock, sleep=lambda s: None).start()
     assert _post(gateway.url, _event(str(uuid.uuid4()), 0)) == 201
     assert gateway.stop(drain_seconds=20) == 1  # the event is still queued, not lost
     assert now["t"] < 200  # the drain gave up at its deadline instead of retrying on
+
+
+def test_an_event_marquez_refuses_goes_to_the_dead_letter_queue_and_its_run_goes_on(aws, marquez: FakeMarquez) -> None:
+    accept = marquez.routes[f"POST {LINEAGE_ENDPOINT}"]
+    refused_time = _event("x", 1)["eventTime"]
+
+    def post_lineage(state: FakeMarquez, request) -> Answer:
+        if json.loads(request.body)["eventTime"] == refused_time:
+            return Answer(422, {"code": 422, "message": "bad facet"})
+        return accept(state, request)
+
+    marquez.routes[f"POST {LINEAGE_ENDPOINT}"] = post_lineage
+    settings = _settings(marquez, "refused")
+    gateway = LocalGateway(settings, create=True).start()
+    run_id = str(uuid.uuid4())
+    try:
+        assert [_post(gateway.url, _event(run_id, number)) for number in range(3)] == [201, 201, 201]
+    finally:
+        assert gateway.stop(drain_seconds=30) == 0
+    assert [e["eventTime"] for e in marquez.posted] == [_event(run_id, n)["eventTime"] for n in (0, 2)]
+    sqs = boto3.client("sqs")
+    dead_letters = sqs.get_queue_url(QueueName=settings.dead_letter_queue_name)["QueueUrl"]
+    [message] = sqs.receive_message(QueueUrl=dead_letters, MessageAttributeNames=["All"])["Messages"]
+    assert json.loads(message["Body"])["eventTime"] == refused_time
+    assert message["MessageAttributes"][STATUS_ATTRIBUTE]["StringValue"] == "422"
 
 
 def test_health_auth_and_bad_events(aws, marquez: FakeMarquez) -> None:

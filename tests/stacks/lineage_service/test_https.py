@@ -116,11 +116,15 @@ def test_api_routes_skip_the_sign_in(https_synth):
     assert api_rule["Properties"]["Actions"] == [
         {"Type": "forward", "TargetGroupArn": {"Ref": _target_group(lineage, API_PORT)}}
     ]
-    (ingest_rule,) = by_type(gateway, "AWS::ElasticLoadBalancingV2::ListenerRule").values()
-    # The gateway's ingest rule lands on the HTTPS listener, ahead of /api/*, without sign-in.
-    assert ingest_rule["Properties"]["ListenerArn"] == {"Fn::ImportValue": export_name(lineage, {"Ref": https_id})}
-    assert ingest_rule["Properties"]["Priority"] < api_rule["Properties"]["Priority"]
+    # The gateway's rules (ingest, then the refusal of other writes) land on the HTTPS listener,
+    # ahead of /api/*, without sign-in.
+    gateway_rules = by_type(gateway, "AWS::ElasticLoadBalancingV2::ListenerRule").values()
+    ingest_rule, refuse_rule = sorted(gateway_rules, key=lambda rule: rule["Properties"]["Priority"])
+    for rule in (ingest_rule, refuse_rule):
+        assert rule["Properties"]["ListenerArn"] == {"Fn::ImportValue": export_name(lineage, {"Ref": https_id})}
+        assert rule["Properties"]["Priority"] < api_rule["Properties"]["Priority"]
     assert [a["Type"] for a in ingest_rule["Properties"]["Actions"]] == ["forward"]
+    assert [a["Type"] for a in refuse_rule["Properties"]["Actions"]] == ["fixed-response"]
 
 
 def _web_actions(synth) -> list[dict]:
