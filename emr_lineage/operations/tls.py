@@ -27,6 +27,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -41,6 +42,14 @@ EMR_CERTIFICATES_DOC = "https://docs.aws.amazon.com/emr/latest/ManagementGuide/e
 PRIVATE_KEY_FILE = "privateKey.pem"
 CERTIFICATE_CHAIN_FILE = "certificateChain.pem"
 TRUSTED_CERTIFICATES_FILE = "trustedCertificates.pem"
+# EMR's file names in the order the zip holds them; trustedCertificates.pem may only be left out when
+# a CA of Java's default trust store signed the certificate (never the case of a self-signed one).
+ZIP_FILES = (PRIVATE_KEY_FILE, CERTIFICATE_CHAIN_FILE, TRUSTED_CERTIFICATES_FILE)
+REQUIRED_FILES = (PRIVATE_KEY_FILE, CERTIFICATE_CHAIN_FILE)
+# doctor fails a certificate that ends within this time: there is time to replace it.
+RENEW_BEFORE = dt.timedelta(days=30)
+# A zip of three PEM files is a few KiB; doctor reads no more than this of the object or a member.
+MAX_ZIP_BYTES = 1 << 20
 DEFAULT_VALIDITY_DAYS = 365
 MAX_VALIDITY_DAYS = 3650
 RSA_KEY_BITS = 2048
@@ -127,14 +136,12 @@ def certificate_zip(
     buffer = io.BytesIO()
     stamp = now.astimezone(dt.UTC).timetuple()[:6]
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for file_name, content in (
-            (PRIVATE_KEY_FILE, key_pem),
-            (CERTIFICATE_CHAIN_FILE, certificate_pem),
-            (TRUSTED_CERTIFICATES_FILE, certificate_pem),
-        ):
+        # Self-signed: the certificate is its own chain and its own trust anchor.
+        contents = {PRIVATE_KEY_FILE: key_pem, CERTIFICATE_CHAIN_FILE: certificate_pem}
+        for file_name in ZIP_FILES:
             entry = zipfile.ZipInfo(file_name, date_time=stamp)
             entry.external_attr = 0o600 << 16  # a private key: owner only when unzipped
-            archive.writestr(entry, content, zipfile.ZIP_DEFLATED)
+            archive.writestr(entry, contents.get(file_name, certificate_pem), zipfile.ZIP_DEFLATED)
     return CertificateZip(
         data=buffer.getvalue(),
         common_name=common_name,
@@ -161,6 +168,94 @@ def certificates_uri(bucket: str) -> str:
 def staged_zip(s3: Any, bucket: str) -> dict[str, Any] | None:
     """``head_object`` of the staged zip; None when there is none."""
     return head_object(s3, bucket, TLS_CERTIFICATES_KEY)
+
+
+def staged_zip_data(s3: Any, bucket: str) -> bytes | None:
+    """The staged zip's bytes; None when there is none. :class:`TlsError` when it is larger than a
+    certificate zip can be, :class:`AwsError` when it cannot be read."""
+    head = staged_zip(s3, bucket)
+    if head is None:
+        return None
+    size = int(head.get("ContentLength", 0))
+    if size > MAX_ZIP_BYTES:
+        raise TlsError(f"{certificates_uri(bucket)} is {size} bytes, not a certificate zip (at most {MAX_ZIP_BYTES})")
+    try:
+        return s3.get_object(Bucket=bucket, Key=TLS_CERTIFICATES_KEY)["Body"].read(MAX_ZIP_BYTES + 1)
+    except (ClientError, BotoCoreError) as exc:
+        raise AwsError(f"cannot read {certificates_uri(bucket)} ({aws_message(exc)})") from None
+
+
+@dataclass(frozen=True)
+class ZipCertificate:
+    """The certificate a zip in EMR's layout presents (the first of its chain)."""
+
+    common_name: str
+    not_before: dt.datetime
+    not_after: dt.datetime
+    self_signed: bool
+
+    def validity_problem(self, now: dt.datetime) -> str | None:
+        """Why the certificate is no good at ``now`` (expired, ending within :data:`RENEW_BEFORE`,
+        not valid yet); None when it is."""
+        if now >= self.not_after:
+            return f"expired on {self.not_after:%Y-%m-%d %H:%M} UTC"
+        if now < self.not_before:
+            return f"not valid before {self.not_before:%Y-%m-%d %H:%M} UTC"
+        left = self.not_after - now
+        if left < RENEW_BEFORE:
+            ahead = RENEW_BEFORE.days
+            return f"expires on {self.not_after:%Y-%m-%d} UTC, in {left.days} day(s) (renew {ahead} days ahead)"
+        return None
+
+
+def read_certificate_zip(data: bytes) -> ZipCertificate:
+    """Check a zip is in EMR's layout (:data:`ZIP_FILES`), its private key unencrypted and the key of
+    its certificate; :class:`TlsError` says what is wrong (the first problem found)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = set(archive.namelist())
+            missing = [name for name in REQUIRED_FILES if name not in names]
+            if missing:
+                raise TlsError(
+                    f"the zip lacks {', '.join(missing)} (it holds: {', '.join(sorted(names)) or 'nothing'})"
+                )
+            files = {name: _member(archive, name) for name in ZIP_FILES if name in names}
+    # RuntimeError: an encrypted member; NotImplementedError: a compression zipfile cannot read.
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, RuntimeError, NotImplementedError) as exc:
+        raise TlsError(f"not a readable zip ({' '.join(str(exc).split())})") from None
+    try:
+        chain = x509.load_pem_x509_certificates(files[CERTIFICATE_CHAIN_FILE])
+    except ValueError:
+        raise TlsError(f"{CERTIFICATE_CHAIN_FILE} holds no PEM certificate that parses") from None
+    certificate = chain[0]
+    try:
+        key = serialization.load_pem_private_key(files[PRIVATE_KEY_FILE], password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        raise TlsError(f"{PRIVATE_KEY_FILE} holds no unencrypted PEM private key that parses") from None
+    if _public(key.public_key()) != _public(certificate.public_key()):
+        raise TlsError(f"{PRIVATE_KEY_FILE} is not the key of the certificate in {CERTIFICATE_CHAIN_FILE}")
+    self_signed = certificate.issuer == certificate.subject
+    if self_signed and TRUSTED_CERTIFICATES_FILE not in files:
+        raise TlsError(f"the zip lacks {TRUSTED_CERTIFICATES_FILE}, which a self-signed certificate needs")
+    names_attribute = certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    return ZipCertificate(
+        common_name=str(names_attribute[0].value) if names_attribute else certificate.subject.rfc4514_string(),
+        not_before=certificate.not_valid_before_utc,
+        not_after=certificate.not_valid_after_utc,
+        self_signed=self_signed,
+    )
+
+
+def _member(archive: zipfile.ZipFile, name: str) -> bytes:
+    with archive.open(name) as handle:
+        data = handle.read(MAX_ZIP_BYTES + 1)
+    if len(data) > MAX_ZIP_BYTES:
+        raise TlsError(f"{name} in the zip is larger than {MAX_ZIP_BYTES} bytes, not a PEM file")
+    return data
+
+
+def _public(key: Any) -> bytes:
+    return key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
 def refuse_to_overwrite(s3: Any, bucket: str) -> None:
