@@ -5,6 +5,7 @@ fails, the command that fixes it. The order and the "skipped (needs ...)" logic 
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -17,7 +18,7 @@ from emr_lineage.aws.clients import AwsError, aws_message, aws_session
 from emr_lineage.aws.stacks import stack_name, tool_parameters
 from emr_lineage.aws.upload import SHA256_METADATA_KEY, head_object
 from emr_lineage.listener.artifact import listener_s3_key
-from emr_lineage.operations.tls import certificates_uri, staged_zip
+from emr_lineage.operations.tls import TlsError, certificates_uri, read_certificate_zip, staged_zip_data
 from emr_lineage.settings.model import EnvironmentSettings
 
 CDK_TOOLKIT_STACK = "CDKToolkit"
@@ -30,11 +31,10 @@ MIN_BOOTSTRAP_VERSION = 6
 EMR_CLEANUP_ROLE = "AWSServiceRoleForEMRCleanup"
 EMR_SERVICE_PRINCIPAL = "elasticmapreduce.amazonaws.com"
 SERVICE_ROLE_PATH = "/aws-service-role/"
-# Stable states of a working stack. ROLLBACK_COMPLETE (a failed first create) and DELETE_COMPLETE
-# end in _COMPLETE too, but leave nothing usable.
-WORKING_STACK_STATES = frozenset(
-    {"CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "IMPORT_COMPLETE", "IMPORT_ROLLBACK_COMPLETE"}
-)
+# The states of a stack whose last operation succeeded. Every other one fails: in progress, failed,
+# or rolled back (ROLLBACK_COMPLETE: a failed first create, nothing usable; UPDATE_ROLLBACK_COMPLETE
+# and IMPORT_ROLLBACK_COMPLETE: the last deploy failed, the stack runs the template before it).
+WORKING_STACK_STATES = frozenset({"CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"})
 
 
 class Status(StrEnum):
@@ -155,16 +155,37 @@ def stack(clients: DoctorClients, settings: EnvironmentSettings, part: str) -> C
     state = found[0]["StackStatus"]
     outputs = len(found[0].get("Outputs", []))
     detail = f"{state}, {outputs} output{'s' if outputs != 1 else ''}"
-    if state in WORKING_STACK_STATES:
+    verdict = stack_state_problem(name, state, deploy)
+    if verdict is None:
         return CheckResult(check, title, Status.PASS, detail)
+    why, fix = verdict
+    return CheckResult(check, title, Status.FAIL, f"{detail} ({why})" if why else detail, fix)
+
+
+def stack_state_problem(name: str, state: str, deploy: str) -> tuple[str, str] | None:
+    """None for a stack whose last operation succeeded (:data:`WORKING_STACK_STATES`); otherwise what
+    the state means (may be empty) and the fix, ``deploy`` being the command that deploys it."""
+    if state in WORKING_STACK_STATES:
+        return None
+    events = f"read why in its events (aws cloudformation describe-stack-events --stack-name {name})"
     if state.endswith("_IN_PROGRESS"):
-        return CheckResult(
-            check, title, Status.FAIL, detail, "wait for the stack operation to end, then run doctor again"
-        )
+        return "", "wait for the stack operation to end, then run doctor again"
     if state == "ROLLBACK_COMPLETE":
-        fix = f"aws cloudformation delete-stack --stack-name {name}, then {deploy}"
-        return CheckResult(check, title, Status.FAIL, f"{detail} (its first create failed)", fix)
-    return CheckResult(check, title, Status.FAIL, detail, f"see the stack's events in CloudFormation, then {deploy}")
+        return (
+            "its first create failed",
+            f"{events}, fix it, aws cloudformation delete-stack --stack-name {name}, then {deploy}",
+        )
+    if state == "UPDATE_ROLLBACK_FAILED":
+        fix = f"{events}, fix it, aws cloudformation continue-update-rollback --stack-name {name}, then {deploy}"
+        return "an update failed and so did its rollback", fix
+    if state in ("UPDATE_ROLLBACK_COMPLETE", "IMPORT_ROLLBACK_COMPLETE"):
+        return (
+            "its last deploy failed and was rolled back: it runs the template before it",
+            f"{events}, fix it, then {deploy}",
+        )
+    if state.endswith("_FAILED"):
+        return "its last operation failed", f"{events}, fix it, then {deploy}"
+    return "", f"{events}, then {deploy}"
 
 
 def tool_parameter_values(clients: DoctorClients, settings: EnvironmentSettings) -> tuple[CheckResult, dict[str, str]]:
@@ -221,17 +242,33 @@ def listener_jar(clients: DoctorClients, settings: EnvironmentSettings, bucket: 
     return CheckResult("listener-jar", title, Status.PASS, f"{uri} matches the pin")
 
 
-def tls_certificates(clients: DoctorClients, settings: EnvironmentSettings, bucket: str) -> CheckResult:
+def tls_certificates(
+    clients: DoctorClients, settings: EnvironmentSettings, bucket: str, now: dt.datetime
+) -> CheckResult:
+    """The staged zip is in EMR's layout and its certificate is good for more than RENEW_BEFORE at ``now``."""
     title = "TLS certificate zip (in-transit encryption)"
     fix = f"emr-lineage tls --env {settings.name}"
+    replace = f"{fix} --replace"
     uri = certificates_uri(bucket)
     try:
-        head = staged_zip(clients.s3, bucket)
+        data = staged_zip_data(clients.s3, bucket)
     except AwsError as exc:
         return CheckResult("tls-certificates", title, Status.FAIL, str(exc), fix)
-    if head is None:
+    except TlsError as exc:
+        return CheckResult("tls-certificates", title, Status.FAIL, str(exc), replace)
+    if data is None:
         return CheckResult("tls-certificates", title, Status.FAIL, f"nothing at {uri}; clusters cannot start", fix)
-    return CheckResult("tls-certificates", title, Status.PASS, f"{uri} ({head.get('ContentLength', '?')} bytes)")
+    try:
+        certificate = read_certificate_zip(data)
+    except TlsError as exc:
+        return CheckResult("tls-certificates", title, Status.FAIL, f"{uri}: {exc}", replace)
+    problem = certificate.validity_problem(now)
+    if problem:
+        detail = f"{uri}: {certificate.common_name} {problem}"
+        return CheckResult("tls-certificates", title, Status.FAIL, detail, replace)
+    days = (certificate.not_after - now).days
+    detail = f"{uri}: {certificate.common_name}, valid until {certificate.not_after:%Y-%m-%d} ({days} days)"
+    return CheckResult("tls-certificates", title, Status.PASS, detail)
 
 
 def dead_letter_queue(clients: DoctorClients, queue_url: str) -> CheckResult:

@@ -8,6 +8,7 @@ the gateway when it is off) is "not needed". The report passes when no check fai
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ class DoctorOptions:
     marquez_url: str | None = None  # instead of the SSM parameter (a port-forward to the internal ALB)
     gateway_url: str | None = None  # default: the Marquez URL (the same load balancer)
     timeout: float = DEFAULT_TIMEOUT  # seconds, for each AWS call and HTTP request
+    clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)  # "now" for certificate expiry
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,7 @@ def run_doctor(
     if not settings.emr.in_transit_encryption:
         results.append(not_needed("tls-certificates", tls_title, "emr.in_transit_encryption is false"))
     elif bucket and clients:
-        results.append(checks.tls_certificates(clients, settings, bucket))
+        results.append(checks.tls_certificates(clients, settings, bucket, options.clock()))
     else:
         results.append(skipped("tls-certificates", tls_title, bucket_needs))
 

@@ -3,6 +3,7 @@ a deployed environment leaves it (each test module makes its ``aws`` fixture of 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from emr_lineage.aws.stacks import stack_name, stack_parts
 from emr_lineage.aws.upload import SHA256_METADATA_KEY
 from emr_lineage.listener.artifact import listener_s3_key
 from emr_lineage.operations.checks import CDK_TOOLKIT_STACK, EMR_CLEANUP_ROLE
+from emr_lineage.operations.tls import certificate_zip
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.model import EnvironmentSettings
 from tests.emr_lineage.launch_support import launch_spec
@@ -88,9 +90,10 @@ class PreparedAccount:
     dead_letter_queue_url: str
 
 
-def prepare_account(cdk_json: Path, marquez_url: str) -> PreparedAccount:
+def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None = None) -> PreparedAccount:
     """Everything doctor checks, in place: bootstrap, the cleanup role, every stack, the SSM
-    parameters, the pinned jar, the TLS zip and an empty dead-letter queue."""
+    parameters, the pinned jar, the TLS zip (made by ``emr-lineage tls``'s own function at ``now``,
+    default the real time: valid for a year) and an empty dead-letter queue."""
     settings = load_settings(ENV, cdk_json)
     template = {"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}, "Outputs": {"Topic": {"Value": "t"}}}
     cloudformation = client("cloudformation")
@@ -109,7 +112,7 @@ def prepare_account(cdk_json: Path, marquez_url: str) -> PreparedAccount:
     s3.put_object(
         Bucket=BUCKET, Key=listener_s3_key(artifact), Body=b"jar", Metadata={SHA256_METADATA_KEY: artifact.sha256 or ""}
     )
-    s3.put_object(Bucket=BUCKET, Key=TLS_CERTIFICATES_KEY, Body=b"zip")
+    s3.put_object(Bucket=BUCKET, Key=TLS_CERTIFICATES_KEY, Body=certificate_zip(REGION, now=now).data)
     sqs = client("sqs")
     queue = sqs.create_queue(QueueName="lineage.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     dlq = sqs.create_queue(QueueName="lineage-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]

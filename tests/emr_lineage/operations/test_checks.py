@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,7 +36,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield from moto_account(monkeypatch)
 
 
-OPTIONS = DoctorOptions(timeout=5)
+NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.UTC)
+OPTIONS = DoctorOptions(timeout=5, clock=lambda: NOW)
 
 
 def by_check(report: Report) -> dict[str, tuple[Status, str, str]]:
@@ -81,16 +83,21 @@ def test_an_empty_account_names_each_missing_prerequisite_and_its_fix(aws, tmp_p
 
 def test_a_prepared_account_passes(aws, tmp_path: Path, marquez: FakeMarquez) -> None:
     gateway_in_front(marquez)
-    prepared = prepare_account(cdk_json_copy(tmp_path), marquez.url)
+    prepared = prepare_account(cdk_json_copy(tmp_path), marquez.url, now=NOW)
     report = run_doctor(prepared.settings, OPTIONS)
     assert report.passed, [r for r in report.results if r.status is not Status.PASS]
     assert {r.status for r in report.results} == {Status.PASS}
+    tls_detail = by_check(report)["tls-certificates"][1]
+    assert (
+        tls_detail
+        == f"s3://{BUCKET}/{TLS_CERTIFICATES_KEY}: *.{REGION}.compute.internal, valid until 2027-11-23 (365 days)"
+    )
     assert f"POST {LINEAGE_ENDPOINT}" in marquez.requests[-1] and marquez.posted == []  # no lineage sent
 
 
 def test_a_message_in_the_dead_letter_queue_fails_with_the_redrive(aws, tmp_path: Path, marquez: FakeMarquez) -> None:
     gateway_in_front(marquez)
-    prepared = prepare_account(cdk_json_copy(tmp_path), marquez.url)
+    prepared = prepare_account(cdk_json_copy(tmp_path), marquez.url, now=NOW)
     client("sqs").send_message(
         QueueUrl=prepared.dead_letter_queue_url, MessageBody="{}", MessageGroupId="run", MessageDeduplicationId="1"
     )
@@ -100,7 +107,8 @@ def test_a_message_in_the_dead_letter_queue_fails_with_the_redrive(aws, tmp_path
 
 
 def test_marquez_without_the_gateway_route_fails_the_gateway_check(aws, tmp_path: Path, marquez: FakeMarquez) -> None:
-    prepared = prepare_account(cdk_json_copy(tmp_path), marquez.url)  # POST /api/v1/lineage reaches Marquez
+    # POST /api/v1/lineage reaches Marquez
+    prepared = prepare_account(cdk_json_copy(tmp_path), marquez.url, now=NOW)
     checks = by_check(run_doctor(prepared.settings, OPTIONS))
     assert checks["marquez"][0] is Status.PASS
     status, detail, fix = checks["gateway"]
@@ -115,7 +123,7 @@ def test_marquez_without_the_gateway_route_fails_the_gateway_check(aws, tmp_path
 def test_an_unreachable_marquez_says_how_to_reach_the_internal_load_balancer(
     aws, tmp_path: Path, closed_port_url: str
 ) -> None:
-    prepared = prepare_account(cdk_json_copy(tmp_path, gateway=False), closed_port_url)
+    prepared = prepare_account(cdk_json_copy(tmp_path, gateway=False), closed_port_url, now=NOW)
     checks = by_check(run_doctor(prepared.settings, DoctorOptions(timeout=2)))
     status, detail, fix = checks["marquez"]
     assert status is Status.FAIL and "unreachable" in detail and "--marquez http://localhost:5080" in fix
@@ -126,14 +134,14 @@ def test_an_unreachable_marquez_says_how_to_reach_the_internal_load_balancer(
 
 def test_the_marquez_option_replaces_the_parameter(aws, tmp_path: Path, marquez: FakeMarquez, closed_port_url) -> None:
     gateway_in_front(marquez)
-    prepared = prepare_account(cdk_json_copy(tmp_path), closed_port_url)
+    prepared = prepare_account(cdk_json_copy(tmp_path), closed_port_url, now=NOW)
     checks = by_check(run_doctor(prepared.settings, DoctorOptions(marquez_url=marquez.url, timeout=5)))
     assert checks["marquez"][0] is checks["gateway"][0] is Status.PASS
 
 
 def test_a_stale_jar_and_a_missing_zip(aws, tmp_path: Path, marquez: FakeMarquez) -> None:
     gateway_in_front(marquez)
-    prepared = prepare_account(cdk_json_copy(tmp_path, sha256="cd" * 32), marquez.url)
+    prepared = prepare_account(cdk_json_copy(tmp_path, sha256="cd" * 32), marquez.url, now=NOW)
     key = listener_s3_key(prepared.settings.versions.openlineage_spark)
     client("s3").put_object(Bucket=BUCKET, Key=key, Body=b"old jar", Metadata={SHA256_METADATA_KEY: PIN})
     client("s3").delete_object(Bucket=BUCKET, Key=TLS_CERTIFICATES_KEY)
