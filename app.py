@@ -108,6 +108,7 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
         web_target_group=lineage.load_balancer.web_target_group,
         marquez_service=lineage.marquez.service,
         database=lineage.database.instance,
+        marquez_log_group=lineage.marquez.log_group,
         gateway=MonitoredGateway(
             queue=gateway.queue,
             dead_letter_queue=gateway.dead_letter_queue,

@@ -33,6 +33,9 @@ SCHEDULE = events.Schedule.cron(minute="0", hour="3")
 # The entrypoint's Java options (UTC timestamps, no log4j lookups). "$VAR", not "${VAR}": cfn-lint
 # reads the braces as an Fn::Sub variable.
 JAVA_OPTIONS = "-Duser.timezone=UTC -Dlog4j2.formatMsgNoLookups=true"
+# The start of the line DbRetentionCommand logs when a run fails ("Failed to apply retention policy
+# of 'N' days to database!"): the monitoring stack's metric filter matches it.
+FAILURE_LOG_TEXT = "Failed to apply retention policy"
 
 
 def retention_command(days: int) -> str:

@@ -14,11 +14,13 @@ from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from emr_lineage.settings.model import EnvironmentSettings
+from stacks.lineage_service.retention import FAILURE_LOG_TEXT
 from stacks.monitoring.metrics import FIVE_MINUTES, GIB, ONE_MINUTE, MonitoredGateway, alb_5xx, missing_tasks
 
 GE = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
@@ -183,3 +185,23 @@ def add_gateway_alarms(alarms: Alarms, settings: EnvironmentSettings, gateway: M
     )
     _function_alarms(alarms, settings, "ingest", gateway.ingest_function)
     _function_alarms(alarms, settings, "forward", gateway.forward_function)
+
+
+def add_retention_alarm(alarms: Alarms, settings: EnvironmentSettings, marquez_log_group: logs.ILogGroup) -> None:
+    """Marquez's db-retention logs a failed run and still exits 0: a metric filter on that line."""
+    failures = logs.MetricFilter(
+        alarms,
+        "RetentionFailureFilter",
+        log_group=marquez_log_group,
+        filter_pattern=logs.FilterPattern.literal(f'"{FAILURE_LOG_TEXT}"'),
+        metric_namespace=f"EmrLineage/{settings.name}",
+        metric_name="MarquezRetentionFailures",
+        metric_value="1",
+    )
+    alarms.add(
+        "RetentionFailed",
+        slug="marquez-retention-failed",
+        description="Marquez's daily db-retention run failed (it logged the failure and exited 0)",
+        metric=failures.metric(period=Duration.hours(1), statistic="Sum"),
+        threshold=1,
+    )

@@ -15,11 +15,12 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from constructs import Construct
 
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.monitoring.alarms import Alarms, add_gateway_alarms, add_service_alarms
+from stacks.monitoring.alarms import Alarms, add_gateway_alarms, add_retention_alarm, add_service_alarms
 from stacks.monitoring.dashboard import LineageDashboard
 from stacks.monitoring.emr_events import EmrFailureEvents
 from stacks.monitoring.metrics import MonitoredGateway
@@ -40,6 +41,7 @@ class MonitoringStack(Stack):
         marquez_service: ecs.IBaseService,
         database: rds.IDatabaseInstance,
         web_target_group: elbv2.IApplicationTargetGroup,
+        marquez_log_group: logs.ILogGroup,
         gateway: MonitoredGateway | None = None,
         **kwargs: Any,
     ) -> None:
@@ -57,6 +59,8 @@ class MonitoringStack(Stack):
             service=marquez_service,
             database=database,
         )
+        if settings.marquez.retention_days is not None:
+            add_retention_alarm(alarms, settings, marquez_log_group)
         if gateway is not None:
             add_gateway_alarms(alarms, settings, gateway)
         self.alarms = alarms.alarms

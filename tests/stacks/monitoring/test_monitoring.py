@@ -9,6 +9,7 @@ import json
 import pytest
 
 from emr_lineage.settings.loader import load_settings
+from stacks.lineage_service.retention import FAILURE_LOG_TEXT
 from stacks.monitoring.alarms import unhealthy_minutes
 from tests.stacks.templates import by_type, export_name, logical_id, one
 
@@ -24,6 +25,7 @@ SERVICE_ALARMS = {
     "rds-free-storage",
     "rds-connections",
 }
+RETENTION_ALARMS = {"marquez-retention-failed"}  # both environments set marquez.retention_days
 GATEWAY_ALARMS = {
     "gateway-dead-letter-messages",
     "gateway-dead-letter-age",
@@ -76,12 +78,35 @@ def _gateway(synth) -> dict:
 
 def test_every_alarm_notifies_the_topic_when_it_fires_and_recovers(synth):
     alarms = _alarms(synth)
-    assert set(alarms) == SERVICE_ALARMS | GATEWAY_ALARMS
+    assert set(alarms) == SERVICE_ALARMS | RETENTION_ALARMS | GATEWAY_ALARMS
     topic = {"Ref": _topic_id(synth)}
     for name, props in alarms.items():
         assert props["AlarmActions"] == [topic], name
         assert props["OKActions"] == [topic], name
         assert props["AlarmDescription"].endswith(f"(runbook: docs/operations.md, alarm {name})")
+
+
+def test_a_failed_marquez_retention_run_alarms_through_a_metric_filter_on_its_log_line(synth):
+    template = synth.template_json("monitoring")
+    _, metric_filter = one(template, "AWS::Logs::MetricFilter")
+    props = metric_filter["Properties"]
+    assert props["FilterPattern"] == f'"{FAILURE_LOG_TEXT}"'
+    lineage = synth.template_json("lineage")
+    (log_group_id,) = [i for i, r in by_type(lineage, "AWS::Logs::LogGroup").items() if "Marquez" in i]
+    assert props["LogGroupName"] == _imported(synth, "lineage", {"Ref": log_group_id})
+    (transformation,) = props["MetricTransformations"]
+    alarm = _alarms(synth)["marquez-retention-failed"]
+    assert (alarm["Namespace"], alarm["MetricName"]) == (
+        transformation["MetricNamespace"],
+        transformation["MetricName"],
+    )
+    assert (alarm["Statistic"], alarm["Threshold"], alarm["ComparisonOperator"]) == ("Sum", 1, GE)
+
+
+def test_no_retention_task_no_retention_alarm(cognito_synth):
+    template = cognito_synth.template_json("monitoring")
+    assert by_type(template, "AWS::Logs::MetricFilter") == {}
+    assert "marquez-retention-failed" not in _alarms(cognito_synth)
 
 
 def test_no_other_stack_has_alarms(synth):
@@ -316,7 +341,7 @@ def test_dashboard_shows_events_in_forwarded_failed_and_marquez_health(synth):
     assert {"CPUUtilization", "DatabaseConnections"} == metric_names("Marquez database")
     assert {"FreeStorageSpace"} == metric_names("Marquez database storage")
     (alarm_widget,) = [w for w in widgets if w["type"] == "alarm"]
-    assert len(alarm_widget["properties"]["alarms"]) == len(SERVICE_ALARMS | GATEWAY_ALARMS)
+    assert len(alarm_widget["properties"]["alarms"]) == len(SERVICE_ALARMS | RETENTION_ALARMS | GATEWAY_ALARMS)
 
 
 def test_monitoring_outputs_the_topic_and_dashboard(synth):

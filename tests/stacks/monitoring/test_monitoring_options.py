@@ -11,6 +11,7 @@ import pytest
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
@@ -64,6 +65,7 @@ def standalone() -> tuple[dict, list[str]]:
             port=5432,
             security_groups=[],
         ),
+        marquez_log_group=logs.LogGroup.from_log_group_name(watched, "Logs", "marquez"),
     )
     template = Template.from_stack(stack).to_json()
     report = AwsSolutionsChecks().validate_scope(stack)
@@ -90,6 +92,7 @@ def test_without_gateway_no_gateway_alarms_and_the_api_requests_stand_for_events
             "rds-cpu",
             "rds-free-storage",
             "rds-connections",
+            "marquez-retention-failed",
         )
     }
     (_, dashboard) = one(template, "AWS::CloudWatch::Dashboard")
