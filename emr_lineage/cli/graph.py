@@ -28,7 +28,7 @@ from emr_lineage.lineage.events import EventsError, EventStream, stream_events
 from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.lineage.from_marquez import graph_from_marquez
 from emr_lineage.lineage.graph import LEVELS, LineageGraph
-from emr_lineage.lineage.render import FORMATS, render
+from emr_lineage.lineage.render import FORMATS, json_bytes, render
 from emr_lineage.lineage.report import render_html, write_html
 from emr_lineage.lineage.schema_store import FETCH_COMMAND, SCHEMA_DIR_ENV_VAR
 from emr_lineage.marquez.api import API_ROOT
@@ -111,11 +111,13 @@ def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
     return values
 
 
-def _emit(text: str, output: str | None) -> None:
+def _emit(text: str | bytes, output: str | None) -> None:
+    """Write the rendering (UTF-8 bytes are written as they are: a large graph's JSON is not copied)."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     if output:
-        _write("--output", output, lambda path: path.write_text(text, encoding="utf-8"))
+        _write("--output", output, lambda path: path.write_bytes(data))
     else:
-        click.echo(text, nl=not text.endswith("\n"))
+        click.echo(data, nl=not data.endswith(b"\n"))
 
 
 events_option = click.option(
@@ -222,7 +224,11 @@ def graph_command(
         if node_id:
             fail("--node only applies with --marquez")
         graph = _load(events, skip_invalid, strict, level, schema_dir)
-    text = render_html(graph, None, title) if fmt == "html" else render(graph, fmt)
+    if fmt == "json":
+        text: str | bytes = json_bytes(graph)
+    else:
+        text = render_html(graph, None, title) if fmt == "html" else render(graph, fmt)
+    del graph  # the graph's memory back before the output is written
     _emit(text, output)
     sys.exit(EXIT_OK)
 

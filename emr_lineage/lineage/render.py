@@ -15,11 +15,16 @@ from emr_lineage.lineage.graph import LineageGraph
 FORMATS = ("json", "mermaid", "dot", "html")
 
 
-def to_json(graph: LineageGraph) -> str:
-    """The documented JSON form (``docs/graph.md``): two-space indent, sorted keys, UTF-8 text.
+def json_bytes(graph: LineageGraph) -> bytes:
+    """The documented JSON form (``docs/graph.md``) as UTF-8: two-space indent, sorted keys.
     orjson writes what ``json.dumps(indent=2, sort_keys=True)`` does (except that it leaves
     non-ASCII characters as they are), about ten times faster: a large graph is megabytes."""
-    return orjson.dumps(graph.to_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+    return orjson.dumps(graph.to_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+
+
+def to_json(graph: LineageGraph) -> str:
+    """:func:`json_bytes` as text."""
+    return json_bytes(graph).decode()
 
 
 def _short_ids(graph: LineageGraph) -> dict[str, str]:

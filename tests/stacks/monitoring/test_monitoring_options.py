@@ -15,10 +15,12 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
+from cfnlint.api import lint_file
 
 from emr_lineage.settings.loader import load_settings
 from stacks.monitoring import MonitoringStack
 from tests.stacks.templates import by_type, one
+from tests.stacks.test_compliance import CFN_LINT_RULES_IGNORED_EVERYWHERE
 
 EMAIL = "lineage-oncall@example.com"
 ARN = "arn:aws:elasticloadbalancing:eu-west-1:123456789012"
@@ -118,3 +120,12 @@ def test_web_target_group_gets_its_unhealthy_targets_alarm(standalone):
 def test_cdk_nag_finds_nothing(standalone):
     _, findings = standalone
     assert findings == []
+
+
+def test_cfn_lint_finds_nothing(standalone, tmp_path):
+    """The e-mail subscription and the stack without a gateway are variants the app tests do not lint."""
+    template, _ = standalone
+    path = tmp_path / "Monitoring.template.json"
+    path.write_text(json.dumps(template), encoding="utf-8")
+    matches = [m for m in lint_file(path) if m.rule.id not in CFN_LINT_RULES_IGNORED_EVERYWHERE]
+    assert matches == [], "\n".join(str(m) for m in matches)
