@@ -9,6 +9,7 @@ any permutation or duplication of the events gives the same graph (OpenLineage #
 from __future__ import annotations
 
 import gc
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -47,6 +48,13 @@ class _Dataset:
     last_facets: bytes | None = None
 
 
+def _kept(value: Any) -> Any:
+    """A string the graph keeps, interned: the same namespace, field or type name arrives in
+    thousands of events, each decoded into a string of its own; one copy of each is kept, not one
+    per event scattered among the freed events."""
+    return sys.intern(value) if type(value) is str else value
+
+
 def _pick(candidates: set[tuple[str, str]]) -> tuple[str, str]:
     # The most specific name wins: Spark may report a generic name in early events of a run.
     if len(candidates) == 1:
@@ -78,6 +86,17 @@ class _Accumulator:
         self.datasets: dict[tuple[str, str], _Dataset] = {}
         # (out ns, out name, out field) -> {(in ns, in name, in field, transformation types)}
         self.columns: dict[tuple[str, str, str], set[tuple[str, str, str, str]]] = defaultdict(set)
+        # One (namespace, name) tuple of interned strings per job and dataset, shared by every run
+        # that names it: not one tuple of strings of its own per event and run.
+        self.keys: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def key(self, namespace: str, name: str) -> tuple[str, str]:
+        """The shared (namespace, name) tuple."""
+        pair = (namespace, name)
+        shared = self.keys.get(pair)
+        if shared is None:
+            shared = self.keys[pair] = (_kept(namespace), _kept(name))
+        return shared
 
     def add_all(self, events: Iterable[Mapping[str, Any]]) -> None:
         """Merge events. The hot loop of build_graph (1M events in the benchmark): a fast path
@@ -86,10 +105,12 @@ class _Accumulator:
         """
         runs, datasets, add_facets, tolerant = self.runs, self.datasets, self._add_dataset_facets, self._add_tolerant
         new_run, new_dataset, unknown, unnamed = _Run, _Dataset, UNKNOWN_NAMESPACE, UNNAMED_JOB
+        keys, shared_key = self.keys, self.key
         for event in events:
             try:
                 job = event["job"]
                 job_key = (job["namespace"] or unknown, job["name"] or unnamed)
+                job_key = keys.get(job_key) or shared_key(*job_key)
                 run = event["run"]
                 key = run["runId"] or job_key
                 acc = runs.get(key)
@@ -112,6 +133,7 @@ class _Accumulator:
                     add_input = acc.inputs.add
                     for dataset in inputs:
                         ds_key = (dataset["namespace"] or unknown, dataset["name"])
+                        ds_key = keys.get(ds_key) or shared_key(*ds_key)
                         add_input(ds_key)
                         facets = dataset["facets"]
                         if facets:
@@ -123,6 +145,7 @@ class _Accumulator:
                     add_output = acc.outputs.add
                     for dataset in outputs:
                         ds_key = (dataset["namespace"] or unknown, dataset["name"])
+                        ds_key = keys.get(ds_key) or shared_key(*ds_key)
                         add_output(ds_key)
                         facets = dataset["facets"]
                         if facets:
@@ -135,7 +158,7 @@ class _Accumulator:
     def _add_tolerant(self, event: Mapping[str, Any]) -> None:
         """Merge one event that may lack any field (fragments of the Spark integration tests)."""
         job = event.get("job") or _EMPTY
-        job_key = (job.get("namespace") or UNKNOWN_NAMESPACE, job.get("name") or UNNAMED_JOB)
+        job_key = self.key(job.get("namespace") or UNKNOWN_NAMESPACE, job.get("name") or UNNAMED_JOB)
         run = event.get("run") or _EMPTY
         # A fragment without runId: all its job's id-less events form one run.
         key = run.get("runId") or job_key
@@ -164,7 +187,7 @@ class _Accumulator:
         if inputs:
             add_input = acc.inputs.add
             for dataset in inputs:
-                ds_key = (dataset.get("namespace") or UNKNOWN_NAMESPACE, dataset.get("name") or "")
+                ds_key = self.key(dataset.get("namespace") or UNKNOWN_NAMESPACE, dataset.get("name") or "")
                 add_input(ds_key)
                 facets = dataset.get("facets")
                 if facets:
@@ -175,7 +198,7 @@ class _Accumulator:
         if outputs:
             add_output = acc.outputs.add
             for dataset in outputs:
-                ds_key = (dataset.get("namespace") or UNKNOWN_NAMESPACE, dataset.get("name") or "")
+                ds_key = self.key(dataset.get("namespace") or UNKNOWN_NAMESPACE, dataset.get("name") or "")
                 add_output(ds_key)
                 facets = dataset.get("facets")
                 if facets:
@@ -197,7 +220,9 @@ class _Accumulator:
         symlinks = facets.get("symlinks")
         if symlinks:
             for ident in symlinks.get("identifiers") or ():
-                info.aliases.add((ident.get("namespace", ""), ident.get("name", ""), ident.get("type", "")))
+                info.aliases.add(
+                    (_kept(ident.get("namespace", "")), _kept(ident.get("name", "")), _kept(ident.get("type", "")))
+                )
         schema = facets.get("schema")
         if schema:
             fields = info.fields
@@ -206,8 +231,8 @@ class _Accumulator:
                 if name:
                     types = fields.get(name)
                     if types is None:
-                        types = fields[name] = set()
-                    types.add(column.get("type") or "")
+                        types = fields[_kept(name)] = set()
+                    types.add(_kept(column.get("type") or ""))
         lineage = facets.get("columnLineage")
         if lineage:
             columns = self.columns
@@ -215,7 +240,7 @@ class _Accumulator:
             for out_field, spec in (lineage.get("fields") or _EMPTY).items():
                 if not spec:
                     continue
-                sources = columns[(ds_ns, ds_name, out_field)]
+                sources = columns[(ds_ns, ds_name, _kept(out_field))]
                 for source in spec.get("inputFields") or ():
                     transformations = source.get("transformations")
                     if transformations:
@@ -225,9 +250,8 @@ class _Accumulator:
                             kinds = ",".join(sorted({t.get("type") for t in transformations if t.get("type")}))
                     else:
                         kinds = spec.get("transformationType") or ""
-                    sources.add(
-                        (source.get("namespace") or ds_ns, source.get("name") or "", source.get("field") or "", kinds)
-                    )
+                    namespace, name = _kept(source.get("namespace") or ds_ns), _kept(source.get("name") or "")
+                    sources.add((namespace, name, _kept(source.get("field") or ""), _kept(kinds)))
 
 
 def _application_of(
