@@ -183,3 +183,18 @@ def drift(events: Iterable[Mapping[str, Any]], dataset: str, lineage: Lineage | 
             change.reaches.append(FieldReach(name, jobs, columns))
         report.changes.append(change)
     return report
+
+
+def schema_changes(events: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The schema changes of every dataset of the events that has any, by dataset node id (what
+    the HTML report shows for a selected dataset); one graph and one time order for all of them."""
+    events = sorted_by_time(events)
+    lineage = Lineage.of(events)
+    changes: dict[str, list[dict[str, Any]]] = {}
+    for node_id, node in lineage.graph.nodes(data=True):
+        if node.get("type") != "DATASET":
+            continue
+        report = drift(events, dataset_uri(node["namespace"], node["name"]), lineage)
+        if report.changes:
+            changes[node_id] = [change.as_dict() for change in report.changes]
+    return changes

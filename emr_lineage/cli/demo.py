@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from emr_lineage.analysis.drift import schema_changes
 from emr_lineage.cli.gateway import API_KEY_ENV_VAR
 from emr_lineage.cli.options import settings_options
 from emr_lineage.cli.output import Command, fail
@@ -147,7 +148,14 @@ def demo_command(
 
         try:
             result = run_demo(
-                out, rows, namespace=namespace, force=force, scenario=scenario, on_step=on_step, on_job=on_job
+                out,
+                rows,
+                namespace=namespace,
+                force=force,
+                scenario=scenario,
+                on_step=on_step,
+                on_job=on_job,
+                schema_changes=schema_changes,
             )
         except DemoError as exc:
             progress.stop()

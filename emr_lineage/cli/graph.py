@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -24,7 +25,7 @@ from emr_lineage.lineage.contract import ContractError, load_contract
 from emr_lineage.lineage.contract_check import ContractResult, resolve, validate
 from emr_lineage.lineage.contract_marquez import contract_graph, read_contract_lineage
 from emr_lineage.lineage.event_sources import STDIN
-from emr_lineage.lineage.events import EventsError, EventStream, stream_events
+from emr_lineage.lineage.events import EventsError, EventStream, load_events, stream_events
 from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.lineage.from_marquez import graph_from_marquez
 from emr_lineage.lineage.graph import LEVELS, LineageGraph
@@ -109,6 +110,17 @@ def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
             raise ContractError(f"--var {name.strip()!r} given twice")
         values[name.strip()] = value
     return values
+
+
+def _drift(events: Sequence[str]) -> dict[str, list[Any]] | None:
+    """The schema changes the HTML report shows per dataset: the events read a second time (the
+    graph was built while streaming them); None for standard input, which cannot be read again,
+    and for Marquez."""
+    if not events or STDIN in events:
+        return None
+    from emr_lineage.analysis.drift import schema_changes  # HTML only: graph's start-up stays light
+
+    return schema_changes(load_events(events).events)
 
 
 def _emit(text: str | bytes, output: str | None) -> None:
@@ -227,7 +239,7 @@ def graph_command(
     if fmt == "json":
         text: str | bytes = json_bytes(graph)
     else:
-        text = render_html(graph, None, title) if fmt == "html" else render(graph, fmt)
+        text = render_html(graph, None, title, _drift(events)) if fmt == "html" else render(graph, fmt)
     del graph  # the graph's memory back before the output is written
     _emit(text, output)
     sys.exit(EXIT_OK)
@@ -308,5 +320,6 @@ def validate_command(
     _print_result(result, fmt)
     if html_path:
         title = f"Lineage contract: {Path(contract_path).name}"
-        _write("--html", html_path, lambda path: write_html(path, graph, result, title=title))
+        drift = _drift(events)
+        _write("--html", html_path, lambda path: write_html(path, graph, result, title=title, drift=drift))
     sys.exit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,12 @@ def _short(text: str, limit: int = 34) -> str:
     return text if len(text) <= limit else "\u2026" + text[-(limit - 1) :]
 
 
-def report_data(graph: LineageGraph, result: ContractResult | None = None) -> dict[str, Any]:
-    """What the page's script draws: positioned nodes, edges, column edges, contract result."""
+def report_data(
+    graph: LineageGraph, result: ContractResult | None = None, drift: Mapping[str, list[Any]] | None = None
+) -> dict[str, Any]:
+    """What the page's script draws: positioned nodes, edges, column edges, contract result, and
+    the schema changes of each dataset (dataset node id -> changes, as ``emr-lineage drift
+    --format json`` lists them) when the caller had the events to work them out."""
     positions = layout(graph)
     nodes = []
     for node_id in sorted(graph.nodes):
@@ -69,6 +74,7 @@ def report_data(graph: LineageGraph, result: ContractResult | None = None) -> di
         "edges": [{"source": s, "target": t} for s, t in graph.edges()],
         "columnEdges": sorted(graph.column_edges, key=lambda e: (e["source"], e["target"], e["transformation"])),
         "contract": result.as_dict() if result is not None else None,
+        "drift": dict(drift) if drift is not None else None,
     }
 
 
@@ -105,9 +111,14 @@ _STYLE = (_ASSETS / "report.css").read_text(encoding="utf-8")
 _SCRIPT = (_ASSETS / "report.js").read_text(encoding="utf-8")
 
 
-def render_html(graph: LineageGraph, result: ContractResult | None = None, title: str = "Lineage report") -> str:
+def render_html(
+    graph: LineageGraph,
+    result: ContractResult | None = None,
+    title: str = "Lineage report",
+    drift: Mapping[str, list[Any]] | None = None,
+) -> str:
     """The report as one HTML string (inline CSS, JS and data; nothing fetched)."""
-    payload = json.dumps(report_data(graph, result), sort_keys=True)
+    payload = json.dumps(report_data(graph, result, drift), sort_keys=True)
     # Keep the JSON inside its <script> element whatever the dataset names contain.
     payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return (
@@ -117,7 +128,7 @@ def render_html(graph: LineageGraph, result: ContractResult | None = None, title
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n"
         f"<body><header><h1>{html.escape(title)}</h1><p id='summary'></p></header>\n"
         "<main><div id='canvas'></div><aside id='details'><p class='muted'>Click a job or dataset "
-        "for its details and column lineage.</p></aside></main>\n"
+        "for its details, column lineage, impact and schema changes.</p></aside></main>\n"
         f"<section><h2>Contract</h2>{_contract_html(result)}</section>\n"
         f"<script type='application/json' id='lineage-data'>{payload}</script>\n"
         f"<script>{_SCRIPT}</script>\n</body></html>\n"
@@ -125,10 +136,14 @@ def render_html(graph: LineageGraph, result: ContractResult | None = None, title
 
 
 def write_html(
-    path: str | Path, graph: LineageGraph, result: ContractResult | None = None, title: str = "Lineage report"
+    path: str | Path,
+    graph: LineageGraph,
+    result: ContractResult | None = None,
+    title: str = "Lineage report",
+    drift: Mapping[str, list[Any]] | None = None,
 ) -> Path:
     """Write the self-contained HTML report to ``path`` (parent directories created)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_html(graph, result, title), encoding="utf-8")
+    target.write_text(render_html(graph, result, title, drift), encoding="utf-8")
     return target

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.lineage.contract import load_contract
@@ -148,8 +149,13 @@ def run_demo(
     scenario: str | Scenario = STANDARD,
     on_step: Callable[[str], None] | None = None,
     on_job: Callable[[str, JobRun | None], None] | None = None,
+    schema_changes: Callable[[list[dict[str, Any]]], dict[str, list[Any]]] | None = None,
 ) -> DemoResult:
-    """Run the scenario's jobs into ``out`` (claimed and locked, see :mod:`emr_lineage.pipeline.workdir`)."""
+    """Run the scenario's jobs into ``out`` (claimed and locked, see :mod:`emr_lineage.pipeline.workdir`).
+
+    ``schema_changes`` (the caller's: :func:`emr_lineage.analysis.drift.schema_changes`) works out
+    each dataset's schema changes from the captured events, for the report's dataset panel.
+    """
     if rows < MIN_ROWS:
         raise DemoError(f"--rows must be at least {MIN_ROWS}, got {rows}")
     if isinstance(scenario, str):
@@ -158,7 +164,7 @@ def run_demo(
         scenario = SCENARIOS[scenario]
     require_schemas()  # the demo checks its events in strict mode: say so before Spark runs, not after
     with claimed_output_dir(out, DEMO_ENTRIES, force=force) as claimed:
-        return _run_in(claimed, rows, namespace, scenario, on_step or (lambda _: None), on_job)
+        return _run_in(claimed, rows, namespace, scenario, on_step or (lambda _: None), on_job, schema_changes)
 
 
 def _run_in(
@@ -168,6 +174,7 @@ def _run_in(
     scenario: Scenario,
     step: Callable[[str], None],
     on_job: Callable[[str, JobRun | None], None] | None,
+    schema_changes: Callable[[list[dict[str, Any]]], dict[str, list[Any]]] | None = None,
 ) -> DemoResult:
     lake = out / "lake"
     result = DemoResult(out, lake, out / "events.jsonl", out / "report.html", out / "spark.log", rows)
@@ -195,6 +202,7 @@ def _run_in(
     title = f"Sample pipeline lineage ({rows} orders)"
     if scenario is not STANDARD:
         title = f"Sample pipeline lineage ({rows} orders, scenario {scenario.name})"
-    write_html(result.report_path, result.graph, result.contract, title=title)
+    drift = schema_changes(loaded.events) if schema_changes else None
+    write_html(result.report_path, result.graph, result.contract, title=title, drift=drift)
     result.validate_seconds = time.perf_counter() - began
     return result

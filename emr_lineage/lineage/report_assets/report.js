@@ -85,6 +85,50 @@
     var box = document.createElement("div");
     details.appendChild(box);
     button.addEventListener("click", function () { showColumns(node, box); });
+    showImpact(node, details);
+    showDrift(node, details);
+  }
+  // Impact: what a change to this dataset reaches downstream (jobs and datasets, by distance).
+  var downstream = {};
+  data.edges.forEach(function (e) { (downstream[e.source] = downstream[e.source] || []).push(e.target); });
+  function showImpact(node, parent) {
+    var distance = {}, queue = [node.id], reached = [];
+    distance[node.id] = 0;
+    while (queue.length) {
+      var id = queue.shift();
+      (downstream[id] || []).forEach(function (next) {
+        if (!(next in distance)) { distance[next] = distance[id] + 1; queue.push(next); reached.push(next); }
+      });
+    }
+    var section = document.createElement("div");
+    section.className = "impact";
+    parent.appendChild(section);
+    text("h4", "Impact downstream", section);
+    if (!reached.length) { text("p", "Nothing reads this dataset in this graph.", section); return; }
+    var ul = document.createElement("ul");
+    reached.forEach(function (id) {
+      var n = byId[id];
+      text("li", distance[id] + " \u00b7 " + (n.type === "JOB" ? "job " : "dataset ") + n.namespace + ":" + n.name, ul);
+    });
+    section.appendChild(ul);
+  }
+  // Schema drift: the changes between the schema versions runs reported (from the events).
+  function showDrift(node, parent) {
+    var section = document.createElement("div");
+    section.className = "drift";
+    parent.appendChild(section);
+    text("h4", "Schema changes", section);
+    if (!data.drift) { text("p", "Not in this report (made without its events).", section); return; }
+    var changes = data.drift[node.id] || [];
+    if (!changes.length) { text("p", "No schema change in these events.", section); return; }
+    var ul = document.createElement("ul");
+    changes.forEach(function (c) {
+      var parts = c.added.map(function (f) { return "+" + f.name + " " + f.type; })
+        .concat(c.removed.map(function (f) { return "-" + f.name + " " + f.type; }))
+        .concat(c.retyped.map(function (f) { return "~" + f.name + " " + f.from + "\u2192" + f.to; }));
+      text("li", (c.time || "?") + " " + c.job + ": " + parts.join(", "), ul);
+    });
+    section.appendChild(ul);
   }
   var drawn = 0;
   data.nodes.forEach(function (n) {

@@ -599,3 +599,22 @@ def test_unwritable_graph_output_is_one_error_line(runner, local_run, tmp_path: 
     output = blocker / "graph.json" if where == "under_a_file" else tmp_path
     result = runner.invoke(main, ["graph", "--events", str(events), "-o", str(output)])
     one_error_line(result, f"--output {output}: cannot write: ")
+
+
+def test_the_html_report_carries_each_datasets_schema_changes(runner: CliRunner, tmp_path: Path) -> None:
+    from tests.emr_lineage.analysis.builders import app_run, at, dataset
+
+    def writes(fields: dict[str, str], minutes: float) -> list[dict]:
+        return app_run("clean", at(minutes), outputs=[dataset("s3://lake/clean", fields, output=True)])
+
+    events = tmp_path / "events.jsonl"
+    lines = writes({"id": "string"}, 0) + writes({"id": "string", "country": "string"}, 10)
+    events.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    out = tmp_path / "report.html"
+    result = runner.invoke(main, ["graph", "--events", str(events), "--format", "html", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(out.read_text(encoding="utf-8").split("id='lineage-data'>", 1)[1].split("</script>", 1)[0])
+    [change] = payload["drift"]["dataset:s3://lake:clean"]
+    assert change["added"] == [{"name": "country", "type": "string"}] and change["job"] == "clean"
+    piped = runner.invoke(main, ["graph", "--events", "-", "--format", "html"], input=events.read_text())
+    assert piped.exit_code == 0 and '"drift": null' in piped.stdout  # standard input is read once

@@ -152,3 +152,45 @@ def test_the_checks_catch_a_broken_page(tmp_path: Path, monkeypatch) -> None:
     done = _chromium(tmp_path, "--dump-dom", path.as_uri())
     assert 'data-errors="Uncaught TypeError' in _body(done.stdout)
     assert any("Uncaught TypeError" in line for line in _console_messages(done.stderr))
+
+
+def test_a_selected_dataset_shows_its_impact_and_schema_changes(tmp_path: Path) -> None:
+    # clean is written twice with different schemas, then read by report, which writes summary.
+    from emr_lineage.analysis.drift import schema_changes
+    from tests.emr_lineage.analysis.builders import app_run, at, dataset
+
+    lake = "s3://lake"
+
+    def writes(fields: dict[str, str], minutes: float) -> list[dict]:
+        return app_run(
+            "clean",
+            at(minutes),
+            inputs=[dataset(f"{lake}/raw")],
+            outputs=[dataset(f"{lake}/clean", fields, output=True)],
+        )
+
+    reader = app_run(
+        "report", at(30), inputs=[dataset(f"{lake}/clean")], outputs=[dataset(f"{lake}/summary", output=True)]
+    )
+    events = writes({"id": "string", "amount": "double"}, 0) + writes({"id": "string", "amount": "decimal(10,2)"}, 10)
+    events += reader
+    graph = build_graph(events)
+    path = write_html(tmp_path / "drift.html", graph, title="drift", drift=schema_changes(events))
+    node = "dataset:s3://lake:clean"
+    done = _chromium(tmp_path, "--dump-dom", f"{path.as_uri()}#node={quote(node)}")
+    assert done.returncode == 0 and _console_messages(done.stderr) == []
+    impact = done.stdout.split('class="impact"', 1)[1].split("</ul>", 1)[0]
+    assert re.findall(r"<li>([^<]*)</li>", impact) == [
+        f"1 \u00b7 job {NS}:report",
+        "2 \u00b7 dataset s3://lake:summary",
+    ]
+    changes = re.findall(r"<li>([^<]*)</li>", done.stdout.split('class="drift"', 1)[1].split("</ul>", 1)[0])
+    [change] = changes  # the second run of clean, at the time of its last event
+    assert change.startswith(at(10).isoformat()[:16]) and change.endswith(" clean: ~amount double\u2192decimal(10,2)")
+    # Without the events the panel says so; a dataset without changes says that.
+    bare = write_html(tmp_path / "bare.html", graph, title="bare")
+    done = _chromium(tmp_path, "--dump-dom", f"{bare.as_uri()}#node={quote(node)}")
+    assert "Not in this report (made without its events)." in done.stdout
+    done = _chromium(tmp_path, "--dump-dom", f"{path.as_uri()}#node={quote('dataset:s3://lake:summary')}")
+    assert "Nothing reads this dataset in this graph." in done.stdout
+    assert "No schema change in these events." in done.stdout
