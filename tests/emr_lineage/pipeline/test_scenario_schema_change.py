@@ -3,6 +3,7 @@ shared by every test here and every xdist worker, and the scenario's definition 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,18 @@ def test_the_downstream_job_reads_the_changed_dataset_after_the_change(schema_ch
     names = [e["job"]["name"].split(".", 1)[0] for e in schema_change_run.events() if e["eventType"] == "COMPLETE"]
     last_write = max(i for i, n in enumerate(names) if n == "revenue_daily")
     assert min(i for i, n in enumerate(names) if n == "revenue_weekly") > last_write
+
+
+def test_the_report_shows_the_change_on_the_changed_dataset(schema_change_run: DemoRun) -> None:
+    page = (schema_change_run.out / "report.html").read_text(encoding="utf-8")
+    payload = json.loads(page.split("id='lineage-data'>", 1)[1].split("</script>", 1)[0])
+    namespace, name = _dataset(schema_change_run, CHANGED_DATASET)
+    [change] = payload["drift"][f"dataset:{namespace}:{name}"]
+    assert change["job"] == "revenue_daily"  # its second run, the revenue_daily_v2 script
+    assert [f["name"] for f in change["added"]] == ["average_order_value"]
+    assert [f["name"] for f in change["removed"]] == ["customers"]
+    assert [(f["name"], f["from"], f["to"]) for f in change["retyped"]] == [("revenue", "double", "decimal(18,2)")]
+    assert [r["name"] for r in change["readers"]] == ["revenue_weekly"]
 
 
 # --- the definition, without Spark ----------------------------------------------------------
