@@ -44,6 +44,10 @@ from emr_lineage.lineage.naming import canonical_namespace
 
 Clock = Callable[[], dt.datetime]
 ARCHIVE_ROOT = "raw/"
+# SQS FIFO drops a message whose deduplication id it saw in the last 5 minutes
+# (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagededuplicationid-property.html).
+DEDUP_WINDOW = dt.timedelta(minutes=5)
+_RECENT_KEPT = 10_000  # deduplication ids one Ingestor remembers (a Lambda container, a local gateway)
 
 
 def utc_now() -> dt.datetime:
@@ -297,11 +301,30 @@ class Ingestor:
         self.s3, self.sqs = s3, sqs
         self.bucket, self.queue_url = bucket, queue_url
         self.api_keys, self.max_bytes, self.clock = api_keys, max_bytes, clock
+        # Deduplication ids this Ingestor stored, with when: a resend within SQS's window is answered
+        # at once. SQS drops it anyway; this also holds where a stand-in forgets a deleted message's
+        # id (moto_server keeps ids only while the message is queued).
+        self._stored: dict[str, dt.datetime] = {}
+
+    def _seen(self, dedup: str, now: dt.datetime) -> bool:
+        stored = self._stored.get(dedup)
+        return stored is not None and now - stored < DEDUP_WINDOW
+
+    def _remember(self, dedup: str, now: dt.datetime) -> None:
+        if len(self._stored) >= _RECENT_KEPT:
+            self._stored = {d: t for d, t in self._stored.items() if now - t < DEDUP_WINDOW}
+            if len(self._stored) >= _RECENT_KEPT:
+                self._stored.clear()
+        self._stored[dedup] = now
 
     def handle(self, headers: Mapping[str, str] | None, body: bytes) -> tuple[int, dict[str, Any]]:
         checked = check_request(headers, body, api_keys=self.api_keys, max_bytes=self.max_bytes, clock=self.clock)
         if isinstance(checked, Rejected):
             return checked.status, {"status": "rejected", "error": checked.reason}
+        accepted = {"runId": checked.run_id, "groupId": checked.group_id, "dedupId": checked.dedup_id}
+        now = self.clock()
+        if self._seen(checked.dedup_id, now):
+            return 201, {"status": "accepted", "duplicate": True, **accepted}
         try:
             # The bucket's default encryption (SSE-KMS) applies; the raw bytes, as received.
             self.s3.put_object(Bucket=self.bucket, Key=checked.archive_key, Body=body, ContentType="application/json")
@@ -316,9 +339,5 @@ class Ingestor:
             )
         except (BotoCoreError, ClientError) as exc:
             return 503, {"status": "unavailable", "error": _aws_reason("queueing the event", exc)}
-        return 201, {
-            "status": "accepted",
-            "runId": checked.run_id,
-            "groupId": checked.group_id,
-            "dedupId": checked.dedup_id,
-        }
+        self._remember(checked.dedup_id, now)
+        return 201, {"status": "accepted", **accepted}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -11,8 +12,8 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from moto import mock_aws
 
-from emr_lineage.gateway.ingest import Ingestor
-from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, RUN_ID, auth, body, clock, event
+from emr_lineage.gateway.ingest import DEDUP_WINDOW, Ingestor
+from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, RECEIVED, RUN_ID, auth, body, clock, event
 from tests.helpers import fake_aws_credentials
 
 REGION = "eu-west-1"
@@ -82,6 +83,28 @@ def test_a_resent_event_is_deduplicated_by_the_fifo_queue(aws: Aws) -> None:
     bodies = [json.loads(m["Body"])["eventType"] for m in aws.messages()]
     assert bodies == ["COMPLETE", "FAIL"]
     assert len(aws.keys()) == 2  # the same key twice: the archive is idempotent too
+
+
+def test_a_resend_within_the_window_is_not_queued_again_even_after_the_first_was_delivered(aws: Aws) -> None:
+    now = {"t": RECEIVED}
+    ingestor = Ingestor(
+        aws.s3,
+        aws.sqs,
+        bucket=BUCKET,
+        queue_url=aws.queue_url,
+        api_keys=(KEY,),
+        max_bytes=1 << 20,
+        clock=lambda: now["t"],
+    )
+    assert ingestor.handle(auth(), body(event()))[0] == 201
+    (delivered,) = aws.messages()
+    aws.sqs.delete_message(QueueUrl=aws.queue_url, ReceiptHandle=delivered["ReceiptHandle"])  # forwarded
+    now["t"] = RECEIVED + DEDUP_WINDOW - dt.timedelta(seconds=1)
+    status, reply = ingestor.handle(auth(), body(event()))
+    assert (status, reply["duplicate"]) == (201, True) and aws.messages() == []
+    now["t"] = RECEIVED + DEDUP_WINDOW  # past the window: a new send, as SQS would take it
+    status, reply = ingestor.handle(auth(), body(event()))
+    assert status == 201 and "duplicate" not in reply and len(aws.messages()) == 1
 
 
 def test_a_rejected_event_touches_neither_archive_nor_queue(aws: Aws) -> None:
