@@ -24,7 +24,7 @@ LAYERS = {
     # features
     "launch": 5,
     "listener": 5,
-    "gateway": 5,  # the lineage gateway's Lambdas: stdlib + boto3, errors/naming/marquez.api only
+    "gateway": 5,  # the lineage gateway's Lambdas: stdlib + boto3, errors/naming/marquez.api/settings.limits only
     "pipeline": 6,
     "operations": 6,  # tls and doctor: the listener's S3 key comes from listener.artifact (layer 5)
     "analysis": 6,  # impact, drift, audit, runs: the archive layout comes from gateway.ingest (layer 5)
