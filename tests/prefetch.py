@@ -10,6 +10,8 @@ Only for a run of the whole suite: a chosen subset (``-k``, paths) makes what it
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 
@@ -42,6 +44,7 @@ def start(config: pytest.Config) -> list[subprocess.Popen]:
             cwd=REPO_ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: stop() ends the demo and Spark it started too
         )
         for folder, module in modules.items()
     ]
@@ -51,5 +54,5 @@ def stop(processes: list[subprocess.Popen]) -> None:
     """End what is still running (an interrupted or failed run)."""
     for process in processes:
         if process.poll() is None:
-            process.terminate()
+            os.killpg(process.pid, signal.SIGTERM)
         process.wait()
