@@ -90,6 +90,15 @@ def _p(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[q - 1] * 1000
 
 
+def _receive_and_delete(sqs, queue: str) -> int:
+    """One bare receive of up to 10 messages and their batch delete: how many there were."""
+    messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages", [])
+    entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
+    if entries:
+        sqs.delete_message_batch(QueueUrl=queue, Entries=entries)
+    return len(messages)
+
+
 def _bare_put_send(gateway: LocalGateway, bucket: str, bodies: list[bytes], groups: list[str]) -> list[float]:
     """S3 put + SQS FIFO send per body, timed, while a thread drains the queue (as a forwarder would)."""
     queue = gateway.sqs.create_queue(QueueName="bench-bare.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
@@ -97,10 +106,7 @@ def _bare_put_send(gateway: LocalGateway, bucket: str, bodies: list[bytes], grou
 
     def drain() -> None:
         while not done.is_set():
-            messages = gateway.sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages", [])
-            entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
-            if entries:
-                gateway.sqs.delete_message_batch(QueueUrl=queue, Entries=entries)
+            _receive_and_delete(gateway.sqs, queue)
 
     drainer = threading.Thread(target=drain, daemon=True)
     drainer.start()
@@ -133,11 +139,7 @@ def _bare_drain_rate(sqs, depth: int, groups: list[str]) -> float:
         sqs.send_message_batch(QueueUrl=queue, Entries=entries)
     started, drained = time.perf_counter(), 0
     while drained < depth:
-        messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages", [])
-        entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
-        if entries:
-            sqs.delete_message_batch(QueueUrl=queue, Entries=entries)
-        drained += len(messages)
+        drained += _receive_and_delete(sqs, queue)
     return depth / (time.perf_counter() - started)
 
 

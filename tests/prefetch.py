@@ -18,9 +18,7 @@ import sys
 import pytest
 
 from tests.emr_lineage.demo_run import SHARED_RUNS
-from tests.paths import REPO_ROOT
-
-SYNTH_FOLDER = "cdk-assemblies"
+from tests.paths import REPO_ROOT, SYNTH_FOLDER, run_shared_dir
 
 
 def _whole_suite(config: pytest.Config) -> bool:
@@ -36,7 +34,7 @@ def start(config: pytest.Config) -> list[subprocess.Popen]:
     """The background processes started for this run (none for a worker or a chosen subset)."""
     if hasattr(config, "workerinput") or not _whole_suite(config):
         return []
-    root = config._tmp_path_factory.getbasetemp()  # the workers' basetemp is a folder of this one
+    root = run_shared_dir(config._tmp_path_factory.getbasetemp())
     modules = {SYNTH_FOLDER: "tests.stacks.synth_cache", **dict.fromkeys(SHARED_RUNS, "tests.emr_lineage.demo_run")}
     return [
         subprocess.Popen(

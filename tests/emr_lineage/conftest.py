@@ -384,9 +384,9 @@ def gen() -> Any:
 
 
 @pytest.fixture(scope="session")
-def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoRun:
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     """The real demo, run once per test run (all xdist workers share the run's base directory)."""
-    return shared_demo(shared_folder(tmp_path_factory, worker_id, DEMO_FOLDER))
+    return shared_demo(shared_folder(tmp_path_factory, DEMO_FOLDER))
 
 
 @pytest.fixture(scope="session")

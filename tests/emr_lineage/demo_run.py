@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from tests.paths import REPO_ROOT
+from tests.paths import REPO_ROOT, run_shared_dir
 
 ROWS = 1500
 SCENARIO_ROWS = 300
@@ -79,10 +79,9 @@ def shared_schema_change(root: Path) -> DemoRun:
     return _shared_run(root, ["--scenario", "schema-change", "--rows", str(SCENARIO_ROWS)], columns=200)
 
 
-def shared_folder(tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: str) -> Path:
+def shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
     """``name`` in the run's temporary directory that every xdist worker shares."""
-    base = tmp_path_factory.getbasetemp()
-    return (base if worker_id == "master" else base.parent) / name
+    return run_shared_dir(tmp_path_factory.getbasetemp()) / name
 
 
 SHARED_RUNS = {DEMO_FOLDER: shared_demo, SCHEMA_CHANGE_FOLDER: shared_schema_change}

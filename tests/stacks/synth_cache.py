@@ -31,7 +31,7 @@ from cdk_nag import AwsSolutionsChecks
 from filelock import FileLock, Timeout
 
 from stacks.gateway.asset import asset_files
-from tests.paths import REPO_ROOT
+from tests.paths import REPO_ROOT, SYNTH_FOLDER, run_shared_dir
 
 # What a synth reads besides its context: app.py and the first-party modules it imports, the
 # folders the stacks upload as assets, and the files of the gateway's Lambda asset.
@@ -183,8 +183,7 @@ class AssemblyCache:
         """The cache of this test run: the workers' common temporary directory under xdist."""
         if os.environ.get(CACHE_ENV):
             return cls(Path(os.environ[CACHE_ENV]))
-        shared = basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
-        return cls(shared / "cdk-assemblies")
+        return cls(run_shared_dir(basetemp) / SYNTH_FOLDER)
 
     def _directory(self, name: str, context: dict) -> Path:
         return self.root / f"{name}-{cache_key(context)[:24]}"

@@ -28,8 +28,8 @@ SCHEMA_V2 = {"order_date": "date", "revenue": "decimal(18,2)", "orders": "long",
 
 
 @pytest.fixture(scope="session")
-def schema_change_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoRun:
-    return shared_schema_change(shared_folder(tmp_path_factory, worker_id, SCHEMA_CHANGE_FOLDER))
+def schema_change_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    return shared_schema_change(shared_folder(tmp_path_factory, SCHEMA_CHANGE_FOLDER))
 
 
 def _dataset(run: DemoRun, relative: str) -> tuple[str, str]:
