@@ -26,7 +26,6 @@ from emr_lineage.lineage.contract_check import ContractResult, resolve, validate
 from emr_lineage.lineage.contract_marquez import contract_graph, read_contract_lineage
 from emr_lineage.lineage.event_sources import STDIN
 from emr_lineage.lineage.events import EventsError, EventStream, load_events, stream_events
-from emr_lineage.lineage.from_events import build_graph
 from emr_lineage.lineage.from_marquez import graph_from_marquez
 from emr_lineage.lineage.graph import LEVELS, LineageGraph
 from emr_lineage.lineage.render import FORMATS, json_bytes, render
@@ -47,7 +46,7 @@ def _load(paths: Sequence[str], skip_invalid: bool, strict: bool, level: str, sc
     events = stream_events(paths, skip_invalid=skip_invalid, strict=strict, schema_directory=schema_dir)
     if events.schema_note:
         click.echo(f"warning: {events.schema_note}", err=True)
-    graph = build_graph(events, level=level)
+    graph = events.build_graph(level)
     if not events.count:
         skipped = f" ({events.skipped} invalid skipped; first: {events.skipped_details[0]})" if events.skipped else ""
         raise EventsError(f"{', '.join(paths)}: no events to build a graph from{skipped}")

@@ -1,16 +1,23 @@
-"""Check the lines of JSON Lines sources in batches, in a second process once the input is large.
+"""Read the blocks of JSON Lines sources, checked, with a second process once the input is large.
 
-Checking a line (orjson decode, the duplicate-key evidence, the compiled schema check) costs
-about as much as decoding it again and merging it into the graph. So past
-:data:`PARALLEL_AFTER_LINES` lines (and with 2+ CPUs) batches of lines go to one checker process
-(``python -m emr_lineage.lineage.event_checks`` over its pipes: a batch is where it lies in the
-file, which the checker reads itself, or its lines for gzip and standard input; not
-``multiprocessing``, whose ``spawn`` re-imports the caller's main module and so fails in a script
-without a ``__main__`` guard, and whose ``fork`` copies a process that may hold threads), which
-answers only the lines that are NOT plain valid events; meanwhile this process decodes the
-previous batch and hands its events on. Batches are answered in order, so the first
-bad event is still the first reported and memory holds a few batches at most. Smaller inputs never
-start the process (it costs about 0.3 s). If the process dies, checking goes on here.
+Decoding and checking a line costs about as much again as merging it into the graph. So past
+:data:`PARALLEL_AFTER_BYTES` (and with 2+ CPUs) a worker process
+(:mod:`emr_lineage.lineage.event_worker`, over its pipes: not ``multiprocessing``, whose
+``spawn`` re-imports the caller's main module and so fails in a script without a ``__main__``
+guard, and whose ``fork`` copies a process that may hold threads) takes blocks of lines:
+
+* reading events (:meth:`LineChecker.checked`): the worker checks every block and answers only
+  the lines that are not plain valid events, while this process decodes the block before and
+  hands its events on, in order;
+* building a graph (:meth:`LineChecker.merged`): each line is decoded once, by the process that
+  merges it. Blocks of a plain file go to the worker (which reads them there and merges them into
+  a builder of its own, sent back at the end) while it has fewer than :data:`_IN_FLIGHT` queued;
+  this process decodes, checks and merges the others. For gzip and standard input the worker
+  only checks, as when reading.
+
+Blocks are settled in order, so the first bad event is still the first reported and memory
+holds a few blocks at most. Small inputs never start the worker (it costs about 0.3 s). If the
+worker dies, its blocks are done here again (those it merged are read again from the file).
 """
 
 from __future__ import annotations
@@ -18,120 +25,52 @@ from __future__ import annotations
 import os
 import pickle
 import queue
-import struct
 import subprocess
 import sys
 import threading
 from collections import deque
 from collections.abc import Iterator
-from itertools import islice
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
-from emr_lineage.lineage.event_decode import NotUtf8, Problem, decode_line, may_repeat_a_key
-from emr_lineage.lineage.event_sources import EventsError, Source, is_event_line
-from emr_lineage.lineage.schemas import Schemas, check_event_with, load_schemas
+from emr_lineage.lineage import event_worker
+from emr_lineage.lineage.event_decode import NotUtf8, decode_line
+from emr_lineage.lineage.event_sources import Block, EventsError, Source, is_event_line
+from emr_lineage.lineage.event_worker import BUILD, CHECK, NOT_UTF8, PROBLEM, SLOW, Answer, BlockWork, examine
+from emr_lineage.lineage.from_events import GraphBuilder
+from emr_lineage.lineage.schemas import Schemas
 
-BATCH_LINES = 2048
-PARALLEL_AFTER_LINES = 32_768
-_WARM_UP_LINES = PARALLEL_AFTER_LINES // 2  # the process starts here, while this one checks on
-_IN_FLIGHT = 3
-_RECENT_LINES = 8192  # answers kept for lines seen again soon (Spark redelivers START and COMPLETE)
-_RECENT_ANSWERS: dict[tuple[bool, str | None], dict[bytes, tuple[str, Any] | None]] = {}
+PARALLEL_AFTER_BYTES = 32 << 20
+_WARM_UP_BYTES = PARALLEL_AFTER_BYTES // 2  # the worker starts here, while this process reads on
+_IN_FLIGHT = 2
 
-Line = tuple[int, int, bytes]  # (line number, byte offset, the line)
 Checked = tuple[int, Any, str | None]  # (line number, event, problem or None)
-# What the checker answers for a line that is not a plain valid event: (index in the batch, code, detail).
-_PROBLEM, _SLOW, _NOT_UTF8 = "problem", "slow", "utf8"
 
 
-def _schemas_in(directory: str | None) -> Schemas | None:
-    return None if directory is None else load_schemas(directory)
-
-
-def check_batch(lines: list[bytes], strict: bool, directory: str | None) -> list[tuple[int, str, Any]]:
-    """The lines of a batch that are not plain valid events (run in the checker process):
-    ``problem`` (the message), ``slow`` (valid, but only the standard library decodes it, e.g.
-    ``NaN``) or ``utf8`` ((reason, byte offset in the line))."""
-    schemas = _schemas_in(directory)
-    answers: list[tuple[int, str, Any]] = []
-    recent = _RECENT_ANSWERS.setdefault((strict, directory), {})
-    for index, raw in enumerate(lines):
-        if raw in recent:  # a redelivered event: the same line, the same answer
-            known = recent[raw]
-            if known is not None:
-                answers.append((index, *known))
-            continue
-        if len(recent) >= _RECENT_LINES:
-            recent.clear()
-        answer = _answer(raw, strict, schemas)
-        recent[raw] = answer
-        if answer is not None:
-            answers.append((index, *answer))
-    return answers
-
-
-def _answer(raw: bytes, strict: bool, schemas: Schemas | None) -> tuple[str, Any] | None:
-    """(code, detail) of a line that is not a plain valid event, None for one that is."""
-    slow = False
-    try:
-        value = orjson.loads(raw)
-        if may_repeat_a_key(raw, value):
-            value = decode_line(raw)
-    except orjson.JSONDecodeError:
-        slow = True
-        try:
-            value = decode_line(raw)
-        except NotUtf8 as exc:
-            return _NOT_UTF8, (exc.reason, exc.start)
-    problem = value.message if type(value) is Problem else check_event_with(value, strict, schemas)
-    if problem is not None:
-        return _PROBLEM, problem
-    return (_SLOW, None) if slow else None
-
-
-_HEADER = struct.Struct("<Q")
-_LINES, _IN_FILE = b"L", b"F"  # what a batch message holds: its lines, or where they are in a file
-
-
-def _send(pipe: IO[bytes], payload: bytes) -> None:
-    pipe.write(_HEADER.pack(len(payload)))
-    pipe.write(payload)
-    pipe.flush()
-
-
-def _receive(pipe: IO[bytes]) -> bytes | None:
-    """The next message, or None at the end of the pipe."""
-    header = pipe.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        return None
-    (size,) = _HEADER.unpack(header)
-    payload = pipe.read(size)
-    return payload if len(payload) == size else None
-
-
-class _CheckerProcess:
-    """The checker process: batches go in through a writer thread (so this process never waits
-    on a full pipe while the checker is busy), answers come back in order. A batch travels as its
-    lines, each ending with ``\\n`` (a line holds no other); answers are pickled."""
+class _Worker:
+    """The worker process: blocks go in through a writer thread (so this process never waits on
+    a full pipe while the worker is busy), replies come back through a reader thread, in order."""
 
     def __init__(self, strict: bool, directory: str | None) -> None:
-        command = [sys.executable, "-m", __name__, "strict" if strict else "lenient", directory or ""]
+        command = [sys.executable, "-m", event_worker.__name__, "strict" if strict else "lenient", directory or ""]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
         self.outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self.writer = threading.Thread(target=self._write, name="emr-lineage-event-checks", daemon=True)
-        self.writer.start()
+        self.inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.sent = self.received = 0
+        threading.Thread(target=self._write, name="emr-lineage-worker-in", daemon=True).start()
+        threading.Thread(target=self._read, name="emr-lineage-worker-out", daemon=True).start()
 
     def _write(self) -> None:
         stdin = self.process.stdin
         assert stdin is not None
         try:
-            while (batch := self.outbox.get()) is not None:
-                _send(stdin, batch)
+            while (message := self.outbox.get()) is not None:
+                event_worker.send(stdin, message)
         except (OSError, ValueError):
             pass  # the process is gone; the reader finds out
         finally:
@@ -140,24 +79,45 @@ class _CheckerProcess:
             except OSError:
                 pass
 
-    def submit(self, batch: list[Line], path: str | None) -> None:
-        """Send a batch: where it lies in ``path`` (the checker reads it there, sparing this process
-        the copy), or its lines when they are not a file's own bytes (gzip, standard input)."""
-        if path is not None:
-            start, end = batch[0][1], batch[-1][1] + len(batch[-1][2])
-            self.outbox.put(_IN_FILE + pickle.dumps((path, start, end)))
-            return
-        lines = b"".join([raw for _, _, raw in batch])
-        self.outbox.put(_LINES + (lines if lines.endswith(b"\n") else lines + b"\n"))
-
-    def answer(self) -> tuple[int, list[tuple[int, str, Any]]] | None:
-        """(lines checked, answers) of the oldest batch not yet answered; None if the process died."""
-        assert self.process.stdout is not None
+    def _read(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
         try:
-            reply = _receive(self.process.stdout)
-            return None if reply is None else pickle.loads(reply)
-        except (OSError, pickle.UnpicklingError, EOFError):
+            while (message := event_worker.receive(stdout)) is not None:
+                self.received += 1
+                self.inbox.put(message)
+        except (OSError, ValueError):
+            pass
+        self.inbox.put(None)  # the end: after the builder, or the process died
+
+    @property
+    def queued(self) -> int:
+        """Blocks sent and not yet answered."""
+        return self.sent - self.received
+
+    def submit(self, mode: str, block: Block, path: str | None) -> None:
+        self.sent += 1
+        self.outbox.put(event_worker.block_message(mode, block, path))
+
+    def ready(self) -> bool:
+        """Whether a reply (or the news that the process died) is there to take."""
+        return self.inbox.qsize() > 0
+
+    def reply(self) -> Any:
+        """The oldest reply not yet taken (unpickled), waiting for it; None if the process died."""
+        message = self.inbox.get()
+        if message is None:
+            self.inbox.put(None)  # stays dead
             return None
+        try:
+            return pickle.loads(message)
+        except (pickle.UnpicklingError, EOFError):
+            return None
+
+    def builder(self) -> GraphBuilder | None:
+        """The worker's builder, once its input is closed; None if the process died."""
+        self.outbox.put(None)
+        return self.reply()
 
     def close(self, finished: bool) -> None:
         self.outbox.put(None)
@@ -172,20 +132,15 @@ class _CheckerProcess:
             self.process.stdout.close()
 
 
-def _serve(strict: bool, directory: str | None) -> None:
-    """The checker process's loop: a batch in, its answers out, until the input ends."""
-    _schemas_in(directory)  # compiled before the first batch arrives
-    requests, replies = sys.stdin.buffer, sys.stdout.buffer
-    while (message := _receive(requests)) is not None:
-        if message[:1] == _IN_FILE:
-            path, start, end = pickle.loads(message[1:])
-            with open(path, "rb") as events:
-                events.seek(start)
-                lines = [line for line in events.read(end - start).split(b"\n") if is_event_line(line)]
-        else:
-            lines = message[1:].split(b"\n")[:-1]
-        answers = check_batch(lines, strict, directory)
-        _send(replies, pickle.dumps((len(lines), answers), protocol=pickle.HIGHEST_PROTOCOL))
+@dataclass
+class _Pending:
+    """A block in flight or done, settled in order: ``answers`` None while the worker has it."""
+
+    source: Source
+    block: Block
+    mode: str
+    path: str | None
+    answers: list[Answer] | None = None
 
 
 def _not_utf8(source: Source, offset: int, reason: str, start: int) -> EventsError:
@@ -193,83 +148,180 @@ def _not_utf8(source: Source, offset: int, reason: str, start: int) -> EventsErr
 
 
 class LineChecker:
-    """Checks the lines of every JSON Lines source of one read (see the module docstring)."""
+    """Checks (or checks and merges) the blocks of every JSON Lines source of one read."""
 
     def __init__(self, strict: bool, schemas: Schemas | None, parallel: bool | None = None) -> None:
         self.strict, self.schemas = strict, schemas
         self.directory = None if schemas is None else str(Path(schemas.directory))
         self.parallel = (os.cpu_count() or 1) > 1 if parallel is None else parallel
-        self.checker: _CheckerProcess | None = None
-        self.lines_seen = 0
+        self.worker: _Worker | None = None
+        self.bytes_seen = 0
+        self.building = BlockWork(BUILD, strict, schemas)
+        self.events_merged = 0  # events merged by merged(), here and in the worker
+        self._merged_there: list[tuple[str, int, int]] = []  # (path, offset, size) of blocks the worker merged
+
+    @property
+    def builder(self) -> GraphBuilder:
+        """What :meth:`merged` merged in this process (the worker's is added by :meth:`finish`)."""
+        assert self.building.builder is not None
+        return self.building.builder
+
+    def expect(self, total_bytes: int) -> None:
+        """Start the worker at once if the sources' known size makes it worth it."""
+        if total_bytes >= PARALLEL_AFTER_BYTES:
+            self._start()
+
+    def _start(self) -> None:
+        if self.parallel and self.worker is None:
+            self.worker = _Worker(self.strict, self.directory)
+
+    def _use_worker(self, block: Block) -> bool:
+        self.bytes_seen += len(block.data)
+        if self.bytes_seen >= _WARM_UP_BYTES:
+            self._start()
+        return self.worker is not None and self.bytes_seen >= PARALLEL_AFTER_BYTES
 
     def close(self, finished: bool = True) -> None:
-        """Stop the checker process (at once unless ``finished``: answers still due are dropped)."""
-        if self.checker is not None:
-            self.checker.close(finished)
-            self.checker = None
+        """Stop the worker (at once unless ``finished``: replies still due are dropped)."""
+        if self.worker is not None:
+            self.worker.close(finished)
+            self.worker = None
 
-    def checked(self, source: Source, lines: Iterator[Line], path: str | None = None) -> Iterator[Checked]:
+    # --- reading events, in order -------------------------------------------------------------
+
+    def checked(self, source: Source, blocks: Iterator[Block], path: str | None = None) -> Iterator[Checked]:
         """(line number, event, problem or None) of every line, in order; ``path``: the file whose
-        own bytes the lines are (their offsets are its offsets), None for gzip or standard input."""
-        pending: deque[list[Line]] = deque()
-        while batch := list(islice(lines, BATCH_LINES)):
-            self.lines_seen += len(batch)
-            if self.parallel and self.checker is None and self.lines_seen >= _WARM_UP_LINES:
-                self.checker = _CheckerProcess(self.strict, self.directory)
-            if self.checker is None or self.lines_seen < PARALLEL_AFTER_LINES:
-                while pending:  # batches sent before the checker process died come first
-                    yield from self._answered(source, pending.popleft())
-                yield from self._here(source, batch)
+        own bytes the blocks are (their offsets are its offsets), None for gzip or standard input."""
+        pending: deque[_Pending] = deque()
+        for block in blocks:
+            if not self._use_worker(block):
+                while pending:  # blocks sent before the worker died come first
+                    yield from self._settle(pending.popleft())
+                yield from self._here(source, block)
                 continue
-            self.checker.submit(batch, path)
-            pending.append(batch)
-            if len(pending) >= _IN_FLIGHT:
-                yield from self._answered(source, pending.popleft())
+            pending.append(self._send(_Pending(source, block, CHECK, path)))
+            if len(pending) > _IN_FLIGHT:
+                yield from self._settle(pending.popleft())
         while pending:
-            yield from self._answered(source, pending.popleft())
+            yield from self._settle(pending.popleft())
+
+    def _send(self, item: _Pending) -> _Pending:
+        assert self.worker is not None
+        self.worker.submit(item.mode, item.block, item.path)
+        return item
+
+    def _here(self, source: Source, block: Block) -> Iterator[Checked]:
+        strict, schemas, first = self.strict, self.schemas, block.first_line
+        for index, raw in enumerate(block.lines()):
+            if raw[:1] != b"{" and not is_event_line(raw):
+                continue
+            try:
+                event, problem, _ = examine(raw, strict, schemas)
+            except NotUtf8 as exc:
+                raise _not_utf8(source, block.line_offset(index), exc.reason, exc.start) from None
+            yield first + index, event, problem
+
+    def _settle(self, item: _Pending) -> Iterator[Checked]:
+        """The checked lines of a block (done here if the worker died); a build-mode block: only
+        its problems (its events are merged)."""
+        if item.answers is None:
+            reply = self.worker.reply() if self.worker is not None else None
+            lines = len(item.block.lines()) if reply is not None else -1
+            if reply is None or reply[0] != lines:  # died, or the file changed under us: do it here
+                self._give_up()
+                if item.mode == CHECK:
+                    yield from self._here(item.source, item.block)
+                else:
+                    yield from self._merge_here(item.source, item.block)
+                return
+            if item.mode == BUILD:
+                self.events_merged += reply[1]
+                self._merged_there.append((item.path, item.block.offset, len(item.block.data)))  # type: ignore[arg-type]
+            item.answers = reply[2]
+        yield from self._answered(item)
+
+    def _merge_here(self, source: Source, block: Block) -> Iterator[Checked]:
+        merged, answers = self.building.do(block.lines())
+        self.events_merged += merged
+        yield from self._answered(_Pending(source, block, BUILD, None, answers))
+
+    def _answered(self, item: _Pending) -> Iterator[Checked]:
+        source, block, answers = item.source, item.block, item.answers
+        first = block.first_line
+        if item.mode == BUILD:
+            for index, code, detail in answers or ():
+                if code == NOT_UTF8:
+                    raise _not_utf8(source, block.line_offset(index), *detail)
+                yield first + index, None, detail
+            return
+        by_index = {index: (code, detail) for index, code, detail in answers or ()}
+        loads = orjson.loads
+        for index, raw in enumerate(block.lines()):
+            if raw[:1] != b"{" and not is_event_line(raw):
+                continue
+            answer = by_index.get(index)
+            if answer is None:
+                yield first + index, loads(raw), None
+            elif answer[0] == PROBLEM:
+                yield first + index, None, answer[1]
+            elif answer[0] == SLOW:
+                yield first + index, decode_line(raw), None
+            else:
+                raise _not_utf8(source, block.line_offset(index), *answer[1])
 
     def _give_up(self) -> None:
-        """The checker process died (killed, out of memory): check here from now on."""
+        """The worker died (killed, out of memory): work here from now on, and merge here again
+        the blocks it had merged (its builder died with it)."""
         self.parallel = False
         self.close(finished=False)
+        for path, offset, size in self._merged_there:
+            self.building.do(Block(0, 0, event_worker.read_range(path, offset, size)).lines())
+        self._merged_there.clear()
 
-    def _here(self, source: Source, batch: list[Line]) -> Iterator[Checked]:
-        strict, schemas = self.strict, self.schemas
-        for number, offset, raw in batch:
-            try:
-                value = decode_line(raw)
-            except NotUtf8 as exc:
-                raise _not_utf8(source, offset, exc.reason, exc.start) from None
-            if type(value) is Problem:
-                yield number, None, value.message
+    # --- building a graph ---------------------------------------------------------------------
+
+    def merged(self, source: Source, blocks: Iterator[Block], path: str | None = None) -> Iterator[tuple[int, str]]:
+        """Merge the valid events of ``source`` into the builders; (line, problem) of the others, in order."""
+        pending: deque[_Pending] = deque()
+        for block in blocks:
+            worker = self.worker if self._use_worker(block) else None
+            if worker is not None and worker.queued < _IN_FLIGHT:
+                pending.append(self._send(_Pending(source, block, CHECK if path is None else BUILD, path)))
             else:
-                yield number, value, check_event_with(value, strict, schemas)
+                merged, answers = self.building.do(block.lines())
+                self.events_merged += merged
+                if not any(code == NOT_UTF8 for _, code, _ in answers):
+                    block = Block(block.first_line, block.offset, b"")  # its bytes are not needed again
+                pending.append(_Pending(source, block, BUILD, path, answers))
+            yield from self._settled(pending, wait=False)
+        yield from self._settled(pending, wait=True)
 
-    def _answered(self, source: Source, batch: list[Line]) -> Iterator[Checked]:
-        reply = None if self.checker is None else self.checker.answer()
-        # None: the process died; another line count: the file changed under us. Check here then.
-        answered = None if reply is None or reply[0] != len(batch) else reply[1]
-        if answered is None:
-            self._give_up()
-            yield from self._here(source, batch)
-            return
-        loads = orjson.loads
-        if not answered:
-            for number, _, raw in batch:
-                yield number, loads(raw), None
-            return
-        answers = {index: (code, detail) for index, code, detail in answered}
-        for index, (number, offset, raw) in enumerate(batch):
-            answer = answers.get(index)
-            if answer is None:
-                yield number, loads(raw), None
-            elif answer[0] == _PROBLEM:
-                yield number, None, answer[1]
-            elif answer[0] == _SLOW:
-                yield number, decode_line(raw), None
+    def _settled(self, pending: deque[_Pending], wait: bool) -> Iterator[tuple[int, str]]:
+        """Problems of the settled blocks at the head of ``pending``; a check-mode block's events are merged."""
+        while pending:
+            head = pending[0]
+            if head.answers is None and not wait and self.worker is not None and not self.worker.ready():
+                return
+            pending.popleft()
+            self.builder.add_all(self._merge_events(self._settle(head), problems := []))
+            yield from problems
+
+    def _merge_events(self, checked: Iterator[Checked], problems: list[tuple[int, str]]) -> Iterator[Any]:
+        """The events of ``checked``, counted (its problems go to ``problems``)."""
+        for line, event, problem in checked:
+            if problem is not None:
+                problems.append((line, problem))
+            elif event is not None:
+                self.events_merged += 1
+                yield event
+
+    def finish(self) -> GraphBuilder:
+        """The builder of everything :meth:`merged` merged, the worker's part included."""
+        if self.worker is not None and self._merged_there:
+            theirs = self.worker.builder()
+            if theirs is None:
+                self._give_up()
             else:
-                raise _not_utf8(source, offset, *answer[1])
-
-
-if __name__ == "__main__":
-    _serve(sys.argv[1] == "strict", sys.argv[2] or None)
+                self.builder.merge(theirs)
+        self.close()
+        return self.builder

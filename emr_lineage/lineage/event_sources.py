@@ -137,17 +137,55 @@ class _Reading:
             raise EventsError(f"{name}: cannot read: {exc.strerror or exc}") from None
 
 
-def read_lines(source: Source, stream: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
-    """(line number, byte offset, line) of the non-blank lines; each line keeps its ``\\n``."""
-    number, offset = 0, 0
+BLOCK_BYTES = 1 << 21
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """Whole lines of a JSON Lines source: ``data`` starts at line ``first_line``, byte ``offset``."""
+
+    first_line: int
+    offset: int
+    data: bytes
+
+    def lines(self) -> list[bytes]:
+        """Every line, blank ones included (line ``i`` is number ``first_line + i``), without its ``\\n``."""
+        lines = self.data.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        return lines
+
+    def line_offset(self, index: int) -> int:
+        """The byte offset of line ``index`` in the source (only asked for to word an error)."""
+        position = 0
+        for _ in range(index):
+            position = self.data.index(b"\n", position) + 1
+        return self.offset + position
+
+
+def read_blocks(source: Source, stream: IO[bytes], size: int | None = None) -> Iterator[Block]:
+    """The source in blocks of whole lines (about ``size`` bytes, default :data:`BLOCK_BYTES`; a
+    longer line makes a longer block); lines end at ``\\n`` only, the last may lack it."""
+    size = size or BLOCK_BYTES
+    line, offset, rest = 1, 0, b""
     with _Reading(source):
-        for line in stream:  # a binary stream splits at b"\n" only
-            number += 1
-            if number == 1 and line.startswith(_BOM):
-                line, offset = line[3:], 3
-            if line[:1] == b"{" or line.strip(b" \t\r\n"):  # as is_event_line, inlined
-                yield number, offset, line
-            offset += len(line)
+        while True:
+            chunk = stream.read(size)
+            if offset == 0 and not rest and chunk.startswith(_BOM):
+                chunk, offset = chunk[3:], 3
+            if not chunk:
+                if rest:
+                    yield Block(line, offset, rest)
+                return
+            data = rest + chunk if rest else chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data  # no line ends here yet: read on
+                continue
+            block, rest = data[:cut], data[cut:]
+            yield Block(line, offset, block)
+            line += block.count(b"\n")
+            offset += len(block)
 
 
 def is_event_line(line: bytes) -> bool:

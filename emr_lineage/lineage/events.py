@@ -32,7 +32,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -40,15 +40,19 @@ from emr_lineage.lineage.event_checks import LineChecker
 from emr_lineage.lineage.event_decode import Problem
 from emr_lineage.lineage.event_sources import (
     STDIN_NAME,
+    Block,
     EventsError,
     Source,
     event_sources,
+    is_event_line,
     open_source,
     plain_file,
+    read_blocks,
     read_json,
-    read_lines,
     starts_a_list,
 )
+from emr_lineage.lineage.from_events import cyclic_gc_paused
+from emr_lineage.lineage.graph import LineageGraph, check_level
 from emr_lineage.lineage.schema_store import missing_message, schema_dir
 from emr_lineage.lineage.schemas import Schemas, check_event_with, load_schemas, require_schemas
 
@@ -103,7 +107,7 @@ class EventStream(_Counts):
             self.skipped_details.append(message)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        checker = LineChecker(self.strict, self.schemas, self.parallel)
+        checker = self._checker()
         try:
             for source in self.sources:
                 self.files.append(str(source.path) if source.path is not None else "-")
@@ -113,35 +117,85 @@ class EventStream(_Counts):
                         yield event
                     else:
                         self._bad(source.name, line, problem)
-        except BaseException:  # an error, or the consumer stopped early: answers still due are not needed
+        except BaseException:  # an error, or the consumer stopped early: replies still due are not needed
             checker.close(finished=False)
             raise
         finally:
             checker.close()
 
+    def build_graph(self, level: str = "application") -> LineageGraph:
+        """The graph of the events (iterate once, instead of iterating): as ``build_graph(self)``,
+        but each line of a JSON Lines source is decoded once, by the process that merges it."""
+        check_level(level)
+        checker = self._checker()
+        try:
+            with cyclic_gc_paused():
+                for source in self.sources:
+                    self.files.append(str(source.path) if source.path is not None else "-")
+                    stream = open_source(source)
+                    try:
+                        if self._is_lines(source, stream):
+                            for line, problem in checker.merged(source, _blocks(source, stream), plain_file(stream)):
+                                self._bad(source.name, line, problem)
+                        else:
+                            checker.builder.add_all(self._json_values(source, stream, checker))
+                    finally:
+                        if source.path is not None:
+                            stream.close()
+                builder = checker.finish()
+                self.count += checker.events_merged
+                return builder.graph(level)
+        except BaseException:
+            checker.close(finished=False)
+            raise
+        finally:
+            checker.close()
+
+    def _checker(self) -> LineChecker:
+        checker = LineChecker(self.strict, self.schemas, self.parallel)
+        checker.expect(sum(os.path.getsize(s.path) for s in self.sources if s.path is not None and s.is_lines))
+        return checker
+
+    def _json_values(self, source: Source, stream: IO[bytes], checker: LineChecker) -> Iterator[dict[str, Any]]:
+        """The valid events of a ``.json`` source (problems go to ``_bad``), counted as merged."""
+        for line, value in read_json(source, stream):
+            problem = value.message if type(value) is Problem else check_event_with(value, self.strict, self.schemas)
+            if problem is None:
+                checker.events_merged += 1
+                yield value
+            else:
+                self._bad(source.name, line, problem)
+
+    @staticmethod
+    def _is_lines(source: Source, stream: IO[bytes]) -> bool:
+        lines = source.is_lines
+        return not starts_a_list(stream) if lines is None else lines
+
     def _checked(self, source: Source, checker: LineChecker) -> Iterator[tuple[int, Any, str | None]]:
         """(line, event, problem or None) of each event of ``source``."""
         stream = open_source(source)
         try:
-            lines = source.is_lines
-            if lines is None:
-                lines = not starts_a_list(stream)
-            if not lines:
+            if not self._is_lines(source, stream):
                 for line, value in read_json(source, stream):
                     if type(value) is Problem:
                         yield line, None, value.message
                     else:
                         yield line, value, check_event_with(value, self.strict, self.schemas)
                 return
-            seen = False
-            for checked in checker.checked(source, read_lines(source, stream), plain_file(stream)):
-                seen = True
-                yield checked
-            if not seen and source.path is None:
-                raise EventsError(f"{STDIN_NAME}: no events on standard input (it is empty)")
+            yield from checker.checked(source, _blocks(source, stream), plain_file(stream))
         finally:
             if source.path is not None:
                 stream.close()
+
+
+def _blocks(source: Source, stream: IO[bytes]) -> Iterator[Block]:
+    """The blocks of a JSON Lines source; standard input without an event line is an error."""
+    seen = source.path is not None
+    for block in read_blocks(source, stream):
+        seen = seen or any(is_event_line(line) for line in block.lines())
+        yield block
+    if not seen:
+        raise EventsError(f"{STDIN_NAME}: no events on standard input (it is empty)")
 
 
 def stream_events(

@@ -11,7 +11,8 @@ from __future__ import annotations
 import gc
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any
@@ -78,8 +79,9 @@ def _final_state(states: set[str]) -> str:
     return max(states, key=lambda state: (_STATE_RANK.get(state, 0), state))
 
 
-class _Accumulator:
-    """Phase 1 of :func:`build_graph`: merge events per run and per dataset (order-free)."""
+class GraphBuilder:
+    """Merges events per run and per dataset (order-free, so builders of parts of the events can
+    be merged into one); :meth:`graph` assembles the graph. Phase 1 of :func:`build_graph`."""
 
     def __init__(self) -> None:
         self.runs: dict[Any, _Run] = {}
@@ -155,6 +157,35 @@ class _Accumulator:
             except (KeyError, TypeError, AttributeError):
                 tolerant(event)
 
+    def merge(self, other: GraphBuilder) -> None:
+        """Add what ``other`` merged (e.g. the builder of another process, unpickled)."""
+        runs, datasets, columns, key = self.runs, self.datasets, self.columns, self.key
+        for run_key, theirs in other.runs.items():
+            mine = runs.get(run_key)
+            if mine is None:
+                mine = runs[run_key] = _Run()
+            mine.jobs.update(key(*job) for job in theirs.jobs)
+            mine.parents |= theirs.parents
+            mine.inputs.update(key(*dataset) for dataset in theirs.inputs)
+            mine.outputs.update(key(*dataset) for dataset in theirs.outputs)
+            mine.states |= theirs.states
+            mine.is_application = mine.is_application or theirs.is_application
+        for ds_key, theirs_ds in other.datasets.items():
+            ds_key = key(*ds_key)
+            mine_ds = datasets.get(ds_key)
+            if mine_ds is None:
+                mine_ds = datasets[ds_key] = _Dataset()
+            mine_ds.aliases |= theirs_ds.aliases
+            for name, types in theirs_ds.fields.items():
+                mine_ds.fields.setdefault(name, set()).update(types)
+        for out, sources in other.columns.items():
+            columns[out] |= sources
+
+    def graph(self, level: str = "application") -> LineageGraph:
+        """The graph of what was merged, at ``level`` (``application`` or ``action``)."""
+        check_level(level)
+        return _assemble(self, level)
+
     def _add_tolerant(self, event: Mapping[str, Any]) -> None:
         """Merge one event that may lack any field (fragments of the Spark integration tests)."""
         job = event.get("job") or _EMPTY
@@ -229,29 +260,35 @@ class _Accumulator:
             for column in schema.get("fields") or ():
                 name = column.get("name")
                 if name:
+                    kind = column.get("type") or ""
                     types = fields.get(name)
                     if types is None:
-                        types = fields[_kept(name)] = set()
-                    types.add(_kept(column.get("type") or ""))
+                        fields[_kept(name)] = {_kept(kind)}
+                    elif kind not in types:
+                        types.add(_kept(kind))
         lineage = facets.get("columnLineage")
         if lineage:
-            columns = self.columns
-            ds_ns, ds_name = ds_key
-            for out_field, spec in (lineage.get("fields") or _EMPTY).items():
-                if not spec:
-                    continue
-                sources = columns[(ds_ns, ds_name, _kept(out_field))]
-                for source in spec.get("inputFields") or ():
-                    transformations = source.get("transformations")
-                    if transformations:
-                        if len(transformations) == 1:
-                            kinds = transformations[0].get("type") or ""
-                        else:
-                            kinds = ",".join(sorted({t.get("type") for t in transformations if t.get("type")}))
+            self._add_column_lineage(ds_key, lineage)
+
+    def _add_column_lineage(self, ds_key: tuple[str, str], lineage: Mapping[str, Any]) -> None:
+        columns = self.columns
+        ds_ns, ds_name = ds_key
+        for out_field, spec in (lineage.get("fields") or _EMPTY).items():
+            if not spec:
+                continue
+            sources = columns[(ds_ns, ds_name, _kept(out_field))]
+            for source in spec.get("inputFields") or ():
+                transformations = source.get("transformations")
+                if transformations:
+                    if len(transformations) == 1:
+                        kinds = transformations[0].get("type") or ""
                     else:
-                        kinds = spec.get("transformationType") or ""
-                    namespace, name = _kept(source.get("namespace") or ds_ns), _kept(source.get("name") or "")
-                    sources.add((namespace, name, _kept(source.get("field") or ""), _kept(kinds)))
+                        kinds = ",".join(sorted({t.get("type") for t in transformations if t.get("type")}))
+                else:
+                    kinds = spec.get("transformationType") or ""
+                edge = (source.get("namespace") or ds_ns, source.get("name") or "", source.get("field") or "", kinds)
+                if edge not in sources:  # interned once, when first seen
+                    sources.add((_kept(edge[0]), _kept(edge[1]), _kept(edge[2]), _kept(edge[3])))
 
 
 def _application_of(
@@ -303,20 +340,26 @@ def build_graph(events: Iterable[Mapping[str, Any]], level: str = "application")
     :func:`emr_lineage.lineage.events.to_dict` first. Raises :class:`GraphError` for a bad level.
     """
     check_level(level)
-    acc = _Accumulator()
-    # Merging creates millions of small sets and tuples but no reference cycles; pausing the
-    # cyclic GC keeps it from re-scanning every event in memory again and again.
-    gc_was_enabled = gc.isenabled()
+    builder = GraphBuilder()
+    with cyclic_gc_paused():
+        builder.add_all(events)
+        return builder.graph(level)
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Merging creates millions of small sets and tuples but no reference cycles; pausing the
+    cyclic GC keeps it from re-scanning every event in memory again and again."""
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
-        acc.add_all(events)
-        return _assemble(acc, level)
+        yield
     finally:
-        if gc_was_enabled:
+        if was_enabled:
             gc.enable()
 
 
-def _assemble(acc: _Accumulator, level: str) -> LineageGraph:
+def _assemble(acc: GraphBuilder, level: str) -> LineageGraph:
     graph = LineageGraph(level=level, source="events")
     runs = [(_pick(run.jobs), run) for run in acc.runs.values()]
     folded = _application_of(runs) if level == "application" else {}

@@ -9,6 +9,7 @@ import json
 import random
 import sys
 import tracemalloc
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -319,12 +320,12 @@ def _mixed_lines(count: int) -> bytes:
 
 @pytest.fixture()
 def checker_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Start the checker process after the first batch, with small batches."""
+    """Start the worker process after the first block, with small blocks."""
     from emr_lineage.lineage import event_checks
 
-    monkeypatch.setattr(event_checks, "BATCH_LINES", 64)
-    monkeypatch.setattr(event_checks, "_WARM_UP_LINES", 1)
-    monkeypatch.setattr(event_checks, "PARALLEL_AFTER_LINES", 65)
+    monkeypatch.setattr(event_sources, "BLOCK_BYTES", 2048)
+    monkeypatch.setattr(event_checks, "_WARM_UP_BYTES", 1)
+    monkeypatch.setattr(event_checks, "PARALLEL_AFTER_BYTES", 4096)
 
 
 def _read(path: Path, parallel: bool, **options: Any) -> tuple[list[Any], int, list[str]]:
@@ -333,14 +334,26 @@ def _read(path: Path, parallel: bool, **options: Any) -> tuple[list[Any], int, l
     return events, stream.skipped, stream.skipped_details
 
 
+def _built(path: Path, parallel: bool, **options: Any) -> tuple[dict[str, Any], int, int, list[str]]:
+    """What a graph read gives: the graph, the events counted, the skipped ones."""
+    stream = stream_events([path], parallel=parallel, **options)
+    graph = stream.build_graph()
+    return graph.to_dict(), stream.count, stream.skipped, stream.skipped_details
+
+
+def _mixed_file(tmp_path: Path, name: str, count: int = 2000) -> Path:
+    path = tmp_path / name
+    content = b"\xef\xbb\xbf" + _mixed_lines(count) + b"\r\n" + json.dumps(_event("last")).encode()
+    path.write_bytes(gzip.compress(content) if name.endswith(".gz") else content)
+    return path
+
+
 @pytest.mark.parametrize("strict", [False, True])
-@pytest.mark.parametrize("name", ["e.jsonl", "e.jsonl.gz"])  # the checker reads the file / gets the lines
-def test_the_checker_process_answers_as_this_process_does(
+@pytest.mark.parametrize("name", ["e.jsonl", "e.jsonl.gz"])  # the worker reads the file / gets the bytes
+def test_the_worker_process_answers_as_this_process_does(
     tmp_path: Path, checker_at_once, strict: bool, name: str
 ) -> None:
-    path = tmp_path / name
-    content = b"\xef\xbb\xbf" + _mixed_lines(2000) + b"\r\n" + json.dumps(_event("last")).encode()
-    path.write_bytes(gzip.compress(content) if name.endswith(".gz") else content)
+    path = _mixed_file(tmp_path, name)
     here = _read(path, parallel=False, skip_invalid=True, strict=strict)
     there = _read(path, parallel=True, skip_invalid=True, strict=strict)
     assert here == there
@@ -352,36 +365,76 @@ def test_the_checker_process_answers_as_this_process_does(
     assert str(first_here.value) == str(first_there.value)
 
 
-def test_not_utf8_is_found_by_the_checker_process_too(tmp_path: Path, checker_at_once) -> None:
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("name", ["e.jsonl", "e.jsonl.gz"])  # the worker merges / only checks
+def test_a_graph_built_in_two_processes_is_the_graph_of_the_events(
+    tmp_path: Path, checker_at_once, strict: bool, name: str
+) -> None:
+    path = _mixed_file(tmp_path, name)
+    events, skipped, details = _read(path, parallel=False, skip_invalid=True, strict=strict)
+    expected = (build_graph(events).to_dict(), len(events), skipped, details)
+    assert _built(path, parallel=False, skip_invalid=True, strict=strict) == expected
+    assert _built(path, parallel=True, skip_invalid=True, strict=strict) == expected
+    with pytest.raises(EventsError) as first_read:
+        _read(path, parallel=False, strict=strict)
+    with pytest.raises(EventsError) as first_built:
+        _built(path, parallel=True, strict=strict)
+    assert str(first_built.value) == str(first_read.value)
+
+
+def test_the_worker_merges_blocks_of_a_plain_file(
+    tmp_path: Path, checker_at_once, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not a vacuous comparison: the worker's builder did hold part of the graph."""
+    from emr_lineage.lineage import event_checks
+
+    merged_there = []
+    merge = event_checks.GraphBuilder.merge
+
+    def counting(self: Any, other: Any) -> None:
+        merged_there.append(len(other.runs))
+        merge(self, other)
+
+    monkeypatch.setattr(event_checks.GraphBuilder, "merge", counting)
+    path = tmp_path / "e.jsonl"
+    events = [_event(f"job-{i}") | {"run": {"runId": str(uuid.UUID(int=i))}} for i in range(2000)]
+    path.write_bytes(b"".join(orjson.dumps(event) + b"\n" for event in events))
+    _built(path, parallel=True)
+    assert merged_there and merged_there[0] > 0
+
+
+def test_not_utf8_is_found_by_the_worker_process_too(tmp_path: Path, checker_at_once) -> None:
     path = tmp_path / "e.jsonl"
     path.write_bytes(_jsonl(*[str(i) for i in range(300)]) + b'{"job": "\xff"}\n')
     messages = []
     for parallel in (False, True):
-        with pytest.raises(EventsError, match=r"not UTF-8 text \(invalid start byte at byte \d+\)") as info:
-            _read(path, parallel=parallel, skip_invalid=True)
-        messages.append(str(info.value))
-    assert messages[0] == messages[1]
+        for read in (_read, _built):
+            with pytest.raises(EventsError, match=r"not UTF-8 text \(invalid start byte at byte \d+\)") as info:
+                read(path, parallel=parallel, skip_invalid=True)
+            messages.append(str(info.value))
+    assert len(set(messages)) == 1
     assert messages[0].endswith(f"at byte {len(_jsonl(*[str(i) for i in range(300)])) + 9})")
 
 
-def test_checking_goes_on_here_when_the_checker_process_dies(
-    tmp_path: Path, checker_at_once, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("read", [_read, _built])
+def test_work_goes_on_here_when_the_worker_process_dies(
+    tmp_path: Path, checker_at_once, monkeypatch: pytest.MonkeyPatch, read: Any
 ) -> None:
     from emr_lineage.lineage import event_checks
 
-    answer = event_checks._CheckerProcess.answer
-    answered = []
+    reply = event_checks._Worker.reply
+    replies = []
 
     def dying(self: Any) -> Any:
-        if answered:
+        if len(replies) == 2:  # after it has answered (and, building, merged) two blocks
             self.process.kill()
             self.process.wait()
-        answered.append(1)
-        return answer(self)
+        replies.append(1)
+        return reply(self)
 
-    monkeypatch.setattr(event_checks._CheckerProcess, "answer", dying)
+    monkeypatch.setattr(event_checks._Worker, "reply", dying)
     path = tmp_path / "e.jsonl"
     path.write_bytes(_mixed_lines(1000))
-    there, here = _read(path, parallel=True, skip_invalid=True), _read(path, parallel=False, skip_invalid=True)
+    there, here = read(path, parallel=True, skip_invalid=True), read(path, parallel=False, skip_invalid=True)
     assert there == here
-    assert len(answered) >= 2
+    assert len(replies) >= 3

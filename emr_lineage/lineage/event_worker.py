@@ -1,0 +1,168 @@
+"""What is done to the lines of a JSON Lines block, here or in the second process that
+:mod:`emr_lineage.lineage.event_checks` starts (``python -m emr_lineage.lineage.event_worker``).
+
+A line is decoded (orjson, with the duplicate-key evidence of
+:mod:`emr_lineage.lineage.event_decode`) and checked (the compiled schema check, the worded
+``jsonschema`` checks only for an event it refuses). Then, by the read's mode:
+
+* ``check``: the worker answers only the lines that are NOT plain valid events (a problem, a
+  line only the standard library decodes, bytes that are not UTF-8); the reading process decodes
+  the others itself and hands them on, in order;
+* ``build``: valid events are merged into a :class:`~emr_lineage.lineage.from_events.GraphBuilder`
+  (the worker's own, sent back pickled when its input ends); only problems are answered. Each
+  line is decoded once, by whichever process merges it.
+
+A line seen again (Spark sends START and COMPLETE again, as they were) gets the answer it got,
+and in ``build`` mode is not merged again: merging is a union, so the same event twice adds
+nothing.
+"""
+
+from __future__ import annotations
+
+import gc
+import pickle
+import struct
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+import orjson
+
+from emr_lineage.lineage.event_decode import NotUtf8, Problem, decode_line, may_repeat_a_key
+from emr_lineage.lineage.event_sources import Block, is_event_line
+from emr_lineage.lineage.from_events import GraphBuilder
+from emr_lineage.lineage.schemas import Schemas, check_event_with, load_schemas
+
+CHECK, BUILD = "check", "build"
+_RECENT_LINES = 8192  # answers kept for lines seen again soon
+# What is answered for a line that is not a plain valid event: (index in the block, code, detail).
+PROBLEM, SLOW, NOT_UTF8 = "problem", "slow", "utf8"
+Answer = tuple[int, str, Any]
+
+
+def examine(raw: bytes, strict: bool, schemas: Schemas | None) -> tuple[Any, str | None, bool]:
+    """(event or None, problem or None, decoded by the standard library) of one line.
+
+    Raises :class:`NotUtf8` for bytes that are not UTF-8.
+    """
+    slow = False
+    try:
+        value = orjson.loads(raw)
+        if may_repeat_a_key(raw, value):
+            value = decode_line(raw)
+    except orjson.JSONDecodeError:
+        slow = True
+        value = decode_line(raw)
+    if type(value) is Problem:
+        return None, value.message, slow
+    problem = check_event_with(value, strict, schemas)
+    return (None if problem else value), problem, slow
+
+
+class BlockWork:
+    """One process's work on blocks: answers (and, building, a builder of its own)."""
+
+    def __init__(self, mode: str, strict: bool, schemas: Schemas | None) -> None:
+        self.mode, self.strict, self.schemas = mode, strict, schemas
+        self.builder = GraphBuilder() if mode == BUILD else None
+        self.recent: dict[bytes, tuple[str, Any] | None] = {}
+        self.merged = 0
+
+    def do(self, lines: list[bytes]) -> tuple[int, list[Answer]]:
+        """(events merged, answers) of the lines of a block; checking, no event is merged."""
+        answers: list[Answer] = []
+        self.merged = 0
+        valid = self._valid_events(lines, answers)
+        if self.builder is not None:
+            self.builder.add_all(valid)  # each event merged as soon as it is decoded, while in the CPU's cache
+        else:
+            for _ in valid:
+                pass
+        return self.merged, answers
+
+    def _valid_events(self, lines: list[bytes], answers: list[Answer]) -> Iterator[Any]:
+        """The valid events of ``lines`` not seen just before; the others' answers go to ``answers``."""
+        recent, strict, schemas, building = self.recent, self.strict, self.schemas, self.builder is not None
+        for index, raw in enumerate(lines):
+            if raw[:1] != b"{" and not is_event_line(raw):
+                continue
+            if raw in recent:
+                known = recent[raw]
+                if known is not None:
+                    answers.append((index, *known))
+                elif building:
+                    self.merged += 1  # the same event again: merging it would add nothing
+                continue
+            if len(recent) >= _RECENT_LINES:
+                recent.clear()
+            try:
+                event, problem, slow = examine(raw, strict, schemas)
+            except NotUtf8 as exc:
+                answer: tuple[str, Any] | None = (NOT_UTF8, (exc.reason, exc.start))
+            else:
+                answer = (PROBLEM, problem) if problem is not None else (SLOW, None) if slow and not building else None
+            recent[raw] = answer
+            if answer is not None:
+                answers.append((index, *answer))
+            elif building:
+                self.merged += 1
+                yield event
+
+
+# The pipes carry messages: an 8-byte length, then the message. A block message is the mode
+# (``c``heck or ``b``uild, per block), then where the block lies in a file (F) or its bytes (L).
+_HEADER = struct.Struct("<Q")
+_MODES = {CHECK: b"c", BUILD: b"b"}
+_IN_FILE, _BYTES = b"F", b"L"
+
+
+def send(pipe: IO[bytes], payload: bytes) -> None:
+    pipe.write(_HEADER.pack(len(payload)))
+    pipe.write(payload)
+    pipe.flush()
+
+
+def receive(pipe: IO[bytes]) -> bytes | None:
+    """The next message, or None at the end of the pipe."""
+    header = pipe.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    payload = pipe.read(size)
+    return payload if len(payload) == size else None
+
+
+def block_message(mode: str, block: Block, path: str | None) -> bytes:
+    """Work on ``block``: where it lies in ``path`` (the worker reads it there, sparing a copy), or its bytes."""
+    if path is not None:
+        return _MODES[mode] + _IN_FILE + pickle.dumps((path, block.offset, len(block.data)))
+    return _MODES[mode] + _BYTES + block.data
+
+
+def read_range(path: str, start: int, size: int) -> bytes:
+    with open(path, "rb") as events:
+        events.seek(start)
+        return events.read(size)
+
+
+def _block_lines(message: bytes) -> list[bytes]:
+    data = read_range(*pickle.loads(message[2:])) if message[1:2] == _IN_FILE else message[2:]
+    return Block(0, 0, data).lines()
+
+
+def _serve(strict: bool, directory: str | None) -> None:
+    """The worker's loop: a block in, (lines, events merged, answers) out; at the end of its
+    input, its pickled builder."""
+    gc.disable()  # decoded events and the builder's sets hold no reference cycles
+    schemas = None if directory is None else load_schemas(directory)
+    work = {code: BlockWork(mode, strict, schemas) for mode, code in _MODES.items()}
+    requests, replies = sys.stdin.buffer, sys.stdout.buffer
+    while (message := receive(requests)) is not None:
+        lines = _block_lines(message)
+        merged, answers = work[message[:1]].do(lines)
+        send(replies, pickle.dumps((len(lines), merged, answers), protocol=pickle.HIGHEST_PROTOCOL))
+    send(replies, pickle.dumps(work[_MODES[BUILD]].builder, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1] == "strict", sys.argv[2] or None)
