@@ -131,3 +131,56 @@ def test_a_dataset_name_of_only_whitespace_is_refused_in_every_mode(schemas) -> 
     for blank in [" ", "\t", "\u3000", "\x1c", "\u2028", "\x85"]:
         event = {"job": {"namespace": "n", "name": "j"}, "inputs": [{"namespace": "n", "name": blank}]}
         assert check_event_with(event, False, schemas) == "event.inputs[0].name is empty (a dataset needs a name)"
+
+
+def _with(event: dict[str, Any], field: str, value: str) -> dict[str, Any]:
+    mutated = copy.deepcopy(event)
+    if field == "runId":
+        mutated["run"]["runId"] = value
+    else:
+        mutated["eventTime"] = value
+    return mutated
+
+
+def _random_date_time(rng: random.Random) -> str:
+    """Mostly well-formed date-times at the edges: days 28-31, February, year 0, odd offsets."""
+    year = rng.choice(["0000", "0001", "1999", "2024", "2026", "2100", "9999"])
+    month, day = (
+        rng.choice(["01", "02", "04", "06", "09", "11", "12", "00", "13"]),
+        rng.choice(["01", "28", "29", "30", "31", "32", "00"]),
+    )
+    clock = rng.choice(["00:00:00", "23:59:59", "23:59:60", "24:00:00", "12:60:00", "12:00:00.5", "12:00:00."])
+    zone = rng.choice(["Z", "z", "+00:00", "-23:59", "+24:00", "+05:60", "", "+0100"])
+    return f"{year}-{month}-{day}{rng.choice('Tt ')}{clock}{zone}"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_native_format_patterns_never_pass_what_the_format_checker_refuses(schemas, corpus, strict: bool) -> None:
+    """uuid and date-time are patterns in the compiled check: a value they pass must pass the
+    worded check too (they may refuse more, which only sends the event to the worded check)."""
+    event, rng = corpus[-1], random.Random(31 + strict)
+    values = [("eventTime", v) for v in DATE_TIMES] + [("runId", v) for v in UUIDS]
+    values += [("eventTime", _random_date_time(rng)) for _ in range(600)]
+    passed = 0
+    for field, value in values:
+        mutated = _with(event, field, value)
+        if schemas.compiled.is_valid(mutated, strict):
+            assert _before(mutated, strict, schemas) is None, value
+            passed += 1
+    assert passed > 20
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("eventTime", "2026-11-23T12:00:00Z"),
+        ("eventTime", "2026-11-23T12:00:00.123456789+01:00"),
+        ("eventTime", "2026-11-23t12:00:00z"),
+        ("eventTime", "2026-12-31T23:59:59-05:30"),
+        ("runId", "3f5e83fa-3480-44ff-99c5-ff943904e5e8"),
+        ("runId", "3F5E83FA-3480-44FF-99C5-FF943904E5E8"),
+    ],
+)
+def test_usual_date_times_and_uuids_pass_the_compiled_check(schemas, corpus, field: str, value: str) -> None:
+    """What the Spark listener sends takes the fast path (not the worded checks)."""
+    assert schemas.compiled.is_valid(_with(corpus[-1], field, value), False)
