@@ -40,12 +40,13 @@ from emr_lineage.lineage import event_worker
 from emr_lineage.lineage.event_decode import NotUtf8, decode_line
 from emr_lineage.lineage.event_sources import Block, EventsError, Source, is_event_line
 from emr_lineage.lineage.event_worker import BUILD, CHECK, NOT_UTF8, PROBLEM, SLOW, Answer, BlockWork, examine
-from emr_lineage.lineage.from_events import GraphBuilder
+from emr_lineage.lineage.from_events import Exported, GraphBuilder
 from emr_lineage.lineage.schemas import Schemas
 
 PARALLEL_AFTER_BYTES = 32 << 20
 _WARM_UP_BYTES = PARALLEL_AFTER_BYTES // 2  # the worker starts here, while this process reads on
 _IN_FLIGHT = 2
+_TAIL_SHARE = 0.08
 
 Checked = tuple[int, Any, str | None]  # (line number, event, problem or None)
 
@@ -62,6 +63,7 @@ class _Worker:
         self.outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self.inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self.sent = self.received = 0
+        self.input_ended = False
         threading.Thread(target=self._write, name="emr-lineage-worker-in", daemon=True).start()
         threading.Thread(target=self._read, name="emr-lineage-worker-out", daemon=True).start()
 
@@ -114,13 +116,20 @@ class _Worker:
         except (pickle.UnpicklingError, EOFError):
             return None
 
-    def builder(self) -> GraphBuilder | None:
-        """The worker's builder, once its input is closed; None if the process died."""
-        self.outbox.put(None)
+    def end_input(self) -> None:
+        """No more blocks: the worker sends what its builder merged, then ends."""
+        if not self.input_ended:
+            self.input_ended = True
+            self.outbox.put(None)
+
+    def builder(self) -> Exported | None:
+        """What the worker's builder merged (:meth:`GraphBuilder.export`), once its input is
+        closed; None if the process died."""
+        self.end_input()
         return self.reply()
 
     def close(self, finished: bool) -> None:
-        self.outbox.put(None)
+        self.end_input()
         if not finished:
             self.process.kill()
         try:
@@ -179,7 +188,8 @@ class LineChecker:
         self.bytes_seen += len(block.data)
         if self.bytes_seen >= _WARM_UP_BYTES:
             self._start()
-        return self.worker is not None and self.bytes_seen >= PARALLEL_AFTER_BYTES
+        worker = self.worker
+        return worker is not None and not worker.input_ended and self.bytes_seen >= PARALLEL_AFTER_BYTES
 
     def close(self, finished: bool = True) -> None:
         """Stop the worker (at once unless ``finished``: replies still due are dropped)."""
@@ -280,11 +290,21 @@ class LineChecker:
 
     # --- building a graph ---------------------------------------------------------------------
 
-    def merged(self, source: Source, blocks: Iterator[Block], path: str | None = None) -> Iterator[tuple[int, str]]:
-        """Merge the valid events of ``source`` into the builders; (line, problem) of the others, in order."""
+    def merged(
+        self, source: Source, blocks: Iterator[Block], path: str | None = None, last: bool = False
+    ) -> Iterator[tuple[int, str]]:
+        """Merge the valid events of ``source`` into the builders; (line, problem) of the others,
+        in order. ``last``: no source follows, so the worker can be done before the end (below)."""
         pending: deque[_Pending] = deque()
+        # The end of the last file is merged here while the worker exports and pickles what it
+        # merged, instead of this process waiting for that once it is done.
+        tail = os.path.getsize(path) * (1 - _TAIL_SHARE) if last and path is not None else None
         for block in blocks:
             worker = self.worker if self._use_worker(block) else None
+            if worker is not None and tail is not None and block.offset >= tail:
+                if not worker.queued and self._merged_there:
+                    worker.end_input()
+                worker = None
             if worker is not None and worker.queued < _IN_FLIGHT:
                 pending.append(self._send(_Pending(source, block, CHECK if path is None else BUILD, path)))
             else:

@@ -152,7 +152,7 @@ def _block_lines(message: bytes) -> list[bytes]:
 
 def _serve(strict: bool, directory: str | None) -> None:
     """The worker's loop: a block in, (lines, events merged, answers) out; at the end of its
-    input, its pickled builder."""
+    input, what its builder merged (pickled :meth:`GraphBuilder.export`)."""
     gc.disable()  # decoded events and the builder's sets hold no reference cycles
     schemas = None if directory is None else load_schemas(directory)
     work = {code: BlockWork(mode, strict, schemas) for mode, code in _MODES.items()}
@@ -161,7 +161,9 @@ def _serve(strict: bool, directory: str | None) -> None:
         lines = _block_lines(message)
         merged, answers = work[message[:1]].do(lines)
         send(replies, pickle.dumps((len(lines), merged, answers), protocol=pickle.HIGHEST_PROTOCOL))
-    send(replies, pickle.dumps(work[_MODES[BUILD]].builder, protocol=pickle.HIGHEST_PROTOCOL))
+    builder = work[_MODES[BUILD]].builder
+    assert builder is not None
+    send(replies, pickle.dumps(builder.export(), protocol=pickle.HIGHEST_PROTOCOL))
 
 
 if __name__ == "__main__":

@@ -135,7 +135,9 @@ class EventStream(_Counts):
                     stream = open_source(source)
                     try:
                         if self._is_lines(source, stream):
-                            for line, problem in checker.merged(source, _blocks(source, stream), plain_file(stream)):
+                            for line, problem in checker.merged(
+                                source, _blocks(source, stream), plain_file(stream), last=source is self.sources[-1]
+                            ):
                                 self._bad(source.name, line, problem)
                         else:
                             checker.builder.add_all(self._json_values(source, stream, checker))

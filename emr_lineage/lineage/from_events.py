@@ -79,6 +79,10 @@ def _final_state(states: set[str]) -> str:
     return max(states, key=lambda state: (_STATE_RANK.get(state, 0), state))
 
 
+# runs, datasets and column edges of a builder, in plain containers (GraphBuilder.export)
+Exported = tuple[dict[Any, tuple[Any, ...]], dict[tuple[str, str], tuple[Any, ...]], dict[Any, set[Any]]]
+
+
 class GraphBuilder:
     """Merges events per run and per dataset (order-free, so builders of parts of the events can
     be merged into one); :meth:`graph` assembles the graph. Phase 1 of :func:`build_graph`."""
@@ -157,28 +161,42 @@ class GraphBuilder:
             except (KeyError, TypeError, AttributeError):
                 tolerant(event)
 
-    def merge(self, other: GraphBuilder) -> None:
-        """Add what ``other`` merged (e.g. the builder of another process, unpickled)."""
-        runs, datasets, columns, key = self.runs, self.datasets, self.columns, self.key
-        for run_key, theirs in other.runs.items():
-            mine = runs.get(run_key)
+    def export(self) -> Exported:
+        """What was merged, in plain containers (quick to pickle), for :meth:`merge` elsewhere."""
+        runs = {
+            key: (run.jobs, run.parents, run.inputs, run.outputs, run.states, run.is_application)
+            for key, run in self.runs.items()
+        }
+        return runs, {key: (info.aliases, info.fields) for key, info in self.datasets.items()}, dict(self.columns)
+
+    def merge(self, exported: Exported) -> None:
+        """Add what another builder merged (its :meth:`export`, e.g. from another process)."""
+        their_runs, their_datasets, their_columns = exported
+        runs, datasets, columns = self.runs, self.datasets, self.columns
+        for key, (jobs, parents, inputs, outputs, states, is_application) in their_runs.items():
+            mine = runs.get(key)
             if mine is None:
-                mine = runs[run_key] = _Run()
-            mine.jobs.update(key(*job) for job in theirs.jobs)
-            mine.parents |= theirs.parents
-            mine.inputs.update(key(*dataset) for dataset in theirs.inputs)
-            mine.outputs.update(key(*dataset) for dataset in theirs.outputs)
-            mine.states |= theirs.states
-            mine.is_application = mine.is_application or theirs.is_application
-        for ds_key, theirs_ds in other.datasets.items():
-            ds_key = key(*ds_key)
-            mine_ds = datasets.get(ds_key)
-            if mine_ds is None:
-                mine_ds = datasets[ds_key] = _Dataset()
-            mine_ds.aliases |= theirs_ds.aliases
-            for name, types in theirs_ds.fields.items():
-                mine_ds.fields.setdefault(name, set()).update(types)
-        for out, sources in other.columns.items():
+                runs[key] = _Run(jobs, parents, inputs, outputs, states, is_application)
+                continue
+            mine.jobs |= jobs
+            mine.parents |= parents
+            mine.inputs |= inputs
+            mine.outputs |= outputs
+            mine.states |= states
+            mine.is_application = mine.is_application or is_application
+        for key, (aliases, fields) in their_datasets.items():
+            info = datasets.get(key)
+            if info is None:
+                datasets[key] = _Dataset(aliases, fields)
+                continue
+            info.aliases |= aliases
+            for name, types in fields.items():
+                known = info.fields.get(name)
+                if known is None:
+                    info.fields[name] = types
+                else:
+                    known |= types
+        for out, sources in their_columns.items():
             columns[out] |= sources
 
     def graph(self, level: str = "application") -> LineageGraph:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import pickle
 import random
 from pathlib import Path
 
 import pytest
 
 from emr_lineage.lineage.events import load_events
-from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.lineage.from_events import GraphBuilder, build_graph
 from emr_lineage.lineage.from_marquez import graph_from_marquez
 from emr_lineage.lineage.graph import GraphError, LineageGraph
 
@@ -70,6 +71,24 @@ def test_same_graph_for_any_permutation_and_duplication(pipeline_events, level: 
         shuffled = list(pipeline_events) + rng.sample(pipeline_events, rng.randint(0, len(pipeline_events)))
         rng.shuffle(shuffled)
         assert build_graph(shuffled, level=level).to_dict() == reference
+
+
+@pytest.mark.parametrize("level", ["application", "action"])
+def test_builders_of_parts_merge_into_the_graph_of_the_whole(gen, level: str) -> None:
+    """How a graph read in two processes is put together: each builds from its part of the
+    events (split at random, overlapping runs and datasets), one merges the other's export
+    (pickled, as it crosses the pipe)."""
+    glue = ("arn:aws:glue:eu-west-1:123456789012", "table/analytics/customer_ltv", "TABLE")
+    events = gen.pipeline("s3://lake", NS, table=glue)
+    reference = build_graph(events, level=level).to_dict()
+    assert reference["columnEdges"] and any(node.get("aliases") for node in reference["nodes"])
+    rng = random.Random(14)
+    for _ in range(20):
+        mine, theirs = GraphBuilder(), GraphBuilder()
+        for event in events:
+            (mine if rng.random() < 0.5 else theirs).add_all([event])
+        mine.merge(pickle.loads(pickle.dumps(theirs.export())))
+        assert mine.graph(level).to_dict() == reference
 
 
 def test_multi_application_sets_with_many_actions(gen) -> None:

@@ -392,7 +392,7 @@ def test_the_worker_merges_blocks_of_a_plain_file(
     merge = event_checks.GraphBuilder.merge
 
     def counting(self: Any, other: Any) -> None:
-        merged_there.append(len(other.runs))
+        merged_there.append(len(other[0]))
         merge(self, other)
 
     monkeypatch.setattr(event_checks.GraphBuilder, "merge", counting)
