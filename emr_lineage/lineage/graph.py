@@ -18,6 +18,7 @@ Building from events (OpenLineage #2104, Marquez #2264/#2408/#2708):
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,10 @@ LEVELS = ("application", "action")
 UNNAMED_JOB = "(unnamed)"
 UNKNOWN_NAMESPACE = "(unknown)"
 _EMPTY: Mapping[str, Any] = {}
+
+
+# How column edges are sorted (JSON form, report): by source, target, transformation.
+COLUMN_EDGE_ORDER = operator.itemgetter("source", "target", "transformation")
 
 
 class GraphError(EmrLineageError, ValueError):
@@ -126,9 +131,10 @@ class LineageGraph:
 
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON form: sorted ``nodes``, ``edges`` and ``columnEdges``."""
-        nodes = [dict(sorted(self.digraph.nodes[n].items())) for n in sorted(self.digraph.nodes)]
+        attributes = self.digraph.nodes
+        nodes = [dict(attributes[n]) for n in sorted(attributes)]  # the JSON writers sort the keys
         edges = [{"source": s, "target": t} for s, t in self.edges()]
-        columns = sorted(self.column_edges, key=lambda e: (e["source"], e["target"], e["transformation"]))
+        columns = sorted(self.column_edges, key=COLUMN_EDGE_ORDER)
         return {"level": self.level, "nodes": nodes, "edges": edges, "columnEdges": columns}
 
     def to_json(self) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from emr_lineage.lineage.contract_check import ContractResult
-from emr_lineage.lineage.graph import LineageGraph
+from emr_lineage.lineage.graph import COLUMN_EDGE_ORDER, LineageGraph
 
 NODE_WIDTH = 210
 NODE_HEIGHT = 46
@@ -72,7 +72,7 @@ def report_data(
         "size": {"width": width, "height": height, "node_width": NODE_WIDTH, "node_height": NODE_HEIGHT},
         "nodes": nodes,
         "edges": [{"source": s, "target": t} for s, t in graph.edges()],
-        "columnEdges": sorted(graph.column_edges, key=lambda e: (e["source"], e["target"], e["transformation"])),
+        "columnEdges": sorted(graph.column_edges, key=COLUMN_EDGE_ORDER),
         "contract": result.as_dict() if result is not None else None,
         "drift": dict(drift) if drift is not None else None,
     }
