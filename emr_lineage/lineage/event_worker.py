@@ -83,6 +83,8 @@ class BlockWork:
     def _valid_events(self, lines: list[bytes], answers: list[Answer]) -> Iterator[Any]:
         """The valid events of ``lines`` not seen just before; the others' answers go to ``answers``."""
         recent, strict, schemas, building = self.recent, self.strict, self.schemas, self.builder is not None
+        compiled = None if schemas is None else schemas.compiled.validator(strict)
+        loads = orjson.loads
         for index, raw in enumerate(lines):
             if raw[:1] != b"{" and not is_event_line(raw):
                 continue
@@ -95,12 +97,23 @@ class BlockWork:
                 continue
             if len(recent) >= _RECENT_LINES:
                 recent.clear()
+            # examine()'s usual answer, inlined (about 1 us a line less): an object without a
+            # repeated key that the compiled check passes. Anything else goes through examine().
             try:
-                event, problem, slow = examine(raw, strict, schemas)
-            except NotUtf8 as exc:
-                answer: tuple[str, Any] | None = (NOT_UTF8, (exc.reason, exc.start))
+                event = loads(raw)
+            except orjson.JSONDecodeError:
+                event = None
+            if compiled is not None and type(event) is dict and not may_repeat_a_key(raw, event) and compiled(event):
+                answer: tuple[str, Any] | None = None
             else:
-                answer = (PROBLEM, problem) if problem is not None else (SLOW, None) if slow and not building else None
+                try:
+                    event, problem, slow = examine(raw, strict, schemas)
+                except NotUtf8 as exc:
+                    answer = (NOT_UTF8, (exc.reason, exc.start))
+                else:
+                    answer = (
+                        (PROBLEM, problem) if problem is not None else (SLOW, None) if slow and not building else None
+                    )
             recent[raw] = answer
             if answer is not None:
                 answers.append((index, *answer))

@@ -20,12 +20,13 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Mapping
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.lineage.naming import dataset_node_id, job_node_id
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 LEVELS = ("application", "action")
 UNNAMED_JOB = "(unnamed)"
@@ -60,6 +61,8 @@ class LineageGraph:
         check_level(level)
         self.level = level
         self.source = source
+        import networkx as nx  # here, not at import: the event reader's worker process never needs it
+
         self.digraph: nx.DiGraph = nx.DiGraph()
         self.column_edges: list[dict[str, Any]] = []
 
@@ -115,6 +118,8 @@ class LineageGraph:
         A node without predecessors moves right to just before its first consumer, so a
         late-read source does not draw a long edge across the page.
         """
+        import networkx as nx
+
         condensed = nx.condensation(self.digraph)
         column: dict[Any, int] = {}
         for index, generation in enumerate(nx.topological_generations(condensed)):

@@ -20,13 +20,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.http import HttpClient, HttpError
+
+if TYPE_CHECKING:  # the HTTP stack (requests) is imported only to fetch: readers of events start without it
+    from emr_lineage.http import HttpClient
 
 SPEC_VERSION = "2-0-2"
 SCHEMA_DIR_ENV_VAR = "EMR_LINEAGE_SCHEMA_DIR"
@@ -203,6 +205,8 @@ def install_from_dir(source: str | os.PathLike[str], directory: Path) -> list[Pa
 
 def _download(client: HttpClient, url: str) -> bytes:
     """GET ``url`` through the project's HTTP stack (retries, one deadline, size cap): the body of a 200."""
+    from emr_lineage.http import HttpError
+
     try:
         reply = client.get(url)
     except HttpError as exc:
@@ -229,6 +233,8 @@ def fetch(
     """
     if not base_url.startswith(("http://", "https://")):
         raise SchemaStoreError(f"--base-url {base_url!r}: must start with http:// or https://")
+    from emr_lineage.http import HttpClient
+
     base = base_url if base_url.endswith("/") else base_url + "/"
     contents = {}
     with HttpClient(timeout=timeout, max_bytes=MAX_SCHEMA_BYTES, headers={"Accept": "application/json"}) as client:
