@@ -24,17 +24,14 @@ from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_OK
 from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.lineage.contract import ContractError, load_contract
 from emr_lineage.lineage.contract_check import ContractResult, resolve, validate
-from emr_lineage.lineage.contract_marquez import contract_graph, read_contract_lineage
 from emr_lineage.lineage.event_sources import STDIN
 from emr_lineage.lineage.events import EventsError, EventStream, load_events, stream_events
 from emr_lineage.lineage.from_events import cyclic_gc_paused
-from emr_lineage.lineage.from_marquez import graph_from_marquez
 from emr_lineage.lineage.graph import LEVELS, LineageGraph
 from emr_lineage.lineage.render import FORMATS, json_bytes, render
 from emr_lineage.lineage.report import render_html, write_html
 from emr_lineage.lineage.schema_store import FETCH_COMMAND, SCHEMA_DIR_ENV_VAR
-from emr_lineage.marquez.api import API_ROOT
-from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient
+from emr_lineage.marquez.api import API_ROOT, DEFAULT_DEPTH
 
 
 def _report_skipped(events: EventStream) -> None:
@@ -244,6 +241,9 @@ def graph_command(
     if marquez_url:
         if not node_id:
             fail("--marquez needs --node ID (e.g. job:<namespace>:<name>)")
+        from emr_lineage.lineage.from_marquez import graph_from_marquez  # the HTTP stack, only for Marquez
+        from emr_lineage.marquez.client import MarquezClient
+
         with MarquezClient(marquez_url, timeout=timeout) as client:
             columns = client.column_lineage(node_id, depth) if with_columns else None
             graph = graph_from_marquez(client.lineage(node_id, depth), level=level, column_lineage=columns)
@@ -328,6 +328,9 @@ def validate_command(
     if parent_job and not marquez_url:
         fail("--parent-job only applies with --marquez")
     if marquez_url:
+        from emr_lineage.lineage.contract_marquez import contract_graph, read_contract_lineage  # as in graph
+        from emr_lineage.marquez.client import MarquezClient
+
         with MarquezClient(marquez_url, timeout=timeout) as client:
             reply = read_contract_lineage(client, contract, values, parent_job, depth)
         graph = contract_graph(reply, contract, parent_job)

@@ -1,16 +1,20 @@
-"""The one HTTP stack of emr-lineage (see :mod:`emr_lineage.http.client`)."""
+"""The one HTTP stack of emr-lineage (see :mod:`emr_lineage.http.client`).
 
-from emr_lineage.http.client import (
+The client classes load on first use (``requests`` is slow to import); the defaults do not need it.
+"""
+
+from typing import Any
+
+from emr_lineage.http.defaults import (
     DEFAULT_BACKOFF,
     DEFAULT_MAX_BYTES,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     MIB,
     RETRY_STATUSES,
-    HttpClient,
-    HttpError,
-    Reply,
 )
+
+_CLIENT_NAMES = ("HttpClient", "HttpError", "Reply")
 
 __all__ = [
     "DEFAULT_BACKOFF",
@@ -23,3 +27,11 @@ __all__ = [
     "HttpError",
     "Reply",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLIENT_NAMES:
+        from emr_lineage.http import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,13 +31,14 @@ from urllib3 import exceptions as urllib3_exceptions
 
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.http.deadline import Deadline, DeadlineAdapter, DeadlineRetry
+from emr_lineage.http.defaults import (
+    DEFAULT_BACKOFF,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    RETRY_STATUSES,
+)
 
-MIB = 1 << 20
-DEFAULT_TIMEOUT = 10.0  # seconds for one whole request, retries included
-DEFAULT_RETRIES = 3
-DEFAULT_BACKOFF = 0.5  # urllib3 backoff factor: waits 0, 2×, 4×... this many seconds
-DEFAULT_MAX_BYTES = 64 * MIB
-RETRY_STATUSES = (429, 500, 502, 503, 504)
 _READ_SIZE = 64 * 1024
 _MESSAGE_CHARS = 200
 

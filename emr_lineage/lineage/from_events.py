@@ -13,40 +13,13 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any
 
 from orjson import JSONEncodeError, dumps
 
 from emr_lineage.lineage.graph import _EMPTY, UNKNOWN_NAMESPACE, UNNAMED_JOB, LineageGraph, check_level
-from emr_lineage.lineage.naming import job_node_id
-
-# Order of run states, so the merged state of a run does not depend on event order.
-_STATE_RANK = {"START": 1, "RUNNING": 2, "OTHER": 0, "COMPLETE": 3, "ABORT": 4, "FAIL": 5}
-
-
-@dataclass(slots=True)
-class _Run:
-    """What the events of one run say, merged."""
-
-    jobs: set[tuple[str, str]] = field(default_factory=set)
-    parents: set[tuple[str, str]] = field(default_factory=set)
-    inputs: set[tuple[str, str]] = field(default_factory=set)
-    outputs: set[tuple[str, str]] = field(default_factory=set)
-    states: set[str] = field(default_factory=set)
-    is_application: bool = False
-
-
-@dataclass(slots=True)
-class _Dataset:
-    aliases: set[tuple[str, str, str]] = field(default_factory=set)
-    fields: dict[str, set[str]] = field(default_factory=dict)
-    # A 128-bit digest of the compact JSON of the facets merged last: merging is a union, so facets
-    # equal to these (a redelivered event, the same schema reported again) add nothing new. Not
-    # the facets themselves: keeping a decoded event's facets alive keeps dozens of small objects
-    # per dataset, scattered among the freed events (1M events held 2 GiB that way).
-    last_facets: bytes | None = None
+from emr_lineage.lineage.graph_assembly import DatasetRecord, RunRecord, assemble
 
 
 def _kept(value: Any) -> Any:
@@ -54,29 +27,6 @@ def _kept(value: Any) -> Any:
     thousands of events, each decoded into a string of its own; one copy of each is kept, not one
     per event scattered among the freed events."""
     return sys.intern(value) if type(value) is str else value
-
-
-def _pick(candidates: set[tuple[str, str]]) -> tuple[str, str]:
-    # The most specific name wins: Spark may report a generic name in early events of a run.
-    if len(candidates) == 1:
-        for only in candidates:
-            return only
-    return max(candidates, key=lambda job: (len(job[1]), job))
-
-
-def _field_type(types: set[Any]) -> str:
-    """One field's type; a field reported with several types lists them all (``a|b``)."""
-    if len(types) == 1:
-        for only in types:
-            return only if isinstance(only, str) else str(only)
-    return "|".join(sorted(str(t) for t in types if t))
-
-
-def _final_state(states: set[str]) -> str:
-    if len(states) == 1:
-        for only in states:
-            return only
-    return max(states, key=lambda state: (_STATE_RANK.get(state, 0), state))
 
 
 # runs, datasets and column edges of a builder, in plain containers (GraphBuilder.export)
@@ -88,8 +38,8 @@ class GraphBuilder:
     be merged into one); :meth:`graph` assembles the graph. Phase 1 of :func:`build_graph`."""
 
     def __init__(self) -> None:
-        self.runs: dict[Any, _Run] = {}
-        self.datasets: dict[tuple[str, str], _Dataset] = {}
+        self.runs: dict[Any, RunRecord] = {}
+        self.datasets: dict[tuple[str, str], DatasetRecord] = {}
         # (out ns, out name, out field) -> {(in ns, in name, in field, transformation types)}
         self.columns: dict[tuple[str, str, str], set[tuple[str, str, str, str]]] = defaultdict(set)
         # One (namespace, name) tuple of interned strings per job and dataset, shared by every run
@@ -110,7 +60,7 @@ class GraphBuilder:
         event to the tolerant path. Both only add to sets, so a fast path cut short is harmless.
         """
         runs, datasets, add_facets, tolerant = self.runs, self.datasets, self._add_dataset_facets, self._add_tolerant
-        new_run, new_dataset, unknown, unnamed = _Run, _Dataset, UNKNOWN_NAMESPACE, UNNAMED_JOB
+        new_run, new_dataset, unknown, unnamed = RunRecord, DatasetRecord, UNKNOWN_NAMESPACE, UNNAMED_JOB
         keys, shared_key = self.keys, self.key
         for event in events:
             try:
@@ -176,7 +126,7 @@ class GraphBuilder:
         for key, (jobs, parents, inputs, outputs, states, is_application) in their_runs.items():
             mine = runs.get(key)
             if mine is None:
-                runs[key] = _Run(jobs, parents, inputs, outputs, states, is_application)
+                runs[key] = RunRecord(jobs, parents, inputs, outputs, states, is_application)
                 continue
             mine.jobs |= jobs
             mine.parents |= parents
@@ -187,7 +137,7 @@ class GraphBuilder:
         for key, (aliases, fields) in their_datasets.items():
             info = datasets.get(key)
             if info is None:
-                datasets[key] = _Dataset(aliases, fields)
+                datasets[key] = DatasetRecord(aliases, fields)
                 continue
             info.aliases |= aliases
             for name, types in fields.items():
@@ -200,9 +150,10 @@ class GraphBuilder:
             columns[out] |= sources
 
     def graph(self, level: str = "application") -> LineageGraph:
-        """The graph of what was merged, at ``level`` (``application`` or ``action``)."""
+        """The graph of what was merged, at ``level`` (``application`` or ``action``). The builder is
+        emptied (its memory goes to the graph): call it once."""
         check_level(level)
-        return _assemble(self, level)
+        return assemble(self.runs, self.datasets, self.columns, level)
 
     def _add_tolerant(self, event: Mapping[str, Any]) -> None:
         """Merge one event that may lack any field (fragments of the Spark integration tests)."""
@@ -213,7 +164,7 @@ class GraphBuilder:
         key = run.get("runId") or job_key
         acc = self.runs.get(key)
         if acc is None:
-            acc = self.runs[key] = _Run()
+            acc = self.runs[key] = RunRecord()
         acc.jobs.add(job_key)
         event_type = event.get("eventType")
         if event_type:
@@ -242,7 +193,7 @@ class GraphBuilder:
                 if facets:
                     self._add_dataset_facets(ds_key, facets)
                 elif ds_key not in datasets:
-                    datasets[ds_key] = _Dataset()
+                    datasets[ds_key] = DatasetRecord()
         outputs = event.get("outputs")
         if outputs:
             add_output = acc.outputs.add
@@ -253,12 +204,12 @@ class GraphBuilder:
                 if facets:
                     self._add_dataset_facets(ds_key, facets)
                 elif ds_key not in datasets:
-                    datasets[ds_key] = _Dataset()
+                    datasets[ds_key] = DatasetRecord()
 
     def _add_dataset_facets(self, ds_key: tuple[str, str], facets: Mapping[str, Any]) -> None:
         info = self.datasets.get(ds_key)
         if info is None:
-            info = self.datasets[ds_key] = _Dataset()
+            info = self.datasets[ds_key] = DatasetRecord()
         try:
             fingerprint: bytes | None = blake2b(dumps(facets), digest_size=16).digest()
         except JSONEncodeError:  # e.g. an integer beyond 64 bits (decoded by the standard library)
@@ -309,46 +260,6 @@ class GraphBuilder:
                     sources.add((_kept(edge[0]), _kept(edge[1]), _kept(edge[2]), _kept(edge[3])))
 
 
-def _application_of(
-    runs: Iterable[tuple[tuple[str, str], _Run]],
-) -> dict[tuple[str, str], tuple[str, str]]:
-    """Map each action job to the application job it folds into.
-
-    A job folds into its ``parent`` facet's job when that parent is itself a job of these
-    events or the child's name starts with ``<parent>.`` (Spark names actions
-    ``<app>.<action>``). An application's own parent (an orchestrator such as Airflow, set by
-    ``spark.openlineage.parent*``) is neither, so applications are not folded into it.
-    """
-    known: set[tuple[str, str]] = set()
-    parents: dict[tuple[str, str], set[tuple[str, str]]] = {}
-    applications: set[tuple[str, str]] = set()
-    for job, run in runs:
-        known.add(job)
-        if run.parents:
-            parents.setdefault(job, set()).update(run.parents)
-        if run.is_application:
-            applications.add(job)
-
-    direct: dict[tuple[str, str], tuple[str, str]] = {}
-    for job, candidates in parents.items():
-        if job in applications:
-            continue
-        eligible = [p for p in candidates if p != job and (p in known or job[1].startswith(p[1] + "."))]
-        if eligible:
-            direct[job] = min(eligible)
-
-    # Follow parents up to the application (one step for Spark), guarding against cycles.
-    folded: dict[tuple[str, str], tuple[str, str]] = {}
-    for job, parent in direct.items():
-        seen = {job}
-        target = parent
-        while target in direct and direct[target] not in seen and target not in seen:
-            seen.add(target)
-            target = direct[target]
-        folded[job] = target
-    return folded
-
-
 def build_graph(events: Iterable[Mapping[str, Any]], level: str = "application") -> LineageGraph:
     """Build the lineage graph of OpenLineage run events (dicts in the JSON shape).
 
@@ -375,101 +286,3 @@ def cyclic_gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _assemble(acc: GraphBuilder, level: str) -> LineageGraph:
-    """The graph of what ``acc`` merged. Empties ``acc`` as it goes: the memory of its runs and
-    datasets is reused for the graph's nodes instead of adding to the peak (1M events: ~150 MiB)."""
-    graph = LineageGraph(level=level, source="events")
-    runs = [(_pick(run.jobs), run) for run in acc.runs.values()]
-    acc.runs.clear()
-    folded = _application_of(runs) if level == "application" else {}
-    job_runs: dict[tuple[str, str], int] = defaultdict(int)
-    job_states: dict[tuple[str, str], set[str]] = defaultdict(set)
-    job_actions: dict[tuple[str, str], set[str]] = defaultdict(set)
-    job_inputs: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
-    job_outputs: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
-    for own, run in runs:
-        job = folded.get(own, own)
-        if job == own:
-            job_runs[job] += 1
-        else:
-            job_actions[job].add(own[1])
-        if run.states:
-            job_states[job].add(_final_state(run.states))
-        job_inputs[job] |= run.inputs
-        job_outputs[job] |= run.outputs
-        job_runs.setdefault(job, 0)
-    del runs
-    # Fold targets that never sent events of their own still become job nodes.
-    for job in set(folded.values()):
-        job_runs.setdefault(job, 0)
-
-    # Bulk insertion: one add_nodes_from/add_edges_from instead of 100k's of single calls, from
-    # generators, as networkx copies each node's attributes into a dict of its own.
-    dataset_ids = {key: f"dataset:{key[0]}:{key[1]}" for key in acc.datasets}
-    graph.digraph.add_nodes_from(_dataset_nodes(acc.datasets, dataset_ids))
-    edges: list[tuple[str, str]] = []
-    jobs: list[tuple[str, dict[str, Any]]] = []
-    for job in sorted(job_runs):
-        job_id = job_node_id(job[0], job[1])
-        jobs.append(
-            (
-                job_id,
-                {
-                    "id": job_id,
-                    "type": "JOB",
-                    "namespace": job[0],
-                    "name": job[1],
-                    "runs": job_runs[job],
-                    "states": sorted(job_states.get(job, ())),
-                    "actions": sorted(job_actions.get(job, ())),
-                },
-            )
-        )
-        edges.extend((dataset_ids[ds_key], job_id) for ds_key in job_inputs.get(job, ()))
-        edges.extend((job_id, dataset_ids[ds_key]) for ds_key in job_outputs.get(job, ()))
-    graph.digraph.add_nodes_from(jobs)
-    graph.digraph.add_edges_from(edges)
-    del edges, dataset_ids
-    graph.column_edges = _column_edges(acc.columns)  # unsorted here: to_dict() and the renderers sort
-    return graph
-
-
-def _dataset_nodes(
-    datasets: dict[tuple[str, str], _Dataset], ids: dict[tuple[str, str], str]
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Each dataset's node, its record dropped once it is made."""
-    for key in list(datasets):
-        info = datasets.pop(key)
-        namespace, name = key
-        yield (
-            ids[key],
-            {
-                "id": ids[key],
-                "type": "DATASET",
-                "namespace": namespace,
-                "name": name,
-                "aliases": [{"namespace": a[0], "name": a[1], "type": a[2]} for a in sorted(info.aliases)]
-                if info.aliases
-                else [],
-                "fields": [{"name": n, "type": _field_type(t)} for n, t in sorted(info.fields.items())]
-                if info.fields
-                else [],
-            },
-        )
-
-
-def _column_edges(columns: dict[tuple[str, str, str], set[tuple[str, str, str, str]]]) -> list[dict[str, Any]]:
-    """The column edges (``columns`` is emptied)."""
-    edges = [
-        {
-            "source": f"datasetField:{src[0]}:{src[1]}:{src[2]}",
-            "target": f"datasetField:{out[0]}:{out[1]}:{out[2]}",
-            "transformation": src[3],
-        }
-        for out, sources in columns.items()
-        for src in sources
-    ]
-    columns.clear()
-    return edges

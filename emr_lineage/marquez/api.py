@@ -7,4 +7,5 @@ client both take their paths from here.
 from __future__ import annotations
 
 API_ROOT = "/api/v1"
+DEFAULT_DEPTH = 20  # how far a lineage request walks from its node
 LINEAGE_ENDPOINT = f"{API_ROOT}/lineage"  # POST: OpenLineage events; GET: the lineage graph

@@ -30,10 +30,9 @@ from emr_lineage.http import (
     HttpError,
     Reply,
 )
-from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import API_ROOT, DEFAULT_DEPTH, LINEAGE_ENDPOINT
 
 DEFAULT_PAGE_SIZE = 100
-DEFAULT_DEPTH = 20
 
 
 class MarquezError(EmrLineageError):
