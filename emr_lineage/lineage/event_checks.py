@@ -150,6 +150,7 @@ class _Pending:
     mode: str
     path: str | None
     answers: list[Answer] | None = None
+    lines: int = 0  # how many lines the block holds (known with its answers)
 
 
 def _not_utf8(source: Source, offset: int, reason: str, start: int) -> EventsError:
@@ -167,6 +168,7 @@ class LineChecker:
         self.bytes_seen = 0
         self.building = BlockWork(BUILD, strict, schemas)
         self.events_merged = 0  # events merged by merged(), here and in the worker
+        self._next_line = 1  # of the next block settled in the source being read
         self._merged_there: list[tuple[str, int, int]] = []  # (path, offset, size) of blocks the worker merged
 
     @property
@@ -203,6 +205,7 @@ class LineChecker:
         """(line number, event, problem or None) of every line, in order; ``path``: the file whose
         own bytes the blocks are (their offsets are its offsets), None for gzip or standard input."""
         pending: deque[_Pending] = deque()
+        self._next_line = 1
         for block in blocks:
             if not self._use_worker(block):
                 while pending:  # blocks sent before the worker died come first
@@ -220,9 +223,16 @@ class LineChecker:
         self.worker.submit(item.mode, item.block, item.path)
         return item
 
+    def _first_line(self, count: int) -> int:
+        """The number of the first line of the next block in order, which holds ``count`` lines."""
+        first = self._next_line
+        self._next_line += count
+        return first
+
     def _here(self, source: Source, block: Block) -> Iterator[Checked]:
-        strict, schemas, first = self.strict, self.schemas, block.first_line
-        for index, raw in enumerate(block.lines()):
+        strict, schemas, lines = self.strict, self.schemas, block.lines()
+        first = self._first_line(len(lines))
+        for index, raw in enumerate(lines):
             if raw[:1] != b"{" and not is_event_line(raw):
                 continue
             try:
@@ -236,8 +246,7 @@ class LineChecker:
         its problems (its events are merged)."""
         if item.answers is None:
             reply = self.worker.reply() if self.worker is not None else None
-            lines = len(item.block.lines()) if reply is not None else -1
-            if reply is None or reply[0] != lines:  # died, or the file changed under us: do it here
+            if reply is None or reply[0] != len(item.block.data):  # died, or the file changed under us: do it here
                 self._give_up()
                 if item.mode == CHECK:
                     yield from self._here(item.source, item.block)
@@ -245,19 +254,20 @@ class LineChecker:
                     yield from self._merge_here(item.source, item.block)
                 return
             if item.mode == BUILD:
-                self.events_merged += reply[1]
+                self.events_merged += reply[2]
                 self._merged_there.append((item.path, item.block.offset, len(item.block.data)))  # type: ignore[arg-type]
-            item.answers = reply[2]
+            item.lines, item.answers = reply[1], reply[3]
         yield from self._answered(item)
 
     def _merge_here(self, source: Source, block: Block) -> Iterator[Checked]:
-        merged, answers = self.building.do(block.lines())
+        lines = block.lines()
+        merged, answers = self.building.do(lines)
         self.events_merged += merged
-        yield from self._answered(_Pending(source, block, BUILD, None, answers))
+        yield from self._answered(_Pending(source, block, BUILD, None, answers, len(lines)))
 
     def _answered(self, item: _Pending) -> Iterator[Checked]:
         source, block, answers = item.source, item.block, item.answers
-        first = block.first_line
+        first = self._first_line(item.lines)
         if item.mode == BUILD:
             for index, code, detail in answers or ():
                 if code == NOT_UTF8:
@@ -285,7 +295,7 @@ class LineChecker:
         self.parallel = False
         self.close(finished=False)
         for path, offset, size in self._merged_there:
-            self.building.do(Block(0, 0, event_worker.read_range(path, offset, size)).lines())
+            self.building.do(Block(offset, event_worker.read_range(path, offset, size)).lines())
         self._merged_there.clear()
 
     # --- building a graph ---------------------------------------------------------------------
@@ -296,6 +306,7 @@ class LineChecker:
         """Merge the valid events of ``source`` into the builders; (line, problem) of the others,
         in order. ``last``: no source follows, so the worker can be done before the end (below)."""
         pending: deque[_Pending] = deque()
+        self._next_line = 1
         # The end of the last file is merged here while the worker exports and pickles what it
         # merged, instead of this process waiting for that once it is done.
         tail = os.path.getsize(path) * (1 - _TAIL_SHARE) if last and path is not None else None
@@ -308,11 +319,12 @@ class LineChecker:
             if worker is not None and worker.queued < _IN_FLIGHT:
                 pending.append(self._send(_Pending(source, block, CHECK if path is None else BUILD, path)))
             else:
-                merged, answers = self.building.do(block.lines())
+                lines = block.lines()
+                merged, answers = self.building.do(lines)
                 self.events_merged += merged
                 if not any(code == NOT_UTF8 for _, code, _ in answers):
-                    block = Block(block.first_line, block.offset, b"")  # its bytes are not needed again
-                pending.append(_Pending(source, block, BUILD, path, answers))
+                    block = Block(block.offset, b"")  # its bytes are not needed again
+                pending.append(_Pending(source, block, BUILD, path, answers, len(lines)))
             yield from self._settled(pending, wait=False)
         yield from self._settled(pending, wait=True)
 

@@ -142,14 +142,15 @@ BLOCK_BYTES = 1 << 21
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """Whole lines of a JSON Lines source: ``data`` starts at line ``first_line``, byte ``offset``."""
+    """Whole lines of a JSON Lines source, starting at byte ``offset`` of it. Blocks are numbered
+    (their first line) when they are settled, in order: counting lines as they are read would
+    scan every byte once more."""
 
-    first_line: int
     offset: int
     data: bytes
 
     def lines(self) -> list[bytes]:
-        """Every line, blank ones included (line ``i`` is number ``first_line + i``), without its ``\\n``."""
+        """Every line, blank ones included, without its ``\\n``."""
         lines = self.data.split(b"\n")
         if lines[-1] == b"":
             lines.pop()
@@ -167,25 +168,16 @@ def read_blocks(source: Source, stream: IO[bytes], size: int | None = None) -> I
     """The source in blocks of whole lines (about ``size`` bytes, default :data:`BLOCK_BYTES`; a
     longer line makes a longer block); lines end at ``\\n`` only, the last may lack it."""
     size = size or BLOCK_BYTES
-    line, offset, rest = 1, 0, b""
+    offset = 0
     with _Reading(source):
-        while True:
-            chunk = stream.read(size)
-            if offset == 0 and not rest and chunk.startswith(_BOM):
+        while chunk := stream.read(size):
+            if offset == 0 and chunk.startswith(_BOM):
                 chunk, offset = chunk[3:], 3
-            if not chunk:
-                if rest:
-                    yield Block(line, offset, rest)
-                return
-            data = rest + chunk if rest else chunk
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data  # no line ends here yet: read on
-                continue
-            block, rest = data[:cut], data[cut:]
-            yield Block(line, offset, block)
-            line += block.count(b"\n")
-            offset += len(block)
+            if not chunk.endswith(b"\n"):
+                chunk += stream.readline()  # the rest of the last line
+            if chunk:
+                yield Block(offset, chunk)
+            offset += len(chunk)
 
 
 def is_event_line(line: bytes) -> bool:

@@ -158,22 +158,22 @@ def read_range(path: str, start: int, size: int) -> bytes:
         return events.read(size)
 
 
-def _block_lines(message: bytes) -> list[bytes]:
-    data = read_range(*pickle.loads(message[2:])) if message[1:2] == _IN_FILE else message[2:]
-    return Block(0, 0, data).lines()
+def _block_data(message: bytes) -> bytes:
+    return read_range(*pickle.loads(message[2:])) if message[1:2] == _IN_FILE else message[2:]
 
 
 def _serve(strict: bool, directory: str | None) -> None:
-    """The worker's loop: a block in, (lines, events merged, answers) out; at the end of its
+    """The worker's loop: a block in, (bytes, lines, events merged, answers) out; at the end of its
     input, what its builder merged (pickled :meth:`GraphBuilder.export`)."""
     gc.disable()  # decoded events and the builder's sets hold no reference cycles
     schemas = None if directory is None else load_schemas(directory)
     work = {code: BlockWork(mode, strict, schemas) for mode, code in _MODES.items()}
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     while (message := receive(requests)) is not None:
-        lines = _block_lines(message)
+        data = _block_data(message)
+        lines = Block(0, data).lines()
         merged, answers = work[message[:1]].do(lines)
-        send(replies, pickle.dumps((len(lines), merged, answers), protocol=pickle.HIGHEST_PROTOCOL))
+        send(replies, pickle.dumps((len(data), len(lines), merged, answers), protocol=pickle.HIGHEST_PROTOCOL))
     builder = work[_MODES[BUILD]].builder
     assert builder is not None
     send(replies, pickle.dumps(builder.export(), protocol=pickle.HIGHEST_PROTOCOL))

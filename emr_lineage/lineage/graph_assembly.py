@@ -58,11 +58,16 @@ def _field_type(types: set[Any]) -> str:
     return "|".join(sorted(str(t) for t in types if t))
 
 
-def _final_state(states: set[str]) -> str:
+def _final_state(states: set[str], known: dict[frozenset[str], str]) -> str:
+    """A run's state; ``known``: the answers so far (runs mostly share one set of states)."""
     if len(states) == 1:
         for only in states:
             return only
-    return max(states, key=lambda state: (_STATE_RANK.get(state, 0), state))
+    key = frozenset(states)
+    state = known.get(key)
+    if state is None:
+        state = known[key] = max(states, key=lambda state: (_STATE_RANK.get(state, 0), state))
+    return state
 
 
 def _application_of(
@@ -122,6 +127,7 @@ def assemble(
     job_actions: dict[tuple[str, str], set[str]] = defaultdict(set)
     job_inputs: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
     job_outputs: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+    final_states: dict[frozenset[str], str] = {}
     for own, run in runs:
         job = folded.get(own, own)
         if job == own:
@@ -129,7 +135,7 @@ def assemble(
         else:
             job_actions[job].add(own[1])
         if run.states:
-            job_states[job].add(_final_state(run.states))
+            job_states[job].add(_final_state(run.states, final_states))
         job_inputs[job] |= run.inputs
         job_outputs[job] |= run.outputs
         job_runs.setdefault(job, 0)
