@@ -255,8 +255,8 @@ def graph_command(
         text: str | bytes = json_bytes(graph)
     else:
         text = render_html(graph, None, title, _drift(events)) if fmt == "html" else render(graph, fmt)
-    graph.digraph.clear()  # its memory back before the output is written (networkx's cached views
-    del graph  # make a reference cycle with the graph: dropping it alone would leave it to the cyclic GC)
+    graph.clear()  # its memory back before the output is written
+    del graph
     _emit(text, output)
     sys.exit(EXIT_OK)
 

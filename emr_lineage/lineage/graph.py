@@ -61,12 +61,43 @@ class LineageGraph:
         check_level(level)
         self.level = level
         self.source = source
-        import networkx as nx  # here, not at import: the event reader's worker process never needs it
-
-        self.digraph: nx.DiGraph = nx.DiGraph()
         self.column_edges: list[dict[str, Any]] = []
+        self._digraph: nx.DiGraph | None = None
+        # What add_bulk added before the networkx graph was asked for: writing the JSON form of a
+        # graph built from events never needs networkx (importing it and building 100k's of nodes
+        # is about a tenth of `graph --events`).
+        self._bulk_nodes: list[tuple[str, dict[str, Any]]] = []
+        self._bulk_edges: list[tuple[str, str]] = []
+
+    @property
+    def digraph(self) -> nx.DiGraph:
+        """The networkx graph, made on first use."""
+        if self._digraph is None:
+            import networkx as nx  # here, not at import: the event reader's worker process never needs it
+
+            digraph = nx.DiGraph()
+            digraph.add_nodes_from(self._bulk_nodes)
+            digraph.add_edges_from(self._bulk_edges)
+            self._digraph, self._bulk_nodes, self._bulk_edges = digraph, [], []
+        return self._digraph
 
     # -- building -------------------------------------------------------------------------
+
+    def add_bulk(self, nodes: list[tuple[str, dict[str, Any]]], edges: list[tuple[str, str]]) -> None:
+        """Add nodes (id, attributes; each id once) and edges between them, all at once."""
+        if self._digraph is None:
+            self._bulk_nodes.extend(nodes)
+            self._bulk_edges.extend(edges)
+        else:
+            self._digraph.add_nodes_from(nodes)
+            self._digraph.add_edges_from(edges)
+
+    def clear(self) -> None:
+        """Drop every node and edge (their memory back at once, without waiting for the cyclic
+        GC: networkx's cached views make a reference cycle with its graph)."""
+        if self._digraph is not None:
+            self._digraph.clear()
+        self._bulk_nodes, self._bulk_edges, self.column_edges = [], [], []
 
     def add_dataset(self, namespace: str, name: str, **attrs: Any) -> str:
         node_id = dataset_node_id(namespace, name)
@@ -136,9 +167,14 @@ class LineageGraph:
 
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON form: sorted ``nodes``, ``edges`` and ``columnEdges``."""
-        attributes = self.digraph.nodes
-        nodes = [dict(attributes[n]) for n in sorted(attributes)]  # the JSON writers sort the keys
-        edges = [{"source": s, "target": t} for s, t in self.edges()]
+        # Node attributes are copied unsorted: every JSON writer sorts the keys.
+        if self._digraph is None:
+            nodes = [dict(attributes) for _, attributes in sorted(self._bulk_nodes, key=operator.itemgetter(0))]
+            edges = [{"source": s, "target": t} for s, t in sorted(self._bulk_edges)]
+        else:
+            attributes = self._digraph.nodes
+            nodes = [dict(attributes[n]) for n in sorted(attributes)]
+            edges = [{"source": s, "target": t} for s, t in self.edges()]
         columns = sorted(self.column_edges, key=COLUMN_EDGE_ORDER)
         return {"level": self.level, "nodes": nodes, "edges": edges, "columnEdges": columns}
 

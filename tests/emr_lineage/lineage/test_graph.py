@@ -7,12 +7,14 @@ import pickle
 import random
 from pathlib import Path
 
+import orjson
 import pytest
 
 from emr_lineage.lineage.events import load_events
 from emr_lineage.lineage.from_events import GraphBuilder, build_graph
 from emr_lineage.lineage.from_marquez import graph_from_marquez
 from emr_lineage.lineage.graph import GraphError, LineageGraph
+from emr_lineage.lineage.render import json_bytes
 
 LAKE = "s3://lake"
 NS = "emr-lineage-dev"
@@ -327,3 +329,18 @@ def test_events_sharing_nothing_but_a_job_without_run_ids() -> None:
     graph = build_graph([complete, start, complete])
     assert graph.edges() == [("dataset:s3://b:in", "job:n:j"), ("job:n:j", "dataset:s3://b:out")]
     assert graph.nodes["job:n:j"]["states"] == ["COMPLETE"] and graph.nodes["job:n:j"]["runs"] == 1
+
+
+@pytest.mark.parametrize("level", ["application", "action"])
+def test_the_json_form_is_the_same_before_and_after_networkx_is_built(gen, ol_fixtures_dir: Path, level: str) -> None:
+    """A graph from events writes its JSON form without making the networkx graph; making it
+    (as any question about the graph does) changes nothing in that form."""
+    fragments = load_events(sorted(ol_fixtures_dir.glob("ol_container_*.json"))).events
+    for events in (gen.pipeline(LAKE, NS), fragments):
+        graph = build_graph(events, level=level)
+        assert graph._digraph is None
+        before = graph.to_dict()
+        assert before["nodes"] and before["edges"]
+        assert graph.digraph.number_of_nodes() == len(before["nodes"])
+        assert graph.to_dict() == before
+        assert json_bytes(graph) == orjson.dumps(before, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
