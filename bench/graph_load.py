@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"[target >= {TARGET_RATE:,}/s and <= {TARGET_RATIO:.0f}x: {_verdict(ok)}]"
             )
             results.append(ok)
-            if count >= 1_000_000:
+            if args.events_count >= 1_000_000:
                 big_ok = run["wall"] < TARGET_MILLION_SECONDS and run["rss"] < TARGET_RSS
                 line += f" [1M target < {TARGET_MILLION_SECONDS:.0f}s and < 1 GiB: {_verdict(big_ok)}]"
                 results.append(big_ok)
