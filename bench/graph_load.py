@@ -9,7 +9,7 @@ Measured in the same run, on the same file:
 2. ``emr-lineage graph --events FILE -o OUT`` and ``emr-lineage validate --contract C --events FILE``:
    the real CLI in a subprocess, with the OpenLineage schema checks (lenient), start-up and
    output included (validate's contract: see CONTRACT); its wall time, CPU time and peak RSS
-   (``os.wait4``: the largest process of the command, i.e. the CLI or its checker process);
+   (``os.wait4``: the largest process of the command, i.e. the CLI or its worker process);
 3. ``build_graph`` over the same number of events held in memory (``graph_build.generate``),
    median of ``--repeat`` builds.
 

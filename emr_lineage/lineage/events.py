@@ -22,8 +22,9 @@ show) and strict mode raises :class:`~emr_lineage.lineage.schemas.SchemasMissing
 Problems raise :class:`EventsError` with ``file:line`` unless ``skip_invalid=True``, which skips the
 bad event and counts it.
 
-:func:`stream_events` yields the checked events one at a time (memory: one chunk of the input);
-:func:`load_events` keeps them all in a list.
+:func:`stream_events` yields the checked events one at a time (memory: a few blocks of the
+input), or builds their graph (:meth:`EventStream.build_graph`: each line decoded once, by the
+process that merges it); :func:`load_events` keeps them all in a list.
 """
 
 from __future__ import annotations
@@ -213,8 +214,9 @@ def stream_events(
     ``SchemasMissingError`` and a path that cannot be read raises :class:`EventsError` before any
     event is read. Iterating raises :class:`EventsError` (``file:line: problem``) at the first bad
     event unless ``skip_invalid`` is true (then it is skipped and counted). Unreadable sources
-    are always an error. ``parallel`` (default: with 2+ CPUs) lets a large input be checked in a
-    second process (:mod:`emr_lineage.lineage.event_checks`).
+    are always an error. ``parallel`` (default: with 2+ CPUs) lets a large input be checked (and,
+    by :meth:`EventStream.build_graph`, merged) partly in a second process
+    (:mod:`emr_lineage.lineage.event_checks`).
     """
     schemas: Schemas | None = require_schemas(schema_directory) if strict else load_schemas(schema_directory)
     stream = EventStream(event_sources(paths), skip_invalid, strict, schemas, parallel)
