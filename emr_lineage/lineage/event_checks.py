@@ -187,7 +187,7 @@ class LineChecker:
             self.worker = _Worker(self.strict, self.directory)
 
     def _use_worker(self, block: Block) -> bool:
-        self.bytes_seen += len(block.data)
+        self.bytes_seen += block.size
         if self.bytes_seen >= _WARM_UP_BYTES:
             self._start()
         worker = self.worker
@@ -246,7 +246,7 @@ class LineChecker:
         its problems (its events are merged)."""
         if item.answers is None:
             reply = self.worker.reply() if self.worker is not None else None
-            if reply is None or reply[0] != len(item.block.data):  # died, or the file changed under us: do it here
+            if reply is None or reply[0] != item.block.size:  # died, or the file changed under us: do it here
                 self._give_up()
                 if item.mode == CHECK:
                     yield from self._here(item.source, item.block)
@@ -255,7 +255,7 @@ class LineChecker:
                 return
             if item.mode == BUILD:
                 self.events_merged += reply[2]
-                self._merged_there.append((item.path, item.block.offset, len(item.block.data)))  # type: ignore[arg-type]
+                self._merged_there.append((item.path, item.block.offset, item.block.size))  # type: ignore[arg-type]
             item.lines, item.answers = reply[1], reply[3]
         yield from self._answered(item)
 
@@ -295,7 +295,7 @@ class LineChecker:
         self.parallel = False
         self.close(finished=False)
         for path, offset, size in self._merged_there:
-            self.building.do(Block(offset, event_worker.read_range(path, offset, size)).lines())
+            self.building.do(Block.of(offset, event_worker.read_range(path, offset, size)).lines())
         self._merged_there.clear()
 
     # --- building a graph ---------------------------------------------------------------------
@@ -322,8 +322,8 @@ class LineChecker:
                 lines = block.lines()
                 merged, answers = self.building.do(lines)
                 self.events_merged += merged
-                if not any(code == NOT_UTF8 for _, code, _ in answers):
-                    block = Block(block.offset, b"")  # its bytes are not needed again
+                if type(block.source) is bytes and not any(code == NOT_UTF8 for _, code, _ in answers):
+                    block = Block.of(block.offset, b"")  # its bytes are not needed again
                 pending.append(_Pending(source, block, BUILD, path, answers, len(lines)))
             yield from self._settled(pending, wait=False)
         yield from self._settled(pending, wait=True)

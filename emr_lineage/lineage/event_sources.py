@@ -142,12 +142,24 @@ BLOCK_BYTES = 1 << 21
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """Whole lines of a JSON Lines source, starting at byte ``offset`` of it. Blocks are numbered
-    (their first line) when they are settled, in order: counting lines as they are read would
-    scan every byte once more."""
+    """Whole lines of a JSON Lines source: ``size`` bytes from byte ``offset`` of it. Blocks are
+    numbered (their first line) when they are settled, in order: counting lines as they are read
+    would scan every byte once more. A block of a plain file holds the file's descriptor and reads
+    its bytes only when asked (a block the worker process reads itself never is), while the
+    source is open."""
 
     offset: int
-    data: bytes
+    size: int
+    source: bytes | int  # the block's bytes, or the descriptor of the file it is in
+
+    @classmethod
+    def of(cls, offset: int, data: bytes) -> Block:
+        return cls(offset, len(data), data)
+
+    @property
+    def data(self) -> bytes:
+        source = self.source
+        return source if type(source) is bytes else os.pread(source, self.size, self.offset)  # type: ignore[arg-type]
 
     def lines(self) -> list[bytes]:
         """Every line, blank ones included, without its ``\\n``."""
@@ -158,16 +170,20 @@ class Block:
 
     def line_offset(self, index: int) -> int:
         """The byte offset of line ``index`` in the source (only asked for to word an error)."""
-        position = 0
+        data, position = self.data, 0
         for _ in range(index):
-            position = self.data.index(b"\n", position) + 1
+            position = data.index(b"\n", position) + 1
         return self.offset + position
 
 
 def read_blocks(source: Source, stream: IO[bytes], size: int | None = None) -> Iterator[Block]:
     """The source in blocks of whole lines (about ``size`` bytes, default :data:`BLOCK_BYTES`; a
-    longer line makes a longer block); lines end at ``\\n`` only, the last may lack it."""
+    longer line makes a longer block); lines end at ``\\n`` only, the last may lack it. A plain
+    file's blocks are read only when their bytes are asked for."""
     size = size or BLOCK_BYTES
+    if plain_file(stream) is not None:
+        yield from _file_blocks(source, stream, size)
+        return
     offset = 0
     with _Reading(source):
         while chunk := stream.read(size):
@@ -176,8 +192,44 @@ def read_blocks(source: Source, stream: IO[bytes], size: int | None = None) -> I
             if not chunk.endswith(b"\n"):
                 chunk += stream.readline()  # the rest of the last line
             if chunk:
-                yield Block(offset, chunk)
+                yield Block.of(offset, chunk)
             offset += len(chunk)
+
+
+_BOUNDARY_WINDOW = 1 << 16
+
+
+def _file_blocks(source: Source, stream: IO[bytes], size: int) -> Iterator[Block]:
+    """A plain file's blocks, found by reading around their ends only (``os.pread``)."""
+    with _Reading(source):
+        descriptor = stream.fileno()
+        length = os.fstat(descriptor).st_size
+        start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
+        while start < length:
+            end = min(start + size, length)
+            if end < length:
+                end = _line_end(descriptor, start, end, length)
+            yield Block(start, end - start, descriptor)
+            start = end
+
+
+def _line_end(descriptor: int, start: int, end: int, length: int) -> int:
+    """Where the block from ``start`` ends: after the last ``\\n`` before ``end``, or (a line
+    longer than a block) after the first one from ``end`` on (the file's end without one)."""
+    window_start = max(start, end - _BOUNDARY_WINDOW)
+    cut = os.pread(descriptor, end - window_start, window_start).rfind(b"\n")
+    if cut >= 0:
+        return window_start + cut + 1
+    position = end
+    while position < length:
+        chunk = os.pread(descriptor, _BOUNDARY_WINDOW, position)
+        if not chunk:
+            break
+        cut = chunk.find(b"\n")
+        if cut >= 0:
+            return position + cut + 1
+        position += len(chunk)
+    return length
 
 
 def is_event_line(line: bytes) -> bool:

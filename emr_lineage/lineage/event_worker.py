@@ -148,7 +148,7 @@ def receive(pipe: IO[bytes]) -> bytes | None:
 def block_message(mode: str, block: Block, path: str | None) -> bytes:
     """Work on ``block``: where it lies in ``path`` (the worker reads it there, sparing a copy), or its bytes."""
     if path is not None:
-        return _MODES[mode] + _IN_FILE + pickle.dumps((path, block.offset, len(block.data)))
+        return _MODES[mode] + _IN_FILE + pickle.dumps((path, block.offset, block.size))
     return _MODES[mode] + _BYTES + block.data
 
 
@@ -171,7 +171,7 @@ def _serve(strict: bool, directory: str | None) -> None:
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     while (message := receive(requests)) is not None:
         data = _block_data(message)
-        lines = Block(0, data).lines()
+        lines = Block.of(0, data).lines()
         merged, answers = work[message[:1]].do(lines)
         send(replies, pickle.dumps((len(data), len(lines), merged, answers), protocol=pickle.HIGHEST_PROTOCOL))
     builder = work[_MODES[BUILD]].builder

@@ -438,3 +438,31 @@ def test_work_goes_on_here_when_the_worker_process_dies(
     there, here = read(path, parallel=True, skip_invalid=True), read(path, parallel=False, skip_invalid=True)
     assert there == here
     assert len(replies) >= 3
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_blocks_of_a_file_and_of_a_stream_hold_the_same_whole_lines(tmp_path: Path, seed: int) -> None:
+    """A plain file's blocks are found by reading around their ends; gzip and standard input are
+    read on; both give whole lines, in order, every byte once (lines longer than a block too)."""
+    rng = random.Random(seed)
+    lines = [bytes(rng.choice(b"ab:{} ") for _ in range(rng.choice([0, 5, 300, 3000, 9000]))) for _ in range(200)]
+    content = (b"\xef\xbb\xbf" if seed % 2 else b"") + b"\n".join(lines) + (b"\n" if seed % 3 else b"")
+    plain, packed = tmp_path / "e.jsonl", tmp_path / "e.jsonl.gz"
+    plain.write_bytes(content)
+    packed.write_bytes(gzip.compress(content))
+    read = []
+    for path in (plain, packed):
+        source = event_sources.Source(path)
+        stream = event_sources.open_source(source)
+        try:
+            blocks = list(event_sources.read_blocks(source, stream, size=2048))
+            read.append([(block.offset, block.data) for block in blocks])
+        finally:
+            stream.close()
+    body = content[3:] if seed % 2 else content
+    for blocks in read:  # (where blocks end may differ: the file's end at a line before the size)
+        assert b"".join(data for _, data in blocks) == body
+        assert all(data.endswith(b"\n") for _, data in blocks[:-1])
+        offsets = [offset for offset, _ in blocks]
+        assert offsets[0] == (3 if seed % 2 else 0)
+        assert offsets[1:] == [offset + len(data) for offset, data in blocks[:-1]]
