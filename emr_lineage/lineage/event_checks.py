@@ -16,7 +16,7 @@ guard, and whose ``fork`` copies a process that may hold threads) takes blocks o
   only checks, as when reading.
 
 Blocks are settled in order, so the first bad event is still the first reported and memory
-holds a few blocks at most. Small inputs never start the worker (it costs about 0.3 s). If the
+holds a few blocks at most. Small inputs never start the worker (it costs about 0.2 s). If the
 worker dies, its blocks are done here again (those it merged are read again from the file).
 """
 
