@@ -123,15 +123,18 @@ def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
     return values
 
 
-def _drift(events: Sequence[str]) -> dict[str, list[Any]] | None:
+def _drift(
+    events: Sequence[str], skip_invalid: bool, strict: bool, schema_dir: str | None
+) -> dict[str, list[Any]] | None:
     """The schema changes the HTML report shows per dataset: the events read a second time (the
-    graph was built while streaming them); None for standard input, which cannot be read again,
-    and for Marquez."""
+    graph was built while streaming them), with the same options; None for standard input, which
+    cannot be read again, and for Marquez."""
     if not events or STDIN in events:
         return None
     from emr_lineage.analysis.drift import schema_changes  # HTML only: graph's start-up stays light
 
-    return schema_changes(load_events(events).events)
+    loaded = load_events(events, skip_invalid=skip_invalid, strict=strict, schema_directory=schema_dir)
+    return schema_changes(loaded.events)
 
 
 def _emit(text: str | bytes, output: str | None) -> None:
@@ -254,7 +257,11 @@ def graph_command(
     if fmt == "json":
         text: str | bytes = json_bytes(graph)
     else:
-        text = render_html(graph, None, title, _drift(events)) if fmt == "html" else render(graph, fmt)
+        text = (
+            render_html(graph, None, title, _drift(events, skip_invalid, strict, schema_dir))
+            if fmt == "html"
+            else render(graph, fmt)
+        )
     graph.clear()  # its memory back before the output is written
     del graph
     _emit(text, output)
@@ -340,6 +347,6 @@ def validate_command(
     _print_result(result, fmt)
     if html_path:
         title = f"Lineage contract: {Path(contract_path).name}"
-        drift = _drift(events)
+        drift = _drift(events, skip_invalid, strict, schema_dir)
         _write("--html", html_path, lambda path: write_html(path, graph, result, title=title, drift=drift))
     sys.exit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)

@@ -37,8 +37,9 @@ from typing import Any
 import orjson
 
 from emr_lineage.lineage import event_worker
+from emr_lineage.lineage.event_blocks import Block, OpenFile, is_event_line
 from emr_lineage.lineage.event_decode import NotUtf8, decode_line
-from emr_lineage.lineage.event_sources import Block, EventsError, Source, is_event_line
+from emr_lineage.lineage.event_sources import EventsError, Source
 from emr_lineage.lineage.event_worker import BUILD, CHECK, NOT_UTF8, PROBLEM, SLOW, Answer, BlockWork, examine
 from emr_lineage.lineage.from_events import Exported, GraphBuilder
 from emr_lineage.lineage.schemas import Schemas
@@ -97,9 +98,9 @@ class _Worker:
         """Blocks sent and not yet answered."""
         return self.sent - self.received
 
-    def submit(self, mode: str, block: Block, path: str | None) -> None:
+    def submit(self, mode: str, block: Block) -> None:
         self.sent += 1
-        self.outbox.put(event_worker.block_message(mode, block, path))
+        self.outbox.put(event_worker.block_message(mode, block))
 
     def ready(self) -> bool:
         """Whether a reply (or the news that the process died) is there to take."""
@@ -153,6 +154,13 @@ class _Pending:
     lines: int = 0  # how many lines the block holds (known with its answers)
 
 
+def _changed(block: Block) -> EventsError:
+    source = block.source
+    return (
+        source.changed() if isinstance(source, OpenFile) else EventsError("the input changed while it was being read")
+    )
+
+
 def _not_utf8(source: Source, offset: int, reason: str, start: int) -> EventsError:
     return EventsError(f"{source.name}: not UTF-8 text ({reason} at byte {offset + start})")
 
@@ -169,7 +177,7 @@ class LineChecker:
         self.building = BlockWork(BUILD, strict, schemas)
         self.events_merged = 0  # events merged by merged(), here and in the worker
         self._next_line = 1  # of the next block settled in the source being read
-        self._merged_there: list[tuple[str, int, int]] = []  # (path, offset, size) of blocks the worker merged
+        self._merged_there: list[Block] = []  # the blocks the worker merged (without their bytes)
 
     @property
     def builder(self) -> GraphBuilder:
@@ -220,7 +228,7 @@ class LineChecker:
 
     def _send(self, item: _Pending) -> _Pending:
         assert self.worker is not None
-        self.worker.submit(item.mode, item.block, item.path)
+        self.worker.submit(item.mode, item.block)
         return item
 
     def _first_line(self, count: int) -> int:
@@ -246,7 +254,9 @@ class LineChecker:
         its problems (its events are merged)."""
         if item.answers is None:
             reply = self.worker.reply() if self.worker is not None else None
-            if reply is None or reply[0] != item.block.size:  # died, or the file changed under us: do it here
+            if reply is not None and reply[0] != item.block.size:
+                raise _changed(item.block)
+            if reply is None:  # the worker died: do it here
                 self._give_up()
                 if item.mode == CHECK:
                     yield from self._here(item.source, item.block)
@@ -255,7 +265,7 @@ class LineChecker:
                 return
             if item.mode == BUILD:
                 self.events_merged += reply[2]
-                self._merged_there.append((item.path, item.block.offset, item.block.size))  # type: ignore[arg-type]
+                self._merged_there.append(item.block)
             item.lines, item.answers = reply[1], reply[3]
         yield from self._answered(item)
 
@@ -281,7 +291,11 @@ class LineChecker:
                 continue
             answer = by_index.get(index)
             if answer is None:
-                yield first + index, loads(raw), None
+                try:  # the worker passed these bytes; they only fail if the file was rewritten since
+                    event = loads(raw)
+                except orjson.JSONDecodeError:
+                    raise _changed(block) from None
+                yield first + index, event, None
             elif answer[0] == PROBLEM:
                 yield first + index, None, answer[1]
             elif answer[0] == SLOW:
@@ -294,8 +308,13 @@ class LineChecker:
         the blocks it had merged (its builder died with it)."""
         self.parallel = False
         self.close(finished=False)
-        for path, offset, size in self._merged_there:
-            self.building.do(Block.of(offset, event_worker.read_range(path, offset, size)).lines())
+        for block in self._merged_there:  # read again by path: the source may be closed by now
+            source = block.source
+            assert isinstance(source, OpenFile)
+            data = event_worker.read_range(source.path, block.offset, block.size, source.identity)
+            if data is None:
+                raise source.changed()
+            self.building.do(Block.of(block.offset, data).lines())
         self._merged_there.clear()
 
     # --- building a graph ---------------------------------------------------------------------

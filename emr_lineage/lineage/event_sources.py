@@ -34,7 +34,7 @@ LINES_SUFFIXES = (".jsonl", ".ndjson")
 EVENT_SUFFIXES = (".json", *LINES_SUFFIXES)
 GZIP_SUFFIX = ".gz"
 _GZIP_MAGIC = b"\x1f\x8b"
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
 _READ_BUFFER = 1 << 20
 
@@ -116,13 +116,13 @@ def _binary(source: Source) -> IO[bytes]:
     return stream
 
 
-class _Reading:
+class ReadErrors:
     """Turns the read errors of a source into one-line :class:`EventsError`s naming it."""
 
     def __init__(self, source: Source) -> None:
         self.source = source
 
-    def __enter__(self) -> _Reading:
+    def __enter__(self) -> ReadErrors:
         return self
 
     def __exit__(self, kind: Any, exc: BaseException | None, traceback: Any) -> None:
@@ -135,112 +135,6 @@ class _Reading:
             raise EventsError(f"{name}: not UTF-8 text ({exc.reason})") from None
         if isinstance(exc, OSError):
             raise EventsError(f"{name}: cannot read: {exc.strerror or exc}") from None
-
-
-BLOCK_BYTES = 1 << 21
-
-
-@dataclass(frozen=True, slots=True)
-class Block:
-    """Whole lines of a JSON Lines source: ``size`` bytes from byte ``offset`` of it. Blocks are
-    numbered (their first line) when they are settled, in order: counting lines as they are read
-    would scan every byte once more. A block of a plain file holds the file's descriptor and reads
-    its bytes only when asked (a block the worker process reads itself never is), while the
-    source is open."""
-
-    offset: int
-    size: int
-    source: bytes | int  # the block's bytes, or the descriptor of the file it is in
-
-    @classmethod
-    def of(cls, offset: int, data: bytes) -> Block:
-        return cls(offset, len(data), data)
-
-    @property
-    def data(self) -> bytes:
-        source = self.source
-        return source if type(source) is bytes else os.pread(source, self.size, self.offset)  # type: ignore[arg-type]
-
-    def lines(self) -> list[bytes]:
-        """Every line, blank ones included, without its ``\\n``."""
-        lines = self.data.split(b"\n")
-        if lines[-1] == b"":
-            lines.pop()
-        return lines
-
-    def line_offset(self, index: int) -> int:
-        """The byte offset of line ``index`` in the source (only asked for to word an error)."""
-        data, position = self.data, 0
-        for _ in range(index):
-            position = data.index(b"\n", position) + 1
-        return self.offset + position
-
-
-def read_blocks(source: Source, stream: IO[bytes], size: int | None = None) -> Iterator[Block]:
-    """The source in blocks of whole lines (about ``size`` bytes, default :data:`BLOCK_BYTES`; a
-    longer line makes a longer block); lines end at ``\\n`` only, the last may lack it. A plain
-    file's blocks are read only when their bytes are asked for."""
-    size = size or BLOCK_BYTES
-    if plain_file(stream) is not None:
-        yield from _file_blocks(source, stream, size)
-        return
-    offset = 0
-    with _Reading(source):
-        while chunk := stream.read(size):
-            if offset == 0 and chunk.startswith(_BOM):
-                chunk, offset = chunk[3:], 3
-            if not chunk.endswith(b"\n"):
-                chunk += stream.readline()  # the rest of the last line
-            if chunk:
-                yield Block.of(offset, chunk)
-            offset += len(chunk)
-
-
-_BOUNDARY_WINDOW = 1 << 16
-
-
-def _file_blocks(source: Source, stream: IO[bytes], size: int) -> Iterator[Block]:
-    """A plain file's blocks, found by reading around their ends only (``os.pread``)."""
-    with _Reading(source):
-        descriptor = stream.fileno()
-        length = os.fstat(descriptor).st_size
-        start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
-        while start < length:
-            end = min(start + size, length)
-            if end < length:
-                end = _line_end(descriptor, start, end, length)
-            yield Block(start, end - start, descriptor)
-            start = end
-
-
-def _line_end(descriptor: int, start: int, end: int, length: int) -> int:
-    """Where the block from ``start`` ends: after the last ``\\n`` before ``end``, or (a line
-    longer than a block) after the first one from ``end`` on (the file's end without one)."""
-    window_start = max(start, end - _BOUNDARY_WINDOW)
-    cut = os.pread(descriptor, end - window_start, window_start).rfind(b"\n")
-    if cut >= 0:
-        return window_start + cut + 1
-    position = end
-    while position < length:
-        chunk = os.pread(descriptor, _BOUNDARY_WINDOW, position)
-        if not chunk:
-            break
-        cut = chunk.find(b"\n")
-        if cut >= 0:
-            return position + cut + 1
-        position += len(chunk)
-    return length
-
-
-def is_event_line(line: bytes) -> bool:
-    """False for a blank line (spaces, tabs, ``\\r``), which JSON Lines readers skip."""
-    return line[:1] == b"{" or bool(line.strip(b" \t\r\n"))
-
-
-def plain_file(stream: IO[bytes]) -> str | None:
-    """The path of ``stream`` if its bytes are a file's own (not gunzipped, not standard input)."""
-    raw = getattr(stream, "raw", None)
-    return raw.name if isinstance(raw, io.FileIO) and isinstance(raw.name, str) else None
 
 
 class _Text:
@@ -321,7 +215,7 @@ def read_json(source: Source, stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
 
     A JSON syntax error ends the source (yielded as its last Problem).
     """
-    with _Reading(source):
+    with ReadErrors(source):
         window = _Text(io.TextIOWrapper(stream, encoding="utf-8-sig"))
         position = window.skip_space(0)
         if position >= len(window.text):
@@ -377,10 +271,10 @@ def _json_values(window: _Text, position: int) -> Iterator[tuple[int, Any]]:
 def starts_a_list(stream: IO[bytes]) -> bool:
     """True if the buffered start of ``stream`` (after a BOM and whitespace) is ``[``."""
     head = stream.peek(_CHUNK)[: 1 << 16]  # type: ignore[attr-defined]
-    return head.removeprefix(_BOM).lstrip(b" \t\r\n")[:1] == b"["
+    return head.removeprefix(BOM).lstrip(b" \t\r\n")[:1] == b"["
 
 
 def open_source(source: Source) -> IO[bytes]:
     """The (gunzipped) bytes of ``source``; read errors as :class:`EventsError`."""
-    with _Reading(source):
+    with ReadErrors(source):
         return _binary(source)

@@ -20,6 +20,7 @@ nothing.
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import struct
 import sys
@@ -28,8 +29,8 @@ from typing import IO, Any
 
 import orjson
 
+from emr_lineage.lineage.event_blocks import Block, OpenFile, is_event_line
 from emr_lineage.lineage.event_decode import NotUtf8, Problem, decode_line, may_repeat_a_key
-from emr_lineage.lineage.event_sources import Block, is_event_line
 from emr_lineage.lineage.from_events import GraphBuilder
 from emr_lineage.lineage.schemas import Schemas, check_event_with, load_schemas
 
@@ -145,32 +146,45 @@ def receive(pipe: IO[bytes]) -> bytes | None:
     return payload if len(payload) == size else None
 
 
-def block_message(mode: str, block: Block, path: str | None) -> bytes:
-    """Work on ``block``: where it lies in ``path`` (the worker reads it there, sparing a copy), or its bytes."""
-    if path is not None:
-        return _MODES[mode] + _IN_FILE + pickle.dumps((path, block.offset, block.size))
+def block_message(mode: str, block: Block) -> bytes:
+    """Work on ``block``: where it lies in its file (the worker reads it there, sparing a copy), or its bytes."""
+    source = block.source
+    if isinstance(source, OpenFile):
+        return _MODES[mode] + _IN_FILE + pickle.dumps((source.path, block.offset, block.size, source.identity))
     return _MODES[mode] + _BYTES + block.data
 
 
-def read_range(path: str, start: int, size: int) -> bytes:
-    with open(path, "rb") as events:
-        events.seek(start)
-        return events.read(size)
+def read_range(path: str, start: int, size: int, identity: tuple[int, int]) -> bytes | None:
+    """``size`` bytes at ``start`` of the file at ``path``; None if that is no longer the file
+    being read (replaced, deleted: another device and inode) or it is shorter now."""
+    try:
+        with open(path, "rb", buffering=0) as events:
+            status = os.fstat(events.fileno())
+            if (status.st_dev, status.st_ino) != tuple(identity):
+                return None
+            data = os.pread(events.fileno(), size, start)
+    except OSError:
+        return None
+    return data if len(data) == size else None
 
 
-def _block_data(message: bytes) -> bytes:
+def _block_data(message: bytes) -> bytes | None:
     return read_range(*pickle.loads(message[2:])) if message[1:2] == _IN_FILE else message[2:]
 
 
 def _serve(strict: bool, directory: str | None) -> None:
-    """The worker's loop: a block in, (bytes, lines, events merged, answers) out; at the end of its
-    input, what its builder merged (pickled :meth:`GraphBuilder.export`)."""
+    """The worker's loop: a block in, (bytes, lines, events merged, answers) out (bytes -1: the
+    file changed); at the end of its input, what its builder merged (pickled
+    :meth:`GraphBuilder.export`)."""
     gc.disable()  # decoded events and the builder's sets hold no reference cycles
     schemas = None if directory is None else load_schemas(directory)
     work = {code: BlockWork(mode, strict, schemas) for mode, code in _MODES.items()}
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     while (message := receive(requests)) is not None:
         data = _block_data(message)
+        if data is None:
+            send(replies, pickle.dumps((-1, 0, 0, []), protocol=pickle.HIGHEST_PROTOCOL))
+            continue
         lines = Block.of(0, data).lines()
         merged, answers = work[message[:1]].do(lines)
         send(replies, pickle.dumps((len(data), len(lines), merged, answers), protocol=pickle.HIGHEST_PROTOCOL))

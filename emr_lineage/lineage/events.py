@@ -37,18 +37,15 @@ from typing import IO, Any
 
 import orjson
 
+from emr_lineage.lineage.event_blocks import Block, is_event_line, plain_file, read_blocks
 from emr_lineage.lineage.event_checks import LineChecker
 from emr_lineage.lineage.event_decode import Problem
 from emr_lineage.lineage.event_sources import (
     STDIN_NAME,
-    Block,
     EventsError,
     Source,
     event_sources,
-    is_event_line,
     open_source,
-    plain_file,
-    read_blocks,
     read_json,
     starts_a_list,
 )
@@ -137,7 +134,10 @@ class EventStream(_Counts):
                     try:
                         if self._is_lines(source, stream):
                             for line, problem in checker.merged(
-                                source, _blocks(source, stream), plain_file(stream), last=source is self.sources[-1]
+                                source,
+                                _blocks(source, stream),
+                                plain_file(source, stream),
+                                last=source is self.sources[-1],
                             ):
                                 self._bad(source.name, line, problem)
                         else:
@@ -185,7 +185,7 @@ class EventStream(_Counts):
                     else:
                         yield line, value, check_event_with(value, self.strict, self.schemas)
                 return
-            yield from checker.checked(source, _blocks(source, stream), plain_file(stream))
+            yield from checker.checked(source, _blocks(source, stream), plain_file(source, stream))
         finally:
             if source.path is not None:
                 stream.close()

@@ -45,6 +45,7 @@ class GraphBuilder:
         # One (namespace, name) tuple of interned strings per job and dataset, shared by every run
         # that names it: not one tuple of strings of its own per event and run.
         self.keys: dict[tuple[str, str], tuple[str, str]] = {}
+        self.assembled = False
 
     def key(self, namespace: str, name: str) -> tuple[str, str]:
         """The shared (namespace, name) tuple."""
@@ -153,6 +154,9 @@ class GraphBuilder:
         """The graph of what was merged, at ``level`` (``application`` or ``action``). The builder is
         emptied (its memory goes to the graph): call it once."""
         check_level(level)
+        if self.assembled:
+            raise RuntimeError("a GraphBuilder assembles its graph once (its records went into it)")
+        self.assembled = True
         return assemble(self.runs, self.datasets, self.columns, level)
 
     def _add_tolerant(self, event: Mapping[str, Any]) -> None:

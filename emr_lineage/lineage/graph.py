@@ -169,14 +169,31 @@ class LineageGraph:
         """The documented JSON form: sorted ``nodes``, ``edges`` and ``columnEdges``."""
         # Node attributes are copied unsorted: every JSON writer sorts the keys.
         if self._digraph is None:
-            nodes = [dict(attributes) for _, attributes in sorted(self._bulk_nodes, key=operator.itemgetter(0))]
-            edges = [{"source": s, "target": t} for s, t in sorted(self._bulk_edges)]
+            nodes, edges = self._bulk_form()
         else:
             attributes = self._digraph.nodes
             nodes = [dict(attributes[n]) for n in sorted(attributes)]
             edges = [{"source": s, "target": t} for s, t in self.edges()]
         columns = sorted(self.column_edges, key=COLUMN_EDGE_ORDER)
         return {"level": self.level, "nodes": nodes, "edges": edges, "columnEdges": columns}
+
+    def _bulk_form(self) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+        """Nodes and edges of what add_bulk holds, as the networkx graph would have them: a node id
+        given twice is one node with the attributes of both (two namespaces can make one id, e.g.
+        ``s3:b`` + ``x`` and ``s3`` + ``b:x``), an edge's ends are nodes, an edge is there once."""
+        merged: dict[str, dict[str, Any]] = {}
+        for node_id, attributes in self._bulk_nodes:
+            known = merged.get(node_id)
+            if known is None:
+                merged[node_id] = dict(attributes)
+            else:
+                known.update(attributes)
+        unique_edges = sorted(set(self._bulk_edges))
+        for source, target in unique_edges:
+            merged.setdefault(source, {})
+            merged.setdefault(target, {})
+        nodes = [merged[node_id] for node_id in sorted(merged)]
+        return nodes, [{"source": s, "target": t} for s, t in unique_edges]
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)

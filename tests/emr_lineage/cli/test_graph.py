@@ -152,6 +152,49 @@ def test_graph_reads_standard_input_gzip_and_ndjson_alike(runner, local_run, tmp
     assert mixed.stdout == expected.stdout
 
 
+@pytest.mark.parametrize("how", ["pipe", "redirect"])
+def test_graph_reads_a_real_standard_input(repo_root: Path, local_run, tmp_path: Path, how: str) -> None:
+    """The process's own standard input (a pipe, or a file redirected onto it), not a test
+    stand-in: it is read on, never at offsets; with a file after it as well."""
+    import subprocess
+    import sys
+
+    events, _ = local_run
+    data = tmp_path / "all.jsonl"
+    data.write_bytes(_all_events(events))
+    paths = ["-", str(data)] if how == "pipe" else [str(data), "-"]  # standard input first, or last
+    command = [sys.executable, "-m", "emr_lineage", "graph", "--events", paths[0], "--events", paths[1]]
+    with data.open("rb") as redirected:
+        done = subprocess.run(
+            command,
+            input=data.read_bytes() if how == "pipe" else None,
+            stdin=None if how == "pipe" else redirected,
+            capture_output=True,
+            timeout=120,
+            cwd=repo_root,
+        )
+    assert done.returncode == 0, done.stderr
+    expected = subprocess.run(
+        [sys.executable, "-m", "emr_lineage", "graph", "--events", str(data)],
+        capture_output=True,
+        timeout=120,
+        cwd=repo_root,
+    )
+    assert json.loads(done.stdout) == json.loads(expected.stdout)
+
+
+def test_graph_html_with_skip_invalid_reads_the_events_again_skipping_too(runner, local_run, tmp_path: Path) -> None:
+    events, _ = local_run
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(_all_events(events) + b"{oops\n")
+    out = tmp_path / "report.html"
+    result = runner.invoke(
+        main, ["graph", "--events", str(mixed), "--skip-invalid", "--format", "html", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "skipped 1 invalid event(s)" in result.stderr and out.read_text().startswith("<!DOCTYPE html>")
+
+
 def test_graph_standard_input_errors(runner, local_run, tmp_path: Path) -> None:
     one_error_line(runner.invoke(main, ["graph", "--events", "-"], input=b""), "<stdin>: no events on standard input")
     one_error_line(runner.invoke(main, ["graph", "--events", "-"], input=b"{oops\n"), "<stdin>:1: invalid JSON")

@@ -336,7 +336,14 @@ def test_the_json_form_is_the_same_before_and_after_networkx_is_built(gen, ol_fi
     """A graph from events writes its JSON form without making the networkx graph; making it
     (as any question about the graph does) changes nothing in that form."""
     fragments = load_events(sorted(ol_fixtures_dir.glob("ol_container_*.json"))).events
-    for events in (gen.pipeline(LAKE, NS), fragments):
+    one_id = {  # two datasets whose namespace and name make one node id
+        "eventType": "COMPLETE",
+        "job": {"namespace": "ns", "name": "j"},
+        "run": {"runId": "r1"},
+        "inputs": [{"namespace": "s3:b", "name": "x"}, {"namespace": "s3", "name": "b:x"}],
+        "outputs": [],
+    }
+    for events in (gen.pipeline(LAKE, NS), fragments, [one_id]):
         graph = build_graph(events, level=level)
         assert graph._digraph is None
         before = graph.to_dict()
@@ -344,3 +351,11 @@ def test_the_json_form_is_the_same_before_and_after_networkx_is_built(gen, ol_fi
         assert graph.digraph.number_of_nodes() == len(before["nodes"])
         assert graph.to_dict() == before
         assert json_bytes(graph) == orjson.dumps(before, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+
+
+def test_a_builder_assembles_its_graph_once(pipeline_events) -> None:
+    builder = GraphBuilder()
+    builder.add_all(pipeline_events)
+    assert builder.graph().jobs()
+    with pytest.raises(RuntimeError, match="once"):
+        builder.graph()

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from emr_lineage.lineage import event_sources
+from emr_lineage.lineage import event_blocks, event_sources
 from emr_lineage.lineage.event_decode import CHECKING_DECODER, may_repeat_a_key
 from emr_lineage.lineage.events import EventsError, load_events, stream_events
 from emr_lineage.lineage.from_events import build_graph
@@ -318,14 +318,26 @@ def _mixed_lines(count: int) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
-@pytest.fixture()
-def checker_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Start the worker process after the first block, with small blocks."""
+def _small_blocks(monkeypatch: pytest.MonkeyPatch, in_flight: int) -> None:
+    """Small blocks, the worker process started at the first; at most ``in_flight`` blocks queued for it."""
     from emr_lineage.lineage import event_checks
 
-    monkeypatch.setattr(event_sources, "BLOCK_BYTES", 2048)
+    monkeypatch.setattr(event_blocks, "BLOCK_BYTES", 2048)
     monkeypatch.setattr(event_checks, "_WARM_UP_BYTES", 1)
     monkeypatch.setattr(event_checks, "PARALLEL_AFTER_BYTES", 4096)
+    monkeypatch.setattr(event_checks, "_IN_FLIGHT", in_flight)
+
+
+@pytest.fixture(params=[2, 1000], ids=["2-in-flight", "all-to-the-worker"])
+def checker_at_once(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """At most 2 blocks queued for the worker (as in real runs), or every block (so it merges
+    most of them, even while it starts)."""
+    _small_blocks(monkeypatch, request.param)
+
+
+@pytest.fixture()
+def worker_takes_every_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    _small_blocks(monkeypatch, 1000)
 
 
 def _read(path: Path, parallel: bool, **options: Any) -> tuple[list[Any], int, list[str]]:
@@ -455,7 +467,7 @@ def test_blocks_of_a_file_and_of_a_stream_hold_the_same_whole_lines(tmp_path: Pa
         source = event_sources.Source(path)
         stream = event_sources.open_source(source)
         try:
-            blocks = list(event_sources.read_blocks(source, stream, size=2048))
+            blocks = list(event_blocks.read_blocks(source, stream, size=2048))
             read.append([(block.offset, block.data) for block in blocks])
         finally:
             stream.close()
@@ -466,3 +478,62 @@ def test_blocks_of_a_file_and_of_a_stream_hold_the_same_whole_lines(tmp_path: Pa
         offsets = [offset for offset, _ in blocks]
         assert offsets[0] == (3 if seed % 2 else 0)
         assert offsets[1:] == [offset + len(data) for offset, data in blocks[:-1]]
+
+
+@pytest.mark.parametrize("change", ["truncate", "replace"])
+@pytest.mark.parametrize("read", [_read, _built])
+def test_a_file_changed_while_it_is_read_is_one_clear_error(
+    tmp_path: Path, worker_takes_every_block, monkeypatch: pytest.MonkeyPatch, change: str, read: Any
+) -> None:
+    """Cut short (logrotate's copytruncate) or replaced by a rename while the worker has blocks
+    of it still to read: an error naming the file, never a wrong graph, a count that disagrees
+    or a traceback."""
+    from emr_lineage.lineage import event_checks
+
+    path = tmp_path / "e.jsonl"
+    content = _jsonl(*[f"job-{i}" for i in range(600)])
+    path.write_bytes(content)
+    submit = event_checks._Worker.submit
+    sent: list[int] = []
+
+    def changing(self: Any, *args: Any) -> None:
+        sent.append(1)
+        if len(sent) == 3:
+            if change == "truncate":
+                with path.open("r+b") as events:
+                    events.truncate(len(content) // 3)
+            else:
+                replacement = tmp_path / "new.jsonl"
+                replacement.write_bytes(content)
+                replacement.replace(path)
+        submit(self, *args)
+
+    monkeypatch.setattr(event_checks._Worker, "submit", changing)
+    with pytest.raises(EventsError, match=rf"^{path}: changed while it was being read"):
+        read(path, parallel=True)
+
+
+def test_blocks_the_worker_merged_are_merged_here_again_only_from_the_same_file(
+    tmp_path: Path, worker_takes_every_block, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker dies after merging blocks, and the file was replaced meanwhile: its blocks are
+    not merged again from the new file; the read stops with the error."""
+    from emr_lineage.lineage import event_checks
+
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(_jsonl(*[f"job-{i}" for i in range(600)]))
+    reply = event_checks._Worker.reply
+    replies: list[int] = []
+
+    def dying(self: Any) -> Any:
+        replies.append(1)
+        if len(replies) == 3:
+            (tmp_path / "new.jsonl").write_bytes(path.read_bytes())
+            (tmp_path / "new.jsonl").replace(path)
+            self.process.kill()
+            self.process.wait()
+        return reply(self)
+
+    monkeypatch.setattr(event_checks._Worker, "reply", dying)
+    with pytest.raises(EventsError, match="changed while it was being read"):
+        _built(path, parallel=True)
