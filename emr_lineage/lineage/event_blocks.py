@@ -22,13 +22,14 @@ BLOCK_BYTES = 1 << 21
 
 @dataclass(frozen=True, slots=True)
 class OpenFile:
-    """A plain file being read: its name (for errors), path, descriptor and identity (device,
-    inode). Its blocks are read with ``os.pread`` while the source is open."""
+    """A plain file being read: its name (for errors), path, descriptor, identity (device, inode)
+    and the length read. Its blocks are read with ``os.pread`` while the source is open."""
 
     name: str
     path: str
     descriptor: int
     identity: tuple[int, int]
+    length: int
 
     def changed(self) -> EventsError:
         return EventsError(
@@ -82,7 +83,7 @@ def read_blocks(source: Source, stream: IO[bytes], size: int | None = None) -> I
     longer line makes a longer block); lines end at ``\\n`` only, the last may lack it. A plain
     file's blocks are read only when their bytes are asked for."""
     size = size or BLOCK_BYTES
-    if plain_file(source, stream) is not None:
+    if _plain_file(source, stream) is not None:
         yield from _file_blocks(source, stream, size)
         return
     offset = 0
@@ -107,7 +108,7 @@ def _file_blocks(source: Source, stream: IO[bytes], size: int) -> Iterator[Block
         descriptor = stream.fileno()
         status = os.fstat(descriptor)
         length = status.st_size
-        opened = OpenFile(source.name, str(source.path), descriptor, (status.st_dev, status.st_ino))
+        opened = OpenFile(source.name, str(source.path), descriptor, (status.st_dev, status.st_ino), length)
         start = 3 if os.pread(descriptor, 3, 0) == BOM else 0
         while start < length:
             end = min(start + size, length)
@@ -142,7 +143,7 @@ def is_event_line(line: bytes) -> bool:
     return line[:1] == b"{" or bool(line.strip(b" \t\r\n"))
 
 
-def plain_file(source: Source, stream: IO[bytes]) -> str | None:
+def _plain_file(source: Source, stream: IO[bytes]) -> str | None:
     """The path of ``source`` if ``stream`` is its regular file's own bytes (not gunzipped, not
     standard input, not a pipe): what can be read at any offset, by another process too."""
     raw = getattr(stream, "raw", None)

@@ -149,7 +149,6 @@ class _Pending:
     source: Source
     block: Block
     mode: str
-    path: str | None
     answers: list[Answer] | None = None
     lines: int = 0  # how many lines the block holds (known with its answers)
 
@@ -209,9 +208,8 @@ class LineChecker:
 
     # --- reading events, in order -------------------------------------------------------------
 
-    def checked(self, source: Source, blocks: Iterator[Block], path: str | None = None) -> Iterator[Checked]:
-        """(line number, event, problem or None) of every line, in order; ``path``: the file whose
-        own bytes the blocks are (their offsets are its offsets), None for gzip or standard input."""
+    def checked(self, source: Source, blocks: Iterator[Block]) -> Iterator[Checked]:
+        """(line number, event, problem or None) of every line, in order."""
         pending: deque[_Pending] = deque()
         self._next_line = 1
         for block in blocks:
@@ -220,7 +218,7 @@ class LineChecker:
                     yield from self._settle(pending.popleft())
                 yield from self._here(source, block)
                 continue
-            pending.append(self._send(_Pending(source, block, CHECK, path)))
+            pending.append(self._send(_Pending(source, block, CHECK)))
             if len(pending) > _IN_FLIGHT:
                 yield from self._settle(pending.popleft())
         while pending:
@@ -273,7 +271,7 @@ class LineChecker:
         lines = block.lines()
         merged, answers = self.building.do(lines)
         self.events_merged += merged
-        yield from self._answered(_Pending(source, block, BUILD, None, answers, len(lines)))
+        yield from self._answered(_Pending(source, block, BUILD, answers, len(lines)))
 
     def _answered(self, item: _Pending) -> Iterator[Checked]:
         source, block, answers = item.source, item.block, item.answers
@@ -319,31 +317,29 @@ class LineChecker:
 
     # --- building a graph ---------------------------------------------------------------------
 
-    def merged(
-        self, source: Source, blocks: Iterator[Block], path: str | None = None, last: bool = False
-    ) -> Iterator[tuple[int, str]]:
+    def merged(self, source: Source, blocks: Iterator[Block], last: bool = False) -> Iterator[tuple[int, str]]:
         """Merge the valid events of ``source`` into the builders; (line, problem) of the others,
         in order. ``last``: no source follows, so the worker can be done before the end (below)."""
         pending: deque[_Pending] = deque()
         self._next_line = 1
-        # The end of the last file is merged here while the worker exports and pickles what it
-        # merged, instead of this process waiting for that once it is done.
-        tail = os.path.getsize(path) * (1 - _TAIL_SHARE) if last and path is not None else None
         for block in blocks:
+            in_file = block.source if isinstance(block.source, OpenFile) else None
             worker = self.worker if self._use_worker(block) else None
-            if worker is not None and tail is not None and block.offset >= tail:
+            # The end of the last file is merged here while the worker exports and pickles what it
+            # merged, instead of this process waiting for that once it is done.
+            if worker is not None and last and in_file and block.offset >= in_file.length * (1 - _TAIL_SHARE):
                 if not worker.queued and self._merged_there:
                     worker.end_input()
                 worker = None
             if worker is not None and worker.queued < _IN_FLIGHT:
-                pending.append(self._send(_Pending(source, block, CHECK if path is None else BUILD, path)))
+                pending.append(self._send(_Pending(source, block, BUILD if in_file else CHECK)))
             else:
                 lines = block.lines()
                 merged, answers = self.building.do(lines)
                 self.events_merged += merged
-                if type(block.source) is bytes and not any(code == NOT_UTF8 for _, code, _ in answers):
+                if in_file is None and not any(code == NOT_UTF8 for _, code, _ in answers):
                     block = Block.of(block.offset, b"")  # its bytes are not needed again
-                pending.append(_Pending(source, block, BUILD, path, answers, len(lines)))
+                pending.append(_Pending(source, block, BUILD, answers, len(lines)))
             yield from self._settled(pending, wait=False)
         yield from self._settled(pending, wait=True)
 

@@ -37,7 +37,7 @@ from typing import IO, Any
 
 import orjson
 
-from emr_lineage.lineage.event_blocks import Block, is_event_line, plain_file, read_blocks
+from emr_lineage.lineage.event_blocks import Block, is_event_line, read_blocks
 from emr_lineage.lineage.event_checks import LineChecker
 from emr_lineage.lineage.event_decode import Problem
 from emr_lineage.lineage.event_sources import (
@@ -133,12 +133,8 @@ class EventStream(_Counts):
                     stream = open_source(source)
                     try:
                         if self._is_lines(source, stream):
-                            for line, problem in checker.merged(
-                                source,
-                                _blocks(source, stream),
-                                plain_file(source, stream),
-                                last=source is self.sources[-1],
-                            ):
+                            last = source is self.sources[-1]
+                            for line, problem in checker.merged(source, _blocks(source, stream), last):
                                 self._bad(source.name, line, problem)
                         else:
                             checker.builder.add_all(self._json_values(source, stream, checker))
@@ -161,13 +157,20 @@ class EventStream(_Counts):
 
     def _json_values(self, source: Source, stream: IO[bytes], checker: LineChecker) -> Iterator[dict[str, Any]]:
         """The valid events of a ``.json`` source (problems go to ``_bad``), counted as merged."""
-        for line, value in read_json(source, stream):
-            problem = value.message if type(value) is Problem else check_event_with(value, self.strict, self.schemas)
+        for line, value, problem in self._json_checked(source, stream):
             if problem is None:
                 checker.events_merged += 1
                 yield value
             else:
                 self._bad(source.name, line, problem)
+
+    def _json_checked(self, source: Source, stream: IO[bytes]) -> Iterator[tuple[int, Any, str | None]]:
+        """(line, event, problem or None) of each item of a ``.json`` source."""
+        for line, value in read_json(source, stream):
+            if type(value) is Problem:
+                yield line, None, value.message
+            else:
+                yield line, value, check_event_with(value, self.strict, self.schemas)
 
     @staticmethod
     def _is_lines(source: Source, stream: IO[bytes]) -> bool:
@@ -178,14 +181,10 @@ class EventStream(_Counts):
         """(line, event, problem or None) of each event of ``source``."""
         stream = open_source(source)
         try:
-            if not self._is_lines(source, stream):
-                for line, value in read_json(source, stream):
-                    if type(value) is Problem:
-                        yield line, None, value.message
-                    else:
-                        yield line, value, check_event_with(value, self.strict, self.schemas)
-                return
-            yield from checker.checked(source, _blocks(source, stream), plain_file(source, stream))
+            if self._is_lines(source, stream):
+                yield from checker.checked(source, _blocks(source, stream))
+            else:
+                yield from self._json_checked(source, stream)
         finally:
             if source.path is not None:
                 stream.close()
