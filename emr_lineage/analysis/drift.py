@@ -191,7 +191,7 @@ def schema_changes(events: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[s
     events = sorted_by_time(events)
     lineage = Lineage.of(events)
     changes: dict[str, list[dict[str, Any]]] = {}
-    for node_id, node in lineage.graph.nodes(data=True):
+    for node_id, node in lineage.graph.nodes.items():
         if node.get("type") != "DATASET":
             continue
         report = drift(events, dataset_uri(node["namespace"], node["name"]), lineage)

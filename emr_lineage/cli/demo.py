@@ -52,7 +52,7 @@ def _summary(result: DemoResult) -> Table:
     table.add_row("validate + report", f"{result.validate_seconds:.1f}", "", "", "")
     n_jobs = len(graph.jobs()) if graph else 0
     n_datasets = len(graph.datasets()) if graph else 0
-    n_edges = graph.digraph.number_of_edges() if graph else 0
+    n_edges = len(graph.edges()) if graph else 0
     table.add_row(
         "[bold]total[/bold]",
         f"[bold]{result.total_seconds:.1f}[/bold]",

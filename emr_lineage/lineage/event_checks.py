@@ -193,12 +193,18 @@ class LineChecker:
         if self.parallel and self.worker is None:
             self.worker = _Worker(self.strict, self.directory)
 
-    def _use_worker(self, block: Block) -> bool:
+    def _use_worker(self, block: Block, once_started: bool = False) -> bool:
+        """Whether ``block`` may go to the worker. Reading in order, only past
+        :data:`PARALLEL_AFTER_BYTES`: a block sent before the worker is ready would keep this
+        process waiting for it. Building (``once_started``), as soon as it is started: a block
+        merged there is not waited for, and so the worker is busy from the moment it is ready."""
         self.bytes_seen += block.size
         if self.bytes_seen >= _WARM_UP_BYTES:
             self._start()
         worker = self.worker
-        return worker is not None and not worker.input_ended and self.bytes_seen >= PARALLEL_AFTER_BYTES
+        if worker is None or worker.input_ended:
+            return False
+        return once_started or self.bytes_seen >= PARALLEL_AFTER_BYTES
 
     def close(self, finished: bool = True) -> None:
         """Stop the worker (at once unless ``finished``: replies still due are dropped)."""
@@ -324,7 +330,7 @@ class LineChecker:
         self._next_line = 1
         for block in blocks:
             in_file = block.source if isinstance(block.source, OpenFile) else None
-            worker = self.worker if self._use_worker(block) else None
+            worker = self.worker if self._use_worker(block, once_started=True) else None
             # The end of the last file is merged here while the worker exports and pickles what it
             # merged, instead of this process waiting for that once it is done.
             if worker is not None and last and in_file and block.offset >= in_file.length * (1 - _TAIL_SHARE):

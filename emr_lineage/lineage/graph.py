@@ -63,41 +63,57 @@ class LineageGraph:
         self.source = source
         self.column_edges: list[dict[str, Any]] = []
         self._digraph: nx.DiGraph | None = None
-        # What add_bulk added before the networkx graph was asked for: writing the JSON form of a
-        # graph built from events never needs networkx (importing it and building 100k's of nodes
-        # is about a tenth of `graph --events`).
-        self._bulk_nodes: list[tuple[str, dict[str, Any]]] = []
-        self._bulk_edges: list[tuple[str, str]] = []
+        # What add_bulk added before the networkx graph is asked for: the JSON form, the contract
+        # check and the job/dataset lists of a graph built from events need neither networkx's
+        # import nor 100k's of node insertions (together about a tenth of `graph --events`).
+        # Node ids map to their attributes; edges are kept in the order first added (a dict).
+        self._bulk_nodes: dict[str, dict[str, Any]] = {}
+        self._bulk_edges: dict[tuple[str, str], None] = {}
+        self._neighbours: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None
 
     @property
     def digraph(self) -> nx.DiGraph:
-        """The networkx graph, made on first use."""
+        """The networkx graph, made on first use (then the only store of nodes and edges)."""
         if self._digraph is None:
             import networkx as nx  # here, not at import: the event reader's worker process never needs it
 
             digraph = nx.DiGraph()
-            digraph.add_nodes_from(self._bulk_nodes)
+            digraph.add_nodes_from(self._bulk_nodes.items())
             digraph.add_edges_from(self._bulk_edges)
-            self._digraph, self._bulk_nodes, self._bulk_edges = digraph, [], []
+            self._digraph, self._bulk_nodes, self._bulk_edges, self._neighbours = digraph, {}, {}, None
         return self._digraph
 
     # -- building -------------------------------------------------------------------------
 
     def add_bulk(self, nodes: list[tuple[str, dict[str, Any]]], edges: list[tuple[str, str]]) -> None:
-        """Add nodes (id, attributes; each id once) and edges between them, all at once."""
-        if self._digraph is None:
-            self._bulk_nodes.extend(nodes)
-            self._bulk_edges.extend(edges)
-        else:
+        """Add nodes (id, attributes) and edges, all at once. As networkx would: a node id given
+        twice is one node with the attributes of both (two namespaces can make one id, e.g.
+        ``s3:b`` + ``x`` and ``s3`` + ``b:x``), an edge's ends are nodes, an edge is there once.
+        The attribute dicts are the graph's from then on (not copied)."""
+        if self._digraph is not None:
             self._digraph.add_nodes_from(nodes)
             self._digraph.add_edges_from(edges)
+            return
+        known_nodes, known_edges = self._bulk_nodes, self._bulk_edges
+        for node_id, attributes in nodes:
+            known = known_nodes.get(node_id)
+            if known is None:
+                known_nodes[node_id] = attributes
+            else:
+                known.update(attributes)
+        for edge in edges:
+            if edge not in known_edges:
+                known_edges[edge] = None
+                known_nodes.setdefault(edge[0], {})
+                known_nodes.setdefault(edge[1], {})
+        self._neighbours = None
 
     def clear(self) -> None:
         """Drop every node and edge (their memory back at once, without waiting for the cyclic
         GC: networkx's cached views make a reference cycle with its graph)."""
         if self._digraph is not None:
             self._digraph.clear()
-        self._bulk_nodes, self._bulk_edges, self.column_edges = [], [], []
+        self._bulk_nodes, self._bulk_edges, self._neighbours, self.column_edges = {}, {}, None, []
 
     def add_dataset(self, namespace: str, name: str, **attrs: Any) -> str:
         node_id = dataset_node_id(namespace, name)
@@ -124,24 +140,40 @@ class LineageGraph:
 
     @property
     def nodes(self) -> Mapping[str, dict[str, Any]]:
-        return self.digraph.nodes
+        """Node id -> attributes."""
+        return self._bulk_nodes if self._digraph is None else self._digraph.nodes
 
     def jobs(self) -> list[str]:
-        return sorted(n for n, a in self.digraph.nodes(data=True) if a["type"] == "JOB")
+        return sorted(n for n, a in self.nodes.items() if a["type"] == "JOB")
 
     def datasets(self) -> list[str]:
-        return sorted(n for n, a in self.digraph.nodes(data=True) if a["type"] == "DATASET")
+        return sorted(n for n, a in self.nodes.items() if a["type"] == "DATASET")
 
     def inputs_of(self, job_id: str) -> list[str]:
         """Dataset ids read by a job (sorted)."""
-        return sorted(self.digraph.predecessors(job_id)) if job_id in self.digraph else []
+        if self._digraph is None:
+            return sorted(self._adjacency()[0].get(job_id, ()))
+        return sorted(self._digraph.predecessors(job_id)) if job_id in self._digraph else []
 
     def outputs_of(self, job_id: str) -> list[str]:
         """Dataset ids written by a job (sorted)."""
-        return sorted(self.digraph.successors(job_id)) if job_id in self.digraph else []
+        if self._digraph is None:
+            return sorted(self._adjacency()[1].get(job_id, ()))
+        return sorted(self._digraph.successors(job_id)) if job_id in self._digraph else []
+
+    def _adjacency(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """(predecessors, successors) of each node of the bulk-added edges, made on first use."""
+        if self._neighbours is None:
+            predecessors: dict[str, list[str]] = {}
+            successors: dict[str, list[str]] = {}
+            for source, target in self._bulk_edges:
+                successors.setdefault(source, []).append(target)
+                predecessors.setdefault(target, []).append(source)
+            self._neighbours = predecessors, successors
+        return self._neighbours
 
     def edges(self) -> list[tuple[str, str]]:
-        return sorted(self.digraph.edges())
+        return sorted(self._bulk_edges if self._digraph is None else self._digraph.edges())
 
     def layers(self) -> list[list[str]]:
         """Nodes in left-to-right layers (topological generations; cycles share a layer).
@@ -168,32 +200,11 @@ class LineageGraph:
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON form: sorted ``nodes``, ``edges`` and ``columnEdges``."""
         # Node attributes are copied unsorted: every JSON writer sorts the keys.
-        if self._digraph is None:
-            nodes, edges = self._bulk_form()
-        else:
-            attributes = self._digraph.nodes
-            nodes = [dict(attributes[n]) for n in sorted(attributes)]
-            edges = [{"source": s, "target": t} for s, t in self.edges()]
+        attributes = self.nodes
+        nodes = [dict(attributes[n]) for n in sorted(attributes)]
+        edges = [{"source": s, "target": t} for s, t in self.edges()]
         columns = sorted(self.column_edges, key=COLUMN_EDGE_ORDER)
         return {"level": self.level, "nodes": nodes, "edges": edges, "columnEdges": columns}
-
-    def _bulk_form(self) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-        """Nodes and edges of what add_bulk holds, as the networkx graph would have them: a node id
-        given twice is one node with the attributes of both (two namespaces can make one id, e.g.
-        ``s3:b`` + ``x`` and ``s3`` + ``b:x``), an edge's ends are nodes, an edge is there once."""
-        merged: dict[str, dict[str, Any]] = {}
-        for node_id, attributes in self._bulk_nodes:
-            known = merged.get(node_id)
-            if known is None:
-                merged[node_id] = dict(attributes)
-            else:
-                known.update(attributes)
-        unique_edges = sorted(set(self._bulk_edges))
-        for source, target in unique_edges:
-            merged.setdefault(source, {})
-            merged.setdefault(target, {})
-        nodes = [merged[node_id] for node_id in sorted(merged)]
-        return nodes, [{"source": s, "target": t} for s, t in unique_edges]
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
@@ -203,5 +214,5 @@ class LineageGraph:
 
     def __repr__(self) -> str:
         n_jobs, n_datasets = len(self.jobs()), len(self.datasets())
-        n_edges = self.digraph.number_of_edges()
+        n_edges = len(self._bulk_edges) if self._digraph is None else self._digraph.number_of_edges()
         return f"LineageGraph(level={self.level!r}, jobs={n_jobs}, datasets={n_datasets}, edges={n_edges})"
