@@ -136,14 +136,25 @@ def send(pipe: IO[bytes], payload: bytes) -> None:
     pipe.flush()
 
 
+def _read_exactly(pipe: IO[bytes], size: int) -> bytes | None:
+    """``size`` bytes of ``pipe``; None if it ends first. A read a signal cuts short (a profiler's,
+    say) returns fewer bytes without the pipe having ended: read on."""
+    data = pipe.read(size)
+    while len(data) < size:
+        more = pipe.read(size - len(data))
+        if not more:
+            return None
+        data += more
+    return data
+
+
 def receive(pipe: IO[bytes]) -> bytes | None:
     """The next message, or None at the end of the pipe."""
-    header = pipe.read(_HEADER.size)
-    if len(header) < _HEADER.size:
+    header = _read_exactly(pipe, _HEADER.size)
+    if header is None:
         return None
     (size,) = _HEADER.unpack(header)
-    payload = pipe.read(size)
-    return payload if len(payload) == size else None
+    return _read_exactly(pipe, size)
 
 
 def block_message(mode: str, block: Block) -> bytes:
