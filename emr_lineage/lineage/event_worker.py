@@ -131,14 +131,23 @@ _IN_FILE, _BYTES = b"F", b"L"
 
 
 def send(pipe: IO[bytes], payload: bytes) -> None:
-    pipe.write(_HEADER.pack(len(payload)))
-    pipe.write(payload)
+    _write_all(pipe, _HEADER.pack(len(payload)))
+    _write_all(pipe, payload)
     pipe.flush()
 
 
+def _write_all(pipe: IO[bytes], data: bytes) -> None:
+    """Write all of ``data``. A write a signal interrupts after some bytes went out returns their
+    count (write(2), https://man7.org/linux/man-pages/man2/write.2.html), and a buffered writer
+    passes that on: stopping and resuming a process (Ctrl-Z, fg) lost the rest of a message."""
+    view = memoryview(data)
+    while view:
+        view = view[pipe.write(view) or 0 :]
+
+
 def _read_exactly(pipe: IO[bytes], size: int) -> bytes | None:
-    """``size`` bytes of ``pipe``; None if it ends first. A read a signal cuts short (a profiler's,
-    say) returns fewer bytes without the pipe having ended: read on."""
+    """``size`` bytes of ``pipe``; None if it ends first (a read a signal cuts short returns fewer
+    bytes without the pipe having ended: read on)."""
     data = pipe.read(size)
     while len(data) < size:
         more = pipe.read(size - len(data))
