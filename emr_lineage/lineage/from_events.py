@@ -249,7 +249,9 @@ class GraphBuilder:
         for out_field, spec in (lineage.get("fields") or _EMPTY).items():
             if not spec:
                 continue
-            sources = columns[(ds_ns, ds_name, _kept(out_field))]
+            sources = columns.get((ds_ns, ds_name, out_field))
+            if sources is None:  # the field's name interned once, when first seen
+                sources = columns[(ds_ns, ds_name, _kept(out_field))] = set()
             for source in spec.get("inputFields") or ():
                 transformations = source.get("transformations")
                 if transformations:
