@@ -66,7 +66,9 @@ class LineageGraph:
         # What add_bulk added before the networkx graph is asked for: the JSON form, the contract
         # check and the job/dataset lists of a graph built from events need neither networkx's
         # import nor 100k's of node insertions (together about a tenth of `graph --events`).
-        # Node ids map to their attributes; edges are kept in the order first added (a dict).
+        # add_bulk only keeps its lists; they are merged into node id -> attributes and the edges
+        # (in the order first added) when first read.
+        self._added: list[tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]] = []
         self._bulk_nodes: dict[str, dict[str, Any]] = {}
         self._bulk_edges: dict[tuple[str, str], None] = {}
         self._neighbours: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None
@@ -77,9 +79,10 @@ class LineageGraph:
         if self._digraph is None:
             import networkx as nx  # here, not at import: the event reader's worker process never needs it
 
+            nodes, edges = self._bulk()
             digraph = nx.DiGraph()
-            digraph.add_nodes_from(self._bulk_nodes.items())
-            digraph.add_edges_from(self._bulk_edges)
+            digraph.add_nodes_from(nodes.items())
+            digraph.add_edges_from(edges)
             self._digraph, self._bulk_nodes, self._bulk_edges, self._neighbours = digraph, {}, {}, None
         return self._digraph
 
@@ -89,31 +92,38 @@ class LineageGraph:
         """Add nodes (id, attributes) and edges, all at once. As networkx would: a node id given
         twice is one node with the attributes of both (two namespaces can make one id, e.g.
         ``s3:b`` + ``x`` and ``s3`` + ``b:x``), an edge's ends are nodes, an edge is there once.
-        The attribute dicts are the graph's from then on (not copied)."""
+        The lists and attribute dicts are the graph's from then on (not copied)."""
         if self._digraph is not None:
             self._digraph.add_nodes_from(nodes)
             self._digraph.add_edges_from(edges)
-            return
+        else:
+            self._added.append((nodes, edges))
+
+    def _bulk(self) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], None]]:
+        """The bulk-added nodes and edges, merged (see add_bulk)."""
         known_nodes, known_edges = self._bulk_nodes, self._bulk_edges
-        for node_id, attributes in nodes:
-            known = known_nodes.get(node_id)
-            if known is None:
-                known_nodes[node_id] = attributes
-            else:
-                known.update(attributes)
-        for edge in edges:
-            if edge not in known_edges:
-                known_edges[edge] = None
-                known_nodes.setdefault(edge[0], {})
-                known_nodes.setdefault(edge[1], {})
-        self._neighbours = None
+        for nodes, edges in self._added:
+            for node_id, attributes in nodes:
+                known = known_nodes.get(node_id)
+                if known is None:
+                    known_nodes[node_id] = attributes
+                else:
+                    known.update(attributes)
+            for edge in edges:
+                if edge not in known_edges:
+                    known_edges[edge] = None
+                    known_nodes.setdefault(edge[0], {})
+                    known_nodes.setdefault(edge[1], {})
+            self._neighbours = None
+        self._added = []
+        return known_nodes, known_edges
 
     def clear(self) -> None:
         """Drop every node and edge (their memory back at once, without waiting for the cyclic
         GC: networkx's cached views make a reference cycle with its graph)."""
         if self._digraph is not None:
             self._digraph.clear()
-        self._bulk_nodes, self._bulk_edges, self._neighbours, self.column_edges = {}, {}, None, []
+        self._added, self._bulk_nodes, self._bulk_edges, self._neighbours, self.column_edges = [], {}, {}, None, []
 
     def add_dataset(self, namespace: str, name: str, **attrs: Any) -> str:
         node_id = dataset_node_id(namespace, name)
@@ -141,7 +151,7 @@ class LineageGraph:
     @property
     def nodes(self) -> Mapping[str, dict[str, Any]]:
         """Node id -> attributes."""
-        return self._bulk_nodes if self._digraph is None else self._digraph.nodes
+        return self._bulk()[0] if self._digraph is None else self._digraph.nodes
 
     def jobs(self) -> list[str]:
         return sorted(n for n, a in self.nodes.items() if a["type"] == "JOB")
@@ -163,17 +173,18 @@ class LineageGraph:
 
     def _adjacency(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """(predecessors, successors) of each node of the bulk-added edges, made on first use."""
+        edges = self._bulk()[1]  # first: what add_bulk added since makes them anew
         if self._neighbours is None:
             predecessors: dict[str, list[str]] = {}
             successors: dict[str, list[str]] = {}
-            for source, target in self._bulk_edges:
+            for source, target in edges:
                 successors.setdefault(source, []).append(target)
                 predecessors.setdefault(target, []).append(source)
             self._neighbours = predecessors, successors
         return self._neighbours
 
     def edges(self) -> list[tuple[str, str]]:
-        return sorted(self._bulk_edges if self._digraph is None else self._digraph.edges())
+        return sorted(self._bulk()[1] if self._digraph is None else self._digraph.edges())
 
     def layers(self) -> list[list[str]]:
         """Nodes in left-to-right layers (topological generations; cycles share a layer).
@@ -217,5 +228,5 @@ class LineageGraph:
 
     def __repr__(self) -> str:
         n_jobs, n_datasets = len(self.jobs()), len(self.datasets())
-        n_edges = len(self._bulk_edges) if self._digraph is None else self._digraph.number_of_edges()
+        n_edges = len(self._bulk()[1]) if self._digraph is None else self._digraph.number_of_edges()
         return f"LineageGraph(level={self.level!r}, jobs={n_jobs}, datasets={n_datasets}, edges={n_edges})"

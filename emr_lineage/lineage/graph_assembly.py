@@ -35,10 +35,11 @@ class DatasetRecord:
 
     aliases: set[tuple[str, str, str]] = field(default_factory=set)
     fields: dict[str, set[str]] = field(default_factory=dict)
-    # A 128-bit digest of the compact JSON of the facets merged last: merging is a union, so facets
-    # equal to these (a redelivered event, the same schema reported again) add nothing new. Not
-    # the facets themselves: keeping a decoded event's facets alive keeps dozens of small objects
-    # per dataset, scattered among the freed events (1M events held 2 GiB that way).
+    # A 128-bit digest of the compact JSON of the facets merged last (only of wide ones, see
+    # from_events._FINGERPRINT_FROM_FIELDS): merging is a union, so facets equal to these (a
+    # redelivered event, the same schema reported again) add nothing new. Not the facets
+    # themselves: keeping a decoded event's facets alive keeps dozens of small objects per
+    # dataset, scattered among the freed events (1M events held 2 GiB that way).
     last_facets: bytes | None = None
 
 

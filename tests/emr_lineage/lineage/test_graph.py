@@ -125,6 +125,21 @@ def test_catalog_symlinks_are_kept_as_aliases(gen) -> None:
     assert node["aliases"] == [{"namespace": glue[0], "name": glue[1], "type": "TABLE"}]
 
 
+@pytest.mark.parametrize("width", [3, 40])  # facets merged again / skipped as a repeat (fingerprinted)
+def test_facets_reported_again_or_changed_are_all_merged(width: int) -> None:
+    def event(types: dict[str, str]) -> dict:
+        fields = [{"name": name, "type": kind} for name, kind in types.items()]
+        dataset = {"namespace": "s3://lake", "name": "t", "facets": {"schema": {"fields": fields}}}
+        return {"job": {"namespace": NS, "name": "j"}, "run": {"runId": "r"}, "outputs": [dataset]}
+
+    first = {f"c{i}": "string" for i in range(width)}
+    changed = first | {"c0": "int"}
+    for order in ([first, first, changed, first], [changed, first, first, changed]):
+        fields = build_graph([event(types) for types in order]).nodes["dataset:s3://lake:t"]["fields"]
+        assert fields[0] == {"name": "c0", "type": "int|string"}
+        assert len(fields) == width and all(f["type"] == "string" for f in fields[1:])
+
+
 def test_column_lineage_from_column_lineage_facets(pipeline_events) -> None:
     graph = build_graph(pipeline_events)
     assert {
