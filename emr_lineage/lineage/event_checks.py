@@ -34,11 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from emr_lineage.lineage import event_worker
 from emr_lineage.lineage.event_blocks import Block, OpenFile, is_event_line
-from emr_lineage.lineage.event_decode import NotUtf8, decode_line
+from emr_lineage.lineage.event_decode import NotUtf8, decode_line, usual_value
 from emr_lineage.lineage.event_sources import EventsError, Source
 from emr_lineage.lineage.event_worker import BUILD, CHECK, NOT_UTF8, PROBLEM, SLOW, Answer, BlockWork, examine
 from emr_lineage.lineage.from_events import Exported, GraphBuilder
@@ -289,16 +287,21 @@ class LineChecker:
                 yield first + index, None, detail
             return
         by_index = {index: (code, detail) for index, code, detail in answers or ()}
-        loads = orjson.loads
         for index, raw in enumerate(block.lines()):
             if raw[:1] != b"{" and not is_event_line(raw):
                 continue
             answer = by_index.get(index)
             if answer is None:
-                try:  # the worker passed these bytes; they only fail if the file was rewritten since
-                    event = loads(raw)
-                except orjson.JSONDecodeError:
-                    raise _changed(block) from None
+                # The worker passed these bytes: decoded as there (usual_value, else examine()'s
+                # decode_line), they only fail if the file was rewritten since.
+                event = usual_value(raw)
+                if event is None:
+                    try:
+                        event = decode_line(raw)
+                    except NotUtf8:
+                        event = None
+                    if type(event) is not dict:
+                        raise _changed(block)
                 yield first + index, event, None
             elif answer[0] == PROBLEM:
                 yield first + index, None, answer[1]

@@ -1,9 +1,11 @@
-"""Decode one event's JSON fast (orjson), keeping the standard library's messages and the
-duplicate-key check.
+"""Decode one event's JSON fast, keeping the standard library's messages and the duplicate-key check.
 
-orjson is about twice as fast as ``json`` but keeps the last value of a repeated key silently
+The usual line is decoded by :func:`usual_value`: jiter (https://github.com/pydantic/jiter,
+pydantic's parser) decodes and refuses a repeated key in one pass. Any line it refuses takes the
+careful way, :func:`decode_line`, which says what is wrong. orjson is about twice as fast as
+``json`` but keeps the last value of a repeated key silently
 (https://github.com/ijl/orjson#deserialize: "duplicate keys ... the last one is used"), and its
-error messages differ. So:
+error messages differ. So there:
 
 * a line that orjson rejects is decoded again by ``json`` (same values as before, e.g. ``NaN``
   or a lone surrogate, which orjson refuses) or reported with ``json``'s message;
@@ -20,7 +22,26 @@ from json.decoder import WHITESPACE, scanstring
 from json.scanner import py_make_scanner
 from typing import Any
 
+import jiter
 import orjson
+
+
+def usual_value(raw: bytes) -> Any:
+    """The JSON value of a usual line, decoded in one pass, or None for any line that needs a
+    closer look (then :func:`decode_line` words its problem, or decodes what only the standard
+    library does). jiter refuses a repeated key (``catch_duplicate_keys``, escaped or not, at any
+    depth), ``NaN`` and ``Infinity`` (``allow_inf_nan=False``: only the standard library reads
+    them), bytes that are not UTF-8 and anything else that is not plain JSON; its integers beyond
+    64 bits stay integers, as in the standard library. Object keys are cached: every event has
+    the same few dozen names. Replaces an orjson decode plus :func:`may_repeat_a_key` (about 1 us
+    a line less)."""
+    try:
+        return _from_json(raw, catch_duplicate_keys=True, cache_mode="keys", allow_inf_nan=False)
+    except ValueError:
+        return None
+
+
+_from_json = jiter.from_json
 
 
 @dataclass

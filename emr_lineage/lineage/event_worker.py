@@ -1,9 +1,10 @@
 """What is done to the lines of a JSON Lines block, here or in the second process that
 :mod:`emr_lineage.lineage.event_checks` starts (``python -m emr_lineage.lineage.event_worker``).
 
-A line is decoded (orjson, with the duplicate-key evidence of
-:mod:`emr_lineage.lineage.event_decode`) and checked (the compiled schema check, the worded
-``jsonschema`` checks only for an event it refuses). Then, by the read's mode:
+A line is decoded (:func:`~emr_lineage.lineage.event_decode.usual_value`, which refuses a
+repeated key; a line it refuses goes the careful way of :mod:`emr_lineage.lineage.event_decode`)
+and checked (the compiled schema check, the worded ``jsonschema`` checks only for an event it
+refuses). Then, by the read's mode:
 
 * ``check``: the worker answers only the lines that are NOT plain valid events (a problem, a
   line only the standard library decodes, bytes that are not UTF-8); the reading process decodes
@@ -30,7 +31,7 @@ from typing import IO, Any
 import orjson
 
 from emr_lineage.lineage.event_blocks import Block, OpenFile, is_event_line
-from emr_lineage.lineage.event_decode import NotUtf8, Problem, decode_line, may_repeat_a_key
+from emr_lineage.lineage.event_decode import NotUtf8, Problem, decode_line, may_repeat_a_key, usual_value
 from emr_lineage.lineage.from_events import GraphBuilder
 from emr_lineage.lineage.schemas import Schemas, check_event_with, load_schemas
 
@@ -47,13 +48,15 @@ def examine(raw: bytes, strict: bool, schemas: Schemas | None) -> tuple[Any, str
     Raises :class:`NotUtf8` for bytes that are not UTF-8.
     """
     slow = False
-    try:
-        value = orjson.loads(raw)
-        if may_repeat_a_key(raw, value):
+    value = usual_value(raw)  # the value the usual way gives, when it gives one (None: look closer)
+    if value is None:
+        try:
+            value = orjson.loads(raw)
+            if may_repeat_a_key(raw, value):
+                value = decode_line(raw)
+        except orjson.JSONDecodeError:
+            slow = True
             value = decode_line(raw)
-    except orjson.JSONDecodeError:
-        slow = True
-        value = decode_line(raw)
     if type(value) is Problem:
         return None, value.message, slow
     problem = check_event_with(value, strict, schemas)
@@ -85,7 +88,6 @@ class BlockWork:
         """The valid events of ``lines`` not seen just before; the others' answers go to ``answers``."""
         recent, strict, schemas, building = self.recent, self.strict, self.schemas, self.builder is not None
         compiled = None if schemas is None else schemas.compiled.validator(strict)
-        loads = orjson.loads
         for index, raw in enumerate(lines):
             if raw[:1] != b"{" and not is_event_line(raw):
                 continue
@@ -98,13 +100,10 @@ class BlockWork:
                 continue
             if len(recent) >= _RECENT_LINES:
                 recent.clear()
-            # examine()'s usual answer, inlined (about 1 us a line less): an object without a
-            # repeated key that the compiled check passes. Anything else goes through examine().
-            try:
-                event = loads(raw)
-            except orjson.JSONDecodeError:
-                event = None
-            if compiled is not None and type(event) is dict and not may_repeat_a_key(raw, event) and compiled(event):
+            # The usual line, decided inline: an object (without a repeated key: usual_value refuses
+            # those) that the compiled check passes. Anything else goes through examine().
+            event = usual_value(raw)
+            if compiled is not None and type(event) is dict and compiled(event):
                 answer: tuple[str, Any] | None = None
             else:
                 try:

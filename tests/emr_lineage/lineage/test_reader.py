@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from emr_lineage.lineage import event_blocks, event_sources
-from emr_lineage.lineage.event_decode import CHECKING_DECODER, may_repeat_a_key
+from emr_lineage.lineage.event_decode import CHECKING_DECODER, decode_line, may_repeat_a_key, usual_value
 from emr_lineage.lineage.events import EventsError, load_events, stream_events
 from emr_lineage.lineage.from_events import build_graph
 
@@ -230,6 +230,30 @@ def test_the_duplicate_key_evidence_never_misses_one() -> None:
                 caught += 1
                 assert may_repeat_a_key(repeated.encode(), orjson.loads(repeated.encode())), repeated
     assert caught > 1000
+
+
+def test_the_usual_decode_is_the_careful_one_or_refuses() -> None:
+    """usual_value (jiter) gives the value the careful decode gives, or None; never a value for a
+    text with a repeated key (escaped, nested), NaN or Infinity."""
+    rng = random.Random(15)
+    refused = 0
+    for _ in range(2000):
+        value = _random_json(rng)
+        for text in _texts(value, rng):
+            raw = text.encode()
+            usual = usual_value(raw)
+            careful = decode_line(raw)
+            if usual is None:
+                refused += careful is not None
+            else:
+                assert orjson.dumps(usual) == orjson.dumps(careful), text
+            repeated = _repeat_a_key(text, rng)
+            if repeated is not None and _has_repeated_key(repeated):
+                assert usual_value(repeated.encode()) is None, repeated
+    assert refused < 100  # the usual line takes the usual way
+    for text in ('{"a": 1, "\\u0061": 2}', '[{"b": {"c": 1, "c": 1}}]', '{"a": NaN}', "[-Infinity]", '"\\ud800"'):
+        assert usual_value(text.encode()) is None, text
+    assert usual_value(b'{"a": 123456789012345678901234567890}') == json.loads('{"a": 123456789012345678901234567890}')
 
 
 def test_an_escaped_colon_sends_the_text_to_the_slow_check() -> None:
