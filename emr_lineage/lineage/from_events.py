@@ -19,7 +19,7 @@ from typing import Any
 from orjson import JSONEncodeError, dumps
 
 from emr_lineage.lineage.graph import _EMPTY, UNKNOWN_NAMESPACE, UNNAMED_JOB, LineageGraph, check_level
-from emr_lineage.lineage.graph_assembly import DatasetRecord, RunRecord, assemble
+from emr_lineage.lineage.graph_assembly import DatasetRecord, RunRecord, assemble, union_of_types
 
 
 def _kept(value: Any) -> Any:
@@ -150,10 +150,7 @@ class GraphBuilder:
             info.aliases |= aliases
             for name, types in fields.items():
                 known = info.fields.get(name)
-                if known is None:
-                    info.fields[name] = types
-                else:
-                    known |= types
+                info.fields[name] = types if known is None else union_of_types(known, types)
         for out, sources in their_columns.items():
             columns[out] |= sources
 
@@ -243,11 +240,14 @@ class GraphBuilder:
                 name = column.get("name")
                 if name:
                     kind = column.get("type") or ""
-                    types = fields.get(name)
-                    if types is None:
-                        fields[_kept(name)] = {_kept(kind)}
-                    elif kind not in types:
-                        types.add(_kept(kind))
+                    known = fields.get(name)
+                    if known is None:
+                        fields[_kept(name)] = _kept(kind) if type(kind) is str else {kind}
+                    elif known != kind:
+                        if type(known) is str:
+                            fields[name] = {known, _kept(kind)}
+                        elif kind not in known:
+                            known.add(_kept(kind))
         if lineage:
             self._add_column_lineage(ds_key, lineage)
 

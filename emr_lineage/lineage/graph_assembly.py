@@ -34,7 +34,9 @@ class DatasetRecord:
     """What the events say of one dataset, merged."""
 
     aliases: set[tuple[str, str, str]] = field(default_factory=set)
-    fields: dict[str, set[str]] = field(default_factory=dict)
+    # A field's type: the string reported (the usual case: one string object per field, not a set),
+    # or the set of every type reported when there are several (or one that is not a string).
+    fields: dict[str, str | set[Any]] = field(default_factory=dict)
     # A 128-bit digest of the compact JSON of the facets merged last (only of wide ones, see
     # from_events._FINGERPRINT_FROM_FIELDS): merging is a union, so facets equal to these (a
     # redelivered event, the same schema reported again) add nothing new. Not the facets
@@ -51,8 +53,19 @@ def _pick(candidates: set[tuple[str, str]]) -> tuple[str, str]:
     return max(candidates, key=lambda job: (len(job[1]), job))
 
 
-def _field_type(types: set[Any]) -> str:
+def union_of_types(first: str | set[Any], second: str | set[Any]) -> str | set[Any]:
+    """The types of a field reported with ``first`` and with ``second`` (see DatasetRecord.fields)."""
+    if first == second:
+        return first
+    merged = {first} if type(first) is str else set(first)
+    merged |= {second} if type(second) is str else second
+    return merged
+
+
+def _field_type(types: str | set[Any]) -> str:
     """One field's type; a field reported with several types lists them all (``a|b``)."""
+    if type(types) is str:
+        return types
     if len(types) == 1:
         for only in types:
             return only if isinstance(only, str) else str(only)
