@@ -89,7 +89,8 @@ class _Worker:
                 self.inbox.put(message)
         except (OSError, ValueError):
             pass
-        self.inbox.put(None)  # the end: after the builder, or the process died
+        finally:  # whatever ended it (even an error not caught here), reply() must not wait forever
+            self.inbox.put(None)  # the end: after the builder, or the process died
 
     @property
     def queued(self) -> int:

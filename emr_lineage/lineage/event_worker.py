@@ -141,13 +141,16 @@ def _write_all(pipe: IO[bytes], data: bytes) -> None:
     passes that on: stopping and resuming a process (Ctrl-Z, fg) lost the rest of a message."""
     view = memoryview(data)
     while view:
-        view = view[pipe.write(view) or 0 :]
+        written = pipe.write(view)
+        if not written:  # a blocking pipe never takes nothing; a non-blocking one would spin here
+            raise OSError("the pipe took no bytes")
+        view = view[written:]
 
 
 def _read_exactly(pipe: IO[bytes], size: int) -> bytes | None:
     """``size`` bytes of ``pipe``; None if it ends first (a read a signal cuts short returns fewer
     bytes without the pipe having ended: read on)."""
-    data = pipe.read(size)
+    data = pipe.read(size) or b""  # (None: a non-blocking pipe with nothing yet; ours block)
     while len(data) < size:
         more = pipe.read(size - len(data))
         if not more:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from emr_lineage.errors import EmrLineageError
@@ -150,8 +151,9 @@ class LineageGraph:
 
     @property
     def nodes(self) -> Mapping[str, dict[str, Any]]:
-        """Node id -> attributes."""
-        return self._bulk()[0] if self._digraph is None else self._digraph.nodes
+        """Node id -> attributes: a read-only view (before networkx is made, of the nodes added
+        so far; ask again after adding)."""
+        return MappingProxyType(self._bulk()[0]) if self._digraph is None else self._digraph.nodes
 
     def jobs(self) -> list[str]:
         return sorted(n for n, a in self.nodes.items() if a["type"] == "JOB")

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,7 +119,26 @@ def check_document(raw: bytes, pinned: PinnedSchema, source: str) -> dict[str, A
         jsonschema_rs.meta.validate(document)
     except jsonschema_rs.ValidationError as exc:
         raise SchemaStoreError(f"{source}: not a valid JSON Schema: {exc.message}") from None
+    for pattern in _patterns(document):  # which the compiled check does not compile as Python's re will
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise SchemaStoreError(f"{source}: not a valid JSON Schema: {pattern!r} is not a 'regex' ({exc})") from None
     return document
+
+
+def _patterns(node: Any) -> Iterator[str]:
+    """The regular expressions of a schema: ``pattern`` values and ``patternProperties`` keys."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _patterns(item)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str):
+                yield value
+            elif key == "patternProperties" and isinstance(value, dict):
+                yield from value
+            yield from _patterns(value)
 
 
 def read_store(directory: Path) -> dict[str, dict[str, Any]] | None:

@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
@@ -28,6 +29,7 @@ from referencing import Registry, Resource
 from emr_lineage.lineage.fast_schemas import CompiledEventChecks, compile_event_checks
 from emr_lineage.lineage.schema_store import (
     EVENT_SCHEMA,
+    FETCH_COMMAND,
     PINNED_SCHEMAS,
     SPEC_VERSION,
     SchemaStoreError,
@@ -123,7 +125,7 @@ def _build(directory: str, key: tuple[tuple[str, int, int], ...]) -> Schemas | N
 
     return Schemas(
         directory=Path(directory),
-        compiled=compile_event_checks(documents, EVENT_SCHEMA.filename, list(_FACET_SCHEMAS.values())),
+        compiled=_compiled(directory, documents),
         validators=_Validators(
             envelope=validator(_EVENT_SCHEMA_ID + "#/$defs/RunEvent"),
             datasets={
@@ -137,6 +139,16 @@ def _build(directory: str, key: tuple[tuple[str, int, int], ...]) -> Schemas | N
             facets={key: validator(documents[filename]["$id"]) for key, filename in _FACET_SCHEMAS.items()},
         ),
     )
+
+
+def _compiled(directory: str, documents: dict[str, dict[str, Any]]) -> CompiledEventChecks:
+    try:
+        return compile_event_checks(documents, EVENT_SCHEMA.filename, list(_FACET_SCHEMAS.values()))
+    except (jsonschema_rs.ValidationError, ValueError) as exc:  # e.g. a pattern only Python's re reads
+        message = getattr(exc, "message", None) or str(exc).splitlines()[0]
+        raise SchemaStoreError(
+            f"{directory}: the schemas do not compile: {message} (run `{FETCH_COMMAND}` again)"
+        ) from None
 
 
 def load_schemas(directory: str | os.PathLike[str] | None = None) -> Schemas | None:

@@ -314,6 +314,27 @@ def test_a_schema_file_with_another_id_is_an_error(tmp_path: Path, reference_dir
     assert "run `emr-lineage schemas fetch` again" in message
 
 
+@pytest.mark.parametrize(
+    ("pattern", "fragment"),
+    [
+        ("(", r"SchemaDatasetFacet.json: not a valid JSON Schema: '\(' is not a 'regex'"),  # neither reads it
+        ("\\p{L}", r"SchemaDatasetFacet.json: not a valid JSON Schema: '\\\\p\{L\}' is not a 'regex'"),  # Python's re
+        ("\\Z", r"the schemas do not compile: .*regex"),  # only the compiled check refuses it
+    ],
+)
+def test_a_schema_pattern_that_does_not_compile_is_one_clear_error(
+    tmp_path: Path, reference_dir: Path, pattern: str, fragment: str
+) -> None:
+    store = _copy_store(reference_dir, tmp_path / "store")
+    facet = json.loads((store / "SchemaDatasetFacet.json").read_text())
+    field_schema = facet["$defs"]["SchemaDatasetFacetFields"]["properties"]["name"]
+    field_schema["pattern"] = pattern
+    (store / "SchemaDatasetFacet.json").write_text(json.dumps(facet))
+    with pytest.raises(SchemaStoreError, match=fragment) as info:
+        load_schemas(store)
+    assert "run `emr-lineage schemas fetch` again" in str(info.value)
+
+
 # --- reading defects ----------------------------------------------------------------------
 
 

@@ -140,6 +140,29 @@ def test_facets_reported_again_or_changed_are_all_merged(width: int) -> None:
         assert len(fields) == width and all(f["type"] == "string" for f in fields[1:])
 
 
+@pytest.mark.parametrize(
+    "facets",
+    [
+        {"schema": {"fields": [{"name": "a", "type": "string"}, "oops"]}},
+        {"schema": [1]},
+        {"columnLineage": {"fields": 5}},
+        {"columnLineage": {"fields": [1]}},
+        {"columnLineage": {"fields": {"a": {"inputFields": ["x"]}}}},
+        {"symlinks": {"identifiers": ["x"]}},
+        {"schema": {"fields": [{"name": f"c{i}", "type": "string"} for i in range(20)] + ["oops"]}},  # fingerprinted
+    ],
+)
+def test_malformed_facets_of_an_unchecked_event_are_merged_up_to_the_bad_part(facets: dict) -> None:
+    """Events read without schema checks (no schemas, lenient) may hold anything: the graph is
+    still built, with what the facets hold before their first malformed part."""
+    dataset = {"namespace": "s3://lake", "name": "t", "facets": facets}
+    event = {"job": {"namespace": NS, "name": "j"}, "run": {"runId": "r"}, "outputs": [dataset]}
+    node = build_graph([event, event]).nodes["dataset:s3://lake:t"]
+    schema = facets.get("schema")
+    expected = [f for f in schema["fields"] if isinstance(f, dict)] if isinstance(schema, dict) else []
+    assert node["fields"] == sorted(expected, key=lambda f: f["name"])
+
+
 def test_column_lineage_from_column_lineage_facets(pipeline_events) -> None:
     graph = build_graph(pipeline_events)
     assert {
@@ -366,6 +389,36 @@ def test_the_json_form_is_the_same_before_and_after_networkx_is_built(gen, ol_fi
         assert graph.digraph.number_of_nodes() == len(before["nodes"])
         assert graph.to_dict() == before
         assert json_bytes(graph) == orjson.dumps(before, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+
+
+def _answers(graph: LineageGraph) -> tuple:
+    ids = sorted(graph.nodes)
+    return dict(graph.nodes), graph.edges(), [(graph.inputs_of(n), graph.outputs_of(n)) for n in [*ids, "job:n:none"]]
+
+
+def test_bulk_added_nodes_and_edges_answer_as_networkx_does() -> None:
+    """add_bulk twice, an id given twice, a node known only from an edge, a repeated edge:
+    the answers before networkx is made are those after, and adding one node after still works."""
+    graph = LineageGraph()
+    job = {"id": "job:n:j", "type": "JOB", "namespace": "n", "name": "j"}
+    graph.add_bulk([("job:n:j", dict(job))], [("dataset:n:a", "job:n:j")])
+    assert graph.inputs_of("job:n:j") == ["dataset:n:a"] and graph.outputs_of("job:n:j") == []
+    dataset = {"id": "dataset:n:a", "type": "DATASET", "namespace": "n", "name": "a"}
+    graph.add_bulk(
+        [("dataset:n:a", dataset), ("job:n:j", {"runs": 2})],
+        [("dataset:n:a", "job:n:j"), ("job:n:j", "dataset:n:b")],
+    )
+    before = _answers(graph)
+    assert before[0]["job:n:j"] == job | {"runs": 2} and before[0]["dataset:n:b"] == {}
+    assert before[2][2] == (["dataset:n:a"], ["dataset:n:b"])  # job:n:j, the third id
+    with pytest.raises(TypeError):
+        graph.nodes["x"] = {}  # type: ignore[index]  # read-only
+    assert graph._digraph is None
+    graph.digraph  # noqa: B018 - made here
+    assert _answers(graph) == before
+    graph.add_dataset("n", "c")
+    graph.add_edge("job:n:j", "dataset:n:c")
+    assert graph.outputs_of("job:n:j") == ["dataset:n:b", "dataset:n:c"]
 
 
 def test_a_builder_assembles_its_graph_once(pipeline_events) -> None:

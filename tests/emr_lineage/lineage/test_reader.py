@@ -418,6 +418,31 @@ def test_a_graph_built_in_two_processes_is_the_graph_of_the_events(
     assert str(first_built.value) == str(first_read.value)
 
 
+@pytest.mark.parametrize("name", ["e.jsonl", "e.jsonl.gz"])
+def test_building_uses_the_worker_as_soon_as_it_is_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Started (here at the first block) before PARALLEL_AFTER_BYTES, the worker takes blocks of
+    a graph build at once, whereas a read in order waits for that many bytes; same results."""
+    from emr_lineage.lineage import event_checks
+
+    _small_blocks(monkeypatch, 2)
+    monkeypatch.setattr(event_checks, "PARALLEL_AFTER_BYTES", 1 << 40)
+    submitted: list[str] = []
+    submit = event_checks._Worker.submit
+
+    def counting(self: Any, mode: str, block: Any) -> None:
+        submitted.append(mode)
+        submit(self, mode, block)
+
+    monkeypatch.setattr(event_checks._Worker, "submit", counting)
+    path = _mixed_file(tmp_path, name)
+    assert _read(path, parallel=True, skip_invalid=True) == _read(path, parallel=False, skip_invalid=True)
+    assert submitted == []
+    assert _built(path, parallel=True, skip_invalid=True) == _built(path, parallel=False, skip_invalid=True)
+    assert submitted  # (a few: this process merges the rest while the worker starts)
+
+
 def test_the_worker_merges_blocks_of_a_plain_file(
     tmp_path: Path, checker_at_once, monkeypatch: pytest.MonkeyPatch
 ) -> None:
