@@ -15,15 +15,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_OK
 from emr_lineage.http import DEFAULT_TIMEOUT
-from emr_lineage.lineage.contract import ContractError, load_contract
-from emr_lineage.lineage.contract_check import ContractResult, resolve, validate
 from emr_lineage.lineage.event_sources import STDIN
 from emr_lineage.lineage.events import EventsError, EventStream, load_events, stream_events
 from emr_lineage.lineage.from_events import cyclic_gc_paused
@@ -32,6 +30,9 @@ from emr_lineage.lineage.render import FORMATS, json_bytes, render
 from emr_lineage.lineage.report import render_html, write_html
 from emr_lineage.lineage.schema_store import FETCH_COMMAND, SCHEMA_DIR_ENV_VAR
 from emr_lineage.marquez.api import API_ROOT, DEFAULT_DEPTH
+
+if TYPE_CHECKING:
+    from emr_lineage.lineage.contract_check import ContractResult
 
 
 def _report_skipped(events: EventStream) -> None:
@@ -112,6 +113,8 @@ def _write(option: str, path: str, write: Callable[[Path], None]) -> None:
 
 
 def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
+    from emr_lineage.lineage.contract import ContractError
+
     values: dict[str, str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
@@ -329,6 +332,10 @@ def validate_command(
     _check_events_paths(events)
     if html_path is not None:
         _refuse_overwriting_inputs("--html", html_path, events, contract_path)
+    # Contracts (and YAML) only for validate: `graph` starts without them, about 20 ms sooner.
+    from emr_lineage.lineage.contract import load_contract
+    from emr_lineage.lineage.contract_check import resolve, validate
+
     contract = load_contract(contract_path)
     values = contract.resolve_variables(_parse_vars(variables))
     resolve(contract, values)  # resolves every dataset: bad URIs fail before any read

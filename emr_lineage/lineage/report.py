@@ -15,10 +15,12 @@ import json
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from emr_lineage.lineage.contract_check import ContractResult
 from emr_lineage.lineage.graph import COLUMN_EDGE_ORDER, LineageGraph
+
+if TYPE_CHECKING:  # contracts (and YAML) are imported by the commands that read them
+    from emr_lineage.lineage.contract_check import ContractResult
 
 NODE_WIDTH = 210
 NODE_HEIGHT = 46
