@@ -10,6 +10,7 @@ import random
 import sys
 import tracemalloc
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -217,39 +218,40 @@ def _has_repeated_key(text: str) -> bool:
     return False
 
 
-def test_the_duplicate_key_evidence_never_misses_one() -> None:
-    rng = random.Random(14)
-    caught = 0
-    for _ in range(3000):
+def _texts_and_repeats(seed: int, values: int) -> Iterator[tuple[str, str | None]]:
+    """Random JSON texts, each with a variant that repeats a key (None when it could not)."""
+    rng = random.Random(seed)
+    for _ in range(values):
         value = _random_json(rng)
         for text in _texts(value, rng):
-            raw = text.encode()
-            assert not (may_repeat_a_key(raw, orjson.loads(raw)) and not _has_repeated_key(text)) or "\\u003" in text
             repeated = _repeat_a_key(text, rng)
-            if repeated is not None and _has_repeated_key(repeated):
-                caught += 1
-                assert may_repeat_a_key(repeated.encode(), orjson.loads(repeated.encode())), repeated
+            yield text, repeated if repeated is not None and _has_repeated_key(repeated) else None
+
+
+def test_the_duplicate_key_evidence_never_misses_one() -> None:
+    caught = 0
+    for text, repeated in _texts_and_repeats(14, 3000):
+        raw = text.encode()
+        assert not (may_repeat_a_key(raw, orjson.loads(raw)) and not _has_repeated_key(text)) or "\\u003" in text
+        if repeated is not None:
+            caught += 1
+            assert may_repeat_a_key(repeated.encode(), orjson.loads(repeated.encode())), repeated
     assert caught > 1000
 
 
 def test_the_usual_decode_is_the_careful_one_or_refuses() -> None:
     """usual_value (jiter) gives the value the careful decode gives, or None; never a value for a
     text with a repeated key (escaped, nested), NaN or Infinity."""
-    rng = random.Random(15)
     refused = 0
-    for _ in range(2000):
-        value = _random_json(rng)
-        for text in _texts(value, rng):
-            raw = text.encode()
-            usual = usual_value(raw)
-            careful = decode_line(raw)
-            if usual is None:
-                refused += careful is not None
-            else:
-                assert orjson.dumps(usual) == orjson.dumps(careful), text
-            repeated = _repeat_a_key(text, rng)
-            if repeated is not None and _has_repeated_key(repeated):
-                assert usual_value(repeated.encode()) is None, repeated
+    for text, repeated in _texts_and_repeats(15, 2000):
+        raw = text.encode()
+        usual, careful = usual_value(raw), decode_line(raw)
+        if usual is None:
+            refused += careful is not None
+        else:
+            assert orjson.dumps(usual) == orjson.dumps(careful), text
+        if repeated is not None:
+            assert usual_value(repeated.encode()) is None, repeated
     assert refused < 100  # the usual line takes the usual way
     for text in ('{"a": 1, "\\u0061": 2}', '[{"b": {"c": 1, "c": 1}}]', '{"a": NaN}', "[-Infinity]", '"\\ud800"'):
         assert usual_value(text.encode()) is None, text
