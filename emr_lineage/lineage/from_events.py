@@ -159,7 +159,11 @@ class GraphBuilder:
                 known = info.fields.get(name)
                 info.fields[name] = types if known is None else union_of_types(known, types)
         for out, sources in their_columns.items():
-            columns[out] |= sources
+            mine = columns.get(out)
+            if mine is None:
+                columns[out] = sources  # theirs, as it is: most keys are in one builder only
+            else:
+                mine |= sources
 
     def graph(self, level: str = "application") -> LineageGraph:
         """The graph of what was merged, at ``level`` (``application`` or ``action``). The builder is
