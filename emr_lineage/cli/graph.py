@@ -41,12 +41,20 @@ def _report_skipped(events: EventStream) -> None:
         click.echo(f"skipped {events.skipped} invalid event(s){first}", err=True)
 
 
-def _load(paths: Sequence[str], skip_invalid: bool, strict: bool, level: str, schema_dir: str | None) -> LineageGraph:
-    """The graph of the events, built as they stream in: memory holds the graph, not the events."""
+def _load(
+    paths: Sequence[str],
+    skip_invalid: bool,
+    strict: bool,
+    level: str,
+    schema_dir: str | None,
+    column_lineage: bool = True,
+) -> LineageGraph:
+    """The graph of the events, built as they stream in: memory holds the graph, not the events
+    (``column_lineage=False``: without column edges, which a contract check does not read)."""
     events = stream_events(paths, skip_invalid=skip_invalid, strict=strict, schema_directory=schema_dir)
     if events.schema_note:
         click.echo(f"warning: {events.schema_note}", err=True)
-    graph = events.build_graph(level)
+    graph = events.build_graph(level, column_lineage)
     if not events.count:
         skipped = f" ({events.skipped} invalid skipped; first: {events.skipped_details[0]})" if events.skipped else ""
         raise EventsError(f"{', '.join(paths)}: no events to build a graph from{skipped}")
@@ -349,7 +357,7 @@ def validate_command(
             reply = read_contract_lineage(client, contract, values, parent_job, depth)
         graph = contract_graph(reply, contract, parent_job)
     else:
-        graph = _load(events, skip_invalid, strict, contract.level, schema_dir)
+        graph = _load(events, skip_invalid, strict, contract.level, schema_dir, column_lineage=html_path is not None)
     result = validate(contract, graph, values)
     _print_result(result, fmt)
     if html_path:

@@ -54,8 +54,10 @@ class _Worker:
     """The worker process: blocks go in through a writer thread (so this process never waits on
     a full pipe while the worker is busy), replies come back through a reader thread, in order."""
 
-    def __init__(self, strict: bool, directory: str | None) -> None:
-        command = [sys.executable, "-m", event_worker.__name__, "strict" if strict else "lenient", directory or ""]
+    def __init__(self, strict: bool, directory: str | None, column_lineage: bool) -> None:
+        mode = "strict" if strict else "lenient"
+        columns = "columns" if column_lineage else "no-columns"
+        command = [sys.executable, "-m", event_worker.__name__, mode, directory or "", columns]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
@@ -166,13 +168,16 @@ def _not_utf8(source: Source, offset: int, reason: str, start: int) -> EventsErr
 class LineChecker:
     """Checks (or checks and merges) the blocks of every JSON Lines source of one read."""
 
-    def __init__(self, strict: bool, schemas: Schemas | None, parallel: bool | None = None) -> None:
+    def __init__(
+        self, strict: bool, schemas: Schemas | None, parallel: bool | None = None, column_lineage: bool = True
+    ) -> None:
         self.strict, self.schemas = strict, schemas
         self.directory = None if schemas is None else str(Path(schemas.directory))
         self.parallel = (os.cpu_count() or 1) > 1 if parallel is None else parallel
         self.worker: _Worker | None = None
         self.bytes_seen = 0
-        self.building = BlockWork(BUILD, strict, schemas)
+        self.column_lineage = column_lineage  # see GraphBuilder
+        self.building = BlockWork(BUILD, strict, schemas, column_lineage)
         self.events_merged = 0  # events merged by merged(), here and in the worker
         self._next_line = 1  # of the next block settled in the source being read
         self._merged_there: list[Block] = []  # the blocks the worker merged (without their bytes)
@@ -190,7 +195,7 @@ class LineChecker:
 
     def _start(self) -> None:
         if self.parallel and self.worker is None:
-            self.worker = _Worker(self.strict, self.directory)
+            self.worker = _Worker(self.strict, self.directory, self.column_lineage)
 
     def _use_worker(self, block: Block, once_started: bool = False) -> bool:
         """Whether ``block`` may go to the worker. Reading in order, only past

@@ -66,9 +66,9 @@ def examine(raw: bytes, strict: bool, schemas: Schemas | None) -> tuple[Any, str
 class BlockWork:
     """One process's work on blocks: answers (and, building, a builder of its own)."""
 
-    def __init__(self, mode: str, strict: bool, schemas: Schemas | None) -> None:
+    def __init__(self, mode: str, strict: bool, schemas: Schemas | None, column_lineage: bool = True) -> None:
         self.mode, self.strict, self.schemas = mode, strict, schemas
-        self.builder = GraphBuilder() if mode == BUILD else None
+        self.builder = GraphBuilder(column_lineage) if mode == BUILD else None
         self.recent: dict[bytes, tuple[str, Any] | None] = {}
         self.merged = 0
 
@@ -194,13 +194,13 @@ def _block_data(message: bytes) -> bytes | None:
     return read_range(*pickle.loads(message[2:])) if message[1:2] == _IN_FILE else message[2:]
 
 
-def _serve(strict: bool, directory: str | None) -> None:
+def _serve(strict: bool, directory: str | None, column_lineage: bool) -> None:
     """The worker's loop: a block in, (bytes, lines, events merged, answers) out (bytes -1: the
     file changed); at the end of its input, what its builder merged (pickled
     :meth:`GraphBuilder.export`)."""
     gc.disable()  # decoded events and the builder's sets hold no reference cycles
     schemas = None if directory is None else load_schemas(directory)
-    work = {code: BlockWork(mode, strict, schemas) for mode, code in _MODES.items()}
+    work = {code: BlockWork(mode, strict, schemas, column_lineage) for mode, code in _MODES.items()}
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     while (message := receive(requests)) is not None:
         data = _block_data(message)
@@ -216,4 +216,4 @@ def _serve(strict: bool, directory: str | None) -> None:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1] == "strict", sys.argv[2] or None)
+    _serve(sys.argv[1] == "strict", sys.argv[2] or None, sys.argv[3] == "columns")

@@ -121,11 +121,13 @@ class EventStream(_Counts):
         finally:
             checker.close()
 
-    def build_graph(self, level: str = "application") -> LineageGraph:
+    def build_graph(self, level: str = "application", column_lineage: bool = True) -> LineageGraph:
         """The graph of the events (iterate once, instead of iterating): as ``build_graph(self)``,
-        but each line of a JSON Lines source is decoded once, by the process that merges it."""
+        but each line of a JSON Lines source is decoded once, by the process that merges it.
+        ``column_lineage=False``: without column edges (their facets are not read; see
+        :class:`~emr_lineage.lineage.from_events.GraphBuilder`)."""
         check_level(level)
-        checker = self._checker()
+        checker = self._checker(column_lineage)
         try:
             with cyclic_gc_paused():
                 for source in self.sources:
@@ -150,8 +152,8 @@ class EventStream(_Counts):
         finally:
             checker.close()
 
-    def _checker(self) -> LineChecker:
-        checker = LineChecker(self.strict, self.schemas, self.parallel)
+    def _checker(self, column_lineage: bool = True) -> LineChecker:
+        checker = LineChecker(self.strict, self.schemas, self.parallel, column_lineage)
         checker.expect(sum(os.path.getsize(s.path) for s in self.sources if s.path is not None and s.is_lines))
         return checker
 

@@ -445,6 +445,18 @@ def test_building_uses_the_worker_as_soon_as_it_is_started(
     assert submitted  # (a few: this process merges the rest while the worker starts)
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_graph_without_column_lineage_is_the_graph_less_its_column_edges(
+    tmp_path: Path, gen, checker_at_once, parallel: bool
+) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(event) + b"\n" for event in gen.pipeline("s3://lake", "ns") * 40))
+    whole = stream_events([path], parallel=parallel).build_graph().to_dict()
+    assert whole["columnEdges"]
+    without = stream_events([path], parallel=parallel).build_graph(column_lineage=False).to_dict()
+    assert without == whole | {"columnEdges": []}
+
+
 def test_the_worker_merges_blocks_of_a_plain_file(
     tmp_path: Path, checker_at_once, monkeypatch: pytest.MonkeyPatch
 ) -> None:
