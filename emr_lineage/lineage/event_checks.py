@@ -306,8 +306,8 @@ class LineChecker:
                         event = decode_line(raw)
                     except NotUtf8:
                         event = None
-                    if type(event) is not dict:
-                        raise _changed(block)
+                if type(event) is not dict:  # the worker passes only objects
+                    raise _changed(block)
                 yield first + index, event, None
             elif answer[0] == PROBLEM:
                 yield first + index, None, answer[1]

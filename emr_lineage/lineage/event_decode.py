@@ -123,6 +123,13 @@ def duplicate_at(text: str, start: int) -> tuple[str, int] | None:
         _LOCATING_DECODER.raw_decode(text, start)
     except _DuplicateKey as exc:
         return exc.key, exc.offset if exc.offset is not None else start
+    except RecursionError:  # deeper than the pure-Python parser goes: the C one finds the key, not where
+        try:
+            CHECKING_DECODER.raw_decode(text, start)
+        except _DuplicateKey as exc:
+            return exc.key, start
+        except (ValueError, RecursionError):
+            return None
     except ValueError:
         return None
     return None
@@ -182,6 +189,8 @@ def decode_line(raw: bytes) -> Any:
             return _slow_line(text)
         except json.JSONDecodeError as exc:
             return Problem(f"invalid JSON: {exc.msg} (column {exc.colno})")
+        except RecursionError:  # deeper than the standard library's decoder goes (about 1,000 levels)
+            return Problem("invalid JSON: nested too deeply")
     if may_repeat_a_key(raw, value):
         return _slow_line(raw.decode("utf-8").removesuffix("\n"))
     return value

@@ -186,6 +186,8 @@ class _Text:
         while True:
             try:
                 value, end = PLAIN_DECODER.raw_decode(self.text, position)
+            except RecursionError:  # deeper than the standard library's decoder goes (about 1,000 levels)
+                raise json.JSONDecodeError("nested too deeply", self.text, position) from None
             except json.JSONDecodeError as exc:
                 near_end = exc.pos >= len(self.text) - 8 or exc.msg.startswith("Unterminated string")
                 if near_end and self.more(len(self.text)):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,24 +122,40 @@ def check_document(raw: bytes, pinned: PinnedSchema, source: str) -> dict[str, A
         raise SchemaStoreError(f"{source}: not a valid JSON Schema: {exc.message}") from None
     for pattern in _patterns(document):  # which the compiled check does not compile as Python's re will
         try:
-            re.compile(pattern)
+            with warnings.catch_warnings():  # e.g. "possible nested set" (FutureWarning): not an error
+                warnings.simplefilter("ignore")
+                re.compile(pattern)
         except re.error as exc:
             raise SchemaStoreError(f"{source}: not a valid JSON Schema: {pattern!r} is not a 'regex' ({exc})") from None
     return document
 
 
-def _patterns(node: Any) -> Iterator[str]:
-    """The regular expressions of a schema: ``pattern`` values and ``patternProperties`` keys."""
+# Keywords whose values are data (instances), not schemas: a "pattern" key inside is not one.
+_DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples", "example"})
+
+
+# Keywords whose values map names (a property named "default" is a schema there) to schemas.
+_NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def _patterns(node: Any, names: bool = False) -> Iterator[str]:
+    """The regular expressions of a schema: ``pattern`` values and ``patternProperties`` keys
+    (``names``: ``node`` maps names to schemas)."""
     if isinstance(node, list):
         for item in node:
             yield from _patterns(item)
     elif isinstance(node, dict):
         for key, value in node.items():
+            if names:
+                yield from _patterns(value)
+                continue
+            if key in _DATA_KEYWORDS:
+                continue
             if key == "pattern" and isinstance(value, str):
                 yield value
             elif key == "patternProperties" and isinstance(value, dict):
                 yield from value
-            yield from _patterns(value)
+            yield from _patterns(value, names=key in _NAMED_SCHEMAS)
 
 
 def read_store(directory: Path) -> dict[str, dict[str, Any]] | None:

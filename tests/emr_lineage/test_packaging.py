@@ -6,10 +6,13 @@ from an empty directory with only that folder (and the venv's dependencies) to i
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import subprocess
 import sys
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -99,3 +102,34 @@ def test_graph_and_validate_from_any_directory(installed: Path, tmp_path: Path, 
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "matches (11 edge(s) matched)" in proc.stdout
+
+
+def _imported_distributions() -> set[str]:
+    """The installed distributions whose modules emr_lineage imports anywhere (lazily too)."""
+    by_module = packages_distributions()
+    found: set[str] = set()
+    for path in (REPO_ROOT / "emr_lineage").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.partition(".")[0]
+                if top != "emr_lineage" and top not in sys.stdlib_module_names:
+                    found.update(by_module.get(top, [top]))
+    return found
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_every_distribution_the_package_imports_is_a_declared_dependency(installed: Path) -> None:
+    (metadata,) = installed.glob("emr_lineage-*.dist-info/METADATA")
+    declared = {
+        _canonical(re.split(r"[\s<>=!~;\[(]", line.removeprefix("Requires-Dist:").strip(), maxsplit=1)[0])
+        for line in metadata.read_text().splitlines()
+        if line.startswith("Requires-Dist:")
+    }
+    imported = {_canonical(name) for name in _imported_distributions()}
+    assert imported and imported <= declared, f"imported but not in pyproject.toml dependencies: {imported - declared}"

@@ -335,6 +335,19 @@ def test_a_schema_pattern_that_does_not_compile_is_one_clear_error(
     assert "run `emr-lineage schemas fetch` again" in str(info.value)
 
 
+def test_only_schema_patterns_are_compiled_not_data_that_looks_like_one() -> None:
+    from emr_lineage.lineage.schema_store import _patterns
+
+    schema = {
+        "examples": [{"pattern": "("}],
+        "default": {"pattern": "["},
+        "properties": {"default": {"type": "string", "pattern": "^a$"}, "enum": {"pattern": "^b$"}},
+        "patternProperties": {"^c": {"pattern": "^d$"}},
+        "$defs": {"x": {"items": {"pattern": "^e$"}}},
+    }
+    assert sorted(_patterns(schema)) == ["^a$", "^b$", "^c", "^d$", "^e$"]
+
+
 # --- reading defects ----------------------------------------------------------------------
 
 

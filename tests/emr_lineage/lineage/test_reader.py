@@ -636,3 +636,43 @@ def test_worker_messages_survive_reads_and_writes_cut_short(at_most: int) -> Non
     assert event_worker.receive(pipe) is None  # type: ignore[arg-type]
     cut = _ShortPipe(written[:-3], at_most)
     assert [event_worker.receive(cut) for _ in messages] == messages[:2] + [None]  # type: ignore[arg-type]
+
+
+def _nested(depth: int) -> str:
+    return '{"job": {"namespace": "n", "name": "j"}, "x": ' + "[" * depth + "]" * depth + "}"
+
+
+def test_deep_nesting_is_read_or_one_problem_with_its_line(tmp_path: Path) -> None:
+    """Deeper than orjson (255) and the pure-Python parser go is still read; deeper than the
+    standard library goes (about 1,000) is one problem, never a RecursionError."""
+    lines, listed = tmp_path / "e.jsonl", tmp_path / "e.json"
+    lines.write_bytes(_jsonl("a") + _nested(1200).encode() + b"\n" + _jsonl("b"))
+    with pytest.raises(EventsError, match=r"e.jsonl:2: invalid JSON: nested too deeply"):
+        load_events([lines])
+    loaded = load_events([lines], skip_invalid=True)
+    assert (_names(loaded), loaded.skipped) == (["a", "b"], 1)
+    for path, text in ((lines, _nested(600)), (listed, f"[{_nested(600)}]")):
+        path.write_text(text)
+        assert len(load_events([path])) == 1
+        path.write_text(text.replace('"name": "j"', '"name": "j", "name": "k"'))
+        with pytest.raises(EventsError, match=r":1: duplicate key 'name'"):
+            load_events([path])
+    listed.write_text(f"[{_nested(1200)}]")
+    with pytest.raises(EventsError, match=r"e.json:1: invalid JSON: nested too deeply"):
+        load_events([listed])
+
+
+@pytest.mark.parametrize("line", [b"[1]", b'"x"', b"null"])
+def test_a_passed_line_that_is_no_longer_an_object_is_a_changed_file(tmp_path: Path, line: bytes) -> None:
+    """Reading in order, a line the worker passed is decoded again here: anything but an object
+    means the bytes changed since (a file rewritten in place)."""
+    from emr_lineage.lineage import event_checks
+    from emr_lineage.lineage.event_blocks import Block
+    from emr_lineage.lineage.event_sources import event_sources
+
+    (tmp_path / "e.jsonl").write_bytes(b"{}\n")
+    (source,) = event_sources([tmp_path / "e.jsonl"])
+    checker = event_checks.LineChecker(strict=False, schemas=None, parallel=False)
+    passed = event_checks._Pending(source, Block.of(0, line + b"\n"), event_checks.CHECK, answers=[], lines=1)
+    with pytest.raises(EventsError, match="changed while it was being read"):
+        list(checker._answered(passed))
