@@ -36,9 +36,9 @@ from typing import Any
 
 from emr_lineage.lineage import event_worker
 from emr_lineage.lineage.event_blocks import Block, OpenFile, is_event_line
-from emr_lineage.lineage.event_decode import NotUtf8, decode_line, usual_value
+from emr_lineage.lineage.event_decode import NotUtf8, line_value
 from emr_lineage.lineage.event_sources import EventsError, Source
-from emr_lineage.lineage.event_worker import BUILD, CHECK, NOT_UTF8, PROBLEM, SLOW, Answer, BlockWork, examine
+from emr_lineage.lineage.event_worker import BUILD, CHECK, NOT_UTF8, PROBLEM, Answer, BlockWork, examine
 from emr_lineage.lineage.from_events import Exported, GraphBuilder
 from emr_lineage.lineage.schemas import Schemas
 
@@ -252,7 +252,7 @@ class LineChecker:
             if raw[:1] != b"{" and not is_event_line(raw):
                 continue
             try:
-                event, problem, _ = examine(raw, strict, schemas)
+                event, problem = examine(raw, strict, schemas)
             except NotUtf8 as exc:
                 raise _not_utf8(source, block.line_offset(index), exc.reason, exc.start) from None
             yield first + index, event, problem
@@ -298,21 +298,17 @@ class LineChecker:
                 continue
             answer = by_index.get(index)
             if answer is None:
-                # The worker passed these bytes: decoded as there (usual_value, else examine()'s
-                # decode_line), they only fail if the file was rewritten since.
-                event = usual_value(raw)
-                if event is None:
-                    try:
-                        event = decode_line(raw)
-                    except NotUtf8:
-                        event = None
-                if type(event) is not dict:  # the worker passes only objects
+                # The worker passed these bytes (only objects): decoded as there, they are one
+                # unless the file was rewritten since.
+                try:
+                    event = line_value(raw)
+                except NotUtf8:
+                    event = None
+                if type(event) is not dict:
                     raise _changed(block)
                 yield first + index, event, None
             elif answer[0] == PROBLEM:
                 yield first + index, None, answer[1]
-            elif answer[0] == SLOW:
-                yield first + index, decode_line(raw), None
             else:
                 raise _not_utf8(source, block.line_offset(index), *answer[1])
 

@@ -44,6 +44,13 @@ def usual_value(raw: bytes) -> Any:
 _from_json = jiter.from_json
 
 
+def line_value(raw: bytes) -> Any:
+    """The JSON value of one JSONL line: the usual way, else the careful one (a Problem for a bad
+    line). Raises :class:`NotUtf8` for bytes that are not UTF-8."""
+    value = usual_value(raw)
+    return decode_line(raw) if value is None else value
+
+
 @dataclass
 class Problem:
     """A value that is not usable, and why (its location goes with it)."""

@@ -6,9 +6,9 @@ repeated key; a line it refuses goes the careful way of :mod:`emr_lineage.lineag
 and checked (the compiled schema check, the worded ``jsonschema`` checks only for an event it
 refuses). Then, by the read's mode:
 
-* ``check``: the worker answers only the lines that are NOT plain valid events (a problem, a
-  line only the standard library decodes, bytes that are not UTF-8); the reading process decodes
-  the others itself and hands them on, in order;
+* ``check``: the worker answers only the lines that are NOT valid events (a problem, bytes that
+  are not UTF-8); the reading process decodes the others itself, the same way
+  (:func:`~emr_lineage.lineage.event_decode.line_value`), and hands them on, in order;
 * ``build``: valid events are merged into a :class:`~emr_lineage.lineage.from_events.GraphBuilder`
   (the worker's own, sent back pickled when its input ends); only problems are answered. Each
   line is decoded once, by whichever process merges it.
@@ -28,39 +28,28 @@ import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
-import orjson
-
 from emr_lineage.lineage.event_blocks import Block, OpenFile, is_event_line
-from emr_lineage.lineage.event_decode import NotUtf8, Problem, decode_line, may_repeat_a_key, usual_value
+from emr_lineage.lineage.event_decode import NotUtf8, Problem, line_value, usual_value
 from emr_lineage.lineage.from_events import GraphBuilder
 from emr_lineage.lineage.schemas import Schemas, check_event_with, load_schemas
 
 CHECK, BUILD = "check", "build"
 _RECENT_LINES = 8192  # answers kept for lines seen again soon
 # What is answered for a line that is not a plain valid event: (index in the block, code, detail).
-PROBLEM, SLOW, NOT_UTF8 = "problem", "slow", "utf8"
+PROBLEM, NOT_UTF8 = "problem", "utf8"
 Answer = tuple[int, str, Any]
 
 
-def examine(raw: bytes, strict: bool, schemas: Schemas | None) -> tuple[Any, str | None, bool]:
-    """(event or None, problem or None, decoded by the standard library) of one line.
+def examine(raw: bytes, strict: bool, schemas: Schemas | None) -> tuple[Any, str | None]:
+    """(event or None, problem or None) of one line.
 
     Raises :class:`NotUtf8` for bytes that are not UTF-8.
     """
-    slow = False
-    value = usual_value(raw)  # the value the usual way gives, when it gives one (None: look closer)
-    if value is None:
-        try:
-            value = orjson.loads(raw)
-            if may_repeat_a_key(raw, value):
-                value = decode_line(raw)
-        except orjson.JSONDecodeError:
-            slow = True
-            value = decode_line(raw)
+    value = line_value(raw)
     if type(value) is Problem:
-        return None, value.message, slow
+        return None, value.message
     problem = check_event_with(value, strict, schemas)
-    return (None if problem else value), problem, slow
+    return (None if problem else value), problem
 
 
 class BlockWork:
@@ -107,13 +96,11 @@ class BlockWork:
                 answer: tuple[str, Any] | None = None
             else:
                 try:
-                    event, problem, slow = examine(raw, strict, schemas)
+                    event, problem = examine(raw, strict, schemas)
                 except NotUtf8 as exc:
                     answer = (NOT_UTF8, (exc.reason, exc.start))
                 else:
-                    answer = (
-                        (PROBLEM, problem) if problem is not None else (SLOW, None) if slow and not building else None
-                    )
+                    answer = None if problem is None else (PROBLEM, problem)
             recent[raw] = answer
             if answer is not None:
                 answers.append((index, *answer))

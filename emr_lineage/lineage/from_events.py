@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from hashlib import blake2b
@@ -58,7 +57,7 @@ class GraphBuilder:
         self.runs: dict[Any, RunRecord] = {}
         self.datasets: dict[tuple[str, str], DatasetRecord] = {}
         # (out ns, out name, out field) -> {(in ns, in name, in field, transformation types)}
-        self.columns: dict[tuple[str, str, str], set[tuple[str, str, str, str]]] = defaultdict(set)
+        self.columns: dict[tuple[str, str, str], set[tuple[str, str, str, str]]] = {}
         # One (namespace, name) tuple of interned strings per job and dataset, shared by every run
         # that names it: not one tuple of strings of its own per event and run.
         self.keys: dict[tuple[str, str], tuple[str, str]] = {}
@@ -135,7 +134,7 @@ class GraphBuilder:
             key: (run.jobs, run.parents, run.inputs, run.outputs, run.states, run.is_application)
             for key, run in self.runs.items()
         }
-        return runs, {key: (info.aliases, info.fields) for key, info in self.datasets.items()}, dict(self.columns)
+        return runs, {key: (info.aliases, info.fields) for key, info in self.datasets.items()}, self.columns
 
     def merge(self, exported: Exported) -> None:
         """Add what another builder merged (its :meth:`export`, e.g. from another process)."""

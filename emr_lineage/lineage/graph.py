@@ -215,9 +215,9 @@ class LineageGraph:
         the nodes are the graph's own attribute dicts (for a writer that only reads them)."""
         # Node attributes are copied unsorted: every JSON writer sorts the keys.
         attributes = self.nodes
-        nodes = (
-            [dict(attributes[n]) for n in sorted(attributes)] if copy else [attributes[n] for n in sorted(attributes)]
-        )
+        nodes = [attributes[n] for n in sorted(attributes)]
+        if copy:
+            nodes = [dict(node) for node in nodes]
         edges = [{"source": s, "target": t} for s, t in self.edges()]
         columns = sorted(self.column_edges, key=COLUMN_EDGE_ORDER)
         return {"level": self.level, "nodes": nodes, "edges": edges, "columnEdges": columns}

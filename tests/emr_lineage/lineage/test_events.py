@@ -336,16 +336,20 @@ def test_a_schema_pattern_that_does_not_compile_is_one_clear_error(
 
 
 def test_only_schema_patterns_are_compiled_not_data_that_looks_like_one() -> None:
-    from emr_lineage.lineage.schema_store import _patterns
+    from emr_lineage.lineage.schema_store import EVENT_SCHEMA, JSON_SCHEMA_DIALECT, check_document
 
-    schema = {
-        "examples": [{"pattern": "("}],
-        "default": {"pattern": "["},
-        "properties": {"default": {"type": "string", "pattern": "^a$"}, "enum": {"pattern": "^b$"}},
-        "patternProperties": {"^c": {"pattern": "^d$"}},
-        "$defs": {"x": {"items": {"pattern": "^e$"}}},
-    }
-    assert sorted(_patterns(schema)) == ["^a$", "^b$", "^c", "^d$", "^e$"]
+    def checked(body: dict) -> None:
+        document = {"$schema": JSON_SCHEMA_DIALECT, "$id": EVENT_SCHEMA.schema_id, **body}
+        check_document(json.dumps(document).encode(), EVENT_SCHEMA, "s.json")
+
+    checked({"examples": [{"pattern": "("}], "default": {"pattern": "["}, "properties": {"p": {"pattern": "^a$"}}})
+    for body in (
+        {"properties": {"default": {"type": "string", "pattern": "("}}},
+        {"patternProperties": {"(": {}}},
+        {"$defs": {"x": {"items": {"pattern": "("}}}},
+    ):
+        with pytest.raises(SchemaStoreError, match=r"s.json: not a valid JSON Schema: '[(]' is not a 'regex'"):
+            checked(body)
 
 
 # --- reading defects ----------------------------------------------------------------------
