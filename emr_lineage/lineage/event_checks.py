@@ -337,10 +337,10 @@ class LineChecker:
             in_file = block.source if isinstance(block.source, OpenFile) else None
             worker = self.worker if self._use_worker(block, once_started=True) else None
             # The end of the last file is merged here while the worker exports and pickles what it
-            # merged, instead of this process waiting for that once it is done.
+            # merged, instead of this process waiting for that once it is done. Its input ends at
+            # once: it still does the blocks it has, then exports without waiting to be asked.
             if worker is not None and last and in_file and block.offset >= in_file.length * (1 - _TAIL_SHARE):
-                if not worker.queued and self._merged_there:
-                    worker.end_input()
+                worker.end_input()
                 worker = None
             if worker is not None and worker.queued < _IN_FLIGHT:
                 pending.append(self._send(_Pending(source, block, BUILD if in_file else CHECK)))

@@ -478,6 +478,40 @@ def test_the_worker_merges_blocks_of_a_plain_file(
     assert merged_there and merged_there[0] > 0
 
 
+@pytest.mark.parametrize("dies", [False, True], ids=["exports", "dies-then"])
+def test_the_worker_input_ends_where_the_tail_begins(
+    tmp_path: Path, checker_at_once, monkeypatch: pytest.MonkeyPatch, dies: bool
+) -> None:
+    """At the end of the last file the worker is told at once that no block follows (it does
+    those it has, then exports while this process merges the rest), not once this process is
+    done; dying then, its blocks are merged here again. Either way the graph is the serial one."""
+    from emr_lineage.lineage import event_checks
+
+    order: list[str] = []
+    end_input, finish = event_checks._Worker.end_input, event_checks.LineChecker.finish
+
+    def ending(self: Any) -> None:
+        if not self.input_ended:
+            order.append("input ended")
+        end_input(self)
+        if dies:
+            self.process.kill()
+
+    def finishing(self: Any) -> Any:
+        order.append("finish")
+        return finish(self)
+
+    monkeypatch.setattr(event_checks._Worker, "end_input", ending)
+    monkeypatch.setattr(event_checks.LineChecker, "finish", finishing)
+    monkeypatch.setattr(event_checks, "_TAIL_SHARE", 0.3)
+    path = tmp_path / "e.jsonl"
+    events = [_event(f"job-{i % 700}") | {"run": {"runId": str(uuid.UUID(int=i % 900))}} for i in range(2000)]
+    path.write_bytes(b"".join(orjson.dumps(event) + b"\n" for event in events))
+    there = _built(path, parallel=True)
+    assert order[:2] == ["input ended", "finish"]
+    assert there == _built(path, parallel=False)
+
+
 def test_not_utf8_is_found_by_the_worker_process_too(tmp_path: Path, checker_at_once) -> None:
     path = tmp_path / "e.jsonl"
     path.write_bytes(_jsonl(*[str(i) for i in range(300)]) + b'{"job": "\xff"}\n')
