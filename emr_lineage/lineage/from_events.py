@@ -43,7 +43,7 @@ def _width(facet: Any) -> int:
 
 
 # runs, datasets and column edges of a builder, in plain containers (GraphBuilder.export)
-Exported = tuple[dict[Any, tuple[Any, ...]], dict[tuple[str, str], tuple[Any, ...]], dict[Any, set[Any]]]
+Exported = tuple[dict[Any, tuple[Any, ...]], dict[tuple[str, str], tuple[Any, ...]], dict[Any, dict[str, set[Any]]]]
 
 
 class GraphBuilder:
@@ -56,8 +56,10 @@ class GraphBuilder:
         self.column_lineage = column_lineage
         self.runs: dict[Any, RunRecord] = {}
         self.datasets: dict[tuple[str, str], DatasetRecord] = {}
-        # (out ns, out name, out field) -> {(in ns, in name, in field, transformation types)}
-        self.columns: dict[tuple[str, str, str], set[tuple[str, str, str, str]]] = {}
+        # (out ns, out name) -> out field -> {(in ns, in name, in field, transformation types)}: per
+        # dataset, then per field (not one (ns, name, field) key per field: a tuple less to make
+        # and hash for each field of each columnLineage facet)
+        self.columns: dict[tuple[str, str], dict[str, set[tuple[str, str, str, str]]]] = {}
         # One (namespace, name) tuple of interned strings per job and dataset, shared by every run
         # that names it: not one tuple of strings of its own per event and run.
         self.keys: dict[tuple[str, str], tuple[str, str]] = {}
@@ -160,12 +162,17 @@ class GraphBuilder:
             for name, types in fields.items():
                 known = info.fields.get(name)
                 info.fields[name] = types if known is None else union_of_types(known, types)
-        for out, sources in their_columns.items():
-            mine = columns.get(out)
+        for ds_key, their_fields in their_columns.items():
+            mine = columns.get(ds_key)
             if mine is None:
-                columns[out] = sources  # theirs, as it is: most keys are in one builder only
-            else:
-                mine |= sources
+                columns[ds_key] = their_fields  # theirs, as it is: most datasets are in one builder only
+                continue
+            for out_field, sources in their_fields.items():
+                known = mine.get(out_field)
+                if known is None:
+                    mine[out_field] = sources
+                else:
+                    known |= sources
 
     def graph(self, level: str = "application") -> LineageGraph:
         """The graph of what was merged, at ``level`` (``application`` or ``action``). The builder is
@@ -275,14 +282,17 @@ class GraphBuilder:
             info.last_facets = fingerprint  # only once all of them are merged
 
     def _add_column_lineage(self, ds_key: tuple[str, str], lineage: Mapping[str, Any]) -> None:
-        columns = self.columns
-        ds_ns, ds_name = ds_key
+        ds_ns, by_field = ds_key[0], None
         for out_field, spec in (lineage.get("fields") or _EMPTY).items():
             if not spec:
                 continue
-            sources = columns.get((ds_ns, ds_name, out_field))
+            if by_field is None:
+                by_field = self.columns.get(ds_key)
+                if by_field is None:
+                    by_field = self.columns[ds_key] = {}
+            sources = by_field.get(out_field)
             if sources is None:  # the field's name interned once, when first seen
-                sources = columns[(ds_ns, ds_name, _kept(out_field))] = set()
+                sources = by_field[_kept(out_field)] = set()
             for source in spec.get("inputFields") or ():
                 transformations = source.get("transformations")
                 if transformations:

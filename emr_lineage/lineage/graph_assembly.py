@@ -137,7 +137,7 @@ def _application_of(
 def assemble(
     merged_runs: dict[Any, RunRecord],
     datasets: dict[tuple[str, str], DatasetRecord],
-    columns: dict[tuple[str, str, str], set[tuple[str, str, str, str]]],
+    columns: dict[tuple[str, str], dict[str, set[tuple[str, str, str, str]]]],
     level: str,
 ) -> LineageGraph:
     """The graph of what was merged. Empties the three maps as it goes: the memory of the runs and
@@ -219,15 +219,18 @@ def _dataset_nodes(
         )
 
 
-def _column_edges(columns: dict[tuple[str, str, str], set[tuple[str, str, str, str]]]) -> list[dict[str, Any]]:
+def _column_edges(
+    columns: dict[tuple[str, str], dict[str, set[tuple[str, str, str, str]]]],
+) -> list[dict[str, Any]]:
     """The column edges (``columns`` is emptied)."""
     edges = [
         {
             "source": f"datasetField:{src[0]}:{src[1]}:{src[2]}",
-            "target": f"datasetField:{out[0]}:{out[1]}:{out[2]}",
+            "target": f"datasetField:{namespace}:{name}:{field}",
             "transformation": src[3],
         }
-        for out, sources in columns.items()
+        for (namespace, name), by_field in columns.items()
+        for field, sources in by_field.items()
         for src in sources
     ]
     columns.clear()
