@@ -157,18 +157,22 @@ def _emit(text: str | bytes, output: str | None, meanwhile: Callable[[], None] =
     if output:
 
         def write(path: Path) -> None:
-            failed: list[OSError] = []
+            failed: list[BaseException] = []
 
             def write_file() -> None:
                 try:
                     path.write_bytes(data)
-                except OSError as exc:  # raised here, by _write's handler
+                except BaseException as exc:  # raised again below, where the command's handlers are
                     failed.append(exc)
 
-            writer = threading.Thread(target=write_file, name="emr-lineage-output")
+            # A daemon: interrupted while it waits on a file that takes no bytes (a FIFO nobody
+            # reads, a stalled mount), the command still ends.
+            writer = threading.Thread(target=write_file, name="emr-lineage-output", daemon=True)
             writer.start()
-            meanwhile()
-            writer.join()
+            try:
+                meanwhile()
+            finally:
+                writer.join()
             if failed:
                 raise failed[0]
 

@@ -644,6 +644,26 @@ def test_unwritable_graph_output_is_one_error_line(runner, local_run, tmp_path: 
     one_error_line(result, f"--output {output}: cannot write: ")
 
 
+def test_any_failure_of_the_output_write_is_one_error_line_not_wrote(
+    runner, local_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is written in a thread (while the graph's memory is given back): whatever stops
+    it there is reported as before, never followed by `wrote FILE`."""
+    events, _ = local_run
+    output = tmp_path / "graph.json"
+    write_bytes = Path.write_bytes
+
+    def failing(self: Path, data: bytes) -> int:
+        if self == output:
+            raise RuntimeError("the write broke")
+        return write_bytes(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", failing)
+    result = runner.invoke(main, ["graph", "--events", str(events), "-o", str(output)])
+    one_error_line(result, "the write broke")
+    assert "wrote" not in result.stderr
+
+
 def test_the_html_report_carries_each_datasets_schema_changes(runner: CliRunner, tmp_path: Path) -> None:
     from tests.emr_lineage.analysis.builders import app_run, at, dataset
 
