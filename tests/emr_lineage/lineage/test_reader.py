@@ -480,7 +480,7 @@ def test_the_worker_merges_blocks_of_a_plain_file(
 
 @pytest.mark.parametrize("dies", [False, True], ids=["exports", "dies-then"])
 def test_the_worker_input_ends_where_the_tail_begins(
-    tmp_path: Path, checker_at_once, monkeypatch: pytest.MonkeyPatch, dies: bool
+    tmp_path: Path, gen, checker_at_once, monkeypatch: pytest.MonkeyPatch, dies: bool
 ) -> None:
     """At the end of the last file the worker is told at once that no block follows (it does
     those it has, then exports while this process merges the rest), not once this process is
@@ -505,11 +505,12 @@ def test_the_worker_input_ends_where_the_tail_begins(
     monkeypatch.setattr(event_checks.LineChecker, "finish", finishing)
     monkeypatch.setattr(event_checks, "_TAIL_SHARE", 0.3)
     path = tmp_path / "e.jsonl"
-    events = [_event(f"job-{i % 700}") | {"run": {"runId": str(uuid.UUID(int=i % 900))}} for i in range(2000)]
+    events = [event for lake in range(30) for event in gen.pipeline(f"s3://lake-{lake % 20}", "ns")]
     path.write_bytes(b"".join(orjson.dumps(event) + b"\n" for event in events))
     there = _built(path, parallel=True)
     assert order[:2] == ["input ended", "finish"]
     assert there == _built(path, parallel=False)
+    assert there[0]["columnEdges"] and any(node["type"] == "DATASET" for node in there[0]["nodes"])
 
 
 def test_not_utf8_is_found_by_the_worker_process_too(tmp_path: Path, checker_at_once) -> None:
