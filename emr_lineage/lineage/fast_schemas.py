@@ -16,6 +16,8 @@ reject (it may reject more; that only costs time). It is built as:
   an ``anyOf`` whose every branch failed only so; the RunEvent documents have no ``not``, no
   ``oneOf`` and only one-branch ``anyOf`` under ``RunEvent``, where removing ``required`` is the
   same rule (the equivalence tests compare both on the reference fragments and mutations of them);
+* canonical form: the tree above goes through ``jsonschema_rs.canonicalize`` (the same rules,
+  ``allOf`` branches merged, one-branch ``anyOf`` unwrapped) before it is compiled;
 * formats: only those ``jsonschema``'s ``FormatChecker`` checks here (``uuid``, ``date-time``...:
   it skips a format whose optional package is missing, e.g. ``uri`` without ``rfc3987``) are kept,
   and checked by the same functions (jsonschema-rs's own ``date-time`` accepts a leap second
