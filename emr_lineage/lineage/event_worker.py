@@ -35,6 +35,7 @@ from emr_lineage.lineage.schemas import Schemas, check_event_with, load_schemas
 
 CHECK, BUILD = "check", "build"
 _RECENT_LINES = 8192  # answers kept for lines seen again soon
+_UNSEEN = object()
 # What is answered for a line that is not a plain valid event: (index in the block, code, detail).
 PROBLEM, NOT_UTF8 = "problem", "utf8"
 Answer = tuple[int, str, Any]
@@ -77,11 +78,12 @@ class BlockWork:
         """The valid events of ``lines`` not seen just before; the others' answers go to ``answers``."""
         recent, strict, schemas, building = self.recent, self.strict, self.schemas, self.builder is not None
         compiled = None if schemas is None else schemas.compiled.validator(strict)
+        seen, decode = recent.get, usual_value
         for index, raw in enumerate(lines):
             if raw[:1] != b"{" and not is_event_line(raw):
                 continue
-            if raw in recent:
-                known = recent[raw]
+            known = seen(raw, _UNSEEN)
+            if known is not _UNSEEN:
                 if known is not None:
                     answers.append((index, *known))
                 elif building:
@@ -91,7 +93,7 @@ class BlockWork:
                 recent.clear()
             # The usual line, decided inline: an object (without a repeated key: usual_value refuses
             # those) that the compiled check passes. Anything else goes through examine().
-            event = usual_value(raw)
+            event = decode(raw)
             if compiled is not None and type(event) is dict and compiled(event):
                 answer: tuple[str, Any] | None = None
             else:
