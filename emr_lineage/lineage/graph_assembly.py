@@ -201,19 +201,22 @@ def _dataset_nodes(
     """Each dataset's node, its record dropped once it is made."""
     for key in list(datasets):
         info = datasets.pop(key)
-        namespace, name = key
+        node_id, fields = ids[key], info.fields
         yield (
-            ids[key],
+            node_id,
             {
-                "id": ids[key],
+                "id": node_id,
                 "type": "DATASET",
-                "namespace": namespace,
-                "name": name,
+                "namespace": key[0],
+                "name": key[1],
                 "aliases": [{"namespace": a[0], "name": a[1], "type": a[2]} for a in sorted(info.aliases)]
                 if info.aliases
                 else [],
-                "fields": [{"name": n, "type": _field_type(t)} for n, t in sorted(info.fields.items())]
-                if info.fields
+                # (a field's usual single type is its string: no call for it)
+                "fields": [
+                    {"name": n, "type": t if type(t) is str else _field_type(t)} for n, t in sorted(fields.items())
+                ]
+                if fields
                 else [],
             },
         )
