@@ -184,3 +184,30 @@ def test_the_native_format_patterns_never_pass_what_the_format_checker_refuses(s
 def test_usual_date_times_and_uuids_pass_the_compiled_check(schemas, corpus, field: str, value: str) -> None:
     """What the Spark listener sends takes the fast path (not the worded checks)."""
     assert schemas.compiled.is_valid(_with(corpus[-1], field, value), False)
+
+
+def test_a_tree_canonicalization_refuses_is_compiled_as_it_is(schemas, corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    """jsonschema-rs marks canonicalization experimental: if it refuses the event schema, the same
+    tree is compiled without it and answers as the canonical form does."""
+    import jsonschema_rs
+
+    from emr_lineage.lineage import fast_schemas
+    from emr_lineage.lineage.schemas import _FACET_SCHEMAS
+
+    documents = {path.name: json.loads(path.read_text()) for path in Path(schemas.directory).glob("*.json")}
+
+    def refusing(*args: Any, **kwargs: Any) -> Any:
+        raise jsonschema_rs.canonical.CanonicalizationError("not supported")
+
+    monkeypatch.setattr(fast_schemas.jsonschema_rs, "canonicalize", refusing)
+    plain = fast_schemas.compile_event_checks(documents, "OpenLineage.json", list(_FACET_SCHEMAS.values()))
+    rng = random.Random(7)
+    events = list(corpus)
+    for event in corpus:
+        paths = [p for p in _paths(event) if p]
+        for path in rng.sample(paths, min(len(paths), 20)):
+            events.append(_mutated(event, path, rng.choice(WRONG_VALUES), delete=False))
+    for strict in (False, True):
+        answers = [plain.is_valid(event, strict) for event in events]
+        assert answers == [schemas.compiled.is_valid(event, strict) for event in events]
+        assert any(answers) and not all(answers)
