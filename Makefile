@@ -83,8 +83,9 @@ schemas: $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the us
 	fi
 	@rm -f $(STAMPS)/schemas.err
 
-lock: ## Re-resolve requirements.in into requirements.lock (then run make setup)
-	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links -o requirements.lock requirements.in
+lock: ## Re-resolve pyproject.toml's dependencies (with the spark extra) and requirements.in into requirements.lock (then run make setup)
+	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links --extra spark \
+	  -o requirements.lock pyproject.toml requirements.in
 
 # Some machines set PYTHONDONTWRITEBYTECODE: then every worker and every CLI process the tests start
 # compiles this repository's modules (and pytest rewrites each test module) again, about 10 s each.

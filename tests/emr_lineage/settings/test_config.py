@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import tomllib
 from importlib import metadata
 
 import pytest
@@ -283,7 +284,12 @@ def _pin(requirements_text: str, package: str) -> str:
 def test_local_pyspark_is_the_spark_of_every_configured_emr_release(block, repo_root):
     """Local Spark tests must run the Spark the clusters run: the release table decides, in one place."""
     installed = metadata.version("pyspark")
-    pinned = _pin((repo_root / "requirements.in").read_text(), "pyspark")
+    pinned = _pin(
+        "\n".join(
+            tomllib.loads((repo_root / "pyproject.toml").read_text())["project"]["optional-dependencies"]["spark"]
+        ),
+        "pyspark",
+    )
     locked = _pin((repo_root / "requirements.lock").read_text(), "pyspark")
     for env in block["environments"]:
         emr = settings_from_context(block, env).emr
