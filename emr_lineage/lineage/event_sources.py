@@ -21,6 +21,7 @@ import os
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -276,7 +277,14 @@ def starts_a_list(stream: IO[bytes]) -> bool:
     return head.removeprefix(BOM).lstrip(b" \t\r\n")[:1] == b"["
 
 
-def open_source(source: Source) -> IO[bytes]:
-    """The (gunzipped) bytes of ``source``; read errors as :class:`EventsError`."""
+@contextmanager
+def open_source(source: Source) -> Iterator[IO[bytes]]:
+    """The (gunzipped) bytes of ``source``, closed after (standard input is left open); read errors
+    as :class:`EventsError`."""
     with ReadErrors(source):
-        return _binary(source)
+        stream = _binary(source)
+    try:
+        yield stream
+    finally:
+        if source.path is not None:
+            stream.close()

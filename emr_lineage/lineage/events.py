@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -133,7 +132,7 @@ class EventStream(_Counts):
             with cyclic_gc_paused():
                 for source in self.sources:
                     self.files.append(str(source.path) if source.path is not None else "-")
-                    with _opened(source) as stream:
+                    with open_source(source) as stream:
                         if self._is_lines(source, stream):
                             last = source is self.sources[-1]
                             for line, problem in checker.merged(source, _blocks(source, stream), last):
@@ -178,22 +177,11 @@ class EventStream(_Counts):
 
     def _checked(self, source: Source, checker: LineChecker) -> Iterator[tuple[int, Any, str | None]]:
         """(line, event, problem or None) of each event of ``source``."""
-        with _opened(source) as stream:
+        with open_source(source) as stream:
             if self._is_lines(source, stream):
                 yield from checker.checked(source, _blocks(source, stream))
             else:
                 yield from self._json_checked(source, stream)
-
-
-@contextmanager
-def _opened(source: Source) -> Iterator[IO[bytes]]:
-    """The bytes of ``source``, closed after (standard input is left open)."""
-    stream = open_source(source)
-    try:
-        yield stream
-    finally:
-        if source.path is not None:
-            stream.close()
 
 
 def _blocks(source: Source, stream: IO[bytes]) -> Iterator[Block]:

@@ -563,12 +563,9 @@ def test_blocks_of_a_file_and_of_a_stream_hold_the_same_whole_lines(tmp_path: Pa
     read = []
     for path in (plain, packed):
         source = event_sources.Source(path)
-        stream = event_sources.open_source(source)
-        try:
+        with event_sources.open_source(source) as stream:
             blocks = list(event_blocks.read_blocks(source, stream, size=2048))
             read.append([(block.offset, block.data) for block in blocks])
-        finally:
-            stream.close()
     body = content[3:] if seed % 2 else content
     for blocks in read:  # (where blocks end may differ: the file's end at a line before the size)
         assert b"".join(data for _, data in blocks) == body
