@@ -64,15 +64,28 @@ class _DuplicateKey(ValueError):
         self.key, self.offset = key, offset
 
 
+def same_value(first: Any, second: Any) -> bool:
+    """True when two decoded JSON values are the same JSON (``1`` is not ``true`` nor ``1.0``; key order
+    does not matter). A key repeated with the same value is no ambiguity: the OpenLineage Spark
+    listener repeats facets that way (1.53.0 writes ``run.facets.processing_engine`` twice)."""
+    if first is second:
+        return True
+    try:
+        return orjson.dumps(first, option=orjson.OPT_SORT_KEYS) == orjson.dumps(second, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits
+        return json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook`` of the C decoder: a dict, or _DuplicateKey (no position)."""
+    """``object_pairs_hook`` of the C decoder: a dict, or _DuplicateKey (no position) for a key
+    repeated with another value."""
     result = dict(pairs)
     if len(result) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
+        first: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in first and not same_value(first[key], value):
                 raise _DuplicateKey(key)
-            seen.add(key)
+            first.setdefault(key, value)
     return result
 
 
@@ -85,8 +98,8 @@ def _locating_object(
     memo: Any = None,
     _w: Any = WHITESPACE.match,
 ) -> tuple[dict[str, Any], int]:
-    """``parse_object`` of the pure Python decoder: like json's, but a repeated key raises
-    _DuplicateKey with the key's offset. Only used to locate a duplicate."""
+    """``parse_object`` of the pure Python decoder: like json's, but a key repeated with another value
+    raises _DuplicateKey with the key's offset. Only used to locate a duplicate."""
     text, end = s_and_end
     pairs: dict[str, Any] = {}
     end = _w(text, end).end()
@@ -97,16 +110,17 @@ def _locating_object(
             raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, end)
         key_at = end
         key, end = scanstring(text, end + 1, strict)
-        if key in pairs:
-            raise _DuplicateKey(key, key_at)
         end = _w(text, end).end()
         if text[end : end + 1] != ":":
             raise json.JSONDecodeError("Expecting ':' delimiter", text, end)
         end = _w(text, end + 1).end()
         try:
-            pairs[key], end = scan_once(text, end)
+            value, end = scan_once(text, end)
         except StopIteration as exc:
             raise json.JSONDecodeError("Expecting value", text, exc.value) from None
+        if key in pairs and not same_value(pairs[key], value):
+            raise _DuplicateKey(key, key_at)
+        pairs.setdefault(key, value)
         end = _w(text, end).end()
         char = text[end : end + 1]
         end += 1
@@ -125,7 +139,8 @@ _LOCATING_DECODER.scan_once = py_make_scanner(_LOCATING_DECODER)
 
 
 def duplicate_at(text: str, start: int) -> tuple[str, int] | None:
-    """(key, offset) of the first repeated key (in text order) of the JSON value at ``start``."""
+    """(key, offset) of the first key repeated with another value (in text order) of the JSON value at
+    ``start``; None when every repeated key repeats its value."""
     try:
         _LOCATING_DECODER.raw_decode(text, start)
     except _DuplicateKey as exc:

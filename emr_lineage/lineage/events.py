@@ -1,8 +1,9 @@
 """Read OpenLineage run events from files, directories and standard input, and check them, streamed.
 
 Sources and formats: :mod:`emr_lineage.lineage.event_sources` (``.jsonl``, ``.ndjson``, ``.json``,
-gzip of each, directories, ``-``). A key given twice in one JSON object is an error
-(``file:line: duplicate key 'eventType'``): which value counts would be a guess. Decoding:
+gzip of each, directories, ``-``). A key given twice in one JSON object with two values is an error
+(``file:line: duplicate key 'eventType'``): which value counts would be a guess (twice with the same
+value is accepted: the OpenLineage Spark listener writes that). Decoding:
 :mod:`emr_lineage.lineage.event_decode` (orjson).
 
 Checking has two modes (see ``docs/graph.md``):

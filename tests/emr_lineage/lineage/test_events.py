@@ -433,6 +433,31 @@ def test_duplicate_key_in_a_json_file_names_the_line_of_the_repeated_key(tmp_pat
     assert loaded.skipped_details == [f"{path}:7: duplicate key 'eventType'"]
 
 
+RUN_ID = "3f1c2b9e-0d4e-4c1b-9a57-0a8e2f1d6c11"
+
+
+@pytest.mark.parametrize("name", ["e.jsonl", "e.json"])
+def test_a_key_repeated_with_the_same_value_is_accepted(tmp_path: Path, name: str) -> None:
+    """The OpenLineage Spark listener 1.53.0 writes run.facets.processing_engine twice, the same both times."""
+    engine = '{"version": "3.5.6", "name": "spark", "openlineageAdapterVersion": "1.53.0"}'
+    same_in_another_order = '{"name": "spark", "openlineageAdapterVersion": "1.53.0", "version": "3.5.6"}'
+    facets = f'"processing_engine": {engine}, "spark_jobDetails": {{"jobId": 0}}, '
+    facets += f'"processing_engine": {same_in_another_order}'
+    event = f'{{"job": {{"namespace": "n", "name": "j"}}, "run": {{"runId": "{RUN_ID}", "facets": {{{facets}}}}}}}'
+    path = _lines(tmp_path, event + "\n", name)
+    (loaded,) = load_events([path]).events
+    assert loaded["run"]["facets"]["processing_engine"] == json.loads(engine)
+    assert sorted(loaded["run"]["facets"]) == ["processing_engine", "spark_jobDetails"]
+
+
+@pytest.mark.parametrize(("first", "second"), [("1", "true"), ("1", "1.0"), ('{"a": 1}', '{"a": 2}'), ("null", "0")])
+def test_a_key_repeated_with_another_value_is_still_an_error(tmp_path: Path, first: str, second: str) -> None:
+    event = f'{{"job": {{"namespace": "n", "name": "j"}}, "run": {{"runId": "{RUN_ID}", "x": {first}, "x": {second}}}}}'
+    path = _lines(tmp_path, event + "\n")
+    with pytest.raises(EventsError, match=rf"^{path}:1: duplicate key 'x' \(column \d+\)$"):
+        load_events([path])
+
+
 def test_duplicate_key_in_a_single_event_json_file(tmp_path: Path) -> None:
     path = _lines(tmp_path, '{\n  "job": {"namespace": "n", "name": "j"},\n  "job": {"namespace": "m"}\n}\n', "e.json")
     with pytest.raises(EventsError, match=rf"^{path}:3: duplicate key 'job'$"):
