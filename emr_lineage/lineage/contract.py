@@ -4,7 +4,8 @@ A contract lists the jobs a pipeline must report, each with its input and output
 Datasets are storage URIs with ``${placeholders}`` for environment-specific roots (the lake
 base URI is ``s3://bucket`` on EMR and a local directory for the demo) or catalog tables in
 the alias form ``table:<name>`` / ``table:<db>.<name>``, matched against the catalog
-symlinks of a dataset (local Spark catalog ``default.t`` or Glue ``table/<db>/<t>``). So the
+symlinks of a dataset (local Spark catalog ``default.t`` or Glue ``table/<db>/<t>``), or location
+trees ``<uri>/**`` (the location and every dataset below it). So the
 same contract checks a local demo run and a deployed run. The format is documented in
 ``docs/contracts.md``.
 """
@@ -26,6 +27,8 @@ CONTRACT_VERSION = 1
 _PLACEHOLDER_RE = re.compile(r"\$\{([^}]*)\}")
 _VAR_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TABLE_PREFIX = "table:"
+# A dataset ending so is a location tree: the location and every dataset below it.
+TREE_SUFFIX = "/**"
 
 
 class ContractError(EmrLineageError, ValueError):

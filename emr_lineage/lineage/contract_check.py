@@ -1,4 +1,8 @@
-"""emr_lineage.lineage.contract_check"""
+"""Check a lineage graph against a contract: which expected edges it has, lacks, and has besides.
+
+An expected dataset is a storage identity, a location tree (``<uri>/**``: the location and every
+dataset under it, e.g. the parts a Spark ML model is saved as) or a catalog table alias.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from emr_lineage.lineage.contract import _TABLE_PREFIX, Contract, ContractError, DatasetSpec, substitute
+from emr_lineage.lineage.contract import _TABLE_PREFIX, TREE_SUFFIX, Contract, ContractError, DatasetSpec, substitute
 from emr_lineage.lineage.naming import (
     NamingError,
     canonical_dataset,
@@ -21,7 +25,8 @@ from emr_lineage.lineage.naming import (
 
 @dataclass(frozen=True)
 class DatasetMatcher:
-    """A resolved expected dataset: a storage identity, or a catalog table alias."""
+    """A resolved expected dataset: a storage identity (with ``tree``: it and everything under it), or a
+    catalog table alias."""
 
     label: str
     line: int
@@ -30,15 +35,19 @@ class DatasetMatcher:
     name: str | None = None
     table: str | None = None
     database: str | None = None
+    tree: bool = False
 
     @property
     def is_table(self) -> bool:
         return self.table is not None
 
     def matches(self, node: Mapping[str, Any]) -> bool:
-        """True if a DATASET node of the graph is this dataset (by identity or catalog alias)."""
+        """True if a DATASET node of the graph is this dataset (by identity, location tree or catalog alias)."""
         if not self.is_table:
-            return node["namespace"] == self.namespace and node["name"] == self.name
+            if node["namespace"] != self.namespace:
+                return False
+            name = self.name or ""
+            return node["name"] == name or (self.tree and node["name"].startswith(name.rstrip("/") + "/"))
         candidates = [(node["namespace"], node["name"])]
         candidates += [(alias["namespace"], alias["name"]) for alias in node.get("aliases", ())]
         return any(self._table_matches(ns, name) for ns, name in candidates)
@@ -153,12 +162,14 @@ def resolve_dataset(spec: DatasetSpec, variables: Mapping[str, str], path: str) 
             )
         database, table = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
         return DatasetMatcher(label=text, line=spec.line, optional=spec.optional, table=table, database=database)
+    tree = text.endswith(TREE_SUFFIX)
     try:
-        namespace, name = dataset_identity(text)
+        namespace, name = dataset_identity(text.removesuffix(TREE_SUFFIX) if tree else text)
     except NamingError as exc:
         raise ContractError(f"{path}:{spec.line}: {exc}") from None
+    label = dataset_uri(namespace, name) + (TREE_SUFFIX if tree else "")
     return DatasetMatcher(
-        label=dataset_uri(namespace, name), line=spec.line, optional=spec.optional, namespace=namespace, name=name
+        label=label, line=spec.line, optional=spec.optional, namespace=namespace, name=name, tree=tree
     )
 
 
@@ -305,10 +316,10 @@ def _graph_hints(datasets: list[Mapping[str, Any]], expected_jobs: list[Expected
 
 
 def expected_dataset_ids(contract: Contract, variables: Mapping[str, str] | None = None) -> list[str]:
-    """Marquez node ids of the contract's storage datasets (tables excluded), for reports."""
+    """Marquez node ids of the contract's storage datasets (tables and location trees excluded), for reports."""
     ids = set()
     for job in resolve(contract, variables):
         for matcher in job.inputs + job.outputs:
-            if not matcher.is_table:
+            if not matcher.is_table and not matcher.tree:
                 ids.add(dataset_node_id(matcher.namespace or "", matcher.name or ""))
     return sorted(ids)

@@ -130,6 +130,36 @@ def test_namespace_misalignment_is_flagged_with_a_hint(ingest_in, fragment: str)
     assert unexpected.hint == "another spelling of the expected s3://b/raw/orders"
 
 
+TREE = """
+version: 1
+variables: {lake: "s3://b", namespace: ns}
+jobs:
+  - name: train
+    outputs: ["${lake}/models/m/**"]
+"""
+
+
+def test_a_location_tree_matches_the_location_and_what_is_below_it() -> None:
+    """A Spark ML model is saved as metadata/ and stages/*/{data,metadata}: the listener reports each."""
+    parts = [
+        "models/m/metadata",
+        "models/m/stages/0_StringIndexer_1/data",
+        "models/m/stages/0_StringIndexer_1/metadata",
+    ]
+    result = validate(parse_contract(TREE), _graph([("ns", "train", "out", "s3://b", part) for part in parts]))
+    assert result.ok, result.as_dict()
+    assert sorted(d.dataset for d in result.matched) == [f"s3://b/{part}" for part in sorted(parts)]
+    assert validate(parse_contract(TREE), _graph([("ns", "train", "out", "s3://b", "models/m")])).ok
+
+
+def test_a_location_tree_is_not_a_name_prefix() -> None:
+    result = validate(parse_contract(TREE), _graph([("ns", "train", "out", "s3://b", "models/m2/metadata")]))
+    assert [(d.status, d.dataset) for d in result.missing] == [("missing", "s3://b/models/m/**")]
+    assert [d.dataset for d in result.unexpected] == ["s3://b/models/m2/metadata"]
+    other_bucket = validate(parse_contract(TREE), _graph([("ns", "train", "out", "s3://c", "models/m/metadata")]))
+    assert [d.dataset for d in other_bucket.missing] == ["s3://b/models/m/**"]
+
+
 def test_table_seen_under_two_names_is_flagged() -> None:
     edges = _ok_edges() + [("ns", "ltv", "out", "arn:aws:glue:eu-west-1:1", "table/db/customer_ltv")]
     result = validate(parse_contract(SMALL), _graph(edges, LOCAL_ALIAS))
