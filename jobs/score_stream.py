@@ -17,6 +17,7 @@ import sys
 from pyspark.ml import PipelineModel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StringType, StructField, StructType
 
 APP_NAME = "score_stream"
@@ -80,6 +81,23 @@ def score(model: PipelineModel, orders: DataFrame) -> DataFrame:
     )
 
 
+def write_scores(scored: DataFrame, target: str, checkpoint: str) -> StreamingQuery:
+    """Start the query that appends each micro-batch to ``target`` (parquet), checkpointed at ``checkpoint``.
+
+    It writes with ``foreachBatch``, not the parquet file sink: the OpenLineage Spark listener reports
+    no output dataset for a file sink (seen with 1.53.0 on Spark 3.5.6, as in
+    https://github.com/OpenLineage/OpenLineage/issues/4110), while it reports each batch write with
+    ``target`` as its output.
+    """
+    return (
+        scored.writeStream.foreachBatch(lambda batch, _batch_id: batch.write.mode("append").parquet(target))
+        .option("checkpointLocation", checkpoint)
+        .queryName("order_scores")
+        .trigger(availableNow=True)
+        .start()
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="score new orders with the order value model")
     parser.add_argument("--lake", required=True, help="lake base URI: s3://bucket on EMR, a local directory here")
@@ -95,14 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         model = PipelineModel.load(lake_path(args.lake, "models/order_value_model"))
         scored = score(model, prepare_features(read_order_stream(spark, args)))
-        query = (
-            scored.writeStream.format("parquet")
-            .option("path", lake_path(args.lake, "curated/order_scores"))
-            .option("checkpointLocation", args.checkpoint or lake_path(args.lake, "curated/_checkpoints/score_stream"))
-            .queryName("order_scores")
-            .trigger(availableNow=True)
-            .start()
-        )
+        checkpoint = args.checkpoint or lake_path(args.lake, "curated/_checkpoints/score_stream")
+        query = write_scores(scored, lake_path(args.lake, "curated/order_scores"), checkpoint)
         query.awaitTermination()
     finally:
         spark.stop()

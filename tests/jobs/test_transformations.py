@@ -91,13 +91,7 @@ def test_score_stream_scores_every_valid_new_order(spark, generated, job, tmp_pa
     model = PipelineModel.load(str(lake / "models/order_value_model"))
     args = argparse.Namespace(lake=str(lake), kafka_bootstrap=None, kafka_topic=None)
     scored = score_stream.score(model, score_stream.prepare_features(score_stream.read_order_stream(spark, args)))
-    query = (
-        scored.writeStream.format("parquet")
-        .option("path", str(tmp_path / "scores"))
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(availableNow=True)
-        .start()
-    )
+    query = score_stream.write_scores(scored, str(tmp_path / "scores"), str(tmp_path / "checkpoint"))
     query.awaitTermination(120)
     assert not query.isActive
     result = spark.read.parquet(str(tmp_path / "scores"))
