@@ -23,6 +23,7 @@ LAZY_COMMANDS = {
     "doctor": "emr_lineage.cli.doctor:doctor_command",
     "drift": "emr_lineage.cli.drift:drift_command",
     "e2e": "emr_lineage.cli.e2e:e2e_command",
+    "fetch-listener": "emr_lineage.cli.listener:fetch_listener_command",
     "gateway": "emr_lineage.cli.gateway:gateway_group",
     "graph": "emr_lineage.cli.graph:graph_command",
     "impact": "emr_lineage.cli.impact:impact_command",

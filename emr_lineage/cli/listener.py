@@ -1,129 +1,137 @@
-"""``emr-lineage stage-listener``: put the pinned OpenLineage listener jar into the artifacts bucket.
+"""``emr-lineage fetch-listener`` and ``stage-listener``: the pinned OpenLineage listener jar, fetched with
+Maven into the user cache and verified; staged from there into the artifacts bucket.
 
-With ``--pin``: verify the jar against the repository's published checksum (and PGP signature when
-cdk.json names the release key), stage it, and write its SHA-256 into cdk.json.
+With ``--pin``: verify the jar through Maven (the repository's SHA-1, and the PGP signature when
+cdk.json names the release key) instead of against a pin, and write its SHA-256 into cdk.json.
 
-Exit codes (docs/cli.md): 0 staged (or already there); 2 it could not (no pin, download failed or
-timed out, not the listener jar, checksum or signature refused, cdk.json pins another SHA-256,
-missing SSM parameter or bucket, AWS error), one ``error:`` line; 130 interrupted.
+Exit codes (docs/cli.md): 0 fetched (or already there) and, for stage-listener, staged; 2 it could
+not (no pin, Maven missing or failing or timing out, not the listener jar, checksum or signature
+refused, cdk.json pins another SHA-256, missing SSM parameter or bucket, AWS error), one ``error:``
+line; 130 interrupted (nothing half-written is left in the cache).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from emr_lineage.aws import parameters
-from emr_lineage.aws.clients import AwsClients, AwsError, read_parameter
 from emr_lineage.cli.options import settings_options
 from emr_lineage.cli.output import Command
+from emr_lineage.listener.jar import FetchedJar
+from emr_lineage.listener.maven import fetch_listener_jar
 from emr_lineage.listener.pin import PinResult, pin_listener
-from emr_lineage.listener.stage import DOWNLOAD_TIMEOUT, StageResult, download_client, stage_listener
 from emr_lineage.settings.loader import load_settings
 
 
-def _bucket_from_ssm(clients: AwsClients, env: str) -> str:
+def pin_options(function: Any) -> Any:
+    """``--pin``, ``--pgp-key FILE`` and ``--replace-pin``, shared by both commands."""
+    function = click.option(
+        "--replace-pin",
+        is_flag=True,
+        help="With --pin: replace a different SHA-256 already pinned in cdk.json (else that is refused).",
+    )(function)
+    function = click.option(
+        "--pgp-key",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="With --pin: armored public key file holding the key whose fingerprint cdk.json sets "
+        "(versions.openlineage_spark.pgp_fingerprint); the jar's .asc must be its signature. No keyserver is asked.",
+    )(function)
+    return click.option(
+        "--pin",
+        is_flag=True,
+        help="Verify the jar through Maven (the repository's SHA-1; and its .asc when cdk.json sets "
+        "pgp_fingerprint) instead of against the pin, and write its SHA-256 into cdk.json.",
+    )(function)
+
+
+@click.command("fetch-listener", cls=Command)
+@settings_options
+@pin_options
+def fetch_listener_command(env: str, cdk_json: Path, pin: bool, pgp_key: Path | None, replace_pin: bool) -> None:
+    """Fetch the pinned OpenLineage Spark listener jar with Maven into the user cache and verify it.
+
+    The jar must have the SHA-256 pinned in cdk.json; a jar already in the cache with it is used
+    without running Maven. Nothing is kept when it does not match. With --pin, the jar is verified
+    through Maven instead and its SHA-256 written into cdk.json (docs/listener.md). The cache is
+    the user cache directory, or the one EMR_LINEAGE_LISTENER_DIR names.
+    """
+    _check_pin_options(pin, pgp_key, replace_pin)
+    settings = load_settings(env, cdk_json)
+    artifact = settings.versions.openlineage_spark
+    if pin:
+        pinned = pin_listener(artifact, cdk_json, pgp_key=pgp_key, replace=replace_pin)
+        _report_pin(pinned, f"commit it, then stage it and redeploy (make stage-listener deploy ENV={settings.name})")
+    else:
+        _report_fetched(fetch_listener_jar(artifact))
+
+
+@click.command("stage-listener", cls=Command)
+@settings_options
+@click.option("--bucket", default=None, help="Artifacts bucket name (skips the SSM lookup).")
+@pin_options
+def stage_listener_command(
+    env: str, cdk_json: Path, bucket: str | None, pin: bool, pgp_key: Path | None, replace_pin: bool
+) -> None:
+    """Fetch the pinned OpenLineage Spark listener (as fetch-listener does) and upload it to the artifacts bucket.
+
+    Nothing is uploaded unless the jar is the listener's with the SHA-256 pinned in cdk.json. A
+    second run with the same jar changes nothing. With --pin, the jar is verified through Maven
+    instead and its SHA-256 written into cdk.json before the upload (docs/listener.md).
+    """
+    from emr_lineage.aws.clients import AwsClients
+    from emr_lineage.listener.stage import upload_jar
+
+    _check_pin_options(pin, pgp_key, replace_pin)
+    settings = load_settings(env, cdk_json)
+    clients = AwsClients.for_settings(settings)
+    bucket = bucket or _bucket_from_ssm(clients, settings.name)
+    artifact = settings.versions.openlineage_spark
+    if pin:
+        pinned = pin_listener(artifact, cdk_json, pgp_key=pgp_key, replace=replace_pin)
+        _report_pin(pinned, f"commit it and redeploy the EMR stack (make deploy ENV={settings.name})")
+        jar = pinned.jar
+    else:
+        jar = fetch_listener_jar(artifact)
+        _report_fetched(jar)
+    staged = upload_jar(jar, artifact, bucket, s3_client=clients.s3)
+    state = "uploaded" if staged.uploaded else "already staged, unchanged"
+    click.echo(f"{staged.uri}: {state} ({staged.size} bytes, sha256 {staged.sha256})")
+
+
+def _check_pin_options(pin: bool, pgp_key: Path | None, replace_pin: bool) -> None:
+    if not pin and (pgp_key or replace_pin):
+        raise click.UsageError(f"{'--pgp-key' if pgp_key else '--replace-pin'} only goes with --pin")
+
+
+def _bucket_from_ssm(clients: Any, env: str) -> str:
+    from emr_lineage.aws import parameters
+    from emr_lineage.aws.clients import AwsError, read_parameter
+
     try:
         return read_parameter(clients.ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")
     except AwsError as exc:
         raise AwsError(f"{exc}, or pass --bucket") from None
 
 
-@click.command("stage-listener", cls=Command)
-@settings_options
-@click.option("--bucket", default=None, help="Artifacts bucket name (skips the SSM lookup).")
-@click.option(
-    "--pin",
-    is_flag=True,
-    help="Verify the jar against the repository's .sha512/.sha256/.sha1 (and .asc when cdk.json sets "
-    "pgp_fingerprint) instead of a pin, stage it, and write its SHA-256 into cdk.json.",
-)
-@click.option(
-    "--pgp-key",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="With --pin: armored public key file holding the key whose fingerprint cdk.json sets "
-    "(versions.openlineage_spark.pgp_fingerprint). No keyserver is asked.",
-)
-@click.option(
-    "--replace-pin",
-    is_flag=True,
-    help="With --pin: replace a different SHA-256 already pinned in cdk.json (else that is refused).",
-)
-@click.option(
-    "--maven-repository",
-    envvar="EMR_LINEAGE_MAVEN_REPOSITORY",
-    default=None,
-    metavar="URL",
-    help="Maven repository to download from instead of the configured one (a mirror). "
-    "Env: EMR_LINEAGE_MAVEN_REPOSITORY.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=DOWNLOAD_TIMEOUT,
-    show_default=True,
-    help="Deadline of the download in seconds, retries included.",
-)
-def stage_listener_command(
-    env: str,
-    cdk_json: Path,
-    bucket: str | None,
-    pin: bool,
-    pgp_key: Path | None,
-    replace_pin: bool,
-    maven_repository: str | None,
-    timeout: float,
-) -> None:
-    """Download the OpenLineage Spark listener, verify it and upload it to the artifacts bucket.
-
-    Nothing is uploaded when the download fails, is not the listener jar, or its SHA-256 does not
-    match cdk.json. A second run with the same jar changes nothing. With --pin, the jar is verified
-    against the repository instead and its SHA-256 is written into cdk.json (docs/listener.md).
-    """
-    if not pin and (pgp_key or replace_pin):
-        raise click.UsageError(f"{'--pgp-key' if pgp_key else '--replace-pin'} only goes with --pin")
-    settings = load_settings(env, cdk_json)
-    clients = AwsClients.for_settings(settings)
-    bucket = bucket or _bucket_from_ssm(clients, settings.name)
-    artifact = settings.versions.openlineage_spark
-    with download_client(timeout) as http:
-        if pin:
-            pinned = pin_listener(
-                artifact,
-                bucket,
-                cdk_json,
-                s3_client=clients.s3,
-                http=http,
-                maven_repository=maven_repository,
-                pgp_key=pgp_key,
-                replace=replace_pin,
-            )
-            _report_staged(pinned.staged)
-            _report_pin(pinned, settings.name)
-        else:
-            staged = stage_listener(
-                artifact, bucket, s3_client=clients.s3, http=http, maven_repository=maven_repository
-            )
-            _report_staged(staged)
+def _report_fetched(jar: FetchedJar) -> None:
+    how = f"fetched {jar.coordinates} with Maven" if jar.fetched else "already fetched"
+    click.echo(f"{jar.path}: {how}, verified against the pin ({jar.size} bytes, sha256 {jar.sha256})")
 
 
-def _report_staged(result: StageResult) -> None:
-    state = "uploaded" if result.uploaded else "already staged, unchanged"
-    click.echo(f"{result.uri}: {state} ({result.size} bytes, sha256 {result.sha256})")
-
-
-def _report_pin(result: PinResult, env: str) -> None:
-    click.echo(f"verified: {result.checksum.label} published at {result.checksum.url}")
+def _report_pin(result: PinResult, next_step: str) -> None:
+    jar = result.jar
+    click.echo(f"{jar.path}: fetched {jar.coordinates} with Maven ({jar.size} bytes, sha256 {jar.sha256})")
+    click.echo(f"verified: SHA-1 {result.published_sha1}, the one the Maven repository published")
     if result.signature is not None:
         click.echo(f"verified: PGP signature by {result.signature.fingerprint} ({result.signature.signer})")
     if not result.changed:
-        click.echo(f"{result.cdk_json}: already pins sha256 {result.staged.sha256}; unchanged")
+        click.echo(f"{result.cdk_json}: already pins sha256 {jar.sha256}; unchanged")
         return
     what = "replaced the pin" if result.previous else "pinned"
     click.echo(
-        f"{result.cdk_json}: {what} versions.openlineage_spark.sha256 = {result.staged.sha256}; "
-        f"commit it and redeploy the EMR stack (make deploy ENV={env}) so clusters get it"
+        f"{result.cdk_json}: {what} versions.openlineage_spark.sha256 = {jar.sha256}; {next_step} so clusters get it"
     )

@@ -22,7 +22,7 @@ UNPINNED = "unpinned"
 
 
 def listener_s3_key(artifact: ListenerArtifact) -> str:
-    """Key of the staged jar in the artifacts bucket, e.g. ``listener/openlineage-spark_2.12-1.54.0.jar``."""
+    """Key of the staged jar in the artifacts bucket, e.g. ``listener/openlineage-spark_2.12-1.53.0.jar``."""
     return f"{LISTENER_PREFIX}{artifact.file_name}"
 
 

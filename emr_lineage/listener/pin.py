@@ -1,30 +1,26 @@
-"""``stage-listener --pin``: verify the listener jar against its repository, stage it, pin it in cdk.json.
+"""``fetch-listener --pin``: fetch the listener jar with Maven, verify it, pin its SHA-256 in cdk.json.
 
-The jar must match the strongest checksum the Maven repository publishes next to it and, when
-cdk.json names the release key's fingerprint, carry a good ``.asc`` signature by that key (the
-key from a file the user names, see :mod:`emr_lineage.listener.signature`). Only then is it
-uploaded (the same guarded upload as a pinned stage) and its SHA-256 written into cdk.json
-(:mod:`emr_lineage.settings.pin`). Everything that can be checked without the network (the options,
-the key file, whether cdk.json can take the pin) is checked before the first download; any
-failure leaves the bucket and cdk.json as they were.
+Maven copies the jar (and its ``.sha1``) with ``--strict-checksums``: the jar must match the SHA-1
+the repository published. When cdk.json names the release key's fingerprint, the ``.asc`` (also
+through Maven) must be a good signature by that key (the key from a file the user names, see
+:mod:`emr_lineage.listener.signature`). Only then is the jar moved into the cache and its SHA-256
+written into cdk.json (:mod:`emr_lineage.settings.pin`). What can be checked before Maven runs
+(the options, the key file, whether cdk.json can take the pin) is checked first; any failure
+leaves the cache and cdk.json as they were.
 """
 
 from __future__ import annotations
 
-import tempfile
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from emr_lineage.http import HttpClient, HttpError
-from emr_lineage.listener.checksums import PublishedChecksum, check_checksum, published_checksum
+from emr_lineage.listener.jar import FetchedJar, ListenerError
+from emr_lineage.listener.maven import Candidate, listener_cache_dir, maven_candidate
 from emr_lineage.listener.signature import GoodSignature, Keyring
-from emr_lineage.listener.stage import ListenerError, StageResult, download_client, fetch_jar, upload_jar
 from emr_lineage.settings.model import ListenerArtifact
-from emr_lineage.settings.pin import PIN_KEY, locate_pin, write_pin
+from emr_lineage.settings.pin import PIN_KEY, PinSlot, locate_pin, write_pin
 
-_SIGNATURE_MAX_BYTES = 64 * 1024
 FINGERPRINT_KEY = "versions.openlineage_spark.pgp_fingerprint"
 
 
@@ -32,40 +28,53 @@ class PinConflictError(ListenerError):
     """cdk.json already pins another SHA-256 (replace it only when asked to)."""
 
 
-class SignatureMissingError(ListenerError):
-    """A fingerprint is configured but the repository has no ``.asc`` for the jar."""
-
-
 @dataclass(frozen=True)
 class PinResult:
-    staged: StageResult
-    checksum: PublishedChecksum
-    signature: GoodSignature | None  # None: no fingerprint configured, checksums only
+    jar: FetchedJar
+    published_sha1: str  # the repository's .sha1 the jar matched
+    signature: GoodSignature | None  # None: no fingerprint configured, Maven's checksums only
     previous: str | None  # the SHA-256 cdk.json pinned before
     cdk_json: Path
 
     @property
     def changed(self) -> bool:
-        return self.previous != self.staged.sha256
+        return self.previous != self.jar.sha256
 
 
 def pin_listener(
     artifact: ListenerArtifact,
-    bucket: str,
     cdk_json: Path,
     *,
-    s3_client: Any,
-    http: HttpClient | None = None,
-    maven_repository: str | None = None,
+    directory: Path | None = None,
     pgp_key: Path | None = None,
     replace: bool = False,
+    maven_settings: Path | None = None,
 ) -> PinResult:
-    """Verify the listener jar against its repository, upload it to ``bucket``, pin it in ``cdk_json``.
+    """Fetch and verify the listener jar into ``directory`` (default: the cache), pin it in ``cdk_json``.
 
     ``pgp_key`` is an armored public key file; it is required when ``artifact.pgp_fingerprint``
     is set and refused when it is not (the fingerprint is the trust anchor, the file only carries
     the key). A different SHA-256 already pinned is a :class:`PinConflictError` unless ``replace``.
+    ``maven_settings`` is a settings.xml for Maven instead of the user's (tests).
     """
+    fingerprint = _key_options(artifact, pgp_key)
+    slot = locate_pin(cdk_json)
+    with ExitStack() as stack:
+        keyring = stack.enter_context(Keyring(pgp_key, fingerprint)) if pgp_key and fingerprint else None
+        directory = listener_cache_dir() if directory is None else directory
+        candidate = stack.enter_context(maven_candidate(artifact, directory, maven_settings=maven_settings))
+        sha1 = candidate.check_published_sha1()
+        good = _verify_signature(candidate, keyring) if keyring else None
+        if slot.current not in (None, candidate.jar.sha256) and not replace:
+            raise _conflict(slot, candidate.jar)
+        jar = candidate.keep()
+    result = PinResult(jar, sha1, good, slot.current, cdk_json)
+    if result.changed:
+        write_pin(slot, jar.sha256)
+    return result
+
+
+def _key_options(artifact: ListenerArtifact, pgp_key: Path | None) -> str | None:
     fingerprint = artifact.pgp_fingerprint
     if fingerprint and pgp_key is None:
         raise ListenerError(
@@ -76,42 +85,17 @@ def pin_listener(
         raise ListenerError(
             f"--pgp-key needs {FINGERPRINT_KEY} in cdk.json: the fingerprint there is what the key is trusted for"
         )
-    slot = locate_pin(cdk_json)
-    if maven_repository:
-        artifact = artifact.model_copy(update={"maven_repository": maven_repository})
-    with ExitStack() as stack:
-        keyring = stack.enter_context(Keyring(pgp_key, fingerprint)) if pgp_key and fingerprint else None
-        client = http or stack.enter_context(download_client())
-        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="emr-lineage-listener-")))
-        checksum = published_checksum(artifact.download_url, http=client)
-        signature_path = _fetch_signature(artifact.download_url + ".asc", tmp, http=client) if keyring else None
-        jar = fetch_jar(artifact, tmp, http=client)
-        check_checksum(jar.path, checksum, jar.url)
-        good = keyring.verify(jar.path, signature_path, what=artifact.download_url + ".asc") if keyring else None
-        if slot.current not in (None, jar.sha256) and not replace:
-            raise PinConflictError(
-                f"{cdk_json}: {PIN_KEY} pins {slot.current}, but {jar.url} (verified against its "
-                f"{checksum.label}) is {jar.sha256}; nothing uploaded, cdk.json unchanged; "
-                "pass --replace-pin to replace the pin (e.g. after changing the version)"
-            )
-        staged = upload_jar(jar, artifact, bucket, s3_client=s3_client)
-    result = PinResult(staged, checksum, good, slot.current, cdk_json)
-    if result.changed:
-        write_pin(slot, staged.sha256)
-    return result
+    return fingerprint
 
 
-def _fetch_signature(url: str, directory: Path, *, http: HttpClient) -> Path:
-    try:
-        reply = http.get(url, max_bytes=_SIGNATURE_MAX_BYTES)
-    except HttpError as exc:
-        raise ListenerError(f"cannot read the signature: {exc}") from None
-    if reply.status == 404:
-        raise SignatureMissingError(
-            f"{url}: not found (HTTP 404); cdk.json sets {FINGERPRINT_KEY}, so the jar must be signed; nothing uploaded"
-        )
-    if not reply.ok:
-        raise ListenerError(f"cannot read the signature: {reply.error()}")
-    path = directory / url.rsplit("/", 1)[-1]
-    path.write_bytes(reply.body)
-    return path
+def _verify_signature(candidate: Candidate, keyring: Keyring) -> GoodSignature:
+    signature = candidate.companion("jar.asc")
+    return keyring.verify(candidate.jar.path, signature, what=f"{candidate.artifact.coordinates}:jar.asc")
+
+
+def _conflict(slot: PinSlot, jar: FetchedJar) -> PinConflictError:
+    return PinConflictError(
+        f"{slot.path}: {PIN_KEY} pins {slot.current}, but {jar.coordinates} (verified by Maven against the "
+        f"repository's SHA-1) is {jar.sha256}; nothing kept, cdk.json unchanged; "
+        "pass --replace-pin to replace the pin (e.g. after changing the version)"
+    )

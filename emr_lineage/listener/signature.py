@@ -65,7 +65,7 @@ class Keyring:
         if self.primary in signers and _has(status, "GOODSIG") and not refused:
             signer = next((line.split(None, 3)[3] for line in status if line.startswith("[GNUPG:] GOODSIG ")), "")
             return GoodSignature(self.primary, signer)
-        raise SignatureError(f"{what}: {_problem(status, stderr, signers, self.primary)}; nothing uploaded")
+        raise SignatureError(f"{what}: {_problem(status, stderr, signers, self.primary)}; nothing kept")
 
     def _import(self) -> str:
         """Import the key file; return the primary fingerprint of the key that holds ``fingerprint``."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -52,16 +52,22 @@ InterfaceEndpoint = Literal["sts", "glue", "logs", "ssm", "ecr", "secretsmanager
 
 
 class ListenerArtifact(Strict):
-    """The OpenLineage Spark listener jar: Maven coordinates and the checksum it must match."""
+    """The OpenLineage Spark listener jar: Maven coordinates and the checksum it must match.
+
+    Maven fetches it (``emr-lineage fetch-listener``; the repository, or a mirror, is Maven's own
+    settings.xml, see docs/listener.md).
+    """
 
     version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
     scala_version: Literal["2.12", "2.13"]
-    # None until a maintainer has pinned it; stage-listener then refuses to stage (see docs/listener.md).
+    # None until a maintainer has pinned it (`emr-lineage fetch-listener --pin`); until then the jar
+    # is not used anywhere (see docs/listener.md).
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
-    maven_repository: Annotated[str, Field(pattern=r"^https?://")]
-    # The release signing key's fingerprint (40 hex digits); when set, stage-listener --pin also
-    # checks the jar's .asc signature against it. Null: checksums only.
+    # The release signing key's fingerprint (40 hex digits); when set, fetch-listener --pin also
+    # checks the jar's .asc signature against it. Null: Maven's checksums only.
     pgp_fingerprint: Annotated[str, Field(pattern=r"^[0-9A-F]{40}$")] | None = None
+
+    group_id: ClassVar[str] = "io.openlineage"
 
     @property
     def artifact_id(self) -> str:
@@ -72,9 +78,9 @@ class ListenerArtifact(Strict):
         return f"{self.artifact_id}-{self.version}.jar"
 
     @property
-    def download_url(self) -> str:
-        base = self.maven_repository.rstrip("/")
-        return f"{base}/io/openlineage/{self.artifact_id}/{self.version}/{self.file_name}"
+    def coordinates(self) -> str:
+        """Maven's ``groupId:artifactId:version``, e.g. ``io.openlineage:openlineage-spark_2.12:1.53.0``."""
+        return f"{self.group_id}:{self.artifact_id}:{self.version}"
 
 
 class Versions(Strict):

@@ -23,6 +23,7 @@ COMMANDS = {
     "validate": ["--contract", "CONTRACT", "--events", "EVENTS"],
     "launch": ["--job", "JOB"],
     "stage-listener": ["--bucket", "some-bucket"],
+    "fetch-listener": [],
     "schemas fetch": ["--schema-dir", "OUT"],
     "post": ["--events", "EVENTS", "--marquez", "http://127.0.0.1:9"],
     "replay": ["--bucket", "b", "--marquez", "http://127.0.0.1:9"],
@@ -34,7 +35,7 @@ COMMANDS = {
     "audit": ["--dataset", "s3://b/k", "--events", "EVENTS"],
     "runs": ["--events", "EVENTS"],
 }
-SETTINGS_COMMANDS = ("config", "demo", "doctor", "e2e", "launch", "stage-listener", "tls")
+SETTINGS_COMMANDS = ("config", "demo", "doctor", "e2e", "fetch-listener", "launch", "stage-listener", "tls")
 
 
 def _run(args: list[str]) -> tuple[int, str, str]:

@@ -1,17 +1,54 @@
-"""Fixtures of the listener tests: the fake Maven repository, the test jar, moto S3, PGP keys."""
+"""Fixtures of the listener tests: the real jar fetched once per worker with the real ``mvn``, a throwaway
+Maven repository, the test jar, moto S3, PGP keys, copies of cdk.json."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import boto3
 import pytest
 from moto import mock_aws
 
-from emr_lineage.settings.loader import load_settings
-from tests.emr_lineage.listener.maven import BUCKET, REGION, FakeMaven, TestKey, build_test_jar
+from emr_lineage.listener.jar import FetchedJar
+from emr_lineage.listener.maven import LISTENER_DIR_ENV_VAR, fetch_listener_jar
+from tests.emr_lineage.listener.maven import BUCKET, REGION, MavenRepositories, TestKey, build_test_jar, fake_mvn
 from tests.helpers import fake_aws_credentials
+from tests.versions import LISTENER
+
+
+@pytest.fixture(scope="session")
+def real_jar(tmp_path_factory: pytest.TempPathFactory) -> FetchedJar:
+    """The real listener jar of cdk.json, fetched with Maven (and checked against the committed pin)
+    into a directory of its own: one Maven run per worker."""
+    return fetch_listener_jar(LISTENER, directory=tmp_path_factory.mktemp("listener-cache"))
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty listener cache, named by EMR_LINEAGE_LISTENER_DIR."""
+    directory = tmp_path / "cache"
+    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(directory))
+    return directory
+
+
+@pytest.fixture
+def no_mvn(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """An ``mvn`` first on PATH that fails and leaves a mark: the test fails if Maven ran."""
+    marker = tmp_path / "mvn-ran"
+    bin_dir = fake_mvn(tmp_path / "no-mvn-bin", f'touch "{marker}"; echo "[ERROR] Maven must not run here"; exit 1')
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    yield
+    assert not marker.exists(), "Maven ran"
+
+
+@pytest.fixture(scope="session")
+def repositories(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MavenRepositories]:
+    repositories = MavenRepositories(tmp_path_factory.mktemp("maven"))
+    yield repositories
+    repositories.close()
 
 
 @pytest.fixture(scope="session")
@@ -24,20 +61,22 @@ def test_jar_sha256(test_jar: bytes) -> str:
     return hashlib.sha256(test_jar).hexdigest()
 
 
-@pytest.fixture(scope="session")
-def maven_server() -> Iterator[FakeMaven]:
-    server = FakeMaven()
-    yield server
-    server.close()
-
-
 @pytest.fixture
-def maven(maven_server: FakeMaven, test_jar: bytes) -> Iterator[FakeMaven]:
-    """The fake Maven repository, serving the configured artifact's path with the test jar."""
-    maven_server.reset()
-    maven_server.publish(load_settings("dev").versions.openlineage_spark, test_jar)
-    yield maven_server
-    maven_server.reset()
+def make_cdk_json(tmp_path: Path, repo_root: Path):
+    """A copy of the real cdk.json with the pin (and the fingerprint) set by a targeted text edit."""
+
+    def make(sha256: str | None = None, fingerprint: str | None = None) -> Path:
+        text = (repo_root / "cdk.json").read_text()
+        pin = f'"sha256": "{LISTENER.sha256}"'
+        assert pin in text
+        text = text.replace(pin, f'"sha256": "{sha256}"' if sha256 else '"sha256": null', 1)
+        if fingerprint:
+            text = text.replace('"pgp_fingerprint": null', f'"pgp_fingerprint": "{fingerprint}"', 1)
+        path = tmp_path / "cdk.json"
+        path.write_text(text)
+        return path
+
+    return make
 
 
 @pytest.fixture

@@ -1,21 +1,28 @@
-"""Stand-ins for the listener tests: a Maven repository on 127.0.0.1, a real jar, PGP test keys."""
+"""Stand-ins for the listener tests: a real jar, a throwaway Maven repository on disk (file://) with a
+settings.xml that makes the real ``mvn`` read it, fake ``mvn`` scripts, PGP test keys."""
 
 from __future__ import annotations
 
 import hashlib
-import http.server
 import io
 import os
+import shutil
 import subprocess
-import threading
+import time
+import uuid
 import zipfile
 from pathlib import Path
+from typing import ClassVar
 
-from emr_lineage.listener.stage import LISTENER_CLASS, MANIFEST
+from emr_lineage.listener.jar import LISTENER_CLASS, MANIFEST
 from emr_lineage.settings.model import ListenerArtifact
 
 BUCKET = "emr-lineage-dev-artifacts-test"
 REGION = "us-east-1"
+# The group of every throwaway artifact: its folder in the local repository is removed after the tests.
+THROWAWAY_GROUP = "test.emr-lineage"
+VERSION = "1.0.0"
+STALE_SECONDS = 3600
 
 
 def keys(s3_client) -> list[str]:
@@ -35,69 +42,97 @@ def build_test_jar(created_by: str = "emr-lineage tests", manifest: bool = True,
     return buffer.getvalue()
 
 
-class FakeMaven:
-    """Serves files under the Maven layout (404 for the rest); can fail the next N requests with 503
-    or answer one path with a fixed status."""
+class ThrowawayArtifact(ListenerArtifact):
+    """A listener artifact under the throwaway group, with an artifact id of its own."""
 
-    def __init__(self) -> None:
-        self.files: dict[str, bytes] = {}
-        self.statuses: dict[str, int] = {}
-        self.requests: list[str] = []
-        self.fail_next = 0
-        fake = self
+    group_id: ClassVar[str] = THROWAWAY_GROUP
+    name: str
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server API)
-                fake.requests.append(self.path)
-                status = fake.statuses.get(self.path)
-                if fake.fail_next > 0:
-                    fake.fail_next -= 1
-                    status = 503
-                body = fake.files.get(self.path)
-                if status is None and body is None:
-                    status = 404
-                if status is not None:
-                    self.send_response(status)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "application/octet-stream")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+    @property
+    def artifact_id(self) -> str:
+        return self.name
 
-            def log_message(self, *args) -> None:
-                pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.root = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.url = f"{self.root}/maven2"
+def throwaway(**fields) -> ThrowawayArtifact:
+    return ThrowawayArtifact(name=f"listener-{uuid.uuid4().hex}", version=VERSION, scala_version="2.12", **fields)
 
-    def path_of(self, artifact: ListenerArtifact, suffix: str = "") -> str:
-        """The request path of the artifact's jar (``suffix`` ``.sha1``, ``.asc``... for its companions)."""
-        url = artifact.model_copy(update={"maven_repository": self.url}).download_url + suffix
-        return url.removeprefix(self.root)
 
-    def publish(self, artifact: ListenerArtifact, body: bytes, suffix: str = "") -> None:
-        self.files[self.path_of(artifact, suffix)] = body
+class MavenRepositories:
+    """A file:// Maven repository in ``root`` and a settings.xml that makes ``mvn`` read it (besides Central,
+    through the user's local repository ``~/.m2/repository``, where the dependency plugin already is).
 
-    def publish_checksums(self, artifact: ListenerArtifact, body: bytes, *algorithms: str) -> None:
-        """``<jar>.<algorithm>`` for each algorithm, in Maven Central's form: the hex digest alone."""
-        for algorithm in algorithms:
-            self.publish(artifact, hashlib.new(algorithm, body).hexdigest().encode(), f".{algorithm}")
+    Artifacts are published remotely (:meth:`publish`: Maven downloads and checks them) or put straight
+    into the local repository (:meth:`install_locally`: Maven takes them as they are). :meth:`close`
+    removes every throwaway artifact from the local repository.
+    """
 
-    def reset(self) -> None:
-        self.files.clear()
-        self.statuses.clear()
-        self.requests.clear()
-        self.fail_next = 0
+    def __init__(self, root: Path) -> None:
+        self.remote = root / "remote"
+        self.local = Path.home() / ".m2" / "repository"
+        self._sweep()
+        self.settings = root / "settings.xml"
+        self.settings.write_text(
+            f"<settings><localRepository>{self.local}</localRepository>"
+            "<profiles><profile><id>throwaway</id><repositories><repository><id>throwaway</id>"
+            f"<url>{self.remote.as_uri()}</url></repository></repositories></profile></profiles>"
+            "<activeProfiles><activeProfile>throwaway</activeProfile></activeProfiles></settings>\n"
+        )
+        self.names: list[str] = []
+
+    def publish(self, artifact: ThrowawayArtifact, files: dict[str, bytes], *, sha1: dict[str, str] | None = None):
+        """Publish ``files`` (extension -> content, e.g. ``{"jar": ..., "jar.asc": ...}``) with a pom and a
+        ``.sha1`` for each: the right digest unless ``sha1`` gives another one."""
+        self._write(self.remote, artifact, files, sha1 or {})
+
+    def install_locally(self, artifact: ThrowawayArtifact, files: dict[str, bytes], *, sha1: dict[str, str]):
+        """Put ``files`` and their ``.sha1`` files (``sha1`` overrides) into the local repository directly."""
+        self._write(self.local, artifact, files, sha1)
+
+    def _write(self, repository: Path, artifact: ThrowawayArtifact, files: dict[str, bytes], sha1: dict[str, str]):
+        self.names.append(artifact.name)
+        folder = repository / THROWAWAY_GROUP.replace(".", "/") / artifact.name / VERSION
+        folder.mkdir(parents=True)
+        pom = (
+            "<project><modelVersion>4.0.0</modelVersion>"
+            f"<groupId>{THROWAWAY_GROUP}</groupId><artifactId>{artifact.name}</artifactId>"
+            f"<version>{VERSION}</version></project>\n"
+        ).encode()
+        for extension, content in {"pom": pom, **files}.items():
+            path = folder / f"{artifact.name}-{VERSION}.{extension}"
+            path.write_bytes(content)
+            digest = sha1.get(extension, hashlib.sha1(content).hexdigest())
+            path.with_name(path.name + ".sha1").write_text(digest)
+
+    def _sweep(self) -> None:
+        """Remove throwaway artifacts a run that could not clean up (killed) left over an hour ago."""
+        group = self.local / THROWAWAY_GROUP.replace(".", "/")
+        stale = time.time() - STALE_SECONDS
+        for folder in group.glob("listener-*") if group.is_dir() else []:
+            if folder.stat().st_mtime < stale:
+                shutil.rmtree(folder, ignore_errors=True)
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        group = self.local / THROWAWAY_GROUP.replace(".", "/")
+        for name in self.names:
+            shutil.rmtree(group / name, ignore_errors=True)
+        for folder in (group, group.parent):  # test/emr-lineage, then test: only when nothing else is there
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+
+
+def fake_mvn(directory: Path, body: str) -> Path:
+    """A directory holding an executable ``mvn`` that runs the shell ``body`` (``$out``: its -DoutputDirectory)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / "mvn"
+    script.write_text(
+        "#!/bin/sh\n"
+        'for arg; do case "$arg" in -DoutputDirectory=*) out="${arg#-DoutputDirectory=}";; esac; done\n'
+        f"{body}\n"
+    )
+    script.chmod(0o755)
+    return directory
 
 
 class TestKey:
@@ -143,6 +178,14 @@ class TestKey:
             input=input if input is not None else None,
             text=input is None,
         )
+
+    def _sweep(self) -> None:
+        """Remove throwaway artifacts a run that could not clean up (killed) left over an hour ago."""
+        group = self.local / THROWAWAY_GROUP.replace(".", "/")
+        stale = time.time() - STALE_SECONDS
+        for folder in group.glob("listener-*") if group.is_dir() else []:
+            if folder.stat().st_mtime < stale:
+                shutil.rmtree(folder, ignore_errors=True)
 
     def close(self) -> None:
         # gpg-agent was started for the key generation and signing; stop it with its home.

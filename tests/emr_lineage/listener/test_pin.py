@@ -1,10 +1,10 @@
-"""``stage-listener --pin``: a local Maven repository with checksum files and signatures, test PGP keys,
-moto S3, and a copy of the real cdk.json that must change by exactly one value."""
+"""``fetch-listener --pin``: the real jar through the real ``mvn`` into a copy of cdk.json that must change by
+exactly one value; signatures Maven copies beside a jar of a throwaway repository; the gpg check itself on
+files; and every refusal that needs no Maven before Maven runs."""
 
 from __future__ import annotations
 
 import difflib
-import functools
 import hashlib
 from pathlib import Path
 
@@ -12,35 +12,16 @@ import pytest
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
-from emr_lineage.listener.checksums import ChecksumError
-from emr_lineage.listener.pin import PinConflictError, SignatureMissingError, pin_listener
+from emr_lineage.listener.jar import ListenerError
+from emr_lineage.listener.pin import pin_listener
 from emr_lineage.listener.signature import Keyring, SignatureError
-from emr_lineage.listener.stage import ListenerError, NotAJarError, download_client
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.pin import PinFileError
-from tests.emr_lineage.listener.maven import BUCKET, TestKey, build_test_jar, keys
+from tests.emr_lineage.listener.maven import TestKey, build_test_jar, throwaway
 from tests.helpers import one_error_line
-from tests.versions import LISTENER_JAR
+from tests.versions import LISTENER, LISTENER_JAR
 
-fast_http = functools.partial(download_client, backoff=0.01)
-ARTIFACT = load_settings("dev").versions.openlineage_spark
-
-
-@pytest.fixture
-def make_cdk_json(tmp_path: Path, repo_root: Path):
-    """A copy of the real cdk.json, with the fingerprint and pin set by a targeted text edit."""
-
-    def make(fingerprint: str | None = None, sha256: str | None = None) -> Path:
-        text = (repo_root / "cdk.json").read_text()
-        if fingerprint:
-            text = text.replace('"pgp_fingerprint": null', f'"pgp_fingerprint": "{fingerprint}"', 1)
-        if sha256:
-            text = text.replace('"sha256": null', f'"sha256": "{sha256}"', 1)
-        path = tmp_path / "cdk.json"
-        path.write_text(text)
-        return path
-
-    return make
+PIN = LISTENER.sha256
 
 
 def only_change(before: str, after: str) -> list[str]:
@@ -51,231 +32,144 @@ def only_change(before: str, after: str) -> list[str]:
     ]
 
 
-def pin(cdk_json: Path, s3, maven, **kwargs):
-    artifact = load_settings("dev", cdk_json).versions.openlineage_spark
-    return pin_listener(
-        artifact, BUCKET, cdk_json, s3_client=s3, http=fast_http(), maven_repository=maven.url, **kwargs
+def fetch(*args: str):
+    return CliRunner().invoke(main, ["fetch-listener", *args])
+
+
+# --- the real jar, through the command line -----------------------------------------------------
+
+
+def test_cli_pin_writes_the_sha256_maven_verified_into_cdk_json(make_cdk_json, cache_dir, monkeypatch):
+    cdk_json = make_cdk_json()
+    before = cdk_json.read_text()
+    result = fetch("--cdk-json", str(cdk_json), "--pin")
+    assert result.exit_code == 0, result.output
+    jar = cache_dir / LISTENER_JAR
+    sha1 = hashlib.sha1(jar.read_bytes()).hexdigest()
+    assert result.stdout.splitlines() == [
+        f"{jar}: fetched {LISTENER.coordinates} with Maven ({jar.stat().st_size} bytes, sha256 {PIN})",
+        f"verified: SHA-1 {sha1}, the one the Maven repository published",
+        f"{cdk_json}: pinned versions.openlineage_spark.sha256 = {PIN}; commit it, then stage it and redeploy "
+        "(make stage-listener deploy ENV=dev) so clusters get it",
+    ]
+    assert only_change(before, cdk_json.read_text()) == ['-          "sha256": null,', f'+          "sha256": "{PIN}",']
+    assert load_settings("dev", cdk_json).versions.openlineage_spark.sha256 == PIN
+    assert sorted(p.name for p in cache_dir.iterdir()) == [LISTENER_JAR]
+
+    # The pinned jar is in the cache now: no Maven needed any more.
+    monkeypatch.setenv("PATH", str(cache_dir / "no-such-bin"))
+    plain = fetch("--cdk-json", str(cdk_json))
+    assert plain.exit_code == 0 and "already fetched, verified against the pin" in plain.stdout
+
+
+def test_cli_a_different_pin_is_refused_then_replaced(make_cdk_json, cache_dir):
+    cdk_json = make_cdk_json(sha256="1" * 64)
+    before = cdk_json.read_text()
+    refused = fetch("--cdk-json", str(cdk_json), "--pin")
+    line = one_error_line(refused, stdout_empty=True)
+    assert (
+        f"pins {'1' * 64}, but {LISTENER.coordinates} (verified by Maven against the repository's SHA-1) is {PIN}"
+        in (line)
     )
+    assert line.endswith(
+        "nothing kept, cdk.json unchanged; pass --replace-pin to replace the pin (e.g. after changing the version)"
+    )
+    assert cdk_json.read_text() == before and list(cache_dir.iterdir()) == []
 
-
-def jar_path(maven, suffix: str = "") -> str:
-    return maven.path_of(ARTIFACT, suffix)
-
-
-# --- published checksums ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("published", "used", "asked"),
-    [
-        (("sha1",), "SHA-1", [".sha512", ".sha256", ".sha1"]),
-        (("sha256", "sha1"), "SHA-256", [".sha512", ".sha256"]),
-        (("sha512", "sha256", "sha1"), "SHA-512", [".sha512"]),
-    ],
-)
-def test_the_strongest_published_checksum_is_used_then_the_pin_is_written(
-    maven, s3, make_cdk_json, test_jar, test_jar_sha256, published, used, asked
-):
-    maven.publish_checksums(ARTIFACT, test_jar, *published)
-    cdk_json = make_cdk_json()
-    before = cdk_json.read_text()
-
-    result = pin(cdk_json, s3, maven)
-
-    assert result.checksum.label == used and result.signature is None
-    assert result.staged.uploaded and result.staged.sha256 == test_jar_sha256 and result.changed
-    assert maven.requests == [jar_path(maven, suffix) for suffix in asked] + [jar_path(maven)]
-    assert keys(s3) == [f"listener/{LISTENER_JAR}"]
-    assert s3.head_object(Bucket=BUCKET, Key=f"listener/{LISTENER_JAR}")["Metadata"] == {"sha256": test_jar_sha256}
+    replaced = fetch("--cdk-json", str(cdk_json), "--pin", "--replace-pin")
+    assert replaced.exit_code == 0, replaced.output
+    assert f"{cdk_json}: replaced the pin versions.openlineage_spark.sha256 = {PIN}" in replaced.stdout
     assert only_change(before, cdk_json.read_text()) == [
-        '-          "sha256": null,',
-        f'+          "sha256": "{test_jar_sha256}",',
-    ]
-    assert load_settings("dev", cdk_json).versions.openlineage_spark.sha256 == test_jar_sha256
-
-
-def test_a_checksum_file_with_the_file_name_after_the_digest_is_read(maven, s3, make_cdk_json, test_jar):
-    maven.publish(ARTIFACT, f"{hashlib.sha256(test_jar).hexdigest().upper()}  {LISTENER_JAR}\n".encode(), ".sha256")
-    assert pin(make_cdk_json(), s3, maven).checksum.label == "SHA-256"
-
-
-@pytest.mark.parametrize("wrong", ["sha512", "sha256", "sha1"])
-def test_a_wrong_checksum_is_refused_nothing_uploaded_cdk_json_untouched(maven, s3, make_cdk_json, wrong):
-    maven.publish_checksums(ARTIFACT, build_test_jar(created_by="someone else"), wrong)
-    cdk_json = make_cdk_json()
-    before = cdk_json.read_bytes()
-    label = {"sha512": "SHA-512", "sha256": "SHA-256", "sha1": "SHA-1"}[wrong]
-    with pytest.raises(ChecksumError, match=rf"{label} mismatch: .*\.jar hashes to .* but .*\.jar\.{wrong} says"):
-        pin(cdk_json, s3, maven)
-    assert keys(s3) == []
-    assert cdk_json.read_bytes() == before
-
-
-def test_a_strong_wrong_checksum_is_not_outvoted_by_a_weaker_right_one(maven, s3, make_cdk_json, test_jar):
-    maven.publish_checksums(ARTIFACT, test_jar, "sha1", "sha256")
-    maven.publish_checksums(ARTIFACT, b"something else", "sha512")
-    with pytest.raises(ChecksumError, match="SHA-512 mismatch"):
-        pin(make_cdk_json(), s3, maven)
-    assert keys(s3) == []
-
-
-def test_no_published_checksum_is_an_error_naming_the_urls_tried(maven, s3, make_cdk_json):
-    with pytest.raises(ChecksumError) as raised:
-        pin(make_cdk_json(), s3, maven)
-    message = str(raised.value)
-    assert "publishes no checksum" in message
-    for suffix in (".sha512", ".sha256", ".sha1"):
-        assert f"{maven.root}{jar_path(maven, suffix)}" in message
-    assert jar_path(maven) not in maven.requests  # the jar itself is not even downloaded
-    assert keys(s3) == []
-
-
-def test_a_failing_checksum_url_is_an_error_not_an_absent_file(maven, s3, make_cdk_json, test_jar):
-    maven.publish_checksums(ARTIFACT, test_jar, "sha1")
-    maven.statuses[jar_path(maven, ".sha512")] = 403
-    with pytest.raises(ChecksumError, match=r"cannot read the published checksum: GET .*\.sha512 -> HTTP 403"):
-        pin(make_cdk_json(), s3, maven)
-    assert keys(s3) == []
-
-
-def test_a_checksum_file_without_a_digest_is_refused(maven, s3, make_cdk_json):
-    maven.publish(ARTIFACT, b"<html>not found</html>", ".sha256")
-    with pytest.raises(ChecksumError, match=r"\.sha256 does not hold a SHA-256 digest \(64 hex digits\)"):
-        pin(make_cdk_json(), s3, maven)
-
-
-def test_a_published_body_that_is_not_the_listener_jar_is_refused(maven, s3, make_cdk_json):
-    body = build_test_jar(listener=False)
-    maven.publish(ARTIFACT, body)
-    maven.publish_checksums(ARTIFACT, body, "sha512")
-    with pytest.raises(NotAJarError, match="without io/openlineage/spark/agent/OpenLineageSparkListener.class"):
-        pin(make_cdk_json(), s3, maven)
-    assert keys(s3) == []
-
-
-# --- the pin already in cdk.json ----------------------------------------------------------------
-
-
-def test_the_same_pin_changes_nothing(maven, s3, make_cdk_json, test_jar, test_jar_sha256):
-    maven.publish_checksums(ARTIFACT, test_jar, "sha512")
-    cdk_json = make_cdk_json(sha256=test_jar_sha256)
-    before = cdk_json.read_bytes()
-    result = pin(cdk_json, s3, maven)
-    assert not result.changed and result.previous == test_jar_sha256
-    assert cdk_json.read_bytes() == before
-
-
-def test_another_pin_is_refused_unless_replaced(maven, s3, make_cdk_json, test_jar, test_jar_sha256):
-    maven.publish_checksums(ARTIFACT, test_jar, "sha512")
-    cdk_json = make_cdk_json(sha256="0" * 64)
-    before = cdk_json.read_text()
-    with pytest.raises(PinConflictError, match=f"pins {'0' * 64}, but .* is {test_jar_sha256}; nothing uploaded"):
-        pin(cdk_json, s3, maven)
-    assert keys(s3) == [] and cdk_json.read_text() == before
-
-    result = pin(cdk_json, s3, maven, replace=True)
-    assert result.changed and result.previous == "0" * 64
-    assert only_change(before, cdk_json.read_text()) == [
-        f'-          "sha256": "{"0" * 64}",',
-        f'+          "sha256": "{test_jar_sha256}",',
+        f'-          "sha256": "{"1" * 64}",',
+        f'+          "sha256": "{PIN}",',
     ]
 
 
-def test_a_cdk_json_that_cannot_take_the_pin_stops_before_any_download(maven, s3, tmp_path):
-    cdk_json = tmp_path / "cdk.json"
-    cdk_json.write_text('{"context": {"emr-lineage": {"versions": {"openlineage_spark": {}}}}}')
-    with pytest.raises(PinFileError, match="cannot pin"):
-        pin_listener(ARTIFACT, BUCKET, cdk_json, s3_client=s3, http=fast_http(), maven_repository=maven.url)
-    assert maven.requests == []
+# --- signatures Maven copies beside the jar (a throwaway repository) ----------------------------
 
 
-# --- PGP signatures -----------------------------------------------------------------------------
+def test_pin_checks_the_signature_maven_copies_beside_the_jar(repositories, signer, test_jar, make_cdk_json, tmp_path):
+    artifact = throwaway(pgp_fingerprint=signer.fingerprint)
+    repositories.publish(artifact, {"jar": test_jar, "jar.asc": signer.sign(test_jar)})
+    cdk_json = make_cdk_json()
+    result = pin_listener(
+        artifact,
+        cdk_json,
+        directory=tmp_path / "cache",
+        pgp_key=signer.public_key,
+        maven_settings=repositories.settings,
+    )
+    assert result.signature is not None and result.signature.fingerprint == signer.fingerprint
+    assert "Signer <signer@example.com>" in result.signature.signer
+    assert result.published_sha1 == hashlib.sha1(test_jar).hexdigest()
+    assert result.jar.path == tmp_path / "cache" / artifact.file_name and result.jar.path.read_bytes() == test_jar
+    assert load_settings("dev", cdk_json).versions.openlineage_spark.sha256 == hashlib.sha256(test_jar).hexdigest()
 
 
-def test_a_good_signature_by_the_configured_key_is_accepted(maven, s3, make_cdk_json, test_jar, signer):
-    maven.publish_checksums(ARTIFACT, test_jar, "sha512")
-    maven.publish(ARTIFACT, signer.sign(test_jar), ".asc")
-    cdk_json = make_cdk_json(fingerprint=signer.fingerprint)
-    result = pin(cdk_json, s3, maven, pgp_key=signer.public_key)
-    assert result.signature is not None
-    assert result.signature.fingerprint == signer.fingerprint and "Signer" in result.signature.signer
-    assert load_settings("dev", cdk_json).versions.openlineage_spark.sha256 == result.staged.sha256
+# --- the signature check itself (gpg on files) --------------------------------------------------
 
 
-def test_a_signature_by_another_key_is_refused(maven, s3, make_cdk_json, test_jar, signer, stranger):
-    maven.publish_checksums(ARTIFACT, test_jar, "sha512")
-    maven.publish(ARTIFACT, stranger.sign(test_jar), ".asc")
-    cdk_json = make_cdk_json(fingerprint=signer.fingerprint)
-    before = cdk_json.read_bytes()
+@pytest.fixture
+def signed(tmp_path: Path, test_jar: bytes):
+    """Write the jar and a signature (of ``content``, by ``key``) to files; return both paths."""
+
+    def write(key: TestKey, content: bytes = test_jar, signature: bytes | None = None) -> tuple[Path, Path]:
+        jar, asc = tmp_path / "listener.jar", tmp_path / "listener.jar.asc"
+        jar.write_bytes(test_jar)
+        asc.write_bytes(signature if signature is not None else key.sign(content))
+        return jar, asc
+
+    return write
+
+
+def verify(key: TestKey, jar: Path, asc: Path, fingerprint: str | None = None):
+    with Keyring(key.public_key, fingerprint or key.fingerprint) as keyring:
+        return keyring.verify(jar, asc, what="g:a:1:jar.asc")
+
+
+def test_a_good_signature_by_the_configured_key_is_accepted(signer, signed):
+    good = verify(signer, *signed(signer))
+    assert good.fingerprint == signer.fingerprint and "Signer" in good.signer
+
+
+def test_a_signature_by_another_key_is_refused(signer, stranger, signed):
     with pytest.raises(SignatureError, match=rf"signed by key {stranger.fingerprint}, not by the configured key"):
-        pin(cdk_json, s3, maven, pgp_key=signer.public_key)
-    assert keys(s3) == [] and cdk_json.read_bytes() == before
+        verify(signer, *signed(stranger))
 
 
-def test_a_signature_of_other_content_is_a_bad_signature(maven, s3, make_cdk_json, test_jar, signer):
-    tampered = build_test_jar(created_by="tampered")
-    maven.publish(ARTIFACT, tampered)
-    maven.publish_checksums(ARTIFACT, tampered, "sha512")  # the repository's checksums follow the tampering
-    maven.publish(ARTIFACT, signer.sign(test_jar), ".asc")
-    with pytest.raises(SignatureError, match=r"\.jar\.asc: BAD signature"):
-        pin(make_cdk_json(fingerprint=signer.fingerprint), s3, maven, pgp_key=signer.public_key)
-    assert keys(s3) == []
+def test_a_signature_of_other_content_is_a_bad_signature(signer, signed):
+    with pytest.raises(SignatureError, match=r"g:a:1:jar\.asc: BAD signature.*; nothing kept"):
+        verify(signer, *signed(signer, content=build_test_jar(created_by="tampered")))
 
 
 @pytest.mark.parametrize("state", ["expired", "revoked"])
-def test_a_signature_by_an_expired_or_revoked_key_is_refused(maven, s3, make_cdk_json, test_jar, tmp_path, state):
+def test_a_signature_by_an_expired_or_revoked_key_is_refused(signed, tmp_path, state):
     if state == "expired":  # made and used in 2020, valid for one day
         key = TestKey(tmp_path / "old", "Old", made_at="20200101T000000", expires="1d")
-        signature = key.sign(test_jar)
+        files = signed(key)
     else:
         key = TestKey(tmp_path / "revoked", "Revoked")
-        signature = key.sign(test_jar)
+        files = signed(key)
         key.revoke()
     try:
-        maven.publish_checksums(ARTIFACT, test_jar, "sha512")
-        maven.publish(ARTIFACT, signature, ".asc")
         with pytest.raises(SignatureError, match=f"signed by an? {state.upper()} key"):
-            pin(make_cdk_json(fingerprint=key.fingerprint), s3, maven, pgp_key=key.public_key)
-        assert keys(s3) == []
+            verify(key, *files)
     finally:
         key.close()
 
 
-def test_a_missing_signature_is_refused_when_a_fingerprint_is_configured(maven, s3, make_cdk_json, test_jar, signer):
-    maven.publish_checksums(ARTIFACT, test_jar, "sha512")
-    with pytest.raises(SignatureMissingError, match=r"\.jar\.asc: not found \(HTTP 404\)"):
-        pin(make_cdk_json(fingerprint=signer.fingerprint), s3, maven, pgp_key=signer.public_key)
-    assert keys(s3) == []
-
-
-def test_a_signature_file_that_holds_no_signature_is_refused(maven, s3, make_cdk_json, test_jar, signer):
-    maven.publish_checksums(ARTIFACT, test_jar, "sha512")
-    maven.publish(ARTIFACT, b"<html>login</html>", ".asc")
+def test_a_signature_file_that_holds_no_signature_is_refused(signer, signed):
     with pytest.raises(SignatureError, match="holds no OpenPGP signature"):
-        pin(make_cdk_json(fingerprint=signer.fingerprint), s3, maven, pgp_key=signer.public_key)
+        verify(signer, *signed(signer, signature=b"<html>login</html>"))
 
 
-def test_a_key_file_without_the_configured_fingerprint_stops_before_any_download(
-    maven, s3, make_cdk_json, signer, stranger
-):
+def test_a_key_file_without_the_configured_fingerprint_or_no_key_is_refused(signer, stranger, tmp_path):
     with pytest.raises(SignatureError, match=rf"holds key {stranger.fingerprint}, not the key with fingerprint"):
-        pin(make_cdk_json(fingerprint=signer.fingerprint), s3, maven, pgp_key=stranger.public_key)
-    assert maven.requests == []
-
-
-def test_a_key_file_that_is_no_key_is_refused(maven, s3, make_cdk_json, signer, tmp_path):
+        Keyring(stranger.public_key, signer.fingerprint)
     junk = tmp_path / "key.asc"
     junk.write_text("not a key\n")
     with pytest.raises(SignatureError, match="holds no OpenPGP public key"):
-        pin(make_cdk_json(fingerprint=signer.fingerprint), s3, maven, pgp_key=junk)
-
-
-def test_the_key_file_and_the_fingerprint_go_together(maven, s3, make_cdk_json, signer):
-    with pytest.raises(ListenerError, match="pgp_fingerprint .*: pass --pgp-key FILE"):
-        pin(make_cdk_json(fingerprint=signer.fingerprint), s3, maven)
-    with pytest.raises(ListenerError, match="--pgp-key needs versions.openlineage_spark.pgp_fingerprint"):
-        pin(make_cdk_json(), s3, maven, pgp_key=signer.public_key)
-    assert maven.requests == []
+        Keyring(junk, signer.fingerprint)
 
 
 def test_without_gpg_the_signature_cannot_be_checked(signer):
@@ -283,90 +177,46 @@ def test_without_gpg_the_signature_cannot_be_checked(signer):
         Keyring(signer.public_key, signer.fingerprint, gpg="no-such-gpg")
 
 
-# --- the command line ---------------------------------------------------------------------------
+# --- refused before Maven runs ------------------------------------------------------------------
 
 
-def stage(*args: str):
-    return CliRunner().invoke(main, ["stage-listener", *args])
+def test_the_key_file_and_the_fingerprint_go_together(make_cdk_json, signer, tmp_path, no_mvn):
+    with pytest.raises(ListenerError, match="pgp_fingerprint .*: pass --pgp-key FILE"):
+        pin_listener(LISTENER.model_copy(update={"pgp_fingerprint": signer.fingerprint}), make_cdk_json())
+    with pytest.raises(ListenerError, match="--pgp-key needs versions.openlineage_spark.pgp_fingerprint"):
+        pin_listener(LISTENER, make_cdk_json(), pgp_key=signer.public_key)
 
 
-def test_cli_first_use_pins_then_a_plain_stage_is_unchanged(maven, s3, make_cdk_json, test_jar, test_jar_sha256):
-    maven.publish_checksums(ARTIFACT, test_jar, "sha512", "sha1")
-    cdk_json = make_cdk_json()
-    before = cdk_json.read_text()
-    common = ("--cdk-json", str(cdk_json), "--bucket", BUCKET, "--maven-repository", maven.url)
-
-    result = stage(*common, "--pin")
-    assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines() == [
-        f"s3://{BUCKET}/listener/{LISTENER_JAR}: uploaded ({len(test_jar)} bytes, sha256 {test_jar_sha256})",
-        f"verified: SHA-512 published at {maven.root}{jar_path(maven, '.sha512')}",
-        f"{cdk_json}: pinned versions.openlineage_spark.sha256 = {test_jar_sha256}; commit it and redeploy "
-        "the EMR stack (make deploy ENV=dev) so clusters get it",
-    ]
-    assert only_change(before, cdk_json.read_text()) == [
-        '-          "sha256": null,',
-        f'+          "sha256": "{test_jar_sha256}",',
-    ]
-
-    plain = stage(*common)
-    assert plain.exit_code == 0, plain.output
-    assert "already staged, unchanged" in plain.stdout
-
-    again = stage(*common, "--pin")
-    assert again.exit_code == 0, again.output
-    assert f"{cdk_json}: already pins sha256 {test_jar_sha256}; unchanged" in again.stdout
+def test_a_key_file_with_another_fingerprint_stops_before_maven(make_cdk_json, signer, stranger, tmp_path, no_mvn):
+    artifact = LISTENER.model_copy(update={"pgp_fingerprint": signer.fingerprint})
+    with pytest.raises(SignatureError, match=rf"holds key {stranger.fingerprint}"):
+        pin_listener(artifact, make_cdk_json(), directory=tmp_path / "cache", pgp_key=stranger.public_key)
+    assert not (tmp_path / "cache").exists()
 
 
-def test_cli_pin_with_a_signature(maven, s3, make_cdk_json, test_jar, signer):
-    maven.publish_checksums(ARTIFACT, test_jar, "sha256")
-    maven.publish(ARTIFACT, signer.sign(test_jar), ".asc")
-    cdk_json = make_cdk_json(fingerprint=signer.fingerprint)
-    common = ("--cdk-json", str(cdk_json), "--bucket", BUCKET, "--maven-repository", maven.url)
-    result = stage(*common, "--pin", "--pgp-key", str(signer.public_key))
-    assert result.exit_code == 0, result.output
-    assert f"verified: PGP signature by {signer.fingerprint} (Signer <signer@example.com>)" in result.stdout
+def test_a_cdk_json_that_cannot_take_the_pin_stops_before_maven(tmp_path, no_mvn):
+    cdk_json = tmp_path / "cdk.json"
+    cdk_json.write_text('{"context": {"emr-lineage": {"versions": {"openlineage_spark": {}}}}}')
+    with pytest.raises(PinFileError, match="cannot pin"):
+        pin_listener(LISTENER, cdk_json, directory=tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
 
 
 @pytest.mark.parametrize(
-    ("case", "fragment"),
+    "settings, options, fragment",
     [
-        ("stranger", "not by the configured key"),
-        ("no signature", ".asc: not found (HTTP 404)"),
-        ("no key file option", "pass --pgp-key FILE"),
-        ("conflict", "pass --replace-pin"),
-        ("no checksum", "publishes no checksum"),
+        ({"fingerprint": "FINGERPRINT"}, ["--pin"], "pass --pgp-key FILE"),
+        ({}, ["--pin", "--pgp-key", "KEY"], "--pgp-key needs versions.openlineage_spark.pgp_fingerprint"),
+        ({}, ["--pin", "--pgp-key", "MISSING"], "does not exist"),
     ],
 )
-def test_cli_refusals_are_one_line_exit_2(maven, s3, make_cdk_json, test_jar, signer, stranger, case, fragment):
-    with_key = ["--pin", "--pgp-key", str(signer.public_key)]
-    setups = {  # case: (cdk.json settings, options)
-        "stranger": ({"fingerprint": signer.fingerprint}, with_key),
-        "no signature": ({"fingerprint": signer.fingerprint}, with_key),
-        "no key file option": ({"fingerprint": signer.fingerprint}, ["--pin"]),
-        "conflict": ({"sha256": "1" * 64}, ["--pin"]),
-        "no checksum": ({}, ["--pin"]),
-    }
-    settings, options = setups[case]
-    cdk_json = make_cdk_json(**settings)
-    if case != "no checksum":
-        maven.publish_checksums(ARTIFACT, test_jar, "sha512")
-    if case == "stranger":
-        maven.publish(ARTIFACT, stranger.sign(test_jar), ".asc")
+def test_cli_refusals_before_maven_are_one_line_exit_2(
+    make_cdk_json, signer, cache_dir, tmp_path, no_mvn, settings, options, fragment
+):
+    values = {"FINGERPRINT": signer.fingerprint, "KEY": str(signer.public_key), "MISSING": str(tmp_path / "x")}
+    cdk_json = make_cdk_json(**{k: values[v] for k, v in settings.items()})
     before = cdk_json.read_bytes()
-    result = stage("--cdk-json", str(cdk_json), "--bucket", BUCKET, "--maven-repository", maven.url, *options)
-    one_error_line(result, fragment, stdout_empty=True)
-    assert keys(s3) == [] and cdk_json.read_bytes() == before
-
-
-@pytest.mark.parametrize("option", [["--replace-pin"], ["--pgp-key", "KEY"]])
-def test_cli_pin_options_without_pin_are_usage_errors(maven, s3, make_cdk_json, signer, option):
-    option = [str(signer.public_key) if part == "KEY" else part for part in option]
-    result = stage("--cdk-json", str(make_cdk_json()), "--bucket", BUCKET, *option)
-    assert f"{option[0]} only goes with --pin" in one_error_line(result, stdout_empty=True)
-    assert maven.requests == []
-
-
-def test_cli_a_pgp_key_file_that_does_not_exist_is_a_usage_error(make_cdk_json, tmp_path):
-    result = stage("--cdk-json", str(make_cdk_json()), "--bucket", BUCKET, "--pin", "--pgp-key", str(tmp_path / "x"))
-    assert "--pgp-key" in one_error_line(result, "does not exist", stdout_empty=True)
+    one_error_line(
+        fetch("--cdk-json", str(cdk_json), *(values.get(o, o) for o in options)), fragment, stdout_empty=True
+    )
+    assert cdk_json.read_bytes() == before and not cache_dir.exists()

@@ -247,11 +247,18 @@ def test_unreadable_cdk_json_is_a_config_error(tmp_path):
         load_settings("dev", cdk_json=tmp_path / "missing.json")
 
 
-def test_listener_artifact_url_follows_maven_layout():
+def test_listener_artifact_names_its_maven_coordinates_and_file():
     artifact = load_settings("dev").versions.openlineage_spark
-    assert artifact.download_url.endswith(
-        f"/io/openlineage/openlineage-spark_2.12/{artifact.version}/openlineage-spark_2.12-{artifact.version}.jar"
-    )
+    assert artifact.coordinates == f"io.openlineage:openlineage-spark_2.12:{artifact.version}"
+    assert artifact.file_name == f"openlineage-spark_2.12-{artifact.version}.jar"
+
+
+def test_the_maven_repository_is_maven_s_own_setting_not_cdk_json(block):
+    # A mirror goes into Maven's settings.xml (docs/listener.md); the key is gone, and the loader is strict.
+    data = copy.deepcopy(block)
+    data["versions"]["openlineage_spark"]["maven_repository"] = "https://repo1.maven.org/maven2"
+    with pytest.raises(ConfigError, match=r"versions\.openlineage_spark\.maven_repository"):
+        settings_from_context(data, "dev")
 
 
 def test_private_web_allowed_cidrs_of_every_rfc1918_range_are_accepted(block):

@@ -11,6 +11,7 @@ import pytest
 
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.pin import PIN_KEY, PinFileError, locate_pin, write_pin
+from tests.versions import LISTENER
 
 DIGEST = "ab" * 32
 OTHER = "cd" * 32
@@ -18,8 +19,12 @@ OTHER = "cd" * 32
 
 @pytest.fixture
 def cdk_json(tmp_path: Path, repo_root: Path) -> Path:
+    """A copy of the real cdk.json, not pinned yet (the committed pin set back to null, nothing else)."""
+    text = (repo_root / "cdk.json").read_text()
+    pin = f'"sha256": "{LISTENER.sha256}"'
+    assert text.count(pin) == 1
     path = tmp_path / "cdk.json"
-    path.write_bytes((repo_root / "cdk.json").read_bytes())
+    path.write_text(text.replace(pin, '"sha256": null'))
     return path
 
 
@@ -102,7 +107,7 @@ def test_a_file_that_cannot_take_the_pin_is_one_clear_error(tmp_path: Path, cont
 
 def test_a_file_changed_since_it_was_read_is_not_overwritten(cdk_json: Path) -> None:
     slot = locate_pin(cdk_json)
-    cdk_json.write_text(cdk_json.read_text().replace('"1.54.0"', '"1.55.0"'))
+    cdk_json.write_text(cdk_json.read_text().replace(f'"{LISTENER.version}"', '"9.9.9"'))
     edited = cdk_json.read_text()
     with pytest.raises(PinFileError, match="changed while emr-lineage was running"):
         write_pin(slot, DIGEST)

@@ -1,0 +1,188 @@
+"""The OpenLineage Spark listener jar in the user cache: fetched with Maven, used only when it matches the pin.
+
+:func:`fetch_listener_jar` has Maven copy the jar (``io.openlineage:openlineage-spark_<scala>:<version>``,
+:mod:`emr_lineage.listener.mvn`; Maven checks the repository's ``.sha1`` with ``--strict-checksums``)
+into a temporary directory beside :func:`listener_cache_dir`, checks that it is the listener's jar
+and that its SHA-256 is the one pinned in cdk.json, and only then moves it into place (a rename:
+the cache never holds half a file or an unverified one). A jar already in place with the pinned
+SHA-256 is used as it is, without running Maven. :func:`local_listener_jar` is the cheap check
+before a local Spark run: the cached jar, verified, or one line saying how to get it.
+
+``pin=True`` (``emr-lineage fetch-listener --pin``) fetches without a pin: the jar's SHA-1 is
+checked against the ``.sha1`` the repository published (copied through Maven too), and the
+caller records the SHA-256 (:mod:`emr_lineage.listener.pin`). See docs/listener.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from emr_lineage.listener.jar import (
+    ChecksumMismatchError,
+    FetchedJar,
+    ListenerError,
+    check_jar,
+    file_sha256,
+    not_pinned,
+)
+from emr_lineage.listener.mvn import maven_copy
+from emr_lineage.settings.model import ListenerArtifact
+
+# Where the verified jar is kept, instead of the user cache (tests, CI caches).
+LISTENER_DIR_ENV_VAR = "EMR_LINEAGE_LISTENER_DIR"
+FETCH_COMMAND = "emr-lineage fetch-listener"
+_SHA1 = re.compile(r"[0-9a-f]{40}")
+
+
+def listener_cache_dir() -> Path:
+    """``$EMR_LINEAGE_LISTENER_DIR``, else ``platformdirs.user_cache_dir("emr-lineage")/listener``.
+
+    An empty environment variable counts as unset.
+    """
+    configured = os.environ.get(LISTENER_DIR_ENV_VAR)
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("emr-lineage")) / "listener"
+
+
+def fetch_listener_jar(artifact: ListenerArtifact, *, directory: Path | None = None, pin: bool = False) -> FetchedJar:
+    """The verified listener jar in ``directory`` (default :func:`listener_cache_dir`), fetched with Maven
+    unless it is already there.
+
+    Without ``pin`` the jar must have the SHA-256 cdk.json pins (:class:`ListenerNotPinnedError`
+    when there is none, :class:`ChecksumMismatchError` when it differs: then nothing is kept).
+    With ``pin`` Maven is always run, and the jar is kept once it matches the repository's SHA-1.
+    """
+    directory = listener_cache_dir() if directory is None else directory
+    if not pin:
+        if artifact.sha256 is None:
+            raise not_pinned(artifact.file_name)
+        in_place = _verified_in_place(artifact, directory)
+        if in_place is not None:
+            return in_place
+    with maven_candidate(artifact, directory) as candidate:
+        if pin:
+            candidate.check_published_sha1()
+        else:
+            _check_pin(candidate.jar, artifact, directory)
+        return candidate.keep()
+
+
+def local_listener_jar(artifact: ListenerArtifact) -> Path:
+    """The verified jar in :func:`listener_cache_dir` (Maven is not run): a :class:`ListenerError` when
+    it is not there, :class:`ChecksumMismatchError` when it is not the pinned one."""
+    if artifact.sha256 is None:
+        raise not_pinned(artifact.file_name)
+    path = listener_cache_dir() / artifact.file_name
+    if not path.is_file():
+        raise ListenerError(
+            f"{path}: the OpenLineage listener jar ({artifact.coordinates}) is not fetched yet: "
+            f"run `make setup` or `{FETCH_COMMAND}`"
+        )
+    sha256, _ = file_sha256(path)
+    if sha256 != artifact.sha256:
+        raise ChecksumMismatchError(
+            f"{path}: SHA-256 {sha256}, but cdk.json pins {artifact.sha256}; run `{FETCH_COMMAND}` "
+            "to replace it with the pinned jar"
+        )
+    return path
+
+
+class Candidate:
+    """A jar Maven copied into a temporary directory beside its destination: the listener's jar, hashed,
+    not in place until :meth:`keep`."""
+
+    def __init__(
+        self, artifact: ListenerArtifact, jar: FetchedJar, work: Path, target: Path, maven_settings: Path | None
+    ) -> None:
+        self.artifact = artifact
+        self.jar = jar
+        self.work = work
+        self.target = target
+        self.maven_settings = maven_settings
+
+    def companion(self, extension: str) -> Path:
+        """A file published beside the jar (``jar.asc``, ``jar.sha1``), copied through Maven into the work
+        directory. Without ``--strict-checksums``: nothing vouches for a signature or a checksum file but
+        what it is checked against, and Maven 3.8 takes no checksum for a ``.asc`` (under ``-C`` the
+        listener's fails: "Checksum validation failed, no checksums available"); a broken one is
+        refused by that check."""
+        coordinates = f"{self.artifact.coordinates}:{extension}"
+        return maven_copy(coordinates, self.work / extension, settings=self.maven_settings, strict=False)
+
+    def check_published_sha1(self) -> str:
+        """The repository's SHA-1 of the jar, checked against the jar Maven copied.
+
+        Maven checks it when it downloads into its local repository, not for a file already there
+        (which an earlier run without ``--strict-checksums`` may have kept after a mere warning).
+        """
+        published = _sha1_file(self.companion("jar.sha1"), self.artifact.coordinates)
+        with self.jar.path.open("rb") as handle:
+            actual = hashlib.file_digest(handle, "sha1").hexdigest()
+        if actual != published:
+            raise ChecksumMismatchError(
+                f"{self.artifact.coordinates}: SHA-1 {actual}, but the repository published {published}: the "
+                "copy in Maven's local repository (~/.m2 by default) is not the published file; delete it and "
+                "run again; nothing kept, cdk.json unchanged"
+            )
+        return published
+
+    def keep(self) -> FetchedJar:
+        """Move the jar into place (atomically, replacing an older file of that name)."""
+        os.replace(self.jar.path, self.target)
+        return replace(self.jar, path=self.target)
+
+
+@contextmanager
+def maven_candidate(
+    artifact: ListenerArtifact, directory: Path, *, maven_settings: Path | None = None
+) -> Iterator[Candidate]:
+    """Copy the jar with Maven into a temporary directory in ``directory`` and check it is the listener's
+    jar; the temporary directory, and whatever is still in it, goes on exit (Ctrl-C included).
+
+    ``maven_settings``: a settings.xml for Maven instead of the user's (tests)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".fetch-", dir=directory) as tmp:
+        work = Path(tmp)
+        path = maven_copy(artifact.coordinates, work / "jar", settings=maven_settings)
+        check_jar(path, artifact.coordinates)
+        sha256, size = file_sha256(path)
+        jar = FetchedJar(path, artifact.coordinates, sha256, size)
+        yield Candidate(artifact, jar, work, directory / artifact.file_name, maven_settings)
+
+
+def _verified_in_place(artifact: ListenerArtifact, directory: Path) -> FetchedJar | None:
+    path = directory / artifact.file_name
+    if not path.is_file():
+        return None
+    sha256, size = file_sha256(path)
+    if sha256 != artifact.sha256:
+        return None  # another file (an older version's, a broken one): fetched again, then replaced
+    return FetchedJar(path, artifact.coordinates, sha256, size, fetched=False)
+
+
+def _check_pin(jar: FetchedJar, artifact: ListenerArtifact, directory: Path) -> None:
+    if jar.sha256 != artifact.sha256:
+        raise ChecksumMismatchError(
+            f"{jar.coordinates}: SHA-256 mismatch, Maven gave {jar.sha256} but cdk.json pins {artifact.sha256}; "
+            f"not kept ({directory} unchanged); a different file than the pinned one: find out why before "
+            "pinning it (`emr-lineage fetch-listener --pin --replace-pin`)"
+        )
+
+
+def _sha1_file(path: Path, coordinates: str) -> str:
+    """The digest in a ``.sha1`` file: the hex digest alone, or ``<digest>  <file name>``."""
+    words = path.read_text(encoding="ascii", errors="replace").split()
+    digest = words[0].lower() if words else ""
+    if not _SHA1.fullmatch(digest):
+        raise ChecksumMismatchError(f"{coordinates}:jar.sha1 holds no SHA-1 digest: {' '.join(words)[:80]!r}")
+    return digest
