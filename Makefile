@@ -33,16 +33,17 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 CDK_FLAGS := --no-notices -c env=$(ENV)
 
 # Debian packages installed when missing: headless Chromium (HTML report test), a JRE (Spark),
-# and python3-venv (Debian ships venv support separately).
+# Maven (the OpenLineage listener jar), GnuPG (its signature) and python3-venv (Debian ships venv
+# support separately).
 
-.PHONY: help setup schemas test format synth lint diff deploy destroy lock clean stage-listener e2e demo
+.PHONY: help setup schemas listener test format synth lint diff deploy destroy lock clean stage-listener e2e demo
 
 help: ## List the targets
 	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
-setup: $(STAMPS)/apt $(VENV)/.installed node_modules/.installed schemas ## Install venv, pinned Python deps, pinned CDK CLI and apt packages (idempotent)
+setup: $(STAMPS)/apt $(VENV)/.installed node_modules/.installed schemas listener ## Install venv, pinned Python deps, pinned CDK CLI, apt packages and the pinned listener jar (idempotent)
 	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
 
 $(STAMPS)/apt: Makefile
@@ -51,6 +52,7 @@ $(STAMPS)/apt: Makefile
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v java >/dev/null || missing="$$missing openjdk-17-jre-headless"; \
 	command -v gpg >/dev/null || missing="$$missing gnupg"; \
+	command -v mvn >/dev/null || missing="$$missing maven"; \
 	$(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
@@ -82,6 +84,12 @@ schemas: $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the us
 	  echo "warning: event checks stay structural (and --strict fails) until \`emr-lineage schemas fetch\` succeeds" >&2; \
 	fi
 	@rm -f $(STAMPS)/schemas.err
+
+# Idempotent by itself: a jar already in the cache with the pinned SHA-256 is checked (hashed) and
+# used, Maven is not run (about half a second); a missing or different jar is fetched with Maven.
+# No stamp file: it would outlive a cleared cache, the command's own check does not.
+listener: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned OpenLineage listener jar with Maven into the user cache and verify it
+	@$(BIN)/emr-lineage fetch-listener
 
 lock: ## Re-resolve pyproject.toml's dependencies (with the spark extra) and requirements.in into requirements.lock (then run make setup)
 	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links --extra spark \
@@ -117,7 +125,7 @@ deploy: ## Deploy all stacks of ENV (needs AWS credentials and a bootstrapped ac
 destroy: ## Delete all stacks of ENV (retained resources are listed in the README)
 	$(CDK) destroy $(CDK_FLAGS) --output $(CDK_OUT) --all
 
-stage-listener: ## Download the pinned OpenLineage listener, verify its SHA-256, upload it to ENV's artifacts bucket
+stage-listener: ## Fetch the pinned OpenLineage listener (Maven), verify its SHA-256, upload it to ENV's artifacts bucket
 	$(BIN)/emr-lineage stage-listener --env $(ENV)
 
 demo: setup ## Run the sample pipeline on local Spark with lineage captured; events + report in DEMO_OUT (ROWS=N)
