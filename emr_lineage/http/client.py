@@ -1,6 +1,7 @@
 """The one HTTP stack of emr-lineage: ``requests`` + ``urllib3`` retries, a deadline and a size cap per request.
 
-Used by the Marquez client (reads and event replays) and by ``stage-listener`` (the jar download).
+Used by the Marquez client (reads and event replays); the listener jar comes through Maven instead
+(:mod:`emr_lineage.listener.mvn`).
 
 * **Retries** are urllib3's :class:`~urllib3.util.Retry`: connect and read errors and HTTP
   429/500/502/503/504, exponential backoff (``Retry-After`` honoured), GET only unless the
