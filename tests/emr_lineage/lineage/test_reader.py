@@ -611,27 +611,35 @@ def test_a_file_changed_while_it_is_read_is_one_clear_error(
 def test_blocks_the_worker_merged_are_merged_here_again_only_from_the_same_file(
     tmp_path: Path, worker_takes_every_block, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The worker dies after merging blocks, and the file was replaced meanwhile: its blocks are
-    not merged again from the new file; the read stops with the error."""
+    """The worker dies after merging blocks, and the file was replaced meanwhile (same size, other
+    jobs): its blocks are never merged again from the new file. Either the read stops with the
+    error, or, when the worker had sent what it merged before it died (a busy machine's timing:
+    it exports as soon as its input ends), the graph is the old file's, whole."""
     from emr_lineage.lineage import event_checks
 
-    path = tmp_path / "e.jsonl"
-    path.write_bytes(_jsonl(*[f"job-{i}" for i in range(600)]))
+    path, old = tmp_path / "e.jsonl", tmp_path / "old.jsonl"
+    old.write_bytes(_jsonl(*[f"job-{i}" for i in range(600)]))
+    path.write_bytes(old.read_bytes())
     reply = event_checks._Worker.reply
     replies: list[int] = []
 
     def dying(self: Any) -> Any:
         replies.append(1)
         if len(replies) == 3:
-            (tmp_path / "new.jsonl").write_bytes(path.read_bytes())
+            (tmp_path / "new.jsonl").write_bytes(_jsonl(*[f"new-{i}" for i in range(600)]))
             (tmp_path / "new.jsonl").replace(path)
             self.process.kill()
             self.process.wait()
         return reply(self)
 
     monkeypatch.setattr(event_checks._Worker, "reply", dying)
-    with pytest.raises(EventsError, match="changed while it was being read"):
-        _built(path, parallel=True)
+    try:
+        built = _built(path, parallel=True)
+    except EventsError as exc:
+        assert "changed while it was being read" in str(exc)
+    else:
+        monkeypatch.undo()
+        assert built == _built(old, parallel=False)
 
 
 class _ShortPipe:
