@@ -128,7 +128,7 @@ destroy: ## Delete all stacks of ENV (retained resources are listed in the READM
 stage-listener: ## Fetch the pinned OpenLineage listener (Maven), verify its SHA-256, upload it to ENV's artifacts bucket
 	$(BIN)/emr-lineage stage-listener --env $(ENV)
 
-demo: setup ## Run the sample pipeline on local Spark with lineage captured; events + report in DEMO_OUT (ROWS=N)
+demo: setup ## Run the sample pipeline on local Spark with the real OpenLineage listener; events + report in DEMO_OUT (ROWS=N)
 	$(BIN)/emr-lineage demo --out $(DEMO_OUT) $(if $(ROWS),--rows $(ROWS))
 
 e2e: ## Run the sample pipeline on an ephemeral EMR cluster of ENV and validate its lineage in Marquez (AWS credentials)

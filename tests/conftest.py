@@ -19,10 +19,13 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 # server defaults (the shared demo: 34 s instead of 50 s). spark.driver.defaultJavaOptions is
 # prepended to whatever spark.driver.extraJavaOptions a job sets; pyspark passes these arguments
 # to spark-submit when it starts the JVM.
+_SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 os.environ.setdefault(
-    "PYSPARK_SUBMIT_ARGS",
-    "--conf 'spark.driver.defaultJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' pyspark-shell",
+    "PYSPARK_SUBMIT_ARGS", f"--conf 'spark.driver.defaultJavaOptions={_SHORT_LIVED_JVM}' pyspark-shell"
 )
+# The same for the spark-submit runs of the demo and run-local (their launcher adds SPARK_SUBMIT_OPTS
+# to the driver JVM's options).
+os.environ.setdefault("SPARK_SUBMIT_OPTS", _SHORT_LIVED_JVM)
 
 # app.py, stacks/ and jobs/ are imported by the tests from the checkout itself.
 if str(REPO_ROOT) not in sys.path:
@@ -64,6 +67,20 @@ _PREFETCH_KEY = pytest.StashKey[list]()
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[_PREFETCH_KEY] = prefetch.start(session.config)
+
+
+# Fixtures whose result one background process makes for the whole run (tests/prefetch.py): the two
+# Spark demos. Tests that need them run last, in this order, so that workers do the rest meanwhile
+# instead of waiting for a demo.
+_LATE_FIXTURES = ("demo_run", "schema_change_run")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        names = getattr(item, "fixturenames", ())
+        return max((i + 1 for i, name in enumerate(_LATE_FIXTURES) if name in names), default=0)
+
+    items.sort(key=rank)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

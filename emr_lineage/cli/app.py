@@ -30,6 +30,7 @@ LAZY_COMMANDS = {
     "launch": "emr_lineage.cli.launch:launch",
     "post": "emr_lineage.cli.post:post_command",
     "replay": "emr_lineage.cli.replay:replay_command",
+    "run-local": "emr_lineage.cli.run_local:run_local_command",
     "runs": "emr_lineage.cli.audit:runs_command",
     "schemas": "emr_lineage.cli.schemas:schemas_group",
     "stage-listener": "emr_lineage.cli.listener:stage_listener_command",

@@ -21,9 +21,9 @@ from emr_lineage.cli.gateway import API_KEY_ENV_VAR
 from emr_lineage.cli.options import settings_options
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.errors import EXIT_CHECK_FAILED
+from emr_lineage.listener.maven import local_listener_jar
 from emr_lineage.pipeline.definition import DEFAULT_ROWS, MIN_ROWS, SCENARIOS, STANDARD, application_name
-from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, run_demo
-from emr_lineage.pipeline.send import send_events
+from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, Lineage, run_demo
 from emr_lineage.settings.loader import load_settings
 
 
@@ -46,8 +46,8 @@ def _summary(result: DemoResult) -> Table:
             application = application_name(run.name)
             job_id = next((j for j in graph.jobs() if graph.nodes[j]["name"] == application), None)
             if job_id:
-                inputs = "\n".join(_short(graph, d) for d in graph.inputs_of(job_id))
-                outputs = "\n".join(_short(graph, d) for d in graph.outputs_of(job_id))
+                inputs = "\n".join(_shorts(graph, graph.inputs_of(job_id)))
+                outputs = "\n".join(_shorts(graph, graph.outputs_of(job_id)))
         table.add_row(run.name, f"{run.seconds:.1f}", str(run.events), inputs, outputs)
     table.add_row("validate + report", f"{result.validate_seconds:.1f}", "", "", "")
     n_jobs = len(graph.jobs()) if graph else 0
@@ -63,10 +63,18 @@ def _summary(result: DemoResult) -> Table:
     return table
 
 
-def _short(graph, dataset_id: str) -> str:
-    name = graph.nodes[dataset_id]["name"]
-    marker = "/lake/"
-    return name.split(marker, 1)[1] if marker in name else name.rsplit("/", 1)[-1]
+def _shorts(graph, dataset_ids: list[str]) -> list[str]:
+    """Datasets as ``zone/name`` below the lake (a dataset's parts, such as a saved model's
+    ``metadata`` and ``stages/...``, folded into ``zone/name/** (N parts)``), else the last path part."""
+    counts: dict[str, int] = {}
+    for dataset_id in dataset_ids:
+        name = graph.nodes[dataset_id]["name"]
+        marker = "/lake/"
+        short = name.split(marker, 1)[1] if marker in name else name.rsplit("/", 1)[-1]
+        parts = short.split("/")
+        key = "/".join(parts[:2]) + ("/**" if len(parts) > 2 else "")
+        counts[key] = counts.get(key, 0) + 1
+    return [f"{key} ({n} parts)" if key.endswith("/**") else key for key, n in sorted(counts.items())]
 
 
 @click.command("demo", cls=Command)
@@ -78,11 +86,10 @@ def _short(graph, dataset_id: str) -> str:
     help="Output directory: lake/, events.jsonl, report.html, spark.log. New, empty, or an earlier demo's.",
 )
 @click.option(
-    "--gateway",
-    "gateway_url",
+    "--url",
     metavar="URL",
-    help="Also send the captured events through a lineage gateway (e.g. emr-lineage gateway serve), in order; "
-    "EMR_LINEAGE_API_KEY is its Bearer key.",
+    help="Also have the listener send each event to this OpenLineage endpoint (a lineage gateway such as "
+    "emr-lineage gateway serve, or Marquez); EMR_LINEAGE_API_KEY is its Bearer key.",
 )
 @click.option(
     "--force",
@@ -104,12 +111,11 @@ def _short(graph, dataset_id: str) -> str:
     help="What to run: " + "; ".join(f"{s.name}: {s.summary}" for s in SCENARIOS.values()) + ".",
 )
 @settings_options
-def demo_command(
-    out: str, gateway_url: str | None, force: bool, rows: int, scenario: str, env: str, cdk_json: Path
-) -> None:
-    """Run the sample pipeline on local Spark with lineage captured, validate it, write the report.
+def demo_command(out: str, url: str | None, force: bool, rows: int, scenario: str, env: str, cdk_json: Path) -> None:
+    """Run the sample pipeline on local Spark with the OpenLineage listener, validate its lineage, write the report.
 
-    Jobs report lineage in the OpenLineage namespace of ENV's settings.
+    Each job runs with spark-submit and the pinned listener jar (make setup fetches it), reporting in the
+    OpenLineage namespace of ENV's settings.
 
     \b
     --scenario schema-change shows a schema drift end to end: after the pipeline,
@@ -119,7 +125,13 @@ def demo_command(
     (details: docs/pipeline.md).
     """
     jobs = SCENARIOS[scenario].jobs
-    namespace = load_settings(env, cdk_json).openlineage.namespace
+    settings = load_settings(env, cdk_json)
+    lineage = Lineage(
+        openlineage=settings.openlineage,
+        jar=local_listener_jar(settings.versions.openlineage_spark),
+        url=url,
+        api_key=os.environ.get(API_KEY_ENV_VAR) or None,
+    )
     console = Console()
     progress = Progress(
         SpinnerColumn(),
@@ -150,7 +162,7 @@ def demo_command(
             result = run_demo(
                 out,
                 rows,
-                namespace=namespace,
+                lineage=lineage,
                 force=force,
                 scenario=scenario,
                 on_step=on_step,
@@ -162,12 +174,8 @@ def demo_command(
             fail(f"{exc} (Spark log: {Path(out).resolve() / 'spark.log'})", EXIT_CHECK_FAILED)
         progress.update(task, completed=steps)
     console.print(_summary(result))
-    if gateway_url:
-        sent = send_events(result.events_path, gateway_url, api_key=os.environ.get(API_KEY_ENV_VAR) or None)
-        console.print(f"sent {sent} lineage events through the gateway at {gateway_url}")
-    errors = sum(r.capture_errors for r in result.runs)
-    if errors:
-        console.print(f"[yellow]{errors} capture errors (see {result.spark_log})[/yellow]")
+    if url:
+        console.print(f"the listener also sent each event to {url} (delivery problems: {result.spark_log})")
     contract = result.contract
     console.print(f"report: {result.report_path}")
     if contract is not None and contract.ok:

@@ -1,8 +1,9 @@
-"""The sample pipeline end to end on local Spark, with lineage captured locally.
+"""The sample pipeline end to end on local Spark, with the real OpenLineage listener.
 
 :func:`run_demo` generates seeded data under ``<out>/lake``, runs the five jobs of ``jobs/``
-in order in one local Spark driver (each job is its own Spark application, as on EMR), with
-the capture writing ``<out>/events.jsonl``; then loads the events (every one schema-checked),
+in order, each with ``spark-submit`` as its own Spark application (as an EMR step runs it), with
+the listener writing ``<out>/events.jsonl`` (and, given a gateway URL, also sending each event
+there); then loads the events (every one schema-checked),
 builds the lineage graph, validates it against ``jobs/lineage_contract.yaml`` and writes
 ``<out>/report.html``. The CLI (``emr-lineage demo``) only renders progress and the summary.
 A :class:`~emr_lineage.pipeline.definition.Scenario` other than ``standard`` runs more jobs
@@ -11,11 +12,9 @@ after the five and validates against its own contract.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import runpy
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,9 @@ from emr_lineage.lineage.report import write_html
 from emr_lineage.lineage.schemas import require_schemas
 from emr_lineage.pipeline.definition import DEFAULT_ROWS, JOBS_DIR, MIN_ROWS, PIPELINE, SCENARIOS, STANDARD, Scenario
 from emr_lineage.pipeline.workdir import claimed_output_dir
-from emr_lineage.spark.capture.run import JobFailed, run_job
+from emr_lineage.settings.model import OpenLineageSettings
+from emr_lineage.spark.conf import ListenerConfig, local_listener_properties
+from emr_lineage.spark.local import run_script
 
 # What the demo creates in --out (and may replace on a later run); nothing else there is touched.
 DEMO_ENTRIES = ("lake", "warehouse", "metastore_db", "events.jsonl", "report.html", "spark.log")
@@ -44,10 +45,7 @@ class DemoError(EmrLineageError):
 class JobRun:
     name: str
     seconds: float
-    events: int
-    capture_errors: int
-    capture_busy_seconds: float = 0.0  # listener callbacks, on Spark's bus thread
-    capture_finish_seconds: float = 0.0  # blocked at spark.stop() draining + flushing
+    events: int  # lines the listener added to the events file
 
 
 @dataclass
@@ -71,23 +69,33 @@ class DemoResult:
         return self.generate_seconds + sum(r.seconds for r in self.runs) + self.validate_seconds
 
 
-def spark_defaults(out: Path, events: Path | None, namespace: str) -> dict[str, str]:
-    """Spark conf of a local demo run (the runner applies it unless a job sets a key itself)."""
-    conf = {
-        "spark.master": "local[2]",
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
+@dataclass(frozen=True, kw_only=True)
+class Lineage:
+    """Where the demo's listener reports: its settings, the jar, and optionally a gateway (or Marquez)
+    URL besides the events file, with that endpoint's Bearer key."""
+
+    openlineage: OpenLineageSettings
+    jar: Path
+    url: str | None = None
+    api_key: str | None = None
+
+
+def spark_properties(out: Path, lineage: Lineage | None) -> dict[str, str]:
+    """Spark properties of a local demo run: its catalog and warehouse in ``out``, and the listener
+    (none when ``lineage`` is None: the benchmark's baseline)."""
+    props = {
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.warehouse.dir": str(out / "warehouse"),
         # customer_ltv's catalog: a Derby metastore in --out (Glue on EMR).
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={out / 'metastore_db'};create=true",
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={out}",
-        "spark.openlineage.namespace": namespace,
     }
-    if events is not None:
-        conf["spark.openlineage.transport.type"] = "file"
-        conf["spark.openlineage.transport.location"] = str(events)
-    return conf
+    if lineage is not None:
+        listener = ListenerConfig.for_settings(
+            lineage.openlineage, api_url=lineage.url, events_file=str(out / "events.jsonl")
+        )
+        props.update(local_listener_properties(listener, jar=str(lineage.jar), api_key=lineage.api_key))
+    return props
 
 
 def generate_data(lake: Path, rows: int) -> dict[str, int]:
@@ -95,45 +103,51 @@ def generate_data(lake: Path, rows: int) -> dict[str, int]:
     return generator["generate"](lake, rows)
 
 
-@contextlib.contextmanager
-def stderr_to(path: Path) -> Iterator[None]:
-    """Send fd 2 (Spark's JVM log, which inherits it when it starts) to ``path``."""
-    saved = os.dup(2)
-    with path.open("ab") as log:
-        os.dup2(log.fileno(), 2)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+def _lines(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with path.open("rb") as handle:
+        return sum(1 for _ in handle)
+
+
+def python_error(log: Path, offset: int) -> str | None:
+    """The last line of the last Python traceback written to ``log`` after ``offset`` (the exception
+    and its message, e.g. ``...AnalysisException: [PATH_NOT_FOUND] Path does not exist: ...``)."""
+    with log.open("rb") as handle:
+        handle.seek(offset)
+        lines = handle.read().decode("utf-8", "replace").splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
+    if not starts:
+        return None
+    return next((line.strip() for line in lines[starts[-1] + 1 :] if line and not line[0].isspace()), None)
 
 
 def run_pipeline(
     lake: Path,
-    defaults: dict[str, str],
+    properties: dict[str, str],
     *,
-    capture: bool = True,
+    log: Path,
+    events: Path | None = None,
     jobs: Sequence[str] = PIPELINE,
     on_job: Callable[[str, JobRun | None], None] | None = None,
 ) -> list[JobRun]:
-    """Run the jobs in order; raises :class:`DemoError` at the first failing job."""
+    """Run the jobs in order, their output appended to ``log``; raises :class:`DemoError` at the first
+    failing job. ``events``: the listener's events file, whose new lines each job is credited with."""
     runs = []
     for name in jobs:
         if on_job:
             on_job(name, None)
+        before = _lines(events) if events else 0
         began = time.perf_counter()
-        try:
-            captures = run_job(JOBS_DIR / f"{name}.py", ["--lake", str(lake)], defaults, capture=capture)
-        except JobFailed as exc:
-            raise DemoError(str(exc)) from exc
-        run = JobRun(
-            name,
-            time.perf_counter() - began,
-            sum(c.counts["events"] for c in captures),
-            sum(c.counts["errors"] for c in captures),
-            sum(c.busy_seconds for c in captures),
-            sum(c.finish_seconds for c in captures),
-        )
+        with log.open("ab") as output:
+            logged = output.tell()
+            status = run_script(
+                JOBS_DIR / f"{name}.py", ["--lake", str(lake)], properties, stdout=output, stderr=output
+            )
+        if status != 0:
+            reason = python_error(log, logged)
+            raise DemoError(f"{name} failed: exit status {status}" + (f": {reason}" if reason else ""))
+        run = JobRun(name, time.perf_counter() - began, (_lines(events) - before) if events else 0)
         runs.append(run)
         if on_job:
             on_job(name, run)
@@ -144,7 +158,7 @@ def run_demo(
     out: str | Path,
     rows: int = DEFAULT_ROWS,
     *,
-    namespace: str,
+    lineage: Lineage,
     force: bool = False,
     scenario: str | Scenario = STANDARD,
     on_step: Callable[[str], None] | None = None,
@@ -154,7 +168,7 @@ def run_demo(
     """Run the scenario's jobs into ``out`` (claimed and locked, see :mod:`emr_lineage.pipeline.workdir`).
 
     ``schema_changes`` (the caller's: :func:`emr_lineage.analysis.drift.schema_changes`) works out
-    each dataset's schema changes from the captured events, for the report's dataset panel.
+    each dataset's schema changes from the listener's events, for the report's dataset panel.
     """
     if rows < MIN_ROWS:
         raise DemoError(f"--rows must be at least {MIN_ROWS}, got {rows}")
@@ -164,13 +178,13 @@ def run_demo(
         scenario = SCENARIOS[scenario]
     require_schemas()  # the demo checks its events in strict mode: say so before Spark runs, not after
     with claimed_output_dir(out, DEMO_ENTRIES, force=force) as claimed:
-        return _run_in(claimed, rows, namespace, scenario, on_step or (lambda _: None), on_job, schema_changes)
+        return _run_in(claimed, rows, lineage, scenario, on_step or (lambda _: None), on_job, schema_changes)
 
 
 def _run_in(
     out: Path,
     rows: int,
-    namespace: str,
+    lineage: Lineage,
     scenario: Scenario,
     step: Callable[[str], None],
     on_job: Callable[[str, JobRun | None], None] | None,
@@ -185,9 +199,10 @@ def _run_in(
     generate_data(lake, rows)
     result.generate_seconds = time.perf_counter() - began
 
-    with stderr_to(result.spark_log):
-        defaults = spark_defaults(out, result.events_path, namespace)
-        result.runs = run_pipeline(lake, defaults, jobs=scenario.jobs, on_job=on_job)
+    properties = spark_properties(out, lineage)
+    result.runs = run_pipeline(
+        lake, properties, log=result.spark_log, events=result.events_path, jobs=scenario.jobs, on_job=on_job
+    )
 
     step("validate")
     began = time.perf_counter()
@@ -198,7 +213,7 @@ def _run_in(
         raise DemoError(str(exc)) from None
     result.events = len(loaded)
     result.graph = build_graph(loaded.events, level=contract.level)
-    result.contract = validate(contract, result.graph, {"lake": str(lake), "namespace": namespace})
+    result.contract = validate(contract, result.graph, {"lake": str(lake), "namespace": lineage.openlineage.namespace})
     title = f"Sample pipeline lineage ({rows} orders)"
     if scenario is not STANDARD:
         title = f"Sample pipeline lineage ({rows} orders, scenario {scenario.name})"

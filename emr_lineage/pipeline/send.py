@@ -1,12 +1,11 @@
 """Send OpenLineage events to a lineage endpoint: Marquez's ``POST /api/v1/lineage`` or the gateway's.
 
-Used by ``emr-lineage post`` (events from files) and ``emr-lineage demo --gateway URL`` (the
-events the demo captured). Events are read with :func:`~emr_lineage.lineage.events.load_events`
+Used by ``emr-lineage post`` (events from files). Events are read with :func:`~emr_lineage.lineage.events.load_events`
 and POSTed one after another, in the order they were read (paths in the order given, lines in
 order), except that the events of one run are put in ``eventTime`` order (stable: ties keep
 the read order) in the places that run's events held: Marquez builds a run's state from its
 events, so START must arrive before COMPLETE even when a run's events come from two files given
-in the wrong order. The capture writes each run's events in that order already.
+in the wrong order. The OpenLineage listener writes each run's events in that order already.
 
 The one HTTP stack does the retries and the deadline of each request: a gateway answers 503
 while its archive or queue is unavailable, and re-sending is safe (the gateway deduplicates by

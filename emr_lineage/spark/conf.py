@@ -2,7 +2,8 @@
 
 Used by the EMR stack (spark-defaults / spark-hive-site classifications of the long-running
 cluster and the launch spec), by ``emr-lineage launch`` (parent keys on spark-submit) and by
-the local capture (parent keys). Key names follow the OpenLineage Spark integration
+local runs on local Spark (:mod:`emr_lineage.spark.local`: the same listener properties, with the jar
+in ``spark.jars`` and an events file or URL as the destination). Key names follow the OpenLineage Spark integration
 (ArgumentParser.java:
 https://github.com/OpenLineage/OpenLineage/blob/9ace84b42e289889f9dfe08d96a4b9ec225295df/integration/spark/app/src/main/java/io/openlineage/spark/agent/ArgumentParser.java).
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.settings.model import OpenLineageSettings
 
 LISTENER_CLASS = "io.openlineage.spark.agent.OpenLineageSparkListener"
 GLUE_CLIENT_FACTORY = "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHiveClientFactory"
@@ -26,10 +28,12 @@ SPARK_HIVE_SITE = "spark-hive-site"
 # gateway requires. Only bootstrap/install-openlineage.sh writes them, on the node, so the key
 # stays out of the cluster's configuration:
 # https://openlineage.io/docs/integrations/spark/configuration/transport
-AUTH_TYPE_PROPERTY = "spark.openlineage.transport.auth.type"
-AUTH_KEY_PROPERTY = "spark.openlineage.transport.auth.apiKey"
+TRANSPORT_PREFIX = "spark.openlineage.transport."
+AUTH_TYPE_KEY, AUTH_KEY_KEY = "auth.type", "auth.apiKey"  # below a transport's prefix
+AUTH_TYPE_PROPERTY = TRANSPORT_PREFIX + AUTH_TYPE_KEY
+AUTH_KEY_PROPERTY = TRANSPORT_PREFIX + AUTH_KEY_KEY
 AUTH_TYPE_API_KEY = "api_key"
-TRANSPORT_URL_PROPERTY = "spark.openlineage.transport.url"
+TRANSPORT_URL_PROPERTY = TRANSPORT_PREFIX + "url"
 # Parent-run keys, Spark side and environment side, in the same order.
 PARENT_KEYS = {
     "parent_job_namespace": ("spark.openlineage.parentJobNamespace", "OPENLINEAGE_PARENT_JOB_NAMESPACE"),
@@ -45,35 +49,98 @@ class ParentContextError(EmrLineageError, ValueError):
     """Orchestration context from the environment is incomplete or malformed."""
 
 
+class ListenerConfigError(EmrLineageError, ValueError):
+    """A listener configuration without a destination."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ListenerConfig:
-    """What the listener needs to report to Marquez; built from settings + the API URL."""
+    """Where and how the listener reports: built from an environment's settings plus a destination.
 
-    api_url: str
+    The destination is ``api_url`` (HTTP transport: Marquez's base URL, or the lineage gateway's),
+    ``events_file`` (file transport: one JSON event per line, appended; local runs only) or both (the
+    composite transport sends each event to both). Everything else is the same on EMR and locally.
+    """
+
     namespace: str
     timeout_ms: int
+    api_url: str | None = None
+    events_file: str | None = None
     compression: str | None = None
     column_lineage: bool = True
 
+    def __post_init__(self) -> None:
+        if self.api_url is None and self.events_file is None:
+            raise ListenerConfigError("the listener needs a destination: an API URL, an events file or both")
+
+    @classmethod
+    def for_settings(
+        cls, openlineage: OpenLineageSettings, *, api_url: str | None = None, events_file: str | None = None
+    ) -> ListenerConfig:
+        """The environment's listener settings (namespace, timeout, compression) with a destination."""
+        return cls(
+            namespace=openlineage.namespace,
+            timeout_ms=openlineage.transport_timeout_ms,
+            compression=openlineage.transport_compression,
+            api_url=api_url,
+            events_file=events_file,
+        )
+
+    def http_prefix(self) -> str:
+        """Prefix of the HTTP transport's keys: ``spark.openlineage.transport.`` or, with both
+        destinations, the composite transport's ``spark.openlineage.transport.transports.http.``."""
+        return f"{TRANSPORT_PREFIX}transports.http." if self.events_file is not None else TRANSPORT_PREFIX
+
+
+def _transports(config: ListenerConfig) -> dict[str, dict[str, str]]:
+    """Each destination's transport keys (relative to its prefix), by composite transport name."""
+    transports = {}
+    if config.events_file is not None:
+        transports["file"] = {"type": "file", "location": config.events_file}
+    if config.api_url is not None:
+        transports["http"] = {
+            "type": "http",
+            "url": config.api_url,
+            "endpoint": LINEAGE_ENDPOINT,
+            "timeoutInMillis": str(config.timeout_ms),
+        }
+        if config.compression:
+            transports["http"]["compression"] = config.compression
+    return transports
+
 
 def listener_properties(config: ListenerConfig) -> dict[str, str]:
-    """spark-defaults entries that load the listener and point its HTTP transport at Marquez.
+    """Spark properties that load the listener and point its transport at ``config``'s destination.
 
     ``spark.extraListeners`` is not additive (a value given at submit time replaces the spark-defaults
     one: https://spark.apache.org/docs/3.5.6/configuration.html#dynamically-loading-spark-properties):
     a job that sets its own listeners at submit time must include this class too; the README says so.
+    Transport keys, the composite one included: https://openlineage.io/docs/client/java/configuration
     """
     props = {
         "spark.extraListeners": LISTENER_CLASS,
         "spark.openlineage.namespace": config.namespace,
-        "spark.openlineage.transport.type": "http",
-        TRANSPORT_URL_PROPERTY: config.api_url,
-        "spark.openlineage.transport.endpoint": LINEAGE_ENDPOINT,
-        "spark.openlineage.transport.timeoutInMillis": str(config.timeout_ms),
         "spark.openlineage.columnLineage.datasetLineageEnabled": "true" if config.column_lineage else "false",
     }
-    if config.compression:
-        props["spark.openlineage.transport.compression"] = config.compression
+    transports = _transports(config)
+    if len(transports) == 1:
+        (keys,) = transports.values()
+        props.update({f"{TRANSPORT_PREFIX}{key}": value for key, value in keys.items()})
+        return props
+    props[f"{TRANSPORT_PREFIX}type"] = "composite"
+    for name, keys in transports.items():
+        props.update({f"{TRANSPORT_PREFIX}transports.{name}.{key}": value for key, value in keys.items()})
+    return props
+
+
+def local_listener_properties(config: ListenerConfig, *, jar: str, api_key: str | None = None) -> dict[str, str]:
+    """:func:`listener_properties` for a Spark that is not EMR (local runs): the jar goes in ``spark.jars``
+    (on EMR the bootstrap action puts it on Spark's classpath instead), and ``api_key``, when given, is
+    the HTTP transport's Bearer key (on EMR the bootstrap action writes it on the node)."""
+    props = {"spark.jars": jar, **listener_properties(config)}
+    if api_key and config.api_url is not None:
+        props[config.http_prefix() + AUTH_TYPE_KEY] = AUTH_TYPE_API_KEY
+        props[config.http_prefix() + AUTH_KEY_KEY] = api_key
     return props
 
 

@@ -92,12 +92,7 @@ class EmrStack(Stack):
             data_lake_bucket_arn=data_lake_bucket.bucket_arn,
         )
 
-        listener = spark_conf.ListenerConfig(
-            api_url=marquez_api_url,
-            namespace=settings.openlineage.namespace,
-            timeout_ms=settings.openlineage.transport_timeout_ms,
-            compression=settings.openlineage.transport_compression,
-        )
+        listener = spark_conf.ListenerConfig.for_settings(settings.openlineage, api_url=marquez_api_url)
         subnets = vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
         resources = ClusterResources(
             subnet_id=subnets.subnet_ids[0],

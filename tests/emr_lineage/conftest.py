@@ -32,7 +32,7 @@ from tests.emr_lineage.demo_run import DEMO_FOLDER, DemoRun, shared_demo, shared
 from tests.emr_lineage.e2e_support import e2e_aws, e2e_marquez, emr_events, lineage_clock  # noqa: F401 - fixtures
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez, serve
 from tests.emr_lineage.launch_support import launch_aws  # noqa: F401 - a fixture
-from tests.versions import OPENLINEAGE_VERSION
+from tests.versions import LISTENER, OPENLINEAGE_VERSION
 
 PRODUCER = f"https://github.com/OpenLineage/OpenLineage/tree/{OPENLINEAGE_VERSION}/integration/spark"
 
@@ -393,3 +393,13 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
 def e2e_events(demo_run: DemoRun) -> list[dict[str, Any]]:
     """The demo pipeline's real events as the same jobs report them on EMR (lake = s3://bucket)."""
     return emr_events(demo_run)
+
+
+@pytest.fixture(scope="session")
+def listener_lineage() -> Any:
+    """The demo's lineage settings with the real listener jar (fetched by make setup, checked against the pin)."""
+    from emr_lineage.listener.maven import local_listener_jar
+    from emr_lineage.pipeline.demo import Lineage
+    from tests.versions import DEV
+
+    return Lineage(openlineage=DEV.openlineage, jar=local_listener_jar(LISTENER))

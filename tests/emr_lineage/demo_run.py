@@ -1,10 +1,11 @@
 """One real `emr-lineage demo` (and one schema-change scenario) per test run, shared by every
 pytest-xdist worker.
 
-The demo (five Spark applications on local Spark) takes most of a minute. It runs as a user would
-run it (`python -m emr_lineage demo` in its own process), under a file lock in the run's shared
-temporary directory: started ahead of the tests by ``tests/prefetch.py``, else by the first worker
-that needs it; the others wait for the lock and read the recorded result.
+The demo (five Spark applications, each a spark-submit run with the real listener) takes about a
+minute. It runs as a user would run it (`python -m emr_lineage demo` in its own process), under a
+file lock in the run's shared temporary directory: started ahead of the tests by
+``tests/prefetch.py``, else by the first worker that needs it; the others wait for the lock and read
+the recorded result.
 """
 
 from __future__ import annotations
@@ -22,6 +23,14 @@ from filelock import FileLock
 from tests.paths import REPO_ROOT, run_shared_dir
 
 ROWS = 1500
+# What the real listener (the pinned jar) reports for the sample pipeline: the saved model as its
+# parts (metadata/, and metadata/ of each of its six stages plus data/ of the four that have data),
+# so 17 datasets (6 + the model's 11 parts) and 31 edges at application level (9 + the model's parts
+# written by train_model and read by score_stream).
+MODEL = "models/order_value_model/**"
+MODEL_PARTS = 11
+DATASETS = 6 + MODEL_PARTS
+CONTRACT_EDGES = 9 + 2 * MODEL_PARTS
 SCENARIO_ROWS = 300
 RESULT = "result.json"
 # Folders of the run's shared temporary directory that hold the shared runs.

@@ -20,7 +20,7 @@ LAYERS = {
     "aws": 2,
     "marquez": 2,
     "lineage": 3,
-    "spark": 4,  # the local capture names datasets as lineage.naming does
+    "spark": 4,  # the listener's Spark properties (settings) and local spark-submit runs
     # features
     "launch": 5,
     "listener": 5,

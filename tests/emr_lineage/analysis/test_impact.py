@@ -8,7 +8,7 @@ import pytest
 from emr_lineage.analysis.impact import Lineage, dataset_matcher, impact
 from emr_lineage.analysis.sources import AnalysisError
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
-from tests.emr_lineage.demo_run import DemoRun
+from tests.emr_lineage.demo_run import MODEL_PARTS, DemoRun
 
 LAKE = "s3://lake"
 
@@ -33,11 +33,13 @@ def test_everything_downstream_of_the_demo_source_with_distances(demo_lineage) -
         "train_model": 2,
         "score_stream": 3,
     }
-    assert _names(report.datasets) == {
+    datasets = _names(report.datasets)
+    model = {name: distance for name, distance in datasets.items() if name.startswith(f"{out}/lake/models/")}
+    assert (len(model), set(model.values())) == (MODEL_PARTS, {2})  # the saved model's parts
+    assert {name: distance for name, distance in datasets.items() if name not in model} == {
         f"{out}/lake/clean/orders_clean": 1,
         f"{out}/lake/curated/revenue_daily": 2,
         f"{out}/warehouse/customer_ltv": 2,
-        f"{out}/lake/models/order_value_model": 2,
         f"{out}/lake/curated/order_scores": 3,
     }
     assert [row.distance for row in report.jobs] == sorted(row.distance for row in report.jobs)

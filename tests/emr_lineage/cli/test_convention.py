@@ -24,6 +24,7 @@ COMMANDS = {
     "launch": ["--job", "JOB"],
     "stage-listener": ["--bucket", "some-bucket"],
     "fetch-listener": [],
+    "run-local": ["--events", "EVENTS", "JOB"],
     "schemas fetch": ["--schema-dir", "OUT"],
     "post": ["--events", "EVENTS", "--marquez", "http://127.0.0.1:9"],
     "replay": ["--bucket", "b", "--marquez", "http://127.0.0.1:9"],
@@ -35,7 +36,17 @@ COMMANDS = {
     "audit": ["--dataset", "s3://b/k", "--events", "EVENTS"],
     "runs": ["--events", "EVENTS"],
 }
-SETTINGS_COMMANDS = ("config", "demo", "doctor", "e2e", "fetch-listener", "launch", "stage-listener", "tls")
+SETTINGS_COMMANDS = (
+    "config",
+    "demo",
+    "doctor",
+    "e2e",
+    "fetch-listener",
+    "launch",
+    "run-local",
+    "stage-listener",
+    "tls",
+)
 
 
 def _run(args: list[str]) -> tuple[int, str, str]:

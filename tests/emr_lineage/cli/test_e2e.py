@@ -14,6 +14,7 @@ from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
 from emr_lineage.cli.app import main
 from emr_lineage.pipeline import definition as pipeline
+from tests.emr_lineage.demo_run import CONTRACT_EDGES
 from tests.emr_lineage.e2e_support import (
     FAILURE,
     LAKE_BUCKET,
@@ -40,7 +41,7 @@ def test_pass_prints_the_contract_table_and_the_graph_url(e2e_aws, e2e_marquez, 
     result = invoke()
     assert result.exit_code == 0, result.output
     stdout = result.stdout
-    assert "Lineage contract" in stdout and "contract holds (11 edge(s) matched)" in stdout
+    assert "Lineage contract" in stdout and f"contract holds ({CONTRACT_EDGES} edge(s) matched)" in stdout
     for name in pipeline.PIPELINE:
         assert f"job:{NAMESPACE}:{name}" in stdout
     assert f"s3://{LAKE_BUCKET}/raw/orders" in stdout
@@ -48,7 +49,7 @@ def test_pass_prints_the_contract_table_and_the_graph_url(e2e_aws, e2e_marquez, 
     assert "e2e passed on j-" in stdout
     # Progress: one line per state change, then the lineage read.
     assert "cluster RUNNING: ingest_orders COMPLETED, revenue_daily RUNNING" in result.stderr
-    assert "lineage read 1: 11 edges matched, 0 missing, 0 unexpected" in result.stderr
+    assert f"lineage read 1: {CONTRACT_EDGES} edges matched, 0 missing, 0 unexpected" in result.stderr
     assert e2e_aws.cluster().state == "TERMINATED"
 
 
@@ -82,7 +83,7 @@ def test_lineage_not_yet_in_marquez_is_read_again(e2e_aws, e2e_marquez, e2e_even
     result = invoke()
     assert result.exit_code == 0, result.output
     assert "lineage read 1: 0 edges matched, 11 missing" in result.stderr
-    assert "lineage read 2: 11 edges matched" in result.stderr
+    assert f"lineage read 2: {CONTRACT_EDGES} edges matched" in result.stderr
     assert lineage_clock.pauses == [15]
 
 

@@ -1,5 +1,6 @@
-"""`emr-lineage demo --scenario schema-change`: one real run (the CLI in its own process, local Spark),
-shared by every test here and every xdist worker, and the scenario's definition without Spark."""
+"""`emr-lineage demo --scenario schema-change`: one real run (the CLI in its own process, local Spark,
+the real listener), shared by every test here and every xdist worker, and the scenario's definition without
+Spark."""
 
 from __future__ import annotations
 
@@ -20,7 +21,13 @@ from emr_lineage.pipeline.definition import (
     application_name,
 )
 from emr_lineage.pipeline.demo import DemoError, run_demo
-from tests.emr_lineage.demo_run import SCHEMA_CHANGE_FOLDER, DemoRun, shared_folder, shared_schema_change
+from tests.emr_lineage.demo_run import (
+    CONTRACT_EDGES,
+    SCHEMA_CHANGE_FOLDER,
+    DemoRun,
+    shared_folder,
+    shared_schema_change,
+)
 
 # curated/revenue_daily as revenue_daily (version 1) and revenue_daily_v2 write it.
 SCHEMA_V1 = {"order_date": "date", "revenue": "double", "orders": "long", "customers": "long"}
@@ -54,7 +61,7 @@ def test_the_scenario_runs_and_its_lineage_matches_its_contract(schema_change_ru
     run = schema_change_run
     assert run.returncode == 0, run.stdout + run.stderr
     assert "scenario schema-change" in run.stdout
-    assert "lineage matches lineage_contract_schema_change.yaml: 13 edges" in run.stdout
+    assert f"lineage matches lineage_contract_schema_change.yaml: {CONTRACT_EDGES + 2} edges" in run.stdout
     for job in SCHEMA_CHANGE.jobs:
         assert f"{job}:" in run.stdout  # a progress line per job
 
@@ -112,7 +119,7 @@ def test_the_scenarios_and_their_jobs() -> None:
         assert f'APP_NAME = "{application_name(job)}"' in text
 
 
-def test_an_unknown_scenario_is_refused_before_anything_runs(tmp_path: Path) -> None:
+def test_an_unknown_scenario_is_refused_before_anything_runs(tmp_path: Path, listener_lineage) -> None:
     with pytest.raises(DemoError, match="no such scenario .* standard, schema-change"):
-        run_demo(tmp_path / "out", 200, namespace="tests", scenario="bogus")
+        run_demo(tmp_path / "out", 200, lineage=listener_lineage, scenario="bogus")
     assert not (tmp_path / "out").exists()

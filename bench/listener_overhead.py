@@ -1,0 +1,72 @@
+"""Overhead of the real OpenLineage Spark listener on the sample pipeline (listener on vs off).
+
+Generates the seeded data once (default 1M orders), then runs the five jobs of ``jobs/`` again and
+again, alternating listener off and on, each job with ``spark-submit`` on local Spark (``local[2]``,
+as ``emr-lineage demo`` runs them): on = the pinned jar in ``spark.jars`` and the listener writing
+events to a file (the demo's properties), off = the same properties without the listener. Derived
+zones, catalog and events are wiped between runs; the raw data is reused. Prints every run (seconds
+per job) and the median overhead: median(on) / median(off) - 1. Target: <= 3 %.
+
+Usage: .venv/bin/python bench/listener_overhead.py [--rows 1000000] [--pairs 3] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from emr_lineage.listener.maven import local_listener_jar
+from emr_lineage.pipeline.definition import PIPELINE
+from emr_lineage.pipeline.demo import Lineage, generate_data, run_pipeline, spark_properties
+from emr_lineage.pipeline.workdir import remove_paths
+from emr_lineage.settings.loader import load_settings
+
+# Written by the jobs (the score_stream checkpoint lives under lake/curated).
+DERIVED = ("lake/clean", "lake/curated", "lake/models", "warehouse", "metastore_db", "events.jsonl", "spark.log")
+
+
+def one_run(work: Path, lineage: Lineage | None) -> tuple[float, dict[str, float], int]:
+    """Run the pipeline once; return (total seconds, seconds per job, events written)."""
+    remove_paths(work, DERIVED)
+    events = work / "events.jsonl"
+    began = time.perf_counter()
+    runs = run_pipeline(work / "lake", spark_properties(work, lineage), log=work / "spark.log", events=events)
+    total = time.perf_counter() - began
+    return total, {r.name: r.seconds for r in runs}, sum(r.events for r in runs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--pairs", type=int, default=3, help="off/on pairs (runs = 2 * pairs)")
+    parser.add_argument("--work", type=Path, default=None, help="work directory (default: a temp dir)")
+    args = parser.parse_args(argv)
+
+    settings = load_settings("dev")
+    lineage = Lineage(openlineage=settings.openlineage, jar=local_listener_jar(settings.versions.openlineage_spark))
+    work = (args.work or Path(tempfile.mkdtemp(prefix="listener-overhead-"))).resolve()
+    began = time.perf_counter()
+    generate_data(work / "lake", args.rows)
+    print(f"generated {args.rows} orders in {time.perf_counter() - began:.1f}s under {work}; listener {lineage.jar}")
+    print("run  listener  total_s  " + "  ".join(f"{name:>13}" for name in PIPELINE) + "  events")
+    totals: dict[bool, list[float]] = {True: [], False: []}
+    for index, on in enumerate([False, True] * args.pairs, start=1):  # alternating: load drift hits both
+        total, jobs, events = one_run(work, lineage if on else None)
+        totals[on].append(total)
+        per_job = "  ".join(f"{jobs[name]:>13.1f}" for name in PIPELINE)
+        print(f"{index:>3}  {'on ' if on else 'off'}       {total:>7.1f}  {per_job}  {events:>6}", flush=True)
+    on, off = statistics.median(totals[True]), statistics.median(totals[False])
+    print(f"median pipeline time: listener off {off:.1f}s, listener on {on:.1f}s")
+    print(f"median overhead ratio: {on / off:.3f} ({(on / off - 1) * 100:+.1f} %), target <= +3 %")
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

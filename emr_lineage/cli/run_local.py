@@ -1,0 +1,85 @@
+"""``emr-lineage run-local SCRIPT [ARGS]...``: any PySpark script on local Spark with the real listener.
+
+Exit status: the script's own; 2 when it cannot run (no such script, the listener jar not fetched or
+not the pinned one, no Java, bad options or settings), one ``error:`` line; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from emr_lineage.cli.gateway import API_KEY_ENV_VAR
+from emr_lineage.cli.options import settings_options
+from emr_lineage.cli.output import Command
+from emr_lineage.listener.maven import local_listener_jar
+from emr_lineage.settings.loader import load_settings
+from emr_lineage.spark.conf import ListenerConfig, local_listener_properties
+from emr_lineage.spark.local import LOCAL_SPARK, run_script
+
+
+def _properties(pairs: Sequence[str]) -> dict[str, str]:
+    properties = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r}: expected KEY=VALUE", param_hint="--conf")
+        properties[key.strip()] = value
+    return properties
+
+
+@click.command("run-local", cls=Command)
+@click.option(
+    "--url", metavar="URL", help=f"Send events to this OpenLineage endpoint (Bearer key: ${API_KEY_ENV_VAR})."
+)
+@click.option(
+    "--events",
+    "events_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Append events to this file, one JSON event per line (with --url too: both).",
+)
+@click.option(
+    "--conf",
+    "conf",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A Spark property for this run (repeatable); defaults: "
+    + ", ".join(f"{key}={value}" for key, value in LOCAL_SPARK.items()),
+)
+@settings_options
+@click.argument("script", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+def run_local_command(
+    url: str | None,
+    events_file: Path | None,
+    conf: Sequence[str],
+    env: str,
+    cdk_json: Path,
+    script: Path,
+    script_args: Sequence[str],
+) -> None:
+    """Run the PySpark SCRIPT on local Spark with the pinned OpenLineage listener reporting to --url,
+    --events or both, in the OpenLineage namespace of ENV's settings; exit with the script's status.
+    Arguments after -- go to the script (as with launch).
+
+    \b
+    The script runs with spark-submit, as an EMR step does: the listener jar in spark.jars, the
+    same listener properties as ENV's clusters; only the destination differs. Spark's output goes
+    to this terminal. Example:
+      emr-lineage run-local --events events.jsonl jobs/revenue_daily.py -- --lake /tmp/lake
+    """
+    if url is None and events_file is None:
+        raise click.UsageError("give --url URL, --events FILE or both: where the listener sends the events")
+    extra = _properties(conf)
+    settings = load_settings(env, cdk_json)
+    jar = local_listener_jar(settings.versions.openlineage_spark)
+    listener = ListenerConfig.for_settings(
+        settings.openlineage, api_url=url, events_file=str(events_file.resolve()) if events_file else None
+    )
+    properties = local_listener_properties(listener, jar=str(jar), api_key=os.environ.get(API_KEY_ENV_VAR) or None)
+    sys.exit(run_script(script, script_args, {**properties, **extra}))

@@ -1,0 +1,76 @@
+"""The listener's Spark properties: one builder for EMR and local runs, only the destination differs."""
+
+from __future__ import annotations
+
+import pytest
+
+from emr_lineage.spark.conf import (
+    LISTENER_CLASS,
+    ListenerConfig,
+    ListenerConfigError,
+    listener_properties,
+    local_listener_properties,
+)
+from tests.versions import DEV
+
+
+def test_for_settings_takes_the_environments_listener_settings() -> None:
+    config = ListenerConfig.for_settings(DEV.openlineage, api_url="http://marquez:5000")
+    assert (config.namespace, config.timeout_ms, config.compression) == (
+        DEV.openlineage.namespace,
+        DEV.openlineage.transport_timeout_ms,
+        DEV.openlineage.transport_compression,
+    )
+
+
+def test_emr_and_local_differ_only_in_the_destination_and_the_jar() -> None:
+    emr = listener_properties(ListenerConfig.for_settings(DEV.openlineage, api_url="http://marquez:5000"))
+    local = local_listener_properties(
+        ListenerConfig.for_settings(DEV.openlineage, events_file="/tmp/e.jsonl"), jar="/cache/listener.jar"
+    )
+    assert emr["spark.openlineage.transport.type"] == "http"
+    assert emr["spark.openlineage.transport.url"] == "http://marquez:5000"
+    assert local["spark.openlineage.transport.type"] == "file"
+    assert local["spark.openlineage.transport.location"] == "/tmp/e.jsonl"
+    assert local["spark.jars"] == "/cache/listener.jar" and "spark.jars" not in emr
+
+    def common(props: dict[str, str]) -> dict[str, str]:
+        return {
+            k: v for k, v in props.items() if k != "spark.jars" and not k.startswith("spark.openlineage.transport.")
+        }
+
+    assert common(emr) == common(local)
+    assert common(emr)["spark.extraListeners"] == LISTENER_CLASS
+
+
+def test_both_destinations_make_a_composite_transport_with_the_key_on_its_http_part() -> None:
+    config = ListenerConfig(namespace="n", timeout_ms=3000, api_url="http://gw:5080", events_file="/e.jsonl")
+    props = local_listener_properties(config, jar="/j.jar", api_key="k")
+    transport = {k.removeprefix("spark.openlineage.transport."): v for k, v in props.items() if ".transport." in k}
+    assert transport == {
+        "type": "composite",
+        "transports.file.type": "file",
+        "transports.file.location": "/e.jsonl",
+        "transports.http.type": "http",
+        "transports.http.url": "http://gw:5080",
+        "transports.http.endpoint": "/api/v1/lineage",
+        "transports.http.timeoutInMillis": "3000",
+        "transports.http.auth.type": "api_key",
+        "transports.http.auth.apiKey": "k",
+    }
+
+
+def test_a_key_goes_only_to_an_http_transport() -> None:
+    to_file = local_listener_properties(
+        ListenerConfig(namespace="n", timeout_ms=1, events_file="/e"), jar="j", api_key="k"
+    )
+    assert not any("auth" in key for key in to_file)
+    to_url = local_listener_properties(
+        ListenerConfig(namespace="n", timeout_ms=1, api_url="http://u"), jar="j", api_key="k"
+    )
+    assert to_url["spark.openlineage.transport.auth.apiKey"] == "k"
+
+
+def test_a_config_without_a_destination_is_refused() -> None:
+    with pytest.raises(ListenerConfigError, match="needs a destination"):
+        ListenerConfig(namespace="n", timeout_ms=1)
