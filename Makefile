@@ -88,8 +88,8 @@ schemas: $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the us
 # Idempotent by itself: a jar already in the cache with the pinned SHA-256 is checked (hashed) and
 # used, Maven is not run (about half a second); a missing or different jar is fetched with Maven.
 # No stamp file: it would outlive a cleared cache, the command's own check does not.
-listener: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned OpenLineage listener jar with Maven into the user cache and verify it
-	@$(BIN)/emr-lineage fetch-listener
+listener: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned OpenLineage listener jar with Maven into the user cache and verify it; local Spark's class archive for it (once)
+	@$(BIN)/emr-lineage fetch-listener --class-archive
 
 lock: ## Re-resolve pyproject.toml's dependencies (with the spark extra) and requirements.in into requirements.lock (then run make setup)
 	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links --extra spark \

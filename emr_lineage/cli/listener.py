@@ -12,6 +12,7 @@ line; 130 interrupted (nothing half-written is left in the cache).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from emr_lineage.listener.jar import FetchedJar
 from emr_lineage.listener.maven import fetch_listener_jar
 from emr_lineage.listener.pin import PinResult, pin_listener
 from emr_lineage.settings.loader import load_settings
+from emr_lineage.settings.model import OpenLineageSettings
 
 
 def pin_options(function: Any) -> Any:
@@ -51,7 +53,15 @@ def pin_options(function: Any) -> Any:
 @click.command("fetch-listener", cls=Command)
 @settings_options
 @pin_options
-def fetch_listener_command(env: str, cdk_json: Path, pin: bool, pgp_key: Path | None, replace_pin: bool) -> None:
+@click.option(
+    "--class-archive",
+    is_flag=True,
+    help="Also make local Spark's class archive for a classpath with the jar, once (about 20 s): local runs "
+    "(demo, run-local) then start seconds faster. make setup passes it.",
+)
+def fetch_listener_command(
+    env: str, cdk_json: Path, pin: bool, pgp_key: Path | None, replace_pin: bool, class_archive: bool
+) -> None:
     """Fetch the pinned OpenLineage Spark listener jar with Maven into the user cache and verify it.
 
     The jar must have the SHA-256 pinned in cdk.json; a jar already in the cache with it is used
@@ -66,7 +76,10 @@ def fetch_listener_command(env: str, cdk_json: Path, pin: bool, pgp_key: Path | 
         pinned = pin_listener(artifact, cdk_json, pgp_key=pgp_key, replace=replace_pin)
         _report_pin(pinned, f"commit it, then stage it and redeploy (make stage-listener deploy ENV={settings.name})")
     else:
-        _report_fetched(fetch_listener_jar(artifact))
+        jar = fetch_listener_jar(artifact)
+        _report_fetched(jar)
+        if class_archive:
+            _prepare_local_spark(settings.openlineage, jar.path)
 
 
 @click.command("stage-listener", cls=Command)
@@ -115,6 +128,18 @@ def _bucket_from_ssm(clients: Any, env: str) -> str:
         return read_parameter(clients.ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")
     except AwsError as exc:
         raise AwsError(f"{exc}, or pass --bucket") from None
+
+
+def _prepare_local_spark(openlineage: OpenLineageSettings, jar: Path) -> None:
+    """The class archive of local Spark with the listener on its classpath (demo, run-local start faster)."""
+    from emr_lineage.spark.conf import ListenerConfig, local_listener_properties
+    from emr_lineage.spark.local import prepare_class_archive
+
+    listener = ListenerConfig.for_settings(openlineage, events_file=os.devnull)
+    archive, made = prepare_class_archive(local_listener_properties(listener, jar=str(jar)))
+    click.echo(
+        f"{archive}: local Spark's class archive for the listener's classpath{' made' if made else ', already made'}"
+    )
 
 
 def _report_fetched(jar: FetchedJar) -> None:

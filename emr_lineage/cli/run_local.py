@@ -18,7 +18,7 @@ from emr_lineage.cli.options import settings_options
 from emr_lineage.cli.output import Command
 from emr_lineage.listener.maven import local_listener_jar
 from emr_lineage.settings.loader import load_settings
-from emr_lineage.spark.conf import ListenerConfig, local_listener_properties
+from emr_lineage.spark.conf import DRIVER_CLASSPATH, ListenerConfig, local_listener_properties
 from emr_lineage.spark.local import LOCAL_SPARK, run_script
 
 
@@ -68,8 +68,8 @@ def run_local_command(
     Arguments after -- go to the script (as with launch).
 
     \b
-    The script runs with spark-submit, as an EMR step does: the listener jar in spark.jars, the
-    same listener properties as ENV's clusters; only the destination differs. Spark's output goes
+    The script runs with spark-submit, as an EMR step does: the listener jar on the driver's
+    classpath, the same listener properties as ENV's clusters; only the destination differs. Spark's output goes
     to this terminal. Example:
       emr-lineage run-local --events events.jsonl jobs/revenue_daily.py -- --lake /tmp/lake
     """
@@ -82,4 +82,6 @@ def run_local_command(
         settings.openlineage, api_url=url, events_file=str(events_file.resolve()) if events_file else None
     )
     properties = local_listener_properties(listener, jar=str(jar), api_key=os.environ.get(API_KEY_ENV_VAR) or None)
+    if DRIVER_CLASSPATH in extra:  # the script's own classpath entries, after the listener's
+        extra[DRIVER_CLASSPATH] = properties[DRIVER_CLASSPATH] + os.pathsep + extra[DRIVER_CLASSPATH]
     sys.exit(run_script(script, script_args, {**properties, **extra}))

@@ -130,9 +130,11 @@ def run_pipeline(
     events: Path | None = None,
     jobs: Sequence[str] = PIPELINE,
     on_job: Callable[[str, JobRun | None], None] | None = None,
+    class_archive: bool = True,
 ) -> list[JobRun]:
     """Run the jobs in order, their output appended to ``log``; raises :class:`DemoError` at the first
-    failing job. ``events``: the listener's events file, whose new lines each job is credited with."""
+    failing job. ``events``: the listener's events file, whose new lines each job is credited with.
+    ``class_archive``: see :func:`emr_lineage.spark.local.run_script`."""
     runs = []
     for name in jobs:
         if on_job:
@@ -142,7 +144,12 @@ def run_pipeline(
         with log.open("ab") as output:
             logged = output.tell()
             status = run_script(
-                JOBS_DIR / f"{name}.py", ["--lake", str(lake)], properties, stdout=output, stderr=output
+                JOBS_DIR / f"{name}.py",
+                ["--lake", str(lake)],
+                properties,
+                stdout=output,
+                stderr=output,
+                class_archive=class_archive,
             )
         if status != 0:
             reason = python_error(log, logged)

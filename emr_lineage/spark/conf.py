@@ -2,9 +2,9 @@
 
 Used by the EMR stack (spark-defaults / spark-hive-site classifications of the long-running
 cluster and the launch spec), by ``emr-lineage launch`` (parent keys on spark-submit) and by
-local runs on local Spark (:mod:`emr_lineage.spark.local`: the same listener properties, with the jar
-in ``spark.jars`` and an events file or URL as the destination). Key names follow the OpenLineage Spark integration
-(ArgumentParser.java:
+local runs on local Spark (:mod:`emr_lineage.spark.local`: the same listener properties, with the
+jar on the driver's classpath and an events file or URL as the destination). Key names follow the
+OpenLineage Spark integration (ArgumentParser.java:
 https://github.com/OpenLineage/OpenLineage/blob/9ace84b42e289889f9dfe08d96a4b9ec225295df/integration/spark/app/src/main/java/io/openlineage/spark/agent/ArgumentParser.java).
 """
 
@@ -28,6 +28,7 @@ SPARK_HIVE_SITE = "spark-hive-site"
 # gateway requires. Only bootstrap/install-openlineage.sh writes them, on the node, so the key
 # stays out of the cluster's configuration:
 # https://openlineage.io/docs/integrations/spark/configuration/transport
+DRIVER_CLASSPATH = "spark.driver.extraClassPath"
 TRANSPORT_PREFIX = "spark.openlineage.transport."
 AUTH_TYPE_KEY, AUTH_KEY_KEY = "auth.type", "auth.apiKey"  # below a transport's prefix
 AUTH_TYPE_PROPERTY = TRANSPORT_PREFIX + AUTH_TYPE_KEY
@@ -134,10 +135,13 @@ def listener_properties(config: ListenerConfig) -> dict[str, str]:
 
 
 def local_listener_properties(config: ListenerConfig, *, jar: str, api_key: str | None = None) -> dict[str, str]:
-    """:func:`listener_properties` for a Spark that is not EMR (local runs): the jar goes in ``spark.jars``
-    (on EMR the bootstrap action puts it on Spark's classpath instead), and ``api_key``, when given, is
-    the HTTP transport's Bearer key (on EMR the bootstrap action writes it on the node)."""
-    props = {"spark.jars": jar, **listener_properties(config)}
+    """:func:`listener_properties` for a Spark that is not EMR (local runs): the jar goes on the driver
+    JVM's classpath (``spark.driver.extraClassPath``), as on EMR, where the bootstrap action puts it in
+    Spark's jars directory; the listener runs in the driver only. Not ``spark.jars``: that loads it
+    through Spark's own class loader, copies the 43 MB jar for every application, and the listener then
+    logs reflective-access warnings for its extension classes (seen with 1.53.0). ``api_key``, when
+    given, is the HTTP transport's Bearer key (on EMR the bootstrap action writes it on the node)."""
+    props = {DRIVER_CLASSPATH: jar, **listener_properties(config)}
     if api_key and config.api_url is not None:
         props[config.http_prefix() + AUTH_TYPE_KEY] = AUTH_TYPE_API_KEY
         props[config.http_prefix() + AUTH_KEY_KEY] = api_key

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.spark import class_archive as class_archives
 
 # Spark properties of every local run (a run's own properties win): two cores, no web UI, no progress bars.
 LOCAL_SPARK = {
@@ -85,11 +86,15 @@ def submit_command(script: Path, args: Sequence[str], properties_path: Path) -> 
     return [str(spark_home() / "bin" / "spark-submit"), "--properties-file", str(properties_path), str(script), *args]
 
 
-def submit_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The run's environment: this Python drives the script, pyspark's directory is SPARK_HOME."""
-    env = dict(os.environ if base is None else base)
+def submit_environment(properties: Mapping[str, str], *, class_archive: bool = True) -> dict[str, str]:
+    """The run's environment: this Python drives the script, pyspark's directory is SPARK_HOME, and the
+    driver maps the class archive of its classpath when there is one (:mod:`emr_lineage.spark.class_archive`)."""
+    env = dict(os.environ)
     env["SPARK_HOME"] = str(spark_home())
     env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    archive = class_archives.archive_path(java_command(), spark_home(), properties)
+    if class_archive and archive.is_file():
+        env = class_archives.with_jvm_options(env, class_archives.using(archive))
     return env
 
 
@@ -100,17 +105,22 @@ def run_script(
     *,
     stdout: IO[bytes] | int | None = None,
     stderr: IO[bytes] | int | None = None,
+    class_archive: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> int:
     """Run ``script`` with ``args`` on local Spark with ``properties`` (over :data:`LOCAL_SPARK`); return its
-    exit status. Ctrl-C or SIGTERM (KeyboardInterrupt here) stops the whole run, then is raised again."""
+    exit status. Ctrl-C or SIGTERM (KeyboardInterrupt here) stops the whole run, then is raised again.
+    ``class_archive=False``: without the class archive (a benchmark's equal footing); ``env``: the
+    environment to run in (default: :func:`submit_environment`)."""
     script = Path(script)
     if not script.is_file():
         raise LocalSparkError(f"{script}: no such script; give the path of a PySpark .py file")
-    java_command()
-    with properties_file({**LOCAL_SPARK, **properties}) as path:
+    properties = {**LOCAL_SPARK, **properties}
+    env = env if env is not None else submit_environment(properties, class_archive=class_archive)
+    with properties_file(properties) as path:
         process = subprocess.Popen(
             submit_command(script.resolve(), args, path),
-            env=submit_environment(),
+            env=env,
             stdout=stdout,
             stderr=stderr,
             start_new_session=True,  # one process group: Spark's JVM and the script's Python stop together
@@ -136,3 +146,44 @@ def stop(process: subprocess.Popen, seconds: float = STOP_SECONDS) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+# What prepare_class_archive runs once: reads and writes of the kinds the sample jobs do, so that the
+# driver loads (and the archive keeps) the classes they need.
+_WARM_UP = """
+import sys
+from pyspark.sql import SparkSession, functions as F
+spark = SparkSession.builder.appName("emr_lineage_class_archive").getOrCreate()
+data = spark.range(2000).select("id", (F.col("id") % 7).alias("k"), F.current_date().alias("d"))
+data.write.mode("overwrite").option("header", "true").csv(sys.argv[1] + "/csv")
+spark.read.option("header", "true").csv(sys.argv[1] + "/csv").groupBy("k").agg(F.sum("id")).write.parquet(
+    sys.argv[1] + "/parquet"
+)
+spark.read.parquet(sys.argv[1] + "/parquet").createOrReplaceTempView("t")
+spark.sql("SELECT k, COUNT(*) FROM t GROUP BY k ORDER BY k").collect()
+spark.stop()
+"""
+
+
+def prepare_class_archive(properties: Mapping[str, str]) -> tuple[Path, bool]:
+    """Make the class archive of runs with ``properties`` (their driver classpath) unless it exists:
+    (its path, whether it was made now). One small application runs with the archive written at its
+    exit (about 15 s here); the file appears whole or not at all."""
+    properties = {**LOCAL_SPARK, **properties}
+    archive = class_archives.archive_path(java_command(), spark_home(), properties)
+    if archive.is_file():
+        return archive, False
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".making-", dir=archive.parent) as work:
+        script, made = Path(work) / "warm_up.py", Path(work) / archive.name
+        script.write_text(_WARM_UP, encoding="utf-8")
+        env = class_archives.with_jvm_options(
+            submit_environment(properties, class_archive=False), class_archives.making(made)
+        )
+        with (Path(work) / "spark.log").open("wb") as log:
+            status = run_script(script, [str(Path(work) / "data")], properties, stdout=log, stderr=log, env=env)
+        if status != 0 or not made.is_file():
+            tail = (Path(work) / "spark.log").read_text(errors="replace").strip().splitlines()[-1:]
+            raise LocalSparkError(f"could not make the class archive for local Spark: {tail[0] if tail else status}")
+        made.replace(archive)
+    return archive, True

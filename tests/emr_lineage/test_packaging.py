@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from tests.emr_lineage.demo_run import CONTRACT_EDGES, DemoRun
+from tests.emr_lineage.demo_run import DemoRun
 from tests.paths import CDK_JSON, REPO_ROOT
 
 
@@ -101,7 +101,7 @@ def test_graph_and_validate_from_any_directory(installed: Path, tmp_path: Path, 
         "namespace=emr-lineage-dev",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"matches ({CONTRACT_EDGES} edge(s) matched)" in proc.stdout
+    assert f"matches ({demo_run.contract_edges()} edge(s) matched)" in proc.stdout
 
 
 def _imported_distributions() -> set[str]:

@@ -14,7 +14,6 @@ from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
 from emr_lineage.cli.app import main
 from emr_lineage.pipeline import definition as pipeline
-from tests.emr_lineage.demo_run import CONTRACT_EDGES
 from tests.emr_lineage.e2e_support import (
     FAILURE,
     LAKE_BUCKET,
@@ -35,13 +34,15 @@ def invoke(*args: str):
     return CliRunner().invoke(main, ["e2e", "--env", "dev", *FAST, *args])
 
 
-def test_pass_prints_the_contract_table_and_the_graph_url(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+def test_pass_prints_the_contract_table_and_the_graph_url(
+    e2e_aws, e2e_marquez, e2e_events, demo_run, lineage_clock, monkeypatch
+):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
     e2e_marquez.phases = [fresh(e2e_events)]
     result = invoke()
     assert result.exit_code == 0, result.output
     stdout = result.stdout
-    assert "Lineage contract" in stdout and f"contract holds ({CONTRACT_EDGES} edge(s) matched)" in stdout
+    assert "Lineage contract" in stdout and f"contract holds ({demo_run.contract_edges()} edge(s) matched)" in stdout
     for name in pipeline.PIPELINE:
         assert f"job:{NAMESPACE}:{name}" in stdout
     assert f"s3://{LAKE_BUCKET}/raw/orders" in stdout
@@ -49,7 +50,7 @@ def test_pass_prints_the_contract_table_and_the_graph_url(e2e_aws, e2e_marquez, 
     assert "e2e passed on j-" in stdout
     # Progress: one line per state change, then the lineage read.
     assert "cluster RUNNING: ingest_orders COMPLETED, revenue_daily RUNNING" in result.stderr
-    assert f"lineage read 1: {CONTRACT_EDGES} edges matched, 0 missing, 0 unexpected" in result.stderr
+    assert f"lineage read 1: {demo_run.contract_edges()} edges matched, 0 missing, 0 unexpected" in result.stderr
     assert e2e_aws.cluster().state == "TERMINATED"
 
 
@@ -77,13 +78,15 @@ def test_missing_job_fails_the_contract_with_the_table(e2e_aws, e2e_marquez, e2e
     assert e2e_aws.cluster().state == "TERMINATED"
 
 
-def test_lineage_not_yet_in_marquez_is_read_again(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+def test_lineage_not_yet_in_marquez_is_read_again(
+    e2e_aws, e2e_marquez, e2e_events, demo_run, lineage_clock, monkeypatch
+):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
     e2e_marquez.phases = [lambda: None, fresh(e2e_events)]  # 404 for every node, then the lineage
     result = invoke()
     assert result.exit_code == 0, result.output
     assert "lineage read 1: 0 edges matched, 11 missing" in result.stderr
-    assert f"lineage read 2: {CONTRACT_EDGES} edges matched" in result.stderr
+    assert f"lineage read 2: {demo_run.contract_edges()} edges matched" in result.stderr
     assert lineage_clock.pauses == [15]
 
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from emr_lineage.cli.app import main
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.conftest import write_jsonl
-from tests.emr_lineage.demo_run import MODEL_PARTS, DemoRun
+from tests.emr_lineage.demo_run import DemoRun
 from tests.emr_lineage.fake_marquez import FakeMarquez
 from tests.helpers import one_error_line
 
@@ -47,7 +47,7 @@ def test_the_demo_downstream_table_and_json(demo_run: DemoRun) -> None:
     result = _run("impact", "--events", str(demo_run.events_path), "--dataset", raw)
     assert result.exit_code == 0, result.output
     assert "score_stream" in result.stdout
-    assert f"5 job(s), {4 + MODEL_PARTS} dataset(s) downstream of {raw}" in result.stdout
+    assert f"5 job(s), {4 + len(demo_run.model_parts()[0])} dataset(s) downstream of {raw}" in result.stdout
     result = _run("impact", "--events", str(demo_run.events_path), "--dataset", raw, "--format", "json", "--depth", "1")
     report = json.loads(result.stdout)
     assert [(j["name"], j["distance"]) for j in report["jobs"]] == [("ingest_orders", 1)]

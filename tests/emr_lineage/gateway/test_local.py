@@ -30,8 +30,6 @@ from emr_lineage.cli.gateway import API_KEY_ENV_VAR
 from emr_lineage.gateway.forward import STATUS_ATTRIBUTE
 from emr_lineage.gateway.local import LocalGateway, LocalGatewayError, LocalGatewaySettings
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
-from emr_lineage.pipeline.definition import JOBS_DIR
-from emr_lineage.pipeline.demo import generate_data
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
 from tests.helpers import fake_aws_credentials
 from tests.paths import CDK_JSON
@@ -311,34 +309,44 @@ def test_serve_without_the_queue_is_one_line_and_exit_2(moto_server: str, marque
     assert len(lines) == 1 and lines[0].startswith("error: ") and "pass --create" in lines[0]
 
 
+LISTENED_SCRIPT = """
+import sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.appName("Sent Through").getOrCreate()
+spark.range(10).write.mode("overwrite").parquet(sys.argv[1])
+print(spark.conf.get("spark.emr_lineage.test"), sys.executable, *sys.argv[2:])
+sys.exit(3)
+"""
+
+
 def test_the_real_listener_reports_through_the_gateway(aws, marquez: FakeMarquez, tmp_path: Path) -> None:
-    """Local Spark with the real listener (run-local: events to a file and to the gateway, the composite
-    transport) -> the gateway over moto_server -> the Marquez stand-in of the suite (a real Marquez is not
-    on this machine's Maven repository). Every event the listener wrote reached Marquez, in order per run."""
-    lake = tmp_path / "lake"
-    generate_data(lake, 200)
+    """run-local: a script on local Spark with the real listener (events to a file and to the gateway:
+    the composite transport, with the Bearer key) -> the gateway over moto_server -> the Marquez stand-in
+    of the suite (a real Marquez is not on this machine's Maven repository). The script's exit status,
+    arguments and --conf come through; every event the listener wrote reached Marquez, in order per run."""
+    script, output, events_file = tmp_path / "job.py", tmp_path / "out", tmp_path / "events.jsonl"
+    script.write_text(LISTENED_SCRIPT)
     gateway = LocalGateway(_settings(marquez, "listener"), create=True).start()
-    events_file = tmp_path / "events.jsonl"
     try:
         proc = subprocess.run(
             [
-                *(str(Path(sys.executable).parent / "emr-lineage"), "run-local"),
-                *("--url", gateway.url, "--events", str(events_file), "--cdk-json", str(CDK_JSON)),
-                *(str(JOBS_DIR / "ingest_orders.py"), "--", "--lake", str(lake)),
+                *(str(Path(sys.executable).parent / "emr-lineage"), "run-local", "--url", gateway.url),
+                *("--events", str(events_file), "--conf", "spark.emr_lineage.test=seen", "--cdk-json", str(CDK_JSON)),
+                *(str(script), "--", str(output), "a b"),
             ],
             capture_output=True,
             text=True,
             timeout=300,
             env={**os.environ, API_KEY_ENV_VAR: "secret-key"},
         )
-        assert proc.returncode == 0, proc.stderr[-3000:]
     finally:
         assert gateway.stop(drain_seconds=60) == 0
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert proc.stdout.splitlines()[-1] == f"seen {sys.executable} a b"
     written = [json.loads(line) for line in events_file.read_text().splitlines()]
-    assert {e["job"]["name"] for e in written} >= {
-        "ingest_orders",
-        "ingest_orders.adaptive_spark_plan.clean_orders_clean",
-    }
+    application = [e["eventType"] for e in written if e["job"]["name"] == "sent_through"]
+    assert application == ["START", "COMPLETE"]
+    assert {d["name"] for e in written for d in e.get("outputs", [])} == {str(output)}
     key = lambda e: (e["run"]["runId"], e["eventTime"], e["eventType"])  # noqa: E731
     assert sorted(map(key, marquez.posted)) == sorted(map(key, written))
     for run_id in {e["run"]["runId"] for e in written}:

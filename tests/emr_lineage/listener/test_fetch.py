@@ -244,6 +244,24 @@ def test_cli_fetch_reports_the_jar_and_a_second_run_does_not_run_maven(real_jar,
     )
 
 
+def test_cli_class_archive_names_local_spark_s_archive_for_the_jar(real_jar, monkeypatch, no_mvn, tmp_path):
+    """With --class-archive the archive of a classpath with the jar is made once (here it already is: a
+    real one takes about 20 s, make setup makes it)."""
+    from emr_lineage.spark import class_archive
+    from emr_lineage.spark.conf import DRIVER_CLASSPATH
+    from emr_lineage.spark.local import java_command, spark_home
+
+    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_jar.path.parent))
+    monkeypatch.setenv(class_archive.ARCHIVE_DIR_ENV_VAR, str(tmp_path))
+    archive = class_archive.archive_path(java_command(), spark_home(), {DRIVER_CLASSPATH: str(real_jar.path)})
+    archive.write_bytes(b"made before")
+    result = fetch_cli("--class-archive")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == (
+        f"{archive}: local Spark's class archive for the listener's classpath, already made"
+    )
+
+
 def test_cli_unpinned_is_one_line_exit_2(cache_dir, make_cdk_json, no_mvn):
     line = one_error_line(fetch_cli("--cdk-json", str(make_cdk_json())), stdout_empty=True)
     assert "no SHA-256 pinned in cdk.json" in line and "run `emr-lineage fetch-listener --pin`" in line

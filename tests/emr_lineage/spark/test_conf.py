@@ -32,11 +32,13 @@ def test_emr_and_local_differ_only_in_the_destination_and_the_jar() -> None:
     assert emr["spark.openlineage.transport.url"] == "http://marquez:5000"
     assert local["spark.openlineage.transport.type"] == "file"
     assert local["spark.openlineage.transport.location"] == "/tmp/e.jsonl"
-    assert local["spark.jars"] == "/cache/listener.jar" and "spark.jars" not in emr
+    assert local["spark.driver.extraClassPath"] == "/cache/listener.jar" and "spark.driver.extraClassPath" not in emr
 
     def common(props: dict[str, str]) -> dict[str, str]:
         return {
-            k: v for k, v in props.items() if k != "spark.jars" and not k.startswith("spark.openlineage.transport.")
+            k: v
+            for k, v in props.items()
+            if k != "spark.driver.extraClassPath" and not k.startswith("spark.openlineage.transport.")
         }
 
     assert common(emr) == common(local)

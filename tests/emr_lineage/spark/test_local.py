@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -62,20 +61,3 @@ def test_a_missing_script_and_a_missing_java_are_errors_before_anything_runs(tmp
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(LocalSparkError, match=r"Java not found \(no java on PATH\)"):
         java_command()
-
-
-def test_the_script_s_exit_status_and_arguments_come_through(tmp_path: Path) -> None:
-    script = tmp_path / "job.py"
-    script.write_text(
-        "import sys\nfrom pyspark.sql import SparkSession\n"
-        "spark = SparkSession.builder.getOrCreate()\n"
-        "print(spark.conf.get('spark.emr_lineage.test'), sys.executable, *sys.argv[1:])\n"
-        "sys.exit(int(sys.argv[1]))\n"
-    )
-    log = tmp_path / "out.log"
-    with log.open("wb") as out:
-        status = run_script(
-            script, ["3", "x y"], {"spark.emr_lineage.test": "seen"}, stdout=out, stderr=subprocess.DEVNULL
-        )
-    assert status == 3
-    assert log.read_text().splitlines()[-1] == f"seen {sys.executable} 3 x y"

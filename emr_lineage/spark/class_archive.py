@@ -1,0 +1,57 @@
+"""A class data sharing archive for local Spark: the classes a Spark driver loads, mapped from one file
+instead of read from pyspark's ~250 jars at every start.
+
+JDK 17's dynamic AppCDS (https://docs.oracle.com/en/java/javase/17/vm/class-data-sharing.html): a JVM
+started with ``-XX:ArchiveClassesAtExit=FILE`` writes the classes it loaded; one started with
+``-XX:SharedArchiveFile=FILE`` maps them. Measured here (a small application with the listener, 2
+cores): 5.5 s -> 3.4 s wall, 7.1 s -> 4.3 s of CPU per run; every job of the demo starts a JVM.
+
+A JVM accepts an archive only for the classpath it was made with, so there is one archive per
+(``java``, Spark, driver classpath), named by their hash; a run whose classpath has none runs as
+before. :func:`emr_lineage.spark.local.prepare_class_archive` makes one (``emr-lineage
+fetch-listener`` does, for the listener's classpath, so ``make setup`` does). The JVM's own messages
+about the archive are turned off: an archive it cannot use is not the user's problem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from emr_lineage.spark.conf import DRIVER_CLASSPATH
+
+ARCHIVE_DIR_ENV_VAR = "EMR_LINEAGE_SPARK_ARCHIVE_DIR"
+JVM_OPTIONS_ENV_VAR = "SPARK_SUBMIT_OPTS"  # spark-submit passes these to the driver's JVM
+_QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+
+
+def archive_dir() -> Path:
+    """Where the archives are: $EMR_LINEAGE_SPARK_ARCHIVE_DIR, else the user cache."""
+    if os.environ.get(ARCHIVE_DIR_ENV_VAR):
+        return Path(os.environ[ARCHIVE_DIR_ENV_VAR])
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("emr-lineage")) / "spark-class-archive"
+
+
+def archive_path(java: str, spark_home: Path, properties: Mapping[str, str]) -> Path:
+    """The archive of a run with ``properties``: one per java binary, Spark and driver classpath."""
+    binary = os.path.realpath(java)
+    key = [binary, os.stat(binary).st_mtime_ns, str(spark_home), properties.get(DRIVER_CLASSPATH, "")]
+    return archive_dir() / f"{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:20]}.jsa"
+
+
+def with_jvm_options(env: Mapping[str, str], options: str) -> dict[str, str]:
+    """``env`` with ``options`` after the driver JVM options it already has."""
+    return {**env, JVM_OPTIONS_ENV_VAR: f"{env.get(JVM_OPTIONS_ENV_VAR, '')} {options}".strip()}
+
+
+def using(archive: Path) -> str:
+    return f"-XX:SharedArchiveFile={archive} {_QUIET}"
+
+
+def making(archive: Path) -> str:
+    return f"-XX:ArchiveClassesAtExit={archive} {_QUIET}"
