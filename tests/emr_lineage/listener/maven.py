@@ -179,14 +179,6 @@ class TestKey:
             text=input is None,
         )
 
-    def _sweep(self) -> None:
-        """Remove throwaway artifacts a run that could not clean up (killed) left over an hour ago."""
-        group = self.local / THROWAWAY_GROUP.replace(".", "/")
-        stale = time.time() - STALE_SECONDS
-        for folder in group.glob("listener-*") if group.is_dir() else []:
-            if folder.stat().st_mtime < stale:
-                shutil.rmtree(folder, ignore_errors=True)
-
     def close(self) -> None:
         # gpg-agent was started for the key generation and signing; stop it with its home.
         subprocess.run(["gpgconf", "--kill", "all"], env={**os.environ, "GNUPGHOME": str(self.home)}, check=False)
