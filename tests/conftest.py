@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from emr_lineage.processes import SHORT_LIVED_JVM
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # Node 20 makes jsii print an end-of-life banner on every CDK call.
@@ -16,16 +18,15 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 # Every Spark JVM of the tests (their sessions, the demos they run) lives for seconds: compiling with
 # the C1 JIT only and collecting with one GC thread spends far less CPU on two cores than the
-# server defaults (the shared demo: 34 s instead of 50 s). spark.driver.defaultJavaOptions is
+# server defaults (emr_lineage.processes.SHORT_LIVED_JVM, which Maven runs get too). spark.driver.defaultJavaOptions is
 # prepended to whatever spark.driver.extraJavaOptions a job sets; pyspark passes these arguments
 # to spark-submit when it starts the JVM.
-_SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 os.environ.setdefault(
-    "PYSPARK_SUBMIT_ARGS", f"--conf 'spark.driver.defaultJavaOptions={_SHORT_LIVED_JVM}' pyspark-shell"
+    "PYSPARK_SUBMIT_ARGS", f"--conf 'spark.driver.defaultJavaOptions={SHORT_LIVED_JVM}' pyspark-shell"
 )
 # The same for the spark-submit runs of the demo and run-local (their launcher adds SPARK_SUBMIT_OPTS
 # to the driver JVM's options).
-os.environ.setdefault("SPARK_SUBMIT_OPTS", _SHORT_LIVED_JVM)
+os.environ.setdefault("SPARK_SUBMIT_OPTS", SHORT_LIVED_JVM)
 
 # app.py, stacks/ and jobs/ are imported by the tests from the checkout itself.
 if str(REPO_ROOT) not in sys.path:

@@ -7,7 +7,6 @@ Exit status (docs/cli.md): 0 the pipeline ran and its lineage matches ``jobs/lin
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from emr_lineage.analysis.drift import schema_changes
-from emr_lineage.cli.gateway import API_KEY_ENV_VAR
+from emr_lineage.cli.gateway import api_key_from_env
 from emr_lineage.cli.options import settings_options
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.errors import EXIT_CHECK_FAILED
@@ -130,7 +129,7 @@ def demo_command(out: str, url: str | None, force: bool, rows: int, scenario: st
         openlineage=settings.openlineage,
         jar=local_listener_jar(settings.versions.openlineage_spark),
         url=url,
-        api_key=os.environ.get(API_KEY_ENV_VAR) or None,
+        api_key=api_key_from_env(),
     )
     console = Console()
     progress = Progress(

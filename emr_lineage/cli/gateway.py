@@ -18,6 +18,13 @@ from emr_lineage.gateway.local import HEALTH_PATH, LocalGateway, LocalGatewaySet
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 
 API_KEY_ENV_VAR = "EMR_LINEAGE_API_KEY"
+
+
+def api_key_from_env() -> str | None:
+    """The Bearer key of the lineage gateway: ``$EMR_LINEAGE_API_KEY``, None when unset or empty."""
+    return os.environ.get(API_KEY_ENV_VAR) or None
+
+
 DEFAULT_DRAIN_SECONDS = 30.0
 
 
@@ -71,7 +78,7 @@ def serve_command(
         marquez_url=marquez_url,
         bucket=bucket,
         queue=queue,
-        api_key=os.environ.get(API_KEY_ENV_VAR) or None,
+        api_key=api_key_from_env(),
         max_event_bytes=max_event_bytes,
         retries=retries,
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from emr_lineage.cli.gateway import API_KEY_ENV_VAR
+from emr_lineage.cli.gateway import API_KEY_ENV_VAR, api_key_from_env
 from emr_lineage.cli.options import settings_options
 from emr_lineage.cli.output import Command
 from emr_lineage.listener.maven import local_listener_jar
@@ -81,7 +81,7 @@ def run_local_command(
     listener = ListenerConfig.for_settings(
         settings.openlineage, api_url=url, events_file=str(events_file.resolve()) if events_file else None
     )
-    properties = local_listener_properties(listener, jar=str(jar), api_key=os.environ.get(API_KEY_ENV_VAR) or None)
+    properties = local_listener_properties(listener, jar=str(jar), api_key=api_key_from_env())
     if DRIVER_CLASSPATH in extra:  # the script's own classpath entries, after the listener's
         extra[DRIVER_CLASSPATH] = properties[DRIVER_CLASSPATH] + os.pathsep + extra[DRIVER_CLASSPATH]
     sys.exit(run_script(script, script_args, {**properties, **extra}))

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 from pathlib import Path
 
 from emr_lineage.listener.jar import ListenerError
+from emr_lineage.processes import SHORT_LIVED_JVM, stop_group
 
 MAVEN = "mvn"
 # Pinned, so that what runs does not depend on the default plugin version of the installed Maven.
@@ -24,9 +24,6 @@ DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 # One Maven run: JVM start-up, resolving, downloading a 43 MB jar on a slow link.
 MAVEN_TIMEOUT = 900.0
 _STOP_SECONDS = 5.0
-# A Maven run here lives seconds: the C1 JIT and one GC thread start it 2-3x faster than the server
-# defaults on a busy 2-core machine (measured: 5 s -> 2 s). Put first, so the user's MAVEN_OPTS win.
-_QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # Maven's advice after every failure, not the failure itself.
 _BOILERPLATE = (
@@ -100,7 +97,8 @@ def _run(command: list[str], coordinates: str, timeout: float) -> None:
             text=True,
             errors="replace",
             start_new_session=True,  # its own process group: stopped as a whole, below
-            env={**os.environ, "MAVEN_OPTS": f"{_QUICK_JVM} {os.environ.get('MAVEN_OPTS', '')}".strip()},
+            # A Maven run lives seconds; put first, so the user's own MAVEN_OPTS win.
+            env={**os.environ, "MAVEN_OPTS": f"{SHORT_LIVED_JVM} {os.environ.get('MAVEN_OPTS', '')}".strip()},
         )
     except FileNotFoundError:
         raise MavenError(
@@ -110,26 +108,13 @@ def _run(command: list[str], coordinates: str, timeout: float) -> None:
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _stop(process)
+        stop_group(process, _STOP_SECONDS)
         raise MavenError(f"cannot fetch {coordinates}: mvn did not finish within {timeout:g}s") from None
     except BaseException:  # Ctrl-C, SIGTERM: Maven goes too
-        _stop(process)
+        stop_group(process, _STOP_SECONDS)
         raise
     if process.returncode != 0:
         raise MavenError(f"cannot fetch {coordinates} with Maven: {maven_problem(output, process.returncode)}")
-
-
-def _stop(process: subprocess.Popen[str]) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            process.wait(timeout=_STOP_SECONDS)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def maven_problem(output: str, returncode: int) -> str:

@@ -87,13 +87,8 @@ class ListenerConfig:
             events_file=events_file,
         )
 
-    def http_prefix(self) -> str:
-        """Prefix of the HTTP transport's keys: ``spark.openlineage.transport.`` or, with both
-        destinations, the composite transport's ``spark.openlineage.transport.transports.http.``."""
-        return f"{TRANSPORT_PREFIX}transports.http." if self.events_file is not None else TRANSPORT_PREFIX
 
-
-def _transports(config: ListenerConfig) -> dict[str, dict[str, str]]:
+def _transports(config: ListenerConfig, api_key: str | None) -> dict[str, dict[str, str]]:
     """Each destination's transport keys (relative to its prefix), by composite transport name."""
     transports = {}
     if config.events_file is not None:
@@ -107,11 +102,15 @@ def _transports(config: ListenerConfig) -> dict[str, dict[str, str]]:
         }
         if config.compression:
             transports["http"]["compression"] = config.compression
+        if api_key:
+            transports["http"].update({AUTH_TYPE_KEY: AUTH_TYPE_API_KEY, AUTH_KEY_KEY: api_key})
     return transports
 
 
-def listener_properties(config: ListenerConfig) -> dict[str, str]:
-    """Spark properties that load the listener and point its transport at ``config``'s destination.
+def listener_properties(config: ListenerConfig, *, api_key: str | None = None) -> dict[str, str]:
+    """Spark properties that load the listener and point its transport at ``config``'s destination;
+    ``api_key`` is the HTTP transport's Bearer key (local runs only: on EMR the bootstrap action writes
+    it on the node, so it never is in a cluster's configuration).
 
     ``spark.extraListeners`` is not additive (a value given at submit time replaces the spark-defaults
     one: https://spark.apache.org/docs/3.5.6/configuration.html#dynamically-loading-spark-properties):
@@ -123,7 +122,7 @@ def listener_properties(config: ListenerConfig) -> dict[str, str]:
         "spark.openlineage.namespace": config.namespace,
         "spark.openlineage.columnLineage.datasetLineageEnabled": "true" if config.column_lineage else "false",
     }
-    transports = _transports(config)
+    transports = _transports(config, api_key)
     if len(transports) == 1:
         (keys,) = transports.values()
         props.update({f"{TRANSPORT_PREFIX}{key}": value for key, value in keys.items()})
@@ -140,12 +139,8 @@ def local_listener_properties(config: ListenerConfig, *, jar: str, api_key: str 
     Spark's jars directory; the listener runs in the driver only. Not ``spark.jars``: that loads it
     through Spark's own class loader, copies the 43 MB jar for every application, and the listener then
     logs reflective-access warnings for its extension classes (seen with 1.53.0). ``api_key``, when
-    given, is the HTTP transport's Bearer key (on EMR the bootstrap action writes it on the node)."""
-    props = {DRIVER_CLASSPATH: jar, **listener_properties(config)}
-    if api_key and config.api_url is not None:
-        props[config.http_prefix() + AUTH_TYPE_KEY] = AUTH_TYPE_API_KEY
-        props[config.http_prefix() + AUTH_KEY_KEY] = api_key
-    return props
+    given, is the HTTP transport's Bearer key."""
+    return {DRIVER_CLASSPATH: jar, **listener_properties(config, api_key=api_key)}
 
 
 def glue_catalog_properties(catalog_id: str) -> tuple[dict[str, str], dict[str, str]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.processes import stop_group
 from emr_lineage.spark import class_archive as class_archives
 
 # Spark properties of every local run (a run's own properties win): two cores, no web UI, no progress bars.
@@ -127,25 +127,9 @@ def run_script(
         )
         try:
             return process.wait()
-        except KeyboardInterrupt:
-            stop(process)
-            raise
-        finally:
+        finally:  # Ctrl-C or SIGTERM here: Spark stops its application, the listener sends what it has
             if process.poll() is None:
-                stop(process)
-
-
-def stop(process: subprocess.Popen, seconds: float = STOP_SECONDS) -> None:
-    """SIGTERM to the run's process group (Spark stops its application, the listener sends what it
-    has), SIGKILL after ``seconds``."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(seconds)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+                stop_group(process, STOP_SECONDS)
 
 
 # What prepare_class_archive runs once: reads and writes of the kinds the sample jobs do, so that the
@@ -168,8 +152,7 @@ spark.stop()
 def prepare_class_archive(properties: Mapping[str, str]) -> tuple[Path, bool]:
     """Make the class archive of runs with ``properties`` (their driver classpath) unless it exists:
     (its path, whether it was made now). One small application runs with the archive written at its
-    exit (about 15 s here); the file appears whole or not at all."""
-    properties = {**LOCAL_SPARK, **properties}
+    exit (about 20 s here); the file appears whole or not at all."""
     archive = class_archives.archive_path(java_command(), spark_home(), properties)
     if archive.is_file():
         return archive, False

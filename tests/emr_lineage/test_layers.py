@@ -15,6 +15,7 @@ PACKAGE = Path(emr_lineage.__file__).parent
 LAYERS = {
     # core
     "errors": 0,
+    "processes": 0,  # child process groups and short-lived JVMs (stdlib only)
     "settings": 1,
     "http": 1,
     "aws": 2,

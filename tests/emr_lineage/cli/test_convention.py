@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
+from emr_lineage.cli.output import DEBUG_ENV_VAR
 from tests.paths import CDK_JSON
 
 # Every command, with the arguments that get it past option parsing.
@@ -201,5 +202,6 @@ def test_a_surprise_is_one_line_and_debug_shows_the_traceback(monkeypatch: pytes
     monkeypatch.setattr("emr_lineage.cli.config.load_settings", broken)
     code, _, err = _run(["config", "--cdk-json", str(CDK_JSON)])
     assert code == 2 and "unexpected ZeroDivisionError: boom" in _one_error_line(err) and "--debug" in err
+    monkeypatch.setenv(DEBUG_ENV_VAR, "")  # --debug sets it for the process: unset again after this test
     result = CliRunner().invoke(main, ["--debug", "config", "--cdk-json", str(CDK_JSON)])
     assert isinstance(result.exception, ZeroDivisionError)
