@@ -66,6 +66,7 @@ class DoctorClients:
     ssm: Any
     sqs: Any
     emr: Any
+    secretsmanager: Any
 
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings, timeout: float) -> DoctorClients:
@@ -73,7 +74,7 @@ class DoctorClients:
         session = aws_session(settings)
         config = Config(connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "max_attempts": 2})
         try:
-            names = ("sts", "cloudformation", "iam", "s3", "ssm", "sqs", "emr")
+            names = ("sts", "cloudformation", "iam", "s3", "ssm", "sqs", "emr", "secretsmanager")
             return cls(region=session.region_name, **{name: session.client(name, config=config) for name in names})
         except BotoCoreError as exc:
             raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None

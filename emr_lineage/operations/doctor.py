@@ -17,11 +17,12 @@ from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsError
 from emr_lineage.aws.stacks import LINEAGE_SERVICE, stack_name, stack_parts
 from emr_lineage.http import DEFAULT_TIMEOUT
-from emr_lineage.operations import checks, probes
+from emr_lineage.operations import checks, gateway_key, probes
 from emr_lineage.operations.checks import CheckResult, DoctorClients, Status, not_needed, skipped
 from emr_lineage.settings.model import EnvironmentSettings
 
 Connect = Callable[[EnvironmentSettings, float], DoctorClients]
+AWS_NEEDS = "working AWS credentials and region"
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class DoctorOptions:
     marquez_url: str | None = None  # instead of the SSM parameter (a port-forward to the internal ALB)
     gateway_url: str | None = None  # default: the Marquez URL (the same load balancer)
     timeout: float = DEFAULT_TIMEOUT  # seconds, for each AWS call and HTTP request
-    clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)  # "now" for certificate expiry
+    clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)  # "now": certificate expiry, the API key's age
 
 
 @dataclass(frozen=True)
@@ -66,33 +67,32 @@ def run_doctor(
     env = settings.name
     results: list[CheckResult] = []
     clients, account = _credentials(settings, options, connect, results)
-    aws_needs = "working AWS credentials and region"
 
     if clients and account:
         results.append(checks.cdk_bootstrap(clients, account))
         results.append(checks.emr_cleanup_role(clients))
     else:
-        results.append(skipped("cdk-bootstrap", f"CDK bootstrap ({checks.CDK_TOOLKIT_STACK} stack)", aws_needs))
-        results.append(skipped("emr-cleanup-role", "EMR cleanup service-linked role", aws_needs))
+        results.append(skipped("cdk-bootstrap", f"CDK bootstrap ({checks.CDK_TOOLKIT_STACK} stack)", AWS_NEEDS))
+        results.append(skipped("emr-cleanup-role", "EMR cleanup service-linked role", AWS_NEEDS))
 
     for part in stack_parts(settings):
         name = stack_name(env, part)
         results.append(
             checks.stack(clients, settings, part)
             if clients and account
-            else skipped(f"stack:{name}", f"stack {name}", aws_needs)
+            else skipped(f"stack:{name}", f"stack {name}", AWS_NEEDS)
         )
     values: dict[str, str] = {}
     if clients and account:
         row, values = checks.tool_parameter_values(clients, settings)
         results.append(row)
     else:
-        results.append(skipped("ssm-parameters", "SSM parameters the commands read", aws_needs))
+        results.append(skipped("ssm-parameters", "SSM parameters the commands read", AWS_NEEDS))
 
     pin = checks.listener_pin(settings)
     results.append(pin)
     bucket = values.get(parameters.artifacts_bucket(env))
-    bucket_needs = aws_needs if not (clients and account) else f"SSM parameter {parameters.artifacts_bucket(env)}"
+    bucket_needs = AWS_NEEDS if not (clients and account) else f"SSM parameter {parameters.artifacts_bucket(env)}"
     if pin.status is not Status.PASS:
         results.append(skipped("listener-jar", "listener jar staged", "the listener pin"))
     elif bucket and clients:
@@ -109,18 +109,7 @@ def run_doctor(
         results.append(skipped("tls-certificates", tls_title, bucket_needs))
 
     results += _http_checks(settings, options, values, reachable_aws=bool(clients and account))
-
-    dlq_title = "gateway dead-letter queue empty"
-    dlq = values.get(parameters.gateway_dead_letter_queue_url(env))
-    if not settings.gateway.enabled:
-        results.append(not_needed("dead-letter-queue", dlq_title, "gateway.enabled is false"))
-    elif dlq and clients:
-        results.append(checks.dead_letter_queue(clients, dlq))
-    else:
-        needs = (
-            aws_needs if not (clients and account) else f"SSM parameter {parameters.gateway_dead_letter_queue_url(env)}"
-        )
-        results.append(skipped("dead-letter-queue", dlq_title, needs))
+    results += _gateway_aws_checks(settings, values, clients if account else None, options.clock())
     return Report(env, tuple(results))
 
 
@@ -143,6 +132,30 @@ def _credentials(
     row, account = checks.credentials(settings, clients)
     results.append(row)
     return clients, account
+
+
+def _gateway_aws_checks(
+    settings: EnvironmentSettings, values: dict[str, str], clients: DoctorClients | None, now: dt.datetime
+) -> list[CheckResult]:
+    """The API key secret (and how to rotate it), then the dead-letter queue; ``clients`` None: no working AWS."""
+    env = settings.name
+    secret = parameters.gateway_api_key_secret(env)
+    dlq = parameters.gateway_dead_letter_queue_url(env)
+    rows: list[CheckResult] = []
+    for check, title, parameter, run in (
+        (gateway_key.CHECK, gateway_key.TITLE, secret, lambda c, arn: gateway_key.api_key_secret(c, arn, env, now)),
+        ("dead-letter-queue", "gateway dead-letter queue empty", dlq, checks.dead_letter_queue),
+    ):
+        value = values.get(parameter)
+        if not settings.gateway.enabled:
+            rows.append(not_needed(check, title, "gateway.enabled is false"))
+        elif clients is None:
+            rows.append(skipped(check, title, AWS_NEEDS))
+        elif not value:
+            rows.append(skipped(check, title, f"SSM parameter {parameter}"))
+        else:
+            rows.append(run(clients, value))
+    return rows
 
 
 def _http_checks(

@@ -31,6 +31,7 @@ REGION = "eu-west-1"
 ENV = "dev"
 BUCKET = "emr-lineage-dev-artifacts-123456789012"
 PIN = "ab" * 32
+API_KEY = "k" * 48  # the gateway's API key as the stack makes it: letters and digits
 SECURITY_CONFIGURATION = launch_spec()["SecurityConfiguration"]
 
 
@@ -88,12 +89,14 @@ def deploy_emr_stack_outputs(*, certificates: str | None = f"s3://{BUCKET}/{TLS_
 class PreparedAccount:
     settings: EnvironmentSettings
     dead_letter_queue_url: str
+    api_key_secret_arn: str
 
 
 def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None = None) -> PreparedAccount:
     """Everything doctor checks, in place: bootstrap, the cleanup role, every stack, the SSM
     parameters, the pinned jar, the TLS zip (made by ``emr-lineage tls``'s own function at ``now``,
-    default the real time: valid for a year) and an empty dead-letter queue."""
+    default the real time: valid for a year), the gateway's API key secret (one value, never rotated)
+    and an empty dead-letter queue."""
     settings = load_settings(ENV, cdk_json)
     template = {"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}, "Outputs": {"Topic": {"Value": "t"}}}
     cloudformation = client("cloudformation")
@@ -116,6 +119,7 @@ def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None
     sqs = client("sqs")
     queue = sqs.create_queue(QueueName="lineage.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     dlq = sqs.create_queue(QueueName="lineage-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    secret = client("secretsmanager").create_secret(Name="gateway-api-key", SecretString=API_KEY)["ARN"]
     ssm = client("ssm")
     for name, value in {
         parameters.marquez_api_url(ENV): marquez_url,
@@ -124,7 +128,7 @@ def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None
         parameters.gateway_archive_bucket(ENV): "emr-lineage-dev-archive",
         parameters.gateway_queue_url(ENV): queue,
         parameters.gateway_dead_letter_queue_url(ENV): dlq,
-        parameters.gateway_api_key_secret(ENV): "arn:aws:secretsmanager:eu-west-1:123456789012:secret:key-AbCdEf",
+        parameters.gateway_api_key_secret(ENV): secret,
     }.items():
         ssm.put_parameter(Name=name, Value=value, Type="String")
-    return PreparedAccount(settings, dlq)
+    return PreparedAccount(settings, dlq, secret)

@@ -78,6 +78,11 @@ def test_an_empty_account_names_each_missing_prerequisite_and_its_fix(aws, tmp_p
     assert parameters.artifacts_bucket(ENV) in checks["tls-certificates"][1]
     assert checks["marquez"][0] is Status.SKIP and "--marquez URL" in checks["marquez"][1]
     assert checks["gateway"][0] is Status.SKIP
+    assert checks["gateway-api-key"] == (
+        Status.SKIP,
+        f"skipped (needs SSM parameter {parameters.gateway_api_key_secret(ENV)})",
+        "",
+    )
     assert checks["dead-letter-queue"][0] is Status.SKIP
 
 
@@ -200,6 +205,7 @@ def test_without_credentials_every_aws_check_is_skipped(no_credentials, tmp_path
     assert checks["credentials"][0] is Status.FAIL and "aws configure" in checks["credentials"][2]
     skipped = [r.check for r in report.results if r.status is Status.SKIP]
     assert "cdk-bootstrap" in skipped and "ssm-parameters" in skipped and "dead-letter-queue" in skipped
+    assert checks["gateway-api-key"][1] == "skipped (needs working AWS credentials and region)"
     assert checks["listener-pin"][0] is Status.PASS  # settings only
     assert checks["marquez"][0] is checks["gateway"][0] is Status.PASS  # --marquez needs no AWS
 

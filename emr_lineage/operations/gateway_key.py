@@ -1,0 +1,116 @@
+"""The doctor's check of the lineage gateway's API key secret, and how to rotate the key without loss.
+
+The ingest Lambda (:func:`emr_lineage.gateway.aws_lambda.api_keys`) accepts the secret's current
+value and its previous one, and reads them again every ``KEY_CACHE_SECONDS``. This check reads
+both with the ingest's own rule (:func:`~emr_lineage.gateway.aws_lambda.key_in`), so it says what
+the ingest accepts; it never prints a key. docs/gateway.md "Rotating the API key" tells the whole
+procedure.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from emr_lineage.gateway.aws_lambda import CURRENT, KEY_CACHE_SECONDS, PREVIOUS, key_in
+from emr_lineage.gateway.config import SECRET_JSON_FIELD, GatewayConfigError
+from emr_lineage.operations.checks import CheckResult, DoctorClients, Status, aws_call
+
+CHECK = "gateway-api-key"
+TITLE = "gateway API key secret"
+ROTATION_DOC = "docs/gateway.md#rotating-the-api-key"
+NEW_KEY = "<new key>"  # docs/gateway.md shows how to generate one
+USABLE = f'the key itself, or a JSON object with a string "{SECRET_JSON_FIELD}"'
+READ_FIX = (
+    "doctor reads the secret's values (it never prints them): give its identity secretsmanager:GetSecretValue "
+    "on the secret and kms:Decrypt on the gateway's KMS key"
+)
+
+
+def rotation_steps(secret_arn: str) -> str:
+    """The rotation without loss, in one line with the command to run first."""
+    minutes = round(KEY_CACHE_SECONDS / 60)
+    return (
+        f"rotate without loss: aws secretsmanager put-secret-value --secret-id {secret_arn} --secret-string {NEW_KEY}; "
+        f"within {minutes} minutes every ingest Lambda accepts the new key and the previous one; "
+        "then update the clients (new EMR clusters read the key at boot, long-running ones need it placed: "
+        f"{ROTATION_DOC}); the next put retires the old key"
+    )
+
+
+def api_key_secret(clients: DoctorClients, secret_arn: str, env: str, now: dt.datetime) -> CheckResult:
+    """The secret exists and its current value is a key the ingest accepts; whether the previous value
+    is still accepted too, and since when the current one has been in place."""
+    current, problem = _value(clients, secret_arn, CURRENT)
+    if problem:
+        return _unreadable(secret_arn, env, problem)
+    try:
+        key_in(current.get("SecretString") or "", secret_arn)
+    except GatewayConfigError as exc:
+        return _unusable_current(clients, secret_arn, current, exc)
+    since = current.get("CreatedDate")
+    previous, problem = _value(clients, secret_arn, PREVIOUS)
+    if problem and not problem.startswith("ResourceNotFoundException"):
+        return CheckResult(CHECK, TITLE, Status.FAIL, f"{secret_arn}: reading {PREVIOUS}: {problem}", READ_FIX)
+    if previous is None:
+        accepted = f"no {PREVIOUS} value: only the current key is accepted"
+    else:
+        try:
+            key_in(previous.get("SecretString") or "", secret_arn)
+            accepted = (
+                f"the previous value ({PREVIOUS}, current until {_date(since)}) is still accepted: "
+                "clients not yet updated still get in"
+            )
+        except GatewayConfigError as exc:
+            accepted = f"the previous value is not a key ({exc}): only the current key is accepted"
+    days = f" ({_days(since, now)})" if since else ""
+    detail = (
+        f"{secret_arn}: current value ({CURRENT}) since {_date(since)}{days}; {accepted}. {rotation_steps(secret_arn)}"
+    )
+    return CheckResult(CHECK, TITLE, Status.PASS, detail)
+
+
+def _value(clients: DoctorClients, secret_arn: str, stage: str) -> tuple[Any, str | None]:
+    return aws_call(lambda: clients.secretsmanager.get_secret_value(SecretId=secret_arn, VersionStage=stage))
+
+
+def _unreadable(secret_arn: str, env: str, problem: str) -> CheckResult:
+    if problem.startswith("ResourceNotFoundException"):
+        detail = f"no secret {secret_arn}: the ingest refuses every event (500) and new clusters fail at boot"
+        return CheckResult(CHECK, TITLE, Status.FAIL, detail, f"deploy the Gateway stack (make deploy ENV={env})")
+    if problem.startswith("InvalidRequestException") and "deleted" in problem:
+        detail = f"{secret_arn} is scheduled for deletion: the ingest refuses every event (500)"
+        return CheckResult(
+            CHECK, TITLE, Status.FAIL, detail, f"aws secretsmanager restore-secret --secret-id {secret_arn}"
+        )
+    return CheckResult(CHECK, TITLE, Status.FAIL, f"{secret_arn}: {problem}", READ_FIX)
+
+
+def _unusable_current(
+    clients: DoctorClients, secret_arn: str, current: dict[str, Any], exc: GatewayConfigError
+) -> CheckResult:
+    """A current value the ingest cannot use: every event is refused. When the previous value is a key,
+    moving the current label back to it lets the clients that hold it in again at once."""
+    detail = f"{exc}: the ingest refuses every event (500) and new clusters fail at boot"
+    put = f"aws secretsmanager put-secret-value --secret-id {secret_arn} --secret-string {NEW_KEY}"
+    previous, _ = _value(clients, secret_arn, PREVIOUS)
+    try:
+        key_in((previous or {}).get("SecretString") or "", secret_arn)
+    except GatewayConfigError:
+        return CheckResult(CHECK, TITLE, Status.FAIL, detail, f"put a usable value ({USABLE}): {put}")
+    fix = (
+        f"give {CURRENT} back to the previous value, which the clients hold: aws secretsmanager "
+        f"update-secret-version-stage --secret-id {secret_arn} --version-stage {CURRENT} "
+        f"--move-to-version-id {previous['VersionId']} --remove-from-version-id {current['VersionId']}; "
+        f"rotate later with a usable value ({USABLE})"
+    )
+    return CheckResult(CHECK, TITLE, Status.FAIL, detail, fix)
+
+
+def _date(moment: dt.datetime | None) -> str:
+    return f"{moment.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC" if moment else "an unknown date"
+
+
+def _days(moment: dt.datetime, now: dt.datetime) -> str:
+    days = max((now - moment).days, 0)
+    return f"{days} day{'s' if days != 1 else ''}"
