@@ -64,7 +64,8 @@ def doctor_command(
     env: str, cdk_json: Path, marquez_url: str | None, gateway_url: str | None, timeout: float, output_format: str
 ) -> None:
     """Check credentials, CDK bootstrap, EMR's cleanup role, the listener jar, the TLS zip, the
-    deployed stacks and their SSM parameters, Marquez and the gateway, and the dead-letter queue.
+    deployed stacks and their SSM parameters, Marquez and the gateway, the gateway's API key (and
+    how to rotate it), and the dead-letter queue.
 
     \b
     emr-lineage doctor --env dev --marquez http://localhost:5080
@@ -85,7 +86,10 @@ def _print_table(report: Report) -> None:
     from rich.table import Table
 
     width = shutil.get_terminal_size((160, 40)).columns if sys.stdout.isatty() else _UNFOLDED_WIDTH
-    console = Console(file=sys.stdout, width=max(width, 100), highlight=False, soft_wrap=False)
+    # Rows are plain text: a secret's ARN has ":secret:" (an emoji code to rich) and a fix may have "[...]".
+    console = Console(
+        file=sys.stdout, width=max(width, 100), highlight=False, soft_wrap=False, markup=False, emoji=False
+    )
     table = Table(title=f"emr-lineage doctor --env {report.env}")
     for column in ("check", "status", "detail", "fix"):
         table.add_column(column, overflow="fold")

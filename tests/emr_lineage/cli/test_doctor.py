@@ -13,7 +13,14 @@ from click.testing import CliRunner
 from emr_lineage.cli.app import main
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
-from tests.emr_lineage.operations.prepared_account import ENV, REGION, cdk_json_copy, moto_account, prepare_account
+from tests.emr_lineage.operations.prepared_account import (
+    ENV,
+    REGION,
+    cdk_json_copy,
+    client,
+    moto_account,
+    prepare_account,
+)
 from tests.helpers import one_error_line
 
 
@@ -53,6 +60,28 @@ def test_a_prepared_account_exits_0_and_json_lists_every_check(aws, tmp_path: Pa
     assert report["passed"] is True and report["env"] == ENV and report["counts"]["fail"] == 0
     assert {c["check"] for c in report["checks"]} >= {"credentials", "cdk-bootstrap", "marquez", "gateway"}
     assert all(set(c) == {"check", "title", "status", "detail", "fix"} for c in report["checks"])
+
+
+def test_the_key_row_prints_the_secret_arn_as_it_is_and_exits_1_when_the_key_is_unusable(
+    aws, tmp_path: Path, marquez: FakeMarquez
+) -> None:
+    marquez.routes[f"POST {LINEAGE_ENDPOINT}"] = lambda state, request: Answer(401, {"error": "no key"})
+    cdk_json = cdk_json_copy(tmp_path)
+    arn = prepare_account(cdk_json, marquez.url).api_key_secret_arn
+    assert ":secret:" in arn  # an emoji code to rich's default console
+    result = doctor(cdk_json)
+    assert result.exit_code == 0, result.output
+    assert arn in result.stdout and "㊙" not in result.stdout
+    result = doctor(cdk_json, "--format", "json")
+    (row,) = [c for c in json.loads(result.stdout)["checks"] if c["check"] == "gateway-api-key"]
+    assert row["status"] == "pass" and f"put-secret-value --secret-id {arn}" in row["detail"]  # how to rotate
+
+    client("secretsmanager").put_secret_value(SecretId=arn, SecretString="{}")
+    result = doctor(cdk_json, "--format", "json")
+    assert result.exit_code == 1
+    (row,) = [c for c in json.loads(result.stdout)["checks"] if c["check"] == "gateway-api-key"]
+    assert row["status"] == "fail" and "without a string 'apiKey'" in row["detail"]
+    assert "update-secret-version-stage" in row["fix"]
 
 
 def test_json_of_a_failed_check_exits_1(aws, tmp_path: Path) -> None:
