@@ -94,6 +94,23 @@ def test_a_second_run_changes_nothing(node, bucket, args_for, listener_sha256, s
     assert node.spark_defaults.read_text().count(AUTH_KEY_PROPERTY) == 1
 
 
+def test_a_run_after_a_rotation_places_the_new_key(node, bucket, args_for, listener_sha256, secret_arn, secrets_client):
+    """docs/gateway.md "Rotating the API key": the bootstrap run again on a running node (an EMR step)."""
+    node.set_release("emr-7.10.0")
+    node.install_spark()
+    emr_writes_spark_defaults(node)
+    arguments = args_for(listener_sha256, bucket, api_key_secret_arn=secret_arn)
+    assert node.run(arguments).returncode == 0
+    new_key = "n3wK3yAfterTheRotation0123456789abcdefghijklmn"
+    secrets_client.put_secret_value(SecretId=secret_arn, SecretString=new_key)
+
+    again = node.run(arguments)
+
+    assert again.returncode == 0, again.stderr
+    assert node.spark_defaults.read_text() == SPARK_DEFAULTS + AUTH_LINES.replace(KEY, new_key)
+    assert new_key not in everything_the_script_printed(node, again)
+
+
 def test_listener_source_emr_gets_the_key_too(node, args_for, listener_sha256, secret_arn, wait, alive):
     node.set_release("emr-7.13.0")
     node.ship_emr_listener()
