@@ -35,8 +35,8 @@ def _format_validation_error(exc: ValidationError, env: str, raw: dict[str, Any]
     lines = []
     for err in exc.errors():
         loc = list(err["loc"])
-        key = ".".join(str(p) for p in loc)
-        where = f"environments.{env}.{key}" if loc and loc[0] != "versions" else key
+        # A check of the whole environment has no location: the environment itself is the key.
+        where = ".".join(str(p) for p in (loc if loc and loc[0] == "versions" else ["environments", env, *loc]))
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             hint = _did_you_mean(loc, model)

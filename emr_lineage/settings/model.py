@@ -238,6 +238,11 @@ class GatewaySettings(Strict):
         return value
 
 
+# The one environment that may serve plain HTTP without saying so (marquez.allow_plain_http absent):
+# the development environment. Any other without a certificate must set allow_plain_http: true.
+PLAIN_HTTP_BY_DEFAULT = "dev"
+
+
 class EnvironmentSettings(Strict):
     """Everything that differs between environments."""
 
@@ -292,6 +297,19 @@ class EnvironmentSettings(Strict):
             raise ValueError(
                 f"emr.release_label {self.emr.release_label} runs Spark {release.spark} on Scala {release.scala}, "
                 f"but versions.openlineage_spark.scala_version is {scala}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _https_unless_plain_http_allowed(self) -> EnvironmentSettings:
+        marquez = self.marquez
+        allowed = marquez.allow_plain_http
+        if allowed is None:
+            allowed = self.name == PLAIN_HTTP_BY_DEFAULT
+        if marquez.certificate_arn is None and not allowed:
+            raise ValueError(
+                "no marquez.certificate_arn, so the load balancer would serve lineage over plain HTTP: "
+                "set marquez.certificate_arn and marquez.domain_name (HTTPS), or marquez.allow_plain_http: true"
             )
         return self
 

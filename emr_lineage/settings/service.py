@@ -18,8 +18,12 @@ class MarquezSettings(Strict):
     desired_count: Annotated[int, Field(ge=1, le=10)]
     web_allowed_cidrs: Annotated[list[str], Field(min_length=1)]
     health_check_grace_seconds: Annotated[int, Field(ge=30, le=1800)]
-    # An ACM certificate: HTTPS on 443 (80 redirects) and an https listener URL. Null: HTTP, dev only.
+    # An ACM certificate: HTTPS on 443 (80 redirects reads, refuses writes) and an https listener URL.
+    # Null: plain HTTP on 80, which the environment must allow (allow_plain_http).
     certificate_arn: Annotated[str, Field(pattern=ACM_CERTIFICATE_ARN)] | None = None
+    # Without certificate_arn, plain HTTP is refused unless this is true. Null (absent): true for the
+    # development environment only (model.PLAIN_HTTP_BY_DEFAULT), false everywhere else.
+    allow_plain_http: bool | None = None
     # The name the certificate is for (clients verify it); its DNS record points at the load
     # balancer (the stack outputs the balancer's DNS name). Required with certificate_arn.
     domain_name: Annotated[str, Field(pattern=DOMAIN_NAME)] | None = None

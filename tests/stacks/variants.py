@@ -44,9 +44,11 @@ def _optional_variant(context: dict) -> dict:
     variant = copy.deepcopy(context)
     prod = variant["emr-lineage"]["environments"]["prod"]
     prod["emr"].update(long_running_cluster=True, lake_formation_runtime_role=True, ec2_key_name="platform-ops")
+    # A real prod: with its certificate it no longer allows plain HTTP (README, configuration reference).
     prod["marquez"].update(
         certificate_arn=CERTIFICATE_ARN, domain_name="lineage.prod.example.com", ui_auth=OIDC_UI_AUTH
     )
+    del prod["marquez"]["allow_plain_http"]
     return {**variant, "env": "prod"}
 
 

@@ -127,3 +127,42 @@ def test_a_malformed_image_repository_is_refused(block):
     data["versions"]["marquez_image"]["web"] = "marquezproject/marquez-web:0.51.1"
     with pytest.raises(ConfigError, match=r"versions\.marquez_image\.web: String should match pattern"):
         settings_from_context(data, "dev")
+
+
+def _plain_http_refusal(data: dict, env: str) -> str:
+    """The one line of the error an environment without a certificate gets when plain HTTP is not allowed."""
+    with pytest.raises(ConfigError) as excinfo:
+        settings_from_context(data, env)
+    (line,) = str(excinfo.value).splitlines()[1:]
+    return line.strip()
+
+
+def test_plain_http_is_the_default_of_the_development_environment_only(block):
+    dev = settings_from_context(block, "dev").marquez
+    assert dev.certificate_arn is None and dev.allow_plain_http is None  # the shipped dev leaves it unsaid
+    # The same block under another name is refused: one line naming the environment and both fixes.
+    data = copy.deepcopy(block)
+    data["environments"]["staging"] = copy.deepcopy(data["environments"]["dev"])
+    assert _plain_http_refusal(data, "staging") == (
+        "emr-lineage.environments.staging: no marquez.certificate_arn, so the load balancer would serve lineage "
+        "over plain HTTP: set marquez.certificate_arn and marquez.domain_name (HTTPS), "
+        "or marquez.allow_plain_http: true"
+    )
+    # dev may refuse it too.
+    assert _plain_http_refusal(_with(block, "marquez.allow_plain_http", False), "dev").startswith(
+        "emr-lineage.environments.dev: no marquez.certificate_arn"
+    )
+
+
+@pytest.mark.parametrize("allowed", [..., None, False], ids=["absent", "null", "false"])
+def test_prod_without_a_certificate_is_refused_unless_it_allows_plain_http(block, allowed):
+    assert settings_from_context(block, "prod").marquez.allow_plain_http is True  # said in the shipped cdk.json
+    line = _plain_http_refusal(_with(block, "marquez.allow_plain_http", allowed, env="prod"), "prod")
+    assert line.startswith("emr-lineage.environments.prod: no marquez.certificate_arn")
+
+
+def test_with_a_certificate_prod_needs_no_allowance(block):
+    data = _with(block, "marquez.allow_plain_http", ..., env="prod")
+    data["environments"]["prod"]["marquez"].update(certificate_arn=CERTIFICATE, domain_name="lineage.example.com")
+    marquez = settings_from_context(data, "prod").marquez
+    assert marquez.certificate_arn == CERTIFICATE and marquez.allow_plain_http is None
