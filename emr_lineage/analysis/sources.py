@@ -28,7 +28,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.clients import aws_message
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.gateway.ingest import ARCHIVE_ROOT, Rejected, archive_prefixes, check_request
+from emr_lineage.gateway.ingest import ARCHIVE_ROOT, archive_prefixes, check_request
+from emr_lineage.gateway.verdict import Rejected
 from emr_lineage.lineage.events import load_events
 from emr_lineage.marquez.client import MarquezClient
 

@@ -1,8 +1,8 @@
 """The gateway's two Lambda handlers: the ALB's ingest target and the SQS FIFO queue's forwarder.
 
-* :func:`ingest_handler` (ALB target, ``POST /api/v1/lineage``): the bearer keys come from the
-  Secrets Manager secret named by ``API_KEY_SECRET_ARN``: its current and previous versions (so a
-  rotation refuses no client that still holds the old key), read again every
+* :func:`ingest_handler` (ALB target, ``POST /api/v1/lineage`` and ``/api/v1/lineage/batch``): the
+  bearer keys come from the Secrets Manager secret named by ``API_KEY_SECRET_ARN``: its current and
+  previous versions (so a rotation refuses no client that still holds the old key), read again every
   :data:`KEY_CACHE_SECONDS` (so a rotation reaches warm containers);
   then :class:`~emr_lineage.gateway.ingest.Ingestor` archives and enqueues (201 once durable,
   401/413/400 for a bad request, 503 when AWS fails and the client should retry, 500 when the
@@ -36,6 +36,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.gateway.config import (
+    MAX_BATCH_BYTES,
     SECRET_JSON_FIELD,
     ForwardConfig,
     GatewayConfigError,
@@ -185,9 +186,10 @@ def ingest_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         queue_url=config.queue_url,
         api_keys=keys,
         max_bytes=config.max_bytes,
+        max_batch_bytes=MAX_BATCH_BYTES,
         clock=utc_now,
     )
-    status, payload = ingestor.handle(_headers(event), body)
+    status, payload = ingestor.answer(event.get("path"), _headers(event), body)
     LOG.info("ingest %s %s", status, json.dumps(payload, sort_keys=True))
     extra = {"WWW-Authenticate": "Bearer"} if status == 401 else RETRY_LATER if status == 503 else {}
     return alb_response(status, payload, multi_value=multi, headers=extra)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.marquez.api import base_url
 from emr_lineage.settings.limits import ALB_LAMBDA_MAX_BODY_BYTES
 
 # --- ingest Lambda (ALB target) ---------------------------------------------------------------
@@ -29,6 +30,9 @@ INGEST_ENV = (ARCHIVE_BUCKET, QUEUE_URL, API_KEY_SECRET_ARN, MAX_EVENT_BYTES)
 FORWARD_ENV = (MARQUEZ_URL, FORWARD_RETRIES, FORWARD_TIMEOUT_SECONDS, QUEUE_URL, DEAD_LETTER_QUEUE_URL)
 
 DEFAULT_MAX_EVENT_BYTES = ALB_LAMBDA_MAX_BODY_BYTES  # also SQS's largest message (settings/limits.py)
+# A batch's body once decompressed (its events are each bound by the event limit). The load balancer
+# hands the Lambda at most ALB_LAMBDA_MAX_BODY_BYTES as sent; gzip makes JSON 5 to 20 times smaller.
+MAX_BATCH_BYTES = 8 * ALB_LAMBDA_MAX_BODY_BYTES
 DEFAULT_FORWARD_RETRIES = 3
 DEFAULT_FORWARD_TIMEOUT_SECONDS = 10.0
 
@@ -129,9 +133,10 @@ class ForwardConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ForwardConfig:
-        url = _required(env, MARQUEZ_URL)
-        if not url.startswith(("http://", "https://")):
-            raise GatewayConfigError(f"environment variable {MARQUEZ_URL}={url!r} is not an http(s) URL")
+        try:
+            url = base_url(_required(env, MARQUEZ_URL))
+        except ValueError as exc:
+            raise GatewayConfigError(f"environment variable {MARQUEZ_URL}: {exc}") from None
         return cls(
             marquez_url=url,
             retries=int(_number(env, FORWARD_RETRIES, DEFAULT_FORWARD_RETRIES, int, 0)),

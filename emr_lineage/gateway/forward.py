@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import json
 import time
 import urllib.error
 import urllib.request
@@ -31,10 +32,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT, base_url
 from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 
-Post = Callable[[bytes], int]  # one event -> the HTTP status; raises OSError/HTTPException on network errors
+# One event -> (Marquez's HTTP status, its reason on one line, "" when none); raises OSError or
+# HTTPException on network errors.
+Post = Callable[[bytes], tuple[int, str]]
 
 DELIVERED, RETRIED_OUT, PERMANENT, BLOCKED, OUT_OF_TIME = "delivered", "failed", "permanent", "blocked", "out-of-time"
 REJECTED = "rejected"  # permanent, and the caller's reject took it (the dead-letter queue): handled
@@ -162,15 +165,15 @@ def _deliver(
         attempt += 1
         status: int | None = None
         try:
-            status = post(body)
+            status, reason = post(body)
         except NETWORK_ERRORS as exc:
             detail = f"{type(exc).__name__}: {exc}"
         else:
             if 200 <= status < 300:
                 return DELIVERED, attempt, str(status), status
+            detail = f"HTTP {status}: {reason}" if reason else f"HTTP {status}"
             if not retryable(status):
-                return PERMANENT, attempt, f"HTTP {status}", status
-            detail = f"HTTP {status}"
+                return PERMANENT, attempt, detail, status
         if attempt > retries:
             return RETRIED_OUT, attempt, detail, status
         delay = min(max_backoff, backoff * 2 ** (attempt - 1))
@@ -232,24 +235,40 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # a 3xx is answered as its status: Marquez's lineage endpoint never redirects
 
 
+MAX_REASON_CHARS = 300
+
+
+def reason_of(answer: bytes) -> str:
+    """Marquez's reason for a refusal, on one line: the ``message`` (or ``error``) of its JSON error
+    body (Dropwizard's ``{"code": ..., "message": ...}``), else the start of the text."""
+    text = answer.decode("utf-8", "replace")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        found = parsed.get("message") or parsed.get("error") or parsed.get("errors")
+        text = found if isinstance(found, str) else json.dumps(found) if found else text
+    line = " ".join(text.split())
+    return line if len(line) <= MAX_REASON_CHARS else line[: MAX_REASON_CHARS - 3] + "..."
+
+
 def http_post(url: str, *, timeout: float) -> Post:
-    """A :data:`Post` to ``<url>`` + LINEAGE_ENDPOINT (JSON, urllib, no redirects, no proxy)."""
-    if not url.startswith(("http://", "https://")):
-        raise ValueError(f"not an http(s) URL: {url!r}")
-    endpoint = url.rstrip("/") + LINEAGE_ENDPOINT
+    """A :data:`Post` to Marquez's LINEAGE_ENDPOINT under ``url`` (its base URL, with or without
+    ``/api/v1``; JSON, urllib, no redirects, no proxy)."""
+    endpoint = base_url(url) + LINEAGE_ENDPOINT
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
-    def post(body: bytes) -> int:
+    def post(body: bytes) -> tuple[int, str]:
         request = urllib.request.Request(
             endpoint, data=body, method="POST", headers={"Content-Type": "application/json"}
         )
         try:
             with opener.open(request, timeout=timeout) as response:
                 response.read(65536)
-                return int(response.status)
+                return int(response.status), ""
         except urllib.error.HTTPError as exc:  # a status outside 2xx: an answer, not a network error
             with exc:
-                exc.read(65536)
-            return int(exc.code)
+                return int(exc.code), reason_of(exc.read(65536))
 
     return post

@@ -1,25 +1,27 @@
-"""Ingest: check one POSTed OpenLineage event, archive its raw body, enqueue it for Marquez.
+"""Ingest: check what a producer POSTs (one event, or a batch), archive each event's raw bytes, enqueue it.
 
 Guarantees (standard library + a boto3 S3 and SQS client):
 
 * nothing unchecked goes on: a wrong or missing ``Authorization: Bearer <key>`` is 401 (compared
-  in constant time), a body over the limit 413, a body that is not a UTF-8 JSON object with
-  ``eventType``, ``eventTime``, ``run.runId`` (a UUID) and ``job.namespace``/``job.name`` 400 with
-  the reason on one line;
-* dataset namespaces are normalised by :func:`emr_lineage.lineage.naming.canonical_namespace`, the
-  function the graph tools use (``s3a://b`` and ``s3n://b`` become ``s3://b``);
-* the archive keeps every raw body as it arrived (:func:`archive_key`); the queue gets the
-  canonical event (sorted keys, compact, ASCII) with MessageGroupId = the run's root run (the
-  parent facet's ``root``, else its parent run, else the run itself), so the events of one run,
-  and of an application with its actions, reach Marquez in order, and
-  MessageDeduplicationId = the SHA-256 of the canonical event, so SQS FIFO drops a resent
-  event within its 5-minute deduplication window;
-* 201 only once both the archive and the queue hold the event; an AWS failure is 503 and the
-  client retries: both steps are idempotent (same key, same deduplication id).
+  in constant time); a body over the limit, before or after gzip decompression
+  (:mod:`~emr_lineage.gateway.body`), 413; a body that is not UTF-8 JSON, or an event that is not a
+  RunEvent, JobEvent or DatasetEvent as Marquez takes them (:mod:`~emr_lineage.gateway.event`),
+  400 with the reason on one line;
+* ``POST`` :data:`~emr_lineage.marquez.api.LINEAGE_ENDPOINT` takes one event (201);
+  :data:`~emr_lineage.marquez.api.LINEAGE_BATCH_ENDPOINT` a JSON array of them, each checked on
+  its own, the answer saying which were stored and which not and why (:func:`batch_answer`);
+* the archive keeps every event as it arrived, decompressed (:func:`archive_key`; a batch's events
+  each as its own JSON text); the queue gets the canonical event (sorted keys, compact, ASCII)
+  with MessageGroupId = its FIFO group (a run's root or parent run, or the run; a static event's
+  job or dataset), so the events of one run, and of an application with its actions, reach
+  Marquez in order, and MessageDeduplicationId = the SHA-256 of the canonical event, so SQS FIFO
+  drops a resent event within its 5-minute deduplication window;
+* 201 (200 for a batch) only once both the archive and the queue hold the event; an AWS failure
+  is 503 and the client retries: both steps are idempotent (same key, same deduplication id).
 
 Archive layout (UTC time of arrival, from the gateway's clock; never the client's eventTime)::
 
-    raw/date=YYYY-MM-DD/hour=HH/<group run id>/<eventTime compact>-<dedup id[:16]>.json
+    raw/date=YYYY-MM-DD/hour=HH/<group id>/<eventTime compact>-<dedup id[:16]>.json
 
 A time range is the list of its hour prefixes (:func:`archive_prefixes`); one run (the FIFO
 group: the root or parent run, or the run itself) is ``<hour prefix><run id>/`` in each hour, and its
@@ -30,17 +32,18 @@ again; both copies end in the same ``-<dedup id[:16]>.json``, so a replay can sk
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import hmac
 import json
-import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.lineage.naming import canonical_namespace
+from emr_lineage.gateway.body import decoded, header, parsed
+from emr_lineage.gateway.event import CheckedEvent, check_event
+from emr_lineage.gateway.verdict import Rejected, one_line
+from emr_lineage.marquez.api import LINEAGE_BATCH_ENDPOINT, LINEAGE_ENDPOINT
 
 Clock = Callable[[], dt.datetime]
 ARCHIVE_ROOT = "raw/"
@@ -55,33 +58,42 @@ def utc_now() -> dt.datetime:
 
 
 @dataclass(frozen=True)
-class Rejected:
-    """A request the gateway refuses: the HTTP status and a one-line reason."""
-
-    status: int
-    reason: str
-
-
-@dataclass(frozen=True)
 class Accepted:
-    """A checked event: what to archive (the raw body) and what to enqueue, and how."""
+    """A checked event and where its raw bytes go in the archive."""
 
-    event: dict[str, Any]  # with normalised dataset namespaces
-    canonical: bytes  # the event as JSON: sorted keys, compact separators, ASCII
-    dedup_id: str  # sha256 hex of ``canonical``
-    group_id: str  # the parent run's runId, else the run's own
-    run_id: str
+    checked: CheckedEvent
+    raw: bytes  # what the archive keeps: the event as it arrived (decompressed)
     archive_key: str
+
+    @property
+    def event(self) -> dict[str, Any]:
+        return self.checked.event
+
+    @property
+    def canonical(self) -> bytes:
+        return self.checked.canonical
+
+    @property
+    def dedup_id(self) -> str:
+        return self.checked.dedup_id
+
+    @property
+    def group_id(self) -> str:
+        return self.checked.group_id
+
+    @property
+    def run_id(self) -> str | None:
+        return self.checked.run_id
+
+    def answer(self, **extra: Any) -> dict[str, Any]:
+        """What the client is told about it."""
+        ids = {"kind": self.checked.kind, "groupId": self.checked.group_id, "dedupId": self.checked.dedup_id}
+        if self.checked.run_id:
+            ids["runId"] = self.checked.run_id
+        return {**ids, **extra}
 
 
 # --- the pieces ---------------------------------------------------------------------------------
-
-
-def _header(headers: Mapping[str, str] | None, name: str) -> str | None:
-    for key, value in (headers or {}).items():
-        if key.lower() == name:
-            return value
-    return None
 
 
 def authorized(headers: Mapping[str, str] | None, api_keys: Collection[str]) -> bool:
@@ -90,7 +102,7 @@ def authorized(headers: Mapping[str, str] | None, api_keys: Collection[str]) -> 
 
     An empty key matches nothing: a key that was never set must not open the gateway.
     """
-    value = _header(headers, "authorization")
+    value = header(headers, "authorization")
     if not value:
         return False
     scheme, _, token = value.strip().partition(" ")
@@ -100,85 +112,6 @@ def authorized(headers: Mapping[str, str] | None, api_keys: Collection[str]) -> 
     # Every key is compared (constant time each), so the answer's timing does not tell which matched.
     matches = [hmac.compare_digest(sent, key.encode("utf-8")) for key in api_keys if key]
     return any(matches)
-
-
-def canonical_json(event: Any) -> bytes:
-    """The one byte form of an event: sorted keys, no whitespace, ASCII (every character SQS allows)."""
-    return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-
-
-def dedup_id(canonical: bytes) -> str:
-    return hashlib.sha256(canonical).hexdigest()  # 64 characters; SQS FIFO allows up to 128
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def _uuid(value: Any, where: str) -> str | Rejected:
-    if not isinstance(value, str):
-        return Rejected(400, f"{where} is missing or not a string")
-    try:
-        return str(uuid.UUID(value))
-    except ValueError:
-        return Rejected(400, f"{where}: {_one_line(value, 80)!r} is not a UUID")
-
-
-def _event_time(value: Any) -> dt.datetime | Rejected:
-    if not isinstance(value, str) or not value.strip():
-        return Rejected(400, "eventTime is missing or not a string")
-    try:
-        parsed = dt.datetime.fromisoformat(value.strip())
-    except ValueError:
-        return Rejected(400, f"eventTime: {_one_line(value, 80)!r} is not an ISO 8601 date-time")
-    if parsed.tzinfo is None:
-        return Rejected(400, f"eventTime: {_one_line(value, 80)!r} has no UTC offset")
-    return parsed.astimezone(dt.UTC)
-
-
-def _normalise_datasets(event: dict[str, Any]) -> Rejected | None:
-    """Normalise the namespaces of inputs, outputs and their column-lineage input fields, in place."""
-    for side in ("inputs", "outputs"):
-        datasets = event.get(side)
-        if datasets is None:
-            continue
-        if not isinstance(datasets, list):
-            return Rejected(400, f"{side} is not a list")
-        for index, dataset in enumerate(datasets):
-            where = f"{side}[{index}]"
-            if not isinstance(dataset, dict):
-                return Rejected(400, f"{where} is not an object")
-            for key in ("namespace", "name"):
-                if not isinstance(dataset.get(key), str) or not dataset[key]:
-                    return Rejected(400, f"{where}.{key} is missing or not a string")
-            dataset["namespace"] = canonical_namespace(dataset["namespace"])
-            facets = dataset.get("facets")
-            column = facets.get("columnLineage") if isinstance(facets, dict) else None
-            fields = column.get("fields") if isinstance(column, dict) else None
-            for spec in fields.values() if isinstance(fields, dict) else ():
-                for source in spec.get("inputFields", ()) if isinstance(spec, dict) else ():
-                    if isinstance(source, dict) and isinstance(source.get("namespace"), str):
-                        source["namespace"] = canonical_namespace(source["namespace"])
-    return None
-
-
-def _group_run(run: dict[str, Any], run_id: str) -> str | Rejected:
-    """The FIFO group: the root run of the parent facet (ParentRunFacet 1-1-0 ``root``), else the
-    parent run, else the run. The Spark listener gives an application and each of its actions the
-    same root (the orchestrator's or ``emr-lineage launch``'s run), so they all stay in one order;
-    with only ``parent`` the actions group under the application, the application under its own parent.
-    https://openlineage.io/spec/facets/1-1-0/ParentRunFacet.json"""
-    facets = run.get("facets")
-    parent = facets.get("parent") if isinstance(facets, dict) else None
-    if parent is None:
-        return run_id
-    root = parent.get("root") if isinstance(parent, dict) else None
-    if root is not None:
-        root_run = root.get("run") if isinstance(root, dict) else None
-        return _uuid(root_run.get("runId") if isinstance(root_run, dict) else None, "run.facets.parent.root.run.runId")
-    parent_run = parent.get("run") if isinstance(parent, dict) else None
-    return _uuid(parent_run.get("runId") if isinstance(parent_run, dict) else None, "run.facets.parent.run.runId")
 
 
 def archive_key(received: dt.datetime, group_id: str, event_time: dt.datetime, dedup: str) -> str:
@@ -204,18 +137,31 @@ def archive_prefixes(start: dt.datetime, end: dt.datetime, run_id: str | None = 
 # --- the check --------------------------------------------------------------------------------
 
 
-def _parse(body: bytes) -> dict[str, Any] | Rejected:
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        return Rejected(400, "the body is not UTF-8")
-    try:
-        event = json.loads(text)
-    except ValueError as exc:
-        return Rejected(400, f"the body is not JSON: {_one_line(str(exc))}")
-    if not isinstance(event, dict):
-        return Rejected(400, f"the body is a JSON {type(event).__name__}, not an object (one OpenLineage event)")
-    return event
+def endpoint(path: str | None) -> str | None:
+    """The lineage endpoint a request path names (a trailing slash and a query allowed), or None."""
+    clean = (path or "").split("?", 1)[0].rstrip("/")
+    return clean if clean in (LINEAGE_ENDPOINT, LINEAGE_BATCH_ENDPOINT) else None
+
+
+def _accepted(value: Any, raw: bytes, *, max_bytes: int, received: dt.datetime) -> Accepted | Rejected:
+    checked = check_event(value, max_bytes=max_bytes)
+    if isinstance(checked, Rejected):
+        return checked
+    key = archive_key(received, checked.group_id, checked.event_time, checked.dedup_id)
+    return Accepted(checked=checked, raw=raw, archive_key=key)
+
+
+def _body(
+    headers: Mapping[str, str] | None, body: bytes, *, api_keys: Collection[str] | None, max_bytes: int
+) -> Any | Rejected:
+    """The key, then the body decoded and parsed (within ``max_bytes``), as (JSON value, its bytes)."""
+    if api_keys is not None and not authorized(headers, api_keys):
+        return Rejected(401, "missing or wrong Authorization: Bearer <key>")
+    data = decoded(headers, body, max_bytes=max_bytes)
+    if isinstance(data, Rejected):
+        return data
+    value = parsed(data)
+    return value if isinstance(value, Rejected) else (value, data)
 
 
 def check_request(
@@ -226,53 +172,47 @@ def check_request(
     max_bytes: int,
     clock: Clock = utc_now,
 ) -> Accepted | Rejected:
-    """Check one request (key, then size, then shape); :class:`Accepted` holds what to store.
+    """Check one request of one event (key, then size, then shape); :class:`Accepted` holds what to store.
 
     ``api_keys`` None means no key is required (a local gateway); the Lambda always passes its keys.
-    ``max_bytes`` bounds the raw body and the canonical event (what SQS gets).
+    ``max_bytes`` bounds the body, decompressed too, and the canonical event (what SQS gets).
     """
-    if api_keys is not None and not authorized(headers, api_keys):
-        return Rejected(401, "missing or wrong Authorization: Bearer <key>")
-    if len(body) > max_bytes:
-        return Rejected(413, f"the body is {len(body)} bytes; the limit is {max_bytes}")
-    event = _parse(body)
-    if isinstance(event, Rejected):
-        return event
-    if not isinstance(event.get("eventType"), str) or not event["eventType"]:
-        return Rejected(400, "eventType is missing or not a string")
-    event_time = _event_time(event.get("eventTime"))
-    if isinstance(event_time, Rejected):
-        return event_time
-    run = event.get("run")
-    if not isinstance(run, dict):
-        return Rejected(400, "run is missing or not an object")
-    run_id = _uuid(run.get("runId"), "run.runId")
-    if isinstance(run_id, Rejected):
-        return run_id
-    job = event.get("job")
-    if not isinstance(job, dict):
-        return Rejected(400, "job is missing or not an object")
-    for key in ("namespace", "name"):
-        if not isinstance(job.get(key), str) or not job[key]:
-            return Rejected(400, f"job.{key} is missing or not a string")
-    group_id = _group_run(run, run_id)
-    if isinstance(group_id, Rejected):
-        return group_id
-    problem = _normalise_datasets(event)
-    if problem:
-        return problem
-    canonical = canonical_json(event)
-    if len(canonical) > max_bytes:
-        return Rejected(413, f"the event is {len(canonical)} bytes once normalised; the limit is {max_bytes}")
-    dedup = dedup_id(canonical)
-    return Accepted(
-        event=event,
-        canonical=canonical,
-        dedup_id=dedup,
-        group_id=group_id,
-        run_id=run_id,
-        archive_key=archive_key(clock(), group_id, event_time, dedup),
-    )
+    got = _body(headers, body, api_keys=api_keys, max_bytes=max_bytes)
+    if isinstance(got, Rejected):
+        return got
+    value, data = got
+    if isinstance(value, list):
+        return Rejected(400, f"the body is a JSON array; send a batch to {LINEAGE_BATCH_ENDPOINT}")
+    if not isinstance(value, dict):
+        return Rejected(400, f"the body is a JSON {type(value).__name__}, not an object (one OpenLineage event)")
+    return _accepted(value, data, max_bytes=max_bytes, received=clock())
+
+
+def check_batch(
+    headers: Mapping[str, str] | None,
+    body: bytes,
+    *,
+    api_keys: Collection[str] | None,
+    max_bytes: int,
+    max_batch_bytes: int,
+    clock: Clock = utc_now,
+) -> list[Accepted | Rejected] | Rejected:
+    """Check a batch request (a JSON array of events): the request as a whole (key, size, an array),
+    then each event on its own, in order. Each event's archived bytes are its JSON text as sent."""
+    got = _body(headers, body, api_keys=api_keys, max_bytes=max_batch_bytes)
+    if isinstance(got, Rejected):
+        return got
+    events = got[0]
+    if not isinstance(events, list):
+        return Rejected(400, f"a batch is a JSON array of events, not a JSON {type(events).__name__}")
+    if not events:
+        return Rejected(400, "the batch is empty")
+    received = clock()
+    checked: list[Accepted | Rejected] = []
+    for value in events:
+        raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        checked.append(_accepted(value, raw, max_bytes=max_bytes, received=received))
+    return checked
 
 
 # --- the ingest step ----------------------------------------------------------------------------
@@ -281,11 +221,15 @@ def check_request(
 def _aws_reason(step: str, exc: BotoCoreError | ClientError) -> str:
     code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
     detail = f"{code}: {exc}" if code else f"{type(exc).__name__}: {exc}"
-    return _one_line(f"{step} failed, retry later ({detail})")
+    return one_line(f"{step} failed, retry later ({detail})")
+
+
+def _refused(rejected: Rejected) -> tuple[int, dict[str, Any]]:
+    return rejected.status, {"status": "rejected", "error": rejected.reason}
 
 
 class Ingestor:
-    """Check, archive (S3 put of the raw body), enqueue (SQS FIFO send): ``handle`` -> (status, body)."""
+    """Check, archive (S3 put of the raw body), enqueue (SQS FIFO send): :meth:`answer` -> (status, body)."""
 
     def __init__(
         self,
@@ -296,11 +240,13 @@ class Ingestor:
         queue_url: str,
         api_keys: Collection[str] | None,
         max_bytes: int,
+        max_batch_bytes: int | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self.s3, self.sqs = s3, sqs
         self.bucket, self.queue_url = bucket, queue_url
         self.api_keys, self.max_bytes, self.clock = api_keys, max_bytes, clock
+        self.max_batch_bytes = max_batch_bytes or max_bytes
         # Deduplication ids this Ingestor stored, with when: a resend within SQS's window is answered
         # at once. SQS drops it anyway; this also holds where a stand-in forgets a deleted message's
         # id (moto_server keeps ids only while the message is queued).
@@ -317,19 +263,28 @@ class Ingestor:
                 self._stored.clear()
         self._stored[dedup] = now
 
-    def handle(self, headers: Mapping[str, str] | None, body: bytes) -> tuple[int, dict[str, Any]]:
-        checked = check_request(headers, body, api_keys=self.api_keys, max_bytes=self.max_bytes, clock=self.clock)
-        if isinstance(checked, Rejected):
-            return checked.status, {"status": "rejected", "error": checked.reason}
-        accepted = {"runId": checked.run_id, "groupId": checked.group_id, "dedupId": checked.dedup_id}
-        now = self.clock()
+    def answer(self, path: str | None, headers: Mapping[str, str] | None, body: bytes) -> tuple[int, dict[str, Any]]:
+        """The answer to a POST to ``path``: one event, a batch, or 404 for any other path."""
+        which = endpoint(path)
+        if which == LINEAGE_ENDPOINT:
+            return self.handle(headers, body)
+        if which == LINEAGE_BATCH_ENDPOINT:
+            return self.handle_batch(headers, body)
+        return 404, {"status": "rejected", "error": f"POST only to {LINEAGE_ENDPOINT} or {LINEAGE_BATCH_ENDPOINT}"}
+
+    def _store(self, accepted: Accepted) -> dict[str, Any] | Rejected:
+        """Archive, then enqueue; what the client is told, or a 503 when AWS failed (nothing lost:
+        both steps are idempotent, the client sends it again)."""
+        checked, now = accepted.checked, self.clock()
         if self._seen(checked.dedup_id, now):
-            return 201, {"status": "accepted", "duplicate": True, **accepted}
+            return accepted.answer(duplicate=True)
         try:
             # The bucket's default encryption (SSE-KMS) applies; the raw bytes, as received.
-            self.s3.put_object(Bucket=self.bucket, Key=checked.archive_key, Body=body, ContentType="application/json")
+            self.s3.put_object(
+                Bucket=self.bucket, Key=accepted.archive_key, Body=accepted.raw, ContentType="application/json"
+            )
         except (BotoCoreError, ClientError) as exc:
-            return 503, {"status": "unavailable", "error": _aws_reason("archiving the event", exc)}
+            return Rejected(503, _aws_reason("archiving the event", exc))
         try:
             self.sqs.send_message(
                 QueueUrl=self.queue_url,
@@ -338,6 +293,75 @@ class Ingestor:
                 MessageDeduplicationId=checked.dedup_id,
             )
         except (BotoCoreError, ClientError) as exc:
-            return 503, {"status": "unavailable", "error": _aws_reason("queueing the event", exc)}
+            return Rejected(503, _aws_reason("queueing the event", exc))
         self._remember(checked.dedup_id, now)
-        return 201, {"status": "accepted", **accepted}
+        return accepted.answer()
+
+    def handle(self, headers: Mapping[str, str] | None, body: bytes) -> tuple[int, dict[str, Any]]:
+        """One event: 201 once archived and queued."""
+        checked = check_request(headers, body, api_keys=self.api_keys, max_bytes=self.max_bytes, clock=self.clock)
+        if isinstance(checked, Rejected):
+            return _refused(checked)
+        stored = self._store(checked)
+        if isinstance(stored, Rejected):
+            return stored.status, {"status": "unavailable", "error": stored.reason}
+        return 201, {"status": "accepted", **stored}
+
+    def handle_batch(self, headers: Mapping[str, str] | None, body: bytes) -> tuple[int, dict[str, Any]]:
+        """A batch: each event checked on its own, the accepted ones stored in order (see :func:`batch_answer`)."""
+        checked = check_batch(
+            headers,
+            body,
+            api_keys=self.api_keys,
+            max_bytes=self.max_bytes,
+            max_batch_bytes=self.max_batch_bytes,
+            clock=self.clock,
+        )
+        if isinstance(checked, Rejected):
+            return _refused(checked)
+        results: list[dict[str, Any] | Rejected] = []
+        for item in checked:
+            if isinstance(item, Rejected) or (results and _unavailable(results[-1])):
+                # After a storage failure nothing more is stored: a later event of the same run must
+                # not get ahead of it. The client sends the batch again.
+                results.append(item if isinstance(item, Rejected) else _NOT_STORED)
+                continue
+            results.append(self._store(item))
+        return batch_answer(results)
+
+
+_NOT_STORED = Rejected(503, "not stored: an earlier event of the batch could not be; send the batch again")
+
+
+def _unavailable(result: dict[str, Any] | Rejected) -> bool:
+    return isinstance(result, Rejected) and result.retriable
+
+
+def batch_answer(results: list[dict[str, Any] | Rejected]) -> tuple[int, dict[str, Any]]:
+    """The answer to a batch, in the shape of the OpenLineage batch endpoint's proposal
+    (https://github.com/OpenLineage/OpenLineage/pull/4109): ``status`` success, partial_success or
+    failure; a ``summary`` of counts; ``failed_events`` (index, status, reason, retriable); and,
+    ours, ``accepted`` (index and ids). HTTP 200 when every event was stored, 503 when one could not
+    be for now (send the batch again: what was stored is deduplicated), 207 when the others were
+    stored and some refused for good, else the first refusal's status."""
+    accepted = [{"index": i, **r} for i, r in enumerate(results) if not isinstance(r, Rejected)]
+    failed = [
+        {"index": i, "status": r.status, "reason": r.reason, "retriable": r.retriable}
+        for i, r in enumerate(results)
+        if isinstance(r, Rejected)
+    ]
+    retriable = sum(f["retriable"] for f in failed)
+    summary = {
+        "received": len(results),
+        "successful": len(accepted),
+        "failed": len(failed),
+        "retriable": retriable,
+        "non_retriable": len(failed) - retriable,
+    }
+    status = "success" if not failed else "partial_success" if accepted else "failure"
+    payload = {"status": status, "summary": summary, "accepted": accepted, "failed_events": failed}
+    if not failed:
+        return 200, payload
+    if retriable:
+        return 503, payload
+    return (207 if accepted else failed[0]["status"]), payload

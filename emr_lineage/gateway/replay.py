@@ -23,7 +23,8 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.gateway.ingest import ARCHIVE_ROOT, Rejected, archive_prefixes, check_request
+from emr_lineage.gateway.ingest import ARCHIVE_ROOT, archive_prefixes, check_request
+from emr_lineage.gateway.verdict import Rejected
 
 # Replay re-checks archived bodies, which the gateway accepted under its own size limit.
 _NO_SIZE_LIMIT = 1 << 40

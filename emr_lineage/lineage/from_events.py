@@ -184,7 +184,17 @@ class GraphBuilder:
         return assemble(self.runs, self.datasets, self.columns, level)
 
     def _add_tolerant(self, event: Mapping[str, Any]) -> None:
-        """Merge one event that may lack any field (fragments of the Spark integration tests)."""
+        """Merge one event that may lack any field (fragments of the Spark integration tests).
+
+        A DatasetEvent (static lineage: a ``dataset``, no job and no run) adds its dataset and
+        facets only, not a run of an unnamed job."""
+        static = event.get("dataset")
+        if isinstance(static, dict) and "job" not in event and "run" not in event:
+            ds_key = self.key(static.get("namespace") or UNKNOWN_NAMESPACE, static.get("name") or "")
+            self.datasets.setdefault(ds_key, DatasetRecord())
+            if static.get("facets"):
+                self._add_facets_tolerantly(ds_key, static["facets"])
+            return
         job = event.get("job") or _EMPTY
         job_key = self.key(job.get("namespace") or UNKNOWN_NAMESPACE, job.get("name") or UNNAMED_JOB)
         run = event.get("run") or _EMPTY

@@ -1,10 +1,12 @@
 """Where the Marquez HTTP API lives on its server: the one place ``/api/v1`` is written.
 
-No imports: the Spark configuration (``spark.openlineage.transport.endpoint``) and the Marquez
+Standard library only: the Spark configuration (``spark.openlineage.transport.endpoint``) and the Marquez
 client both take their paths from here.
 """
 
 from __future__ import annotations
+
+from urllib.parse import urlsplit
 
 API_ROOT = "/api/v1"
 DEFAULT_DEPTH = 20  # how far a lineage request walks from its node
@@ -14,3 +16,19 @@ LINEAGE_ENDPOINT = f"{API_ROOT}/lineage"  # POST: OpenLineage events; GET: the l
 # (https://github.com/MarquezProject/marquez/issues/2918): the lineage gateway serves it and
 # forwards each event to LINEAGE_ENDPOINT.
 LINEAGE_BATCH_ENDPOINT = f"{LINEAGE_ENDPOINT}/batch"
+
+
+def base_url(url: str) -> str:
+    """Marquez's base URL, without a trailing slash or ``/api/v1`` (both are commonly pasted);
+    ValueError, saying what is wrong, when ``url`` is not an http(s) URL with a host."""
+    text = url.strip()
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - parses the port: ValueError when it is not a number
+    except ValueError as exc:
+        raise ValueError(f"{url!r} is not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r} is not an http(s) URL with a host, e.g. http://localhost:5000")
+    if parts.query or parts.fragment:
+        raise ValueError(f"{url!r} has a query or fragment; give Marquez's base URL")
+    return text.rstrip("/").removesuffix(API_ROOT).rstrip("/")

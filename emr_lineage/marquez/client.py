@@ -31,6 +31,7 @@ from emr_lineage.http import (
     Reply,
 )
 from emr_lineage.marquez.api import API_ROOT, DEFAULT_DEPTH, LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import base_url as marquez_base_url
 
 DEFAULT_PAGE_SIZE = 100
 
@@ -59,10 +60,10 @@ class MarquezClient:
         page_size: int = DEFAULT_PAGE_SIZE,
         max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise MarquezError(f"Marquez URL must start with http:// or https://, got {base_url!r}")
-        # Accept both http://host:5000 and http://host:5000/api/v1.
-        self.base_url = base_url.rstrip("/").removesuffix(API_ROOT) + "/"
+        try:  # http://host:5000 and http://host:5000/api/v1 are both accepted
+            self.base_url = marquez_base_url(base_url) + "/"
+        except ValueError as exc:
+            raise MarquezError(f"Marquez URL: {exc}") from None
         self.timeout = timeout
         self.page_size = page_size
         self.http = HttpClient(

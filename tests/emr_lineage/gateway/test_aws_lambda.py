@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -83,6 +84,16 @@ def test_an_alb_event_with_a_base64_body_is_accepted_and_queued(stack: Stack) ->
     assert message["Attributes"]["MessageGroupId"] == PARENT_RUN_ID
     keys = [o["Key"] for o in stack.s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
     assert len(keys) == 1 and keys[0].startswith("raw/date=")
+
+
+def test_a_gzip_batch_on_the_batch_path_is_stored_event_by_event(stack: Stack) -> None:
+    """The ALB hands the Lambda a binary body base64-encoded; the path picks the endpoint."""
+    events = [event(eventType="START"), event()]
+    alb = alb_event(gzip.compress(json.dumps(events).encode()), {**auth(), "Content-Encoding": "gzip"})
+    alb["path"] = "/api/v1/lineage/batch/"
+    status, payload = reply(aws_lambda.ingest_handler(alb, None))
+    assert (status, payload["status"], payload["summary"]["successful"]) == (200, "success", 2)
+    assert [json.loads(m["Body"])["eventType"] for m in stack.messages()] == ["START", "COMPLETE"]
 
 
 def test_a_plain_text_body_and_multi_value_headers_are_read_too(stack: Stack) -> None:
@@ -281,7 +292,11 @@ def test_a_refused_event_goes_to_the_dead_letter_queue_and_its_run_goes_on(
     assert json.loads(dead["Body"]) == first
     assert dead["Attributes"]["MessageGroupId"] == "A"  # a redrive puts it back into its run
     attributes = {name: value["StringValue"] for name, value in dead["MessageAttributes"].items()}
-    assert attributes == {"marquez-status": "422", "marquez-detail": "HTTP 422", "gateway-message-id": ids["a1"]}
+    assert attributes == {
+        "marquez-status": "422",
+        "marquez-detail": "HTTP 422: injected failure 422",
+        "gateway-message-id": ids["a1"],
+    }
     assert queues.client.visibility == []  # nothing to redeliver
 
 
@@ -366,7 +381,7 @@ def test_the_forwarders_sqs_calls_have_short_timeouts() -> None:
 def test_a_misconfigured_forwarder_fails_the_whole_batch(queues: Queues, marquez: FakeMarquez, monkeypatch) -> None:
     record = {"messageId": "m1", "body": json.dumps(event()), "attributes": {"MessageGroupId": "A"}}
     monkeypatch.setenv(config.MARQUEZ_URL, "marquez:5000")
-    with pytest.raises(GatewayConfigError, match="MARQUEZ_URL='marquez:5000' is not an http"):
+    with pytest.raises(GatewayConfigError, match=r"MARQUEZ_URL: 'marquez:5000' is not an http\(s\) URL"):
         aws_lambda.forward_handler({"Records": [record]}, Context(60_000))
     monkeypatch.setenv(config.MARQUEZ_URL, marquez.url)
     monkeypatch.setenv(config.FORWARD_RETRIES, "many")

@@ -121,6 +121,9 @@ def test_the_lambda_asset_is_the_gateway_and_asset_files_on_stdlib_and_boto3(tmp
     found = json.loads(done.stdout)
     assert Path(found["file"]).parent == tmp_path / "emr_lineage"  # the copy, not the checkout
     assert found["third_party"] == ["emr_lineage"]  # nothing but boto3 (already loaded) and stdlib
-    gateway = {"emr_lineage.gateway." + name for name in ("aws_lambda", "config", "forward", "ingest")}
+    gateway = {
+        "emr_lineage.gateway." + name
+        for name in ("aws_lambda", "body", "config", "event", "forward", "ingest", "verdict")
+    }
     assets = {path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for path in config.ASSET_FILES}
     assert set(found["emr_lineage"]) == gateway | {"emr_lineage.gateway"} | assets

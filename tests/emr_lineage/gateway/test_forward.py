@@ -39,14 +39,14 @@ class Marquez:
         self.script = {label: list(answers) for label, answers in (script or {}).items()}
         self.posted: list[str] = []
 
-    def __call__(self, body: bytes) -> int:
+    def __call__(self, body: bytes) -> tuple[int, str]:
         label = json.loads(body)["label"]
         self.posted.append(label)
         answers = self.script.get(label)
         answer = answers.pop(0) if answers else 201
         if isinstance(answer, Exception):
             raise answer
-        return answer
+        return answer, "" if answer < 300 else f"scripted {answer}"
 
 
 class Sleeps(list):
@@ -54,7 +54,7 @@ class Sleeps(list):
         self.append(seconds)
 
 
-def run(records: list[dict[str, Any]], post: Callable[[bytes], int], **options: Any) -> BatchResult:
+def run(records: list[dict[str, Any]], post: Callable[[bytes], tuple[int, str]], **options: Any) -> BatchResult:
     options.setdefault("retries", 3)
     options.setdefault("sleep", Sleeps())
     return forward_batch(records, post, **options)
@@ -90,7 +90,7 @@ def test_an_event_that_keeps_failing_is_reported_after_the_retries() -> None:
     result = run([record("m1", "A")], marquez, retries=2)
     assert marquez.posted == ["m1"] * 3
     assert result.response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
-    assert (result.outcomes[0].outcome, result.outcomes[0].detail) == ("failed", "HTTP 500")
+    assert (result.outcomes[0].outcome, result.outcomes[0].detail) == ("failed", "HTTP 500: scripted 500")
 
 
 @pytest.mark.parametrize("status", [400, 401, 404, 422])
@@ -167,7 +167,7 @@ def test_a_rejected_event_is_handled_and_the_rest_of_its_run_goes_on() -> None:
     records = [record("a1", "A"), record("a2", "A"), record("b1", "B"), record("a3", "A")]
     result = run(records, marquez, reject=rejects)
     assert marquez.posted == ["a1", "a2", "b1", "a3"]  # a3 is not held behind a2
-    assert rejects == [("a2", "permanent", 422, "HTTP 422")]
+    assert rejects == [("a2", "permanent", 422, "HTTP 422: scripted 422")]
     assert result.response == {"batchItemFailures": []}  # a2 is deleted from the queue: the DLQ has it
     assert [(o.message_id, o.outcome, o.status) for o in result.rejected] == [("a2", "rejected", 422)]
     assert [o.outcome for o in result.outcomes] == ["delivered", "rejected", "delivered", "delivered"]
@@ -244,19 +244,19 @@ def test_receive_count_reads_the_sqs_attribute(value: str | None, count: int) ->
 
 
 def test_http_post_posts_json_to_the_lineage_endpoint(marquez: FakeMarquez) -> None:
-    post = http_post(marquez.url + "/", timeout=5)
-    assert post(json.dumps(event()).encode()) == 201
-    assert marquez.requests == ["POST /api/v1/lineage"]
-    assert marquez.posted == [event()]
+    for base in (marquez.url + "/", marquez.url + "/api/v1", marquez.url + "/api/v1/"):
+        assert http_post(base, timeout=5)(json.dumps(event()).encode()) == (201, "")
+    assert marquez.requests == ["POST /api/v1/lineage"] * 3  # never /api/v1/api/v1/lineage
+    assert marquez.posted == [event()] * 3
 
 
 def test_http_post_answers_statuses_and_raises_on_network_errors(marquez: FakeMarquez, closed_port_url: str) -> None:
     post = http_post(marquez.url, timeout=5)
     marquez.fail_next = [503]
-    assert post(b"{}") == 503
-    assert post(b"not json") == 400
+    assert post(b"{}") == (503, "injected failure 503")
+    assert post(b"not json") == (400, "Unable to process JSON")  # Marquez's own reason, for the log
     marquez.routes["POST /api/v1/lineage"] = lambda *_: Answer(302, {}, headers={"Location": "/elsewhere"})
-    assert post(b"{}") == 302  # not followed
+    assert post(b"{}")[0] == 302  # not followed
     with pytest.raises(urllib.error.URLError):
         http_post(closed_port_url, timeout=5)(b"{}")
     with pytest.raises(ValueError, match="not an http"):

@@ -1,8 +1,10 @@
-"""Ingestor against moto: the raw body archived, the canonical event queued on a FIFO queue."""
+"""Ingestor against moto: the raw body archived, the canonical event queued on a FIFO queue; what every
+producer sends (gzip, static lineage, batches, paths)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -12,8 +14,10 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from moto import mock_aws
 
+from emr_lineage.gateway.event import DATASET_EVENT, JOB_EVENT, RUN_EVENT
 from emr_lineage.gateway.ingest import DEDUP_WINDOW, Ingestor
 from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, RECEIVED, RUN_ID, auth, body, clock, event
+from tests.emr_lineage.gateway.test_event import dataset_event, job_event
 from tests.helpers import fake_aws_credentials
 
 REGION = "eu-west-1"
@@ -46,7 +50,7 @@ class Aws:
         )
         return reply.get("Messages", [])
 
-    def keys(self) -> list[str]:
+    def archive_keys(self) -> list[str]:
         return [o["Key"] for o in self.s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
 
 
@@ -62,7 +66,7 @@ def test_an_accepted_event_is_archived_raw_and_queued_canonical(aws: Aws) -> Non
     status, reply = aws.ingestor().handle(auth(), raw)
     assert status == 201
     assert reply["status"] == "accepted" and reply["runId"] == RUN_ID and reply["groupId"] == PARENT_RUN_ID
-    (key,) = aws.keys()
+    (key,) = aws.archive_keys()
     assert key.startswith(f"raw/date=2026-11-23/hour=17/{PARENT_RUN_ID}/")
     assert aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == raw
     (message,) = aws.messages()
@@ -82,7 +86,7 @@ def test_a_resent_event_is_deduplicated_by_the_fifo_queue(aws: Aws) -> None:
     assert first[1]["dedupId"] == again[1]["dedupId"] != other[1]["dedupId"]
     bodies = [json.loads(m["Body"])["eventType"] for m in aws.messages()]
     assert bodies == ["COMPLETE", "FAIL"]
-    assert len(aws.keys()) == 2  # the same key twice: the archive is idempotent too
+    assert len(aws.archive_keys()) == 2  # the same key twice: the archive is idempotent too
 
 
 def test_a_resend_within_the_window_is_not_queued_again_even_after_the_first_was_delivered(aws: Aws) -> None:
@@ -113,8 +117,8 @@ def test_a_rejected_event_touches_neither_archive_nor_queue(aws: Aws) -> None:
         {"status": "rejected", "error": "missing or wrong Authorization: Bearer <key>"},
     )
     status, reply = aws.ingestor().handle(auth(), b"{}")
-    assert status == 400 and reply["error"] == "eventType is missing or not a string"
-    assert aws.keys() == [] and aws.messages() == []
+    assert status == 400 and reply["error"] == "eventTime is missing or not a string"
+    assert aws.archive_keys() == [] and aws.messages() == []
 
 
 class Failing:
@@ -148,12 +152,129 @@ def test_a_queue_failure_is_503_and_the_retry_succeeds(aws: Aws) -> None:
         "queueing the event failed, retry later (ServiceUnavailable: An error occurred (ServiceUnavailable) "
         "when calling the SendMessage operation: try later)"
     )
-    assert len(aws.keys()) == 1  # archived; the client's retry writes the same key
+    assert len(aws.archive_keys()) == 1  # archived; the client's retry writes the same key
     assert aws.ingestor().handle(auth(), body(event()))[0] == 201
-    assert len(aws.keys()) == 1 and len(aws.messages()) == 1
+    assert len(aws.archive_keys()) == 1 and len(aws.messages()) == 1
 
 
 def test_a_network_failure_is_503(aws: Aws) -> None:
     unreachable = EndpointConnectionError(endpoint_url="https://s3.eu-west-1.amazonaws.com")
     status, reply = aws.ingestor(s3=Failing(unreachable)).handle(auth(), body(event()))
     assert status == 503 and "EndpointConnectionError: Could not connect" in reply["error"]
+
+
+# --- what every producer sends -------------------------------------------------------------------
+
+BATCH = "/api/v1/lineage/batch"
+
+
+def batch_ingestor(aws: Aws, *, sqs: Any = None, max_batch_bytes: int = 1 << 22) -> Ingestor:
+    return Ingestor(
+        aws.s3,
+        sqs or aws.sqs,
+        bucket=BUCKET,
+        queue_url=aws.queue_url,
+        api_keys=(KEY,),
+        max_bytes=1 << 20,
+        max_batch_bytes=max_batch_bytes,
+        clock=clock,
+    )
+
+
+def archived(aws: Aws) -> list[Any]:
+    return [json.loads(aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()) for key in aws.archive_keys()]
+
+
+def test_gzip_with_or_without_the_header_is_one_event(aws: Aws) -> None:
+    ingestor = batch_ingestor(aws)
+    raw = json.dumps(event()).encode()
+    with_header = ingestor.answer("/api/v1/lineage", {**auth(), "Content-Encoding": "gzip"}, gzip.compress(raw))
+    without = ingestor.answer("/api/v1/lineage", auth(), gzip.compress(raw, compresslevel=3))
+    assert with_header[0] == 201 and without == (201, {**with_header[1], "duplicate": True})
+    (key,) = aws.archive_keys()
+    assert aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == raw  # archived decompressed
+
+
+def test_static_lineage_is_archived_and_queued_in_its_own_group(aws: Aws) -> None:
+    ingestor = batch_ingestor(aws)
+    job = ingestor.answer("/api/v1/lineage", auth(), json.dumps(job_event()).encode())
+    dataset = ingestor.answer("/api/v1/lineage/", auth(), json.dumps(dataset_event()).encode())
+    assert (job[0], job[1]["kind"], dataset[0], dataset[1]["kind"]) == (201, JOB_EVENT, 201, DATASET_EVENT)
+    assert "runId" not in job[1] and "runId" not in dataset[1]
+    groups = {m["Attributes"]["MessageGroupId"] for m in aws.messages()}
+    assert groups == {job[1]["groupId"], dataset[1]["groupId"]}
+    assert sorted(key.split("/")[3] for key in aws.archive_keys()) == sorted(groups)  # one archive folder per group
+
+
+def test_a_batch_is_checked_event_by_event_and_stored_in_order(aws: Aws) -> None:
+    events = [event(eventType="START"), job_event(), {"eventTime": "2026-11-21T12:00:00Z"}, event(), dataset_event()]
+    status, reply = batch_ingestor(aws).answer(BATCH, auth(), json.dumps(events).encode())
+    assert status == 207 and reply["status"] == "partial_success"
+    assert reply["summary"] == {"received": 5, "successful": 4, "failed": 1, "retriable": 0, "non_retriable": 1}
+    (failed,) = reply["failed_events"]
+    assert (failed["index"], failed["status"], failed["retriable"]) == (2, 400, False)
+    assert "no run, job or dataset" in failed["reason"]
+    assert [(a["index"], a["kind"]) for a in reply["accepted"]] == [
+        (0, RUN_EVENT),
+        (1, JOB_EVENT),
+        (3, RUN_EVENT),
+        (4, DATASET_EVENT),
+    ]
+    run_messages = [json.loads(m["Body"]) for m in aws.messages() if m["Attributes"]["MessageGroupId"] == RUN_ID]
+    assert [m["eventType"] for m in run_messages] == ["START", "COMPLETE"]  # the run's order kept
+    assert sorted(map(json.dumps, archived(aws))) == sorted(json.dumps(events[i]) for i in (0, 1, 3, 4))
+
+
+def test_a_gzip_batch_all_accepted_is_200(aws: Aws) -> None:
+    events = [event(eventType="START"), event()]
+    headers = {**auth(), "Content-Encoding": "gzip"}
+    status, reply = batch_ingestor(aws).answer(BATCH + "/", headers, gzip.compress(json.dumps(events).encode()))
+    assert (status, reply["status"], reply["failed_events"]) == (200, "success", [])
+
+
+def test_a_batch_refused_as_a_whole_stores_nothing(aws: Aws) -> None:
+    ingestor = batch_ingestor(aws, max_batch_bytes=2000)
+    cases = [
+        ({}, json.dumps([event()]).encode(), 401, "Authorization"),
+        (auth(), json.dumps(event()).encode(), 400, "JSON array of events, not a JSON dict"),
+        (auth(), b"[]", 400, "the batch is empty"),
+        (auth(), gzip.compress(json.dumps([event()] * 50).encode()), 413, "decompressed"),
+        (auth(), json.dumps([{"eventTime": "2026-11-21T12:00:00Z"}]).encode(), 400, "no run, job or dataset"),
+    ]
+    for headers, raw, status, fragment in cases:
+        got_status, reply = ingestor.answer(BATCH, headers, raw)
+        assert got_status == status, (fragment, reply)
+        assert fragment in (reply.get("error") or reply["failed_events"][0]["reason"])
+    assert aws.archive_keys() == [] and aws.messages() == []
+
+
+class FailingSecondSend:
+    """An SQS client whose second send fails once."""
+
+    def __init__(self, sqs: Any) -> None:
+        self.sqs, self.sends = sqs, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sqs, name)
+
+    def send_message(self, **kwargs: Any) -> Any:
+        self.sends += 1
+        if self.sends == 2:
+            raise ClientError({"Error": {"Code": "ServiceUnavailable", "Message": "later"}}, "SendMessage")
+        return self.sqs.send_message(**kwargs)
+
+
+def test_a_storage_failure_stops_the_batch_and_the_resend_completes_it(aws: Aws) -> None:
+    events = [event(eventType="START"), event(eventType="RUNNING"), event()]
+    ingestor = batch_ingestor(aws, sqs=FailingSecondSend(aws.sqs))
+    status, reply = ingestor.answer(BATCH, auth(), json.dumps(events).encode())
+    assert status == 503 and reply["summary"]["retriable"] == 2 and reply["summary"]["successful"] == 1
+    assert [f["index"] for f in reply["failed_events"]] == [1, 2]
+    status, reply = ingestor.answer(BATCH, auth(), json.dumps(events).encode())  # the client sends it again
+    assert status == 200 and reply["accepted"][0]["duplicate"] is True
+    assert [json.loads(m["Body"])["eventType"] for m in aws.messages()] == ["START", "RUNNING", "COMPLETE"]
+
+
+def test_other_paths_are_404(aws: Aws) -> None:
+    status, reply = batch_ingestor(aws).answer("/api/v1/lineage/other", auth(), b"{}")
+    assert status == 404 and BATCH in reply["error"]

@@ -427,3 +427,22 @@ def test_a_builder_assembles_its_graph_once(pipeline_events) -> None:
     assert builder.graph().jobs()
     with pytest.raises(RuntimeError, match="once"):
         builder.graph()
+
+
+def test_static_lineage_job_and_dataset_events() -> None:
+    """A JobEvent is its job's lineage; a DatasetEvent adds its dataset, and no job of no name."""
+    job_event = {
+        "eventTime": "2026-11-21T12:00:00Z",
+        "job": {"namespace": "airflow", "name": "nightly.load"},
+        "inputs": [{"namespace": "s3://lake", "name": "raw/orders"}],
+        "outputs": [{"namespace": "s3://lake", "name": "clean/orders"}],
+    }
+    dataset_event = {"eventTime": "2026-11-21T12:00:00Z", "dataset": {"namespace": "s3://lake", "name": "dim/dates"}}
+    graph = build_graph([job_event, dataset_event])
+    assert graph.jobs() == ["job:airflow:nightly.load"]
+    assert graph.datasets() == [
+        "dataset:s3://lake:clean/orders",
+        "dataset:s3://lake:dim/dates",
+        "dataset:s3://lake:raw/orders",
+    ]
+    assert graph.inputs_of("job:airflow:nightly.load") == ["dataset:s3://lake:raw/orders"]

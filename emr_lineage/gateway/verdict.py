@@ -1,0 +1,24 @@
+"""The gateway's refusal: an HTTP status and one line of reason (standard library only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A request or event the gateway refuses: the HTTP status and a one-line reason."""
+
+    status: int
+    reason: str
+
+    @property
+    def retriable(self) -> bool:
+        """Whether sending the same thing again may succeed (the gateway could not store it)."""
+        return self.status >= 500
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, at most ``limit`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."

@@ -1,0 +1,95 @@
+"""check_event: the three kinds of OpenLineage event, their FIFO groups, as Marquez takes them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from emr_lineage.gateway.event import (
+    DATASET_EVENT,
+    JOB_EVENT,
+    RUN_EVENT,
+    CheckedEvent,
+    check_event,
+    static_group,
+)
+from emr_lineage.gateway.verdict import Rejected
+from tests.emr_lineage.gateway.events import RUN_ID, event
+
+SPEC = "https://openlineage.io/spec/2-0-2/OpenLineage.json"
+
+
+def job_event(**changes: Any) -> dict[str, Any]:
+    base = {
+        "eventTime": "2026-11-21T12:00:00Z",
+        "producer": "https://example.com/catalog-sync",
+        "schemaURL": f"{SPEC}#/$defs/JobEvent",
+        "job": {"namespace": "airflow", "name": "nightly.load"},
+        "inputs": [{"namespace": "s3a://lake", "name": "raw/orders"}],
+        "outputs": [{"namespace": "s3://lake", "name": "clean/orders"}],
+    }
+    return {**base, **changes}
+
+
+def dataset_event(**changes: Any) -> dict[str, Any]:
+    base = {
+        "eventTime": "2026-11-21T12:00:00Z",
+        "producer": "https://example.com/catalog-sync",
+        "schemaURL": f"{SPEC}#/$defs/DatasetEvent",
+        "dataset": {"namespace": "s3n://lake", "name": "clean/orders", "facets": {}},
+    }
+    return {**base, **changes}
+
+
+def passed(value: dict[str, Any]) -> CheckedEvent:
+    result = check_event(value, max_bytes=1 << 20)
+    assert isinstance(result, CheckedEvent), result
+    return result
+
+
+def test_a_run_event_groups_by_its_run() -> None:
+    checked = passed(event())
+    assert (checked.kind, checked.group_id, checked.run_id) == (RUN_EVENT, RUN_ID, RUN_ID)
+
+
+def test_a_job_event_has_no_run_and_groups_by_its_job() -> None:
+    checked = passed(job_event())
+    assert (checked.kind, checked.run_id) == (JOB_EVENT, None)
+    assert checked.group_id == static_group(JOB_EVENT, "airflow", "nightly.load")
+    assert checked.group_id == passed(job_event(eventTime="2026-11-22T00:00:00Z")).group_id
+    assert checked.group_id != passed(job_event(job={"namespace": "airflow", "name": "other"})).group_id
+    assert [d["namespace"] for d in checked.event["inputs"]] == ["s3://lake"]  # normalised as for runs
+
+
+def test_a_dataset_event_groups_by_its_dataset_once_normalised() -> None:
+    checked = passed(dataset_event())
+    assert (checked.kind, checked.run_id) == (DATASET_EVENT, None)
+    assert checked.event["dataset"]["namespace"] == "s3://lake"
+    assert (
+        checked.group_id == passed(dataset_event(dataset={"namespace": "s3a://lake", "name": "clean/orders"})).group_id
+    )
+    assert checked.group_id != static_group(JOB_EVENT, "s3://lake", "clean/orders")  # kinds never share a group
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        (job_event(job={"namespace": "airflow"}), "job.name is missing"),
+        (job_event(job="nightly"), "job is missing or not an object"),
+        (job_event(outputs=[{"name": "x"}]), "outputs[0].namespace is missing"),
+        (dataset_event(dataset={"name": "x"}), "dataset.namespace is missing"),
+        (dataset_event(eventTime="noon"), "not an ISO 8601 date-time"),
+        ({"eventTime": "2026-11-21T12:00:00Z", "producer": "p"}, "no run, job or dataset"),
+        ([event()], "JSON list, not an object"),
+    ],
+)
+def test_a_malformed_static_event_is_400(value: Any, fragment: str) -> None:
+    result = check_event(value, max_bytes=1 << 20)
+    assert isinstance(result, Rejected) and result.status == 400
+    assert fragment in result.reason
+
+
+def test_an_event_over_the_limit_once_canonical_is_413() -> None:
+    result = check_event(job_event(), max_bytes=100)
+    assert isinstance(result, Rejected) and result.status == 413
