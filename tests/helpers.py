@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import pytest
@@ -30,3 +31,10 @@ def one_error_line(result: Any, fragment: str = "", *, stdout_empty: bool = Fals
     if stdout_empty:
         assert result.stdout == "", result.stdout
     return lines[0]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

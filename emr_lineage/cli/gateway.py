@@ -15,7 +15,7 @@ import click
 from emr_lineage.cli.output import Group, fail
 from emr_lineage.gateway.config import DEFAULT_FORWARD_RETRIES, DEFAULT_MAX_EVENT_BYTES
 from emr_lineage.gateway.local import HEALTH_PATH, LocalGateway, LocalGatewaySettings
-from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import LINEAGE_BATCH_ENDPOINT, LINEAGE_ENDPOINT, base_url
 
 API_KEY_ENV_VAR = "EMR_LINEAGE_API_KEY"
 
@@ -35,7 +35,13 @@ def gateway_group() -> None:
 
 @gateway_group.command("serve")
 @click.option("--port", type=click.IntRange(0, 65535), default=5080, show_default=True, help="Port on 127.0.0.1.")
-@click.option("--marquez", "marquez_url", required=True, metavar="URL", help="Marquez API base URL to forward to.")
+@click.option(
+    "--marquez",
+    "marquez_url",
+    required=True,
+    metavar="URL",
+    help="Marquez's base URL to forward to (with or without /api/v1).",
+)
 @click.option("--bucket", required=True, metavar="NAME", help="S3 bucket of the raw event archive.")
 @click.option("--queue", required=True, metavar="NAME", help="SQS FIFO queue (.fifo added when missing).")
 @click.option("--create", is_flag=True, help="Create the bucket, the FIFO queue and its dead-letter queue.")
@@ -74,6 +80,12 @@ def serve_command(
 
     With EMR_LINEAGE_API_KEY set, requests need ``Authorization: Bearer <key>``.
     """
+    try:
+        marquez_url = base_url(marquez_url)
+    except ValueError as exc:
+        fail(f"--marquez: {exc}")
+    if os.environ.get(API_KEY_ENV_VAR) == "":
+        fail(f"{API_KEY_ENV_VAR} is set but empty: set the key, or unset it to run without authentication")
     settings = LocalGatewaySettings(
         marquez_url=marquez_url,
         bucket=bucket,
@@ -89,8 +101,8 @@ def serve_command(
     gateway.start()
     auth = "Bearer key required" if settings.api_key else f"no key ({API_KEY_ENV_VAR} unset)"
     click.echo(
-        f"gateway on {gateway.url}{LINEAGE_ENDPOINT} (health {gateway.url}{HEALTH_PATH}; {auth}); "
-        f"archive s3://{bucket}, queue {settings.queue_name}, forwarding to {marquez_url}",
+        f"gateway on {gateway.url}{LINEAGE_ENDPOINT} and {LINEAGE_BATCH_ENDPOINT} (health {gateway.url}{HEALTH_PATH}; "
+        f"{auth}); archive s3://{bucket}, queue {settings.queue_name}, forwarding to {marquez_url}",
         err=True,
     )
     try:
@@ -98,4 +110,9 @@ def serve_command(
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (the group maps SIGTERM to it): drain, then exit 0
         click.echo(f"stopping: forwarding what is queued (up to {drain_seconds:g}s)", err=True)
         left = gateway.stop(drain_seconds)
-        click.echo(f"stopped; {gateway.forwarded} event(s) forwarded, {left} still queued", err=True)
+        counts = gateway.counts()
+        click.echo(
+            f"stopped; {counts['forwarded']} event(s) forwarded, {counts['refused']} refused by Marquez, "
+            f"{counts['dead_lettered']} dead-lettered after {settings.max_receive_count} tries, {left} still queued",
+            err=True,
+        )

@@ -1,14 +1,20 @@
 """Local mode: the gateway's own ingest and forwarder code on 127.0.0.1, against S3 and SQS.
 
-``emr-lineage gateway serve`` runs :class:`LocalGateway`: an HTTP server that answers
-``POST /api/v1/lineage`` with :class:`~emr_lineage.gateway.ingest.Ingestor` (archive, then FIFO
+``emr-lineage gateway serve`` runs :class:`LocalGateway`: an HTTP server (waitress,
+:mod:`~emr_lineage.gateway.local_http`) that answers ``POST /api/v1/lineage`` and
+``/api/v1/lineage/batch`` with :class:`~emr_lineage.gateway.ingest.Ingestor` (archive, then FIFO
 queue) and ``GET /healthz``, and one forwarder thread that receives the queue's messages and
 posts them with :func:`~emr_lineage.gateway.forward.forward_batch`, as the Lambda does:
 
-* delivered messages are deleted;
-* those Marquez refuses for good go to the dead-letter queue at once;
+* delivered messages are deleted and counted ``forwarded``;
+* those Marquez refuses for good go to the dead-letter queue at once, counted ``refused``, and
+  Marquez's reason goes to the log (stderr);
 * failed ones (and the later ones of their run) are made visible again at once, so SQS hands them
-  out again in order, and after ``max_receive_count`` receives they move to the dead-letter queue.
+  out again in order; after ``max_receive_count`` receives the gateway moves them to the
+  dead-letter queue itself, counted ``dead_lettered`` (the queue's redrive policy, one receive
+  later, is only the backstop for a gateway that died);
+* while forwarding fails (Marquez unreachable or answering 5xx), ``/healthz`` answers 503 with the
+  reason, and the log says so once, and again once it works.
 
 S3 and SQS are whatever ``AWS_ENDPOINT_URL`` points boto3 at (moto_server in the tests).
 :meth:`LocalGateway.stop` stops accepting events (a request after that, on a connection kept open,
@@ -19,23 +25,37 @@ forwards what is queued (the drain) for at most ``drain_seconds`` and returns.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
-from collections.abc import Callable
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.gateway.config import DEFAULT_FORWARD_TIMEOUT_SECONDS
-from emr_lineage.gateway.forward import Outcome, dead_letter_message, forward_batch, http_post
-from emr_lineage.gateway.ingest import Ingestor, authorized
-from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.gateway.config import DEFAULT_FORWARD_TIMEOUT_SECONDS, MAX_BATCH_BYTES
+from emr_lineage.gateway.forward import (
+    DELIVERED,
+    REJECTED,
+    BatchResult,
+    Outcome,
+    Post,
+    dead_letter_message,
+    forward_batch,
+    http_post,
+    receive_count,
+)
+from emr_lineage.gateway.ingest import Ingestor
+from emr_lineage.gateway.local_http import HEALTH_PATH, close, serve, wsgi_app
+from emr_lineage.marquez.api import API_ROOT, base_url
 
-HEALTH_PATH = "/healthz"
+__all__ = ["HEALTH_PATH", "LocalGateway", "LocalGatewayError", "LocalGatewaySettings"]
+
 FIFO_SUFFIX = ".fifo"
 DEAD_LETTER_SUFFIX = "-dlq"
 
@@ -96,6 +116,21 @@ def prepare(s3: Any, sqs: Any, settings: LocalGatewaySettings, *, create: bool) 
         raise _aws(f"bucket {settings.bucket!r} / queue {settings.queue_name!r}{hint}", exc) from None
 
 
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def probe(url: str, timeout: float) -> str | None:
+    """Why Marquez at ``url`` cannot be reached (None: something answered HTTP there)."""
+    try:
+        with urllib.request.urlopen(base_url(url) + API_ROOT + "/namespaces", timeout=timeout):
+            return None
+    except urllib.error.HTTPError:
+        return None  # an answer: reachable (a refusal shows when an event is forwarded)
+    except (OSError, ValueError) as exc:
+        return f"Marquez at {url} is unreachable ({getattr(exc, 'reason', exc)})"
+
+
 class LocalGateway:
     """Ingest on ``http://127.0.0.1:<port>`` and a forwarder thread; :meth:`start`, then :meth:`stop`."""
 
@@ -106,9 +141,10 @@ class LocalGateway:
         port: int = 0,
         create: bool = False,
         session: Any = None,
-        post: Callable[[bytes], int] | None = None,
+        post: Post | None = None,
         sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        log: Callable[[str], None] = _stderr,
     ) -> None:
         self.settings = settings
         session = session or boto3.session.Session()
@@ -119,34 +155,59 @@ class LocalGateway:
             self.sqs,
             bucket=settings.bucket,
             queue_url=self.queue_url,
-            api_keys=(settings.api_key,) if settings.api_key else None,
+            api_keys=(settings.api_key,) if settings.api_key is not None else None,
             max_bytes=settings.max_event_bytes,
+            max_batch_bytes=max(settings.max_event_bytes, MAX_BATCH_BYTES),
         )
         self.post = post or http_post(settings.marquez_url, timeout=settings.post_timeout)
         self._stopping = threading.Event()
-        self._sleep = sleep
-        self._clock = clock
+        self._sleep, self._clock, self._log = sleep, clock, log
         self._drain_deadline: float | None = None
         self._dead_letter_url: str | None = None
         self._accepting = True
         self._ingesting = 0  # requests between their check and their answer
         self._ingest_done = threading.Condition()
-        self.forwarded = 0
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
-        self.server.daemon_threads = True
+        self.forwarded = self.refused = self.dead_lettered = 0
+        self.failing: str | None = None  # why forwarding fails now (None: it works, or nothing to forward yet)
+        self.server = serve(wsgi_app(self.ingest, self.health, log), port)
         self._threads = [
-            threading.Thread(target=self.server.serve_forever, name="gateway-ingest", daemon=True),
+            threading.Thread(target=self.server.run, name="gateway-ingest", daemon=True),
             threading.Thread(target=self._forward_loop, name="gateway-forward", daemon=True),
         ]
 
     @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+    def address(self) -> tuple[str, int]:
+        return "127.0.0.1", int(self.server.effective_port)
 
-    def start(self) -> LocalGateway:
+    @property
+    def url(self) -> str:
+        return "http://{}:{}".format(*self.address)
+
+    def start(self, *, probe_marquez: bool = True) -> LocalGateway:
+        if probe_marquez:
+            self._failing(probe(self.settings.marquez_url, self.settings.post_timeout))
         for thread in self._threads:
             thread.start()
         return self
+
+    # -- health --------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        return {"forwarded": self.forwarded, "refused": self.refused, "dead_lettered": self.dead_lettered}
+
+    def health(self) -> tuple[int, dict[str, Any]]:
+        """200 and the counts while forwarding works; 503 and why while it fails."""
+        if self.failing:
+            return 503, {"status": "failing", "error": self.failing, **self.counts()}
+        return 200, {"status": "ok", **self.counts()}
+
+    def _failing(self, reason: str | None) -> None:
+        """Record whether forwarding fails; say so on the log when that changes."""
+        if reason and reason != self.failing:
+            self._log(f"gateway: forwarding fails: {reason}; events stay queued and are sent again")
+        elif not reason and self.failing:
+            self._log("gateway: forwarding to Marquez works again")
+        self.failing = reason
 
     # -- forwarding ----------------------------------------------------------------------
 
@@ -162,17 +223,13 @@ class LocalGateway:
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=10,
             WaitTimeSeconds=self.settings.receive_wait_seconds,
-            AttributeNames=["MessageGroupId"],
+            MessageSystemAttributeNames=["MessageGroupId", "ApproximateReceiveCount"],
         ).get("Messages", [])
         if not messages:
             return 0
         records = [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": m.get("Attributes", {}),
-            }
+            {"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"]}
+            | {"attributes": m.get("Attributes", {})}
             for m in messages
         ]
         # Without a deadline (forwarding while serving), a retry pause ends early once stop() is
@@ -187,26 +244,55 @@ class LocalGateway:
             deadline=deadline,
             reject=self._dead_letter,
         )
-        failed = set(result.failed_ids)
-        handles = {m["MessageId"]: m["ReceiptHandle"] for m in messages}
-        done = [
-            {"Id": str(i), "ReceiptHandle": handles[o.message_id]}
-            for i, o in enumerate(result.outcomes)
-            if o.message_id not in failed
-        ]
-        if done:
-            self.sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=done)
-            self.forwarded += len(done)
-        again = [
-            {"Id": str(i), "ReceiptHandle": handles[m], "VisibilityTimeout": 0} for i, m in enumerate(sorted(failed))
-        ]
-        if again:  # back in the queue now: SQS keeps their run's order and counts the receive
-            self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=again)
+        self._settle(records, result)
         return len(messages)
 
+    def _settle(self, records: list[dict[str, Any]], result: BatchResult) -> None:
+        """Delete what was handled, dead-letter what used up its receives, put the rest back now."""
+        by_id = {r["messageId"]: r for r in records}
+        failed = set(result.failed_ids)
+        gave_up = [o for o in result.outcomes if o.message_id in failed and self._used_up(by_id[o.message_id])]
+        gave_up = [o for o in gave_up if self._dead_letter(by_id[o.message_id], o)]
+        done = [o.message_id for o in result.outcomes if o.message_id not in failed] + [o.message_id for o in gave_up]
+        if done:
+            entries = [{"Id": str(i), "ReceiptHandle": by_id[m]["receiptHandle"]} for i, m in enumerate(done)]
+            self.sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=entries)
+        again = sorted(failed - {o.message_id for o in gave_up})
+        if again:  # back in the queue now: SQS keeps their run's order and counts the receive
+            entries = [
+                {"Id": str(i), "ReceiptHandle": by_id[m]["receiptHandle"], "VisibilityTimeout": 0}
+                for i, m in enumerate(again)
+            ]
+            self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=entries)
+        self._count(result, gave_up)
+
+    def _used_up(self, record: Mapping[str, Any]) -> bool:
+        return receive_count(record) >= self.settings.max_receive_count
+
+    def _count(self, result: BatchResult, gave_up: list[Outcome]) -> None:
+        outcomes = result.outcomes
+        self.forwarded += sum(o.outcome == DELIVERED for o in outcomes)
+        for outcome in (o for o in outcomes if o.outcome == REJECTED):
+            self.refused += 1
+            self._log(
+                f"gateway: Marquez refused an event of group {outcome.group_id} ({outcome.detail}); "
+                f"it is in the dead-letter queue {self.settings.dead_letter_queue_name}"
+            )
+        for outcome in gave_up:
+            self.dead_lettered += 1
+            self._log(
+                f"gateway: an event of group {outcome.group_id} failed {self.settings.max_receive_count} "
+                f"times ({outcome.detail}); moved to the dead-letter queue {self.settings.dead_letter_queue_name}"
+            )
+        problems = [o.detail for o in outcomes if o.outcome not in (DELIVERED, REJECTED) and o.attempts]
+        if any(o.outcome in (DELIVERED, REJECTED) for o in outcomes):
+            self._failing(None)  # Marquez answered
+        if problems:
+            self._failing(problems[-1])
+
     def _dead_letter(self, record: Any, outcome: Outcome) -> bool:
-        """An event Marquez refuses for good goes to the dead-letter queue at once, as the Lambda
-        does (its run goes on); if that fails it stays a failure and comes back."""
+        """Put an event on the dead-letter queue (Marquez refused it for good, or it used up its
+        receives); if that fails it stays a failure and comes back."""
         try:
             if self._dead_letter_url is None:
                 name = self.settings.dead_letter_queue_name
@@ -220,19 +306,20 @@ class LocalGateway:
         while not self._stopping.is_set():
             try:
                 self.forward_once(self._drain_deadline)
-            except (BotoCoreError, ClientError):
+            except (BotoCoreError, ClientError) as exc:
+                self._failing(f"S3/SQS: {' '.join(str(exc).split())}")
                 self._stopping.wait(1.0)  # S3/SQS unreachable for a moment: try again
 
     # -- ingest --------------------------------------------------------------------------
 
-    def ingest(self, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
-        """One POSTed event: the Ingestor's answer, or 503 once the gateway is stopping."""
+    def ingest(self, path: str, headers: Mapping[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
+        """One POST: the Ingestor's answer, or 503 once the gateway is stopping."""
         with self._ingest_done:
             if not self._accepting:
                 return 503, {"status": "unavailable", "error": "the gateway is stopping; send the event again"}
             self._ingesting += 1
         try:
-            return self.ingestor.handle(headers, body)
+            return self.ingestor.answer(path, headers, body)
         finally:
             with self._ingest_done:
                 self._ingesting -= 1
@@ -247,13 +334,18 @@ class LocalGateway:
         """
         deadline = self._clock() + drain_seconds
         with self._ingest_done:
-            self._accepting = False
-        self.server.shutdown()
-        self.server.server_close()
+            self._accepting = False  # from now on a request is answered 503 until the server closes
+            self._ingest_done.wait_for(lambda: self._ingesting == 0, timeout=max(0.0, deadline - self._clock()))
+        try:
+            return self._drain(deadline)
+        finally:
+            close(self.server)
+            self._threads[0].join(5)
+            self.server.task_dispatcher.shutdown(timeout=5)
+
+    def _drain(self, deadline: float) -> int:
         self._drain_deadline = deadline
         self._stopping.set()
-        with self._ingest_done:
-            self._ingest_done.wait_for(lambda: self._ingesting == 0, timeout=max(0.0, deadline - self._clock()))
         self._threads[1].join(max(0.0, deadline - self._clock()))
         if self._threads[1].is_alive():
             return self._backlog()
@@ -263,57 +355,3 @@ class LocalGateway:
         except (BotoCoreError, ClientError) as exc:
             raise _aws("draining the queue", exc) from None
         return left
-
-
-def _handler(gateway: LocalGateway) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:  # the CLI reports; no access log on stderr
-            pass
-
-        def _answer(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            if status == 401:
-                self.send_header("WWW-Authenticate", "Bearer")
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            if self.path == HEALTH_PATH:
-                self._answer(200, {"status": "ok", "forwarded": gateway.forwarded})
-            else:
-                self._answer(404, {"error": f"only POST {LINEAGE_ENDPOINT} and GET {HEALTH_PATH} are served"})
-
-        def do_POST(self) -> None:  # noqa: N802
-            # Key, then size (from Content-Length, before reading the body), then shape, as ingest does.
-            headers = dict(self.headers.items())
-            api_key = gateway.settings.api_key
-            if api_key and not authorized(headers, (api_key,)):
-                self._refuse(401, "missing or wrong Authorization: Bearer <key>")
-                return
-            length = self.headers.get("Content-Length") or "0"
-            if not length.isdigit():
-                self._refuse(400, f"Content-Length {length!r} is not a byte count")
-                return
-            if int(length) > gateway.settings.max_event_bytes:
-                self._refuse(413, f"the body is {length} bytes; the limit is {gateway.settings.max_event_bytes}")
-                return
-            body = self.rfile.read(int(length))
-            if self.path != LINEAGE_ENDPOINT:
-                self._answer(404, {"error": f"POST only to {LINEAGE_ENDPOINT}"})
-                return
-            status, answer = gateway.ingest(headers, body)
-            self._answer(status, answer)
-            if status == 503:
-                self.close_connection = True
-
-        def _refuse(self, status: int, reason: str) -> None:
-            """Answer without reading the body, and close the connection (the body is still on it)."""
-            self._answer(status, {"status": "rejected", "error": reason})
-            self.close_connection = True
-
-    return Handler
