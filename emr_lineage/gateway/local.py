@@ -51,7 +51,7 @@ from emr_lineage.gateway.forward import (
     receive_count,
 )
 from emr_lineage.gateway.ingest import Ingestor
-from emr_lineage.gateway.local_http import HEALTH_PATH, close, serve, wsgi_app
+from emr_lineage.gateway.local_http import HEALTH_PATH, IDLE_SECONDS, close, serve, wsgi_app
 from emr_lineage.marquez.api import API_ROOT, base_url
 
 __all__ = ["HEALTH_PATH", "LocalGateway", "LocalGatewayError", "LocalGatewaySettings"]
@@ -145,6 +145,7 @@ class LocalGateway:
         sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         log: Callable[[str], None] = _stderr,
+        idle_seconds: int = IDLE_SECONDS,
     ) -> None:
         self.settings = settings
         session = session or boto3.session.Session()
@@ -165,11 +166,12 @@ class LocalGateway:
         self._drain_deadline: float | None = None
         self._dead_letter_url: str | None = None
         self._accepting = True
+        self._stopped = False
         self._ingesting = 0  # requests between their check and their answer
         self._ingest_done = threading.Condition()
         self.forwarded = self.refused = self.dead_lettered = 0
         self.failing: str | None = None  # why forwarding fails now (None: it works, or nothing to forward yet)
-        self.server = serve(wsgi_app(self.ingest, self.health, log), port)
+        self.server = serve(wsgi_app(self.ingest, self.health, log), port, idle_seconds=idle_seconds)
         self._threads = [
             threading.Thread(target=self.server.run, name="gateway-ingest", daemon=True),
             threading.Thread(target=self._forward_loop, name="gateway-forward", daemon=True),
@@ -203,7 +205,7 @@ class LocalGateway:
 
     def _failing(self, reason: str | None) -> None:
         """Record whether forwarding fails; say so on the log when that changes."""
-        if reason and reason != self.failing:
+        if reason and not self.failing:
             self._log(f"gateway: forwarding fails: {reason}; events stay queued and are sent again")
         elif not reason and self.failing:
             self._log("gateway: forwarding to Marquez works again")
@@ -332,6 +334,9 @@ class LocalGateway:
         requests under way. A batch still being posted at the deadline is left to SQS (its messages
         become visible again after the queue's visibility timeout).
         """
+        if self._stopped:
+            return self._backlog()
+        self._stopped = True
         deadline = self._clock() + drain_seconds
         with self._ingest_done:
             self._accepting = False  # from now on a request is answered 503 until the server closes

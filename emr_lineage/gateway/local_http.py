@@ -88,8 +88,9 @@ class _OneLine(logging.Filter):
         return True
 
 
-def serve(app: Callable[..., Iterable[bytes]], port: int) -> Any:
-    """A waitress server of ``app`` bound to 127.0.0.1:``port`` (0: any free port); ``run()`` serves."""
+def serve(app: Callable[..., Iterable[bytes]], port: int, *, idle_seconds: int = IDLE_SECONDS) -> Any:
+    """A waitress server of ``app`` bound to 127.0.0.1:``port`` (0: any free port); ``run()`` serves.
+    A connection without a byte for ``idle_seconds`` is closed (looked for every half of that)."""
     logger = logging.getLogger("waitress")
     if not logger.handlers:
         handler = logging.StreamHandler()
@@ -104,7 +105,8 @@ def serve(app: Callable[..., Iterable[bytes]], port: int) -> Any:
         port=port,
         threads=THREADS,
         backlog=BACKLOG,
-        channel_timeout=IDLE_SECONDS,
+        channel_timeout=idle_seconds,
+        cleanup_interval=max(1, idle_seconds // 2),
         connection_limit=CONNECTION_LIMIT,
         max_request_body_size=READ_UP_TO,
         expose_tracebacks=False,
