@@ -103,7 +103,8 @@ def _post_lineage(state: FakeMarquez, request: Request) -> Answer:
         event = json.loads(request.body)
     except ValueError:
         return Answer(400, {"code": 400, "message": "Unable to process JSON"})
-    if not isinstance(event, dict) or "job" not in event:
+    if not isinstance(event, dict) or not ("job" in event or "dataset" in event):
+        # Marquez takes a RunEvent or JobEvent (with a job) and a DatasetEvent (with a dataset)
         return Answer(422, {"code": 422, "message": "job must not be null"})
     state.posted.append(event)
     return Answer(201, {})

@@ -293,18 +293,30 @@ sys.exit(3)
 """
 
 
-def test_the_real_listener_reports_through_the_gateway(aws, marquez: FakeMarquez, tmp_path: Path) -> None:
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_the_real_listener_reports_through_the_gateway(
+    aws, marquez: FakeMarquez, tmp_path: Path, compression: str | None
+) -> None:
     """run-local: a script on local Spark with the real listener (events to a file and to the gateway:
-    the composite transport, with the Bearer key) -> the gateway over moto_server -> the Marquez stand-in
-    of the suite (a real Marquez is not on this machine's Maven repository). The script's exit status,
-    arguments and --conf come through; every event the listener wrote reached Marquez, in order per run."""
+    the composite transport, with the Bearer key; plain, or gzip as spark.openlineage.transport.compression
+    asks) -> the gateway over moto_server -> the Marquez stand-in of the suite (a real Marquez is not on
+    this machine's Maven repository). The script's exit status, arguments and --conf come through; every
+    event the listener wrote reached Marquez, in order per run."""
     script, output, events_file = tmp_path / "job.py", tmp_path / "out", tmp_path / "events.jsonl"
     script.write_text(LISTENED_SCRIPT)
-    gateway = LocalGateway(_settings(marquez, "listener"), create=True).start()
+    gateway = LocalGateway(_settings(marquez, f"listener-{compression}"), create=True).start()
+    answer, gzipped = gateway.ingestor.answer, []
+
+    def answer_and_note(path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict]:
+        gzipped.append(body[:2] == b"\x1f\x8b")
+        return answer(path, headers, body)
+
+    gateway.ingestor.answer = answer_and_note
+    conf = ["--conf", f"spark.openlineage.transport.transports.http.compression={compression}"] if compression else []
     try:
         proc = subprocess.run(
             [
-                *(str(Path(sys.executable).parent / "emr-lineage"), "run-local", "--url", gateway.url),
+                *(str(Path(sys.executable).parent / "emr-lineage"), "run-local", "--url", gateway.url, *conf),
                 *("--events", str(events_file), "--conf", "spark.emr_lineage.test=seen", "--cdk-json", str(CDK_JSON)),
                 *(str(script), "--", str(output), "a b"),
             ],
@@ -317,6 +329,7 @@ def test_the_real_listener_reports_through_the_gateway(aws, marquez: FakeMarquez
         assert gateway.stop(drain_seconds=60) == 0
     assert proc.returncode == 3, proc.stderr[-3000:]
     assert proc.stdout.splitlines()[-1] == f"seen {sys.executable} a b"
+    assert gzipped and set(gzipped) == {compression == "gzip"}  # every request as the listener was told
     written = [json.loads(line) for line in events_file.read_text().splitlines()]
     application = [e["eventType"] for e in written if e["job"]["name"] == "sent_through"]
     assert application == ["START", "COMPLETE"]
