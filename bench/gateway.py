@@ -3,9 +3,11 @@
 
 1. ingest latency, serving: the gateway runs as ``emr-lineage gateway serve`` does (ingest and
    forwarder together, so the queue stays short); N events POSTed one after another (check, S3
-   archive put, SQS FIFO send, 201); p50/p99 beside baselines measured in the same run: the same
-   POST straight to the stand-in (HTTP alone), and the bare S3 put + SQS FIFO send to moto_server
-   with a thread draining that queue meanwhile (what the AWS stand-in alone costs);
+   archive put, SQS FIFO send, 201), as plain JSON, gzip (``Content-Encoding: gzip``, as
+   openlineage-python's ``compression: gzip`` sends them) and batches of ``--batch`` events to
+   ``/api/v1/lineage/batch``; p50/p99 per request and events/s beside baselines measured in the
+   same run: the same POST straight to the stand-in (HTTP alone), and the bare S3 put + SQS FIFO
+   send to moto_server with a thread draining that queue meanwhile (what the AWS stand-in alone costs);
 2. forward throughput from a backlog (after an outage): ``--backlog`` events queued, then forwarded
    to the stand-in (receive 10, post each in order, delete the batch) until none is left;
    events/s beside the bare receive 10 + delete of the same number of messages from a queue of the
@@ -16,12 +18,13 @@ for S3 and SQS whose FIFO calls scan the queue (send: for duplicates; receive: e
 a deep copy of each it returns), so its cost grows with the depth of the queue and is part of
 every figure here; the bare baselines show how much.
 
-Usage: ``.venv/bin/python bench/gateway.py [--events 500] [--runs 50] [--backlog 100 500]``
+Usage: ``.venv/bin/python bench/gateway.py [--events 500] [--runs 50] [--batch 10] [--backlog 100 500]``
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import socket
@@ -36,7 +39,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from emr_lineage.gateway.local import LocalGateway, LocalGatewaySettings
-from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import LINEAGE_BATCH_ENDPOINT, LINEAGE_ENDPOINT
 
 
 def _free_port() -> int:
@@ -61,7 +64,7 @@ class _Accept(BaseHTTPRequestHandler):
         self.wfile.write(b"{}")
 
 
-def _event(run_id: str, number: int) -> bytes:
+def _event(run_id: str, number: int, producer: str = "https://example.com/bench") -> bytes:
     event = {
         "eventType": "RUNNING",
         "eventTime": f"2026-11-23T10:{number // 60 % 60:02d}:{number % 60:02d}.{number:06d}Z",
@@ -69,16 +72,17 @@ def _event(run_id: str, number: int) -> bytes:
         "job": {"namespace": "bench", "name": f"job-{run_id[:8]}"},
         "inputs": [{"namespace": "s3a://lake", "name": f"raw/part-{number}"}],
         "outputs": [{"namespace": "s3://lake", "name": "curated/out"}],
-        "producer": "https://example.com/bench",
+        "producer": producer,
         "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
     }
     return json.dumps(event).encode()
 
 
-def _timed_posts(url: str, bodies: list[bytes]) -> list[float]:
+def _timed_posts(url: str, bodies: list[bytes], headers: dict[str, str] | None = None) -> list[float]:
     latencies = []
     for body in bodies:
-        request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+        headers = {"Content-Type": "application/json", **(headers or {})}
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
         started = time.perf_counter()
         with urllib.request.urlopen(request, timeout=10) as reply:
             reply.read()
@@ -147,6 +151,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=500, help="events POSTed for the ingest latency")
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--batch", type=int, default=10, help="events per batch request")
     parser.add_argument("--backlog", type=int, nargs="+", default=[100, 500], help="queue depths to forward from")
     args = parser.parse_args()
 
@@ -195,22 +200,39 @@ def main() -> int:
         gateway = LocalGateway(settings("bench-serve"), create=True).start()
         baseline = _timed_posts(marquez + LINEAGE_ENDPOINT, bodies[: args.events])
         bare = _bare_put_send(gateway, "bench-archive", bodies[: args.events], groups)
-        _Accept.received = 0
-        started = time.perf_counter()
-        ingest = _timed_posts(gateway.url + LINEAGE_ENDPOINT, bodies[: args.events])
-        while _Accept.received < args.events:  # the forwarder catching up
-            time.sleep(0.01)
-        serving_rate = args.events / (time.perf_counter() - started)
-        gateway.stop(drain_seconds=30)
         print(f"baseline, POST straight to the stand-in: p50 {_p(baseline, 50):.1f} ms, p99 {_p(baseline, 99):.1f} ms")
         print(
             f"baseline, bare S3 put + SQS FIFO send to moto_server (queue drained meanwhile): "
             f"p50 {_p(bare, 50):.1f} ms, p99 {_p(bare, 99):.1f} ms"
         )
-        print(
-            f"ingest, serving (check + S3 put + SQS FIFO send, forwarder on): p50 {_p(ingest, 50):.1f} ms, "
-            f"p99 {_p(ingest, 99):.1f} ms (target p99 < 50 ms); {serving_rate:,.0f} events/s sent and forwarded"
-        )
+
+        # Each kind sends other events (another producer URI, the same sizes): the gateway would
+        # answer a resent event as a duplicate without storing it again.
+        def events_of(kind: str) -> list[bytes]:
+            return [_event(groups[i], i, f"https://example.com/bench/{kind:5}") for i in range(args.events)]
+
+        plain, zipped, batched = events_of("plain"), events_of("gzip"), events_of("batch")
+        batches = [b"[" + b",".join(batched[i : i + args.batch]) + b"]" for i in range(0, args.events, args.batch)]
+        gzip_header = {"Content-Encoding": "gzip"}
+        kinds = [
+            ("plain", LINEAGE_ENDPOINT, plain, {}),
+            ("gzip", LINEAGE_ENDPOINT, [gzip.compress(b, compresslevel=3) for b in zipped], gzip_header),
+            (f"batch of {args.batch}", LINEAGE_BATCH_ENDPOINT, batches, {}),
+        ]
+        for kind, path, requests, headers in kinds:
+            _Accept.received = 0
+            started = time.perf_counter()
+            latencies = _timed_posts(gateway.url + path, requests, headers)
+            ingest_rate = args.events / (time.perf_counter() - started)
+            while _Accept.received < args.events:  # the forwarder catching up
+                time.sleep(0.01)
+            forwarded_rate = args.events / (time.perf_counter() - started)
+            print(
+                f"ingest {kind} (check + S3 put + SQS FIFO send, forwarder on): per request p50 "
+                f"{_p(latencies, 50):.1f} ms, p99 {_p(latencies, 99):.1f} ms (target p99 < 50 ms); "
+                f"{ingest_rate:,.0f} events/s accepted, {forwarded_rate:,.0f} events/s accepted and forwarded"
+            )
+        gateway.stop(drain_seconds=30)
 
         # 2. forward throughput from a backlog
         for depth in args.backlog:
@@ -223,7 +245,7 @@ def main() -> int:
                 backlog.forward_once()
             rate = depth / (time.perf_counter() - started)
             bare_rate = _bare_drain_rate(backlog.sqs, depth, runs)
-            backlog.server.server_close()
+            backlog.server.close()  # never started: no connections to close
             print(
                 f"forward from a backlog of {depth}: {rate:,.0f} events/s (target >= 1,000) beside "
                 f"{bare_rate:,.0f} messages/s for the bare receive 10 + delete from a queue as deep"

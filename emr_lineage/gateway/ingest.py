@@ -35,6 +35,7 @@ import datetime as dt
 import hmac
 import json
 from collections.abc import Callable, Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,7 @@ ARCHIVE_ROOT = "raw/"
 # (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagededuplicationid-property.html).
 DEDUP_WINDOW = dt.timedelta(minutes=5)
 _RECENT_KEPT = 10_000  # deduplication ids one Ingestor remembers (a Lambda container, a local gateway)
+ARCHIVE_THREADS = 8  # a batch's archive puts at once
 
 
 def utc_now() -> dt.datetime:
@@ -272,12 +274,7 @@ class Ingestor:
             return self.handle_batch(headers, body)
         return 404, {"status": "rejected", "error": f"POST only to {LINEAGE_ENDPOINT} or {LINEAGE_BATCH_ENDPOINT}"}
 
-    def _store(self, accepted: Accepted) -> dict[str, Any] | Rejected:
-        """Archive, then enqueue; what the client is told, or a 503 when AWS failed (nothing lost:
-        both steps are idempotent, the client sends it again)."""
-        checked, now = accepted.checked, self.clock()
-        if self._seen(checked.dedup_id, now):
-            return accepted.answer(duplicate=True)
+    def _archive(self, accepted: Accepted) -> Rejected | None:
         try:
             # The bucket's default encryption (SSE-KMS) applies; the raw bytes, as received.
             self.s3.put_object(
@@ -285,24 +282,50 @@ class Ingestor:
             )
         except (BotoCoreError, ClientError) as exc:
             return Rejected(503, _aws_reason("archiving the event", exc))
+        return None
+
+    def _enqueue(self, accepted: Accepted) -> Rejected | None:
         try:
             self.sqs.send_message(
                 QueueUrl=self.queue_url,
-                MessageBody=checked.canonical.decode("ascii"),
-                MessageGroupId=checked.group_id,
-                MessageDeduplicationId=checked.dedup_id,
+                MessageBody=accepted.canonical.decode("ascii"),
+                MessageGroupId=accepted.group_id,
+                MessageDeduplicationId=accepted.dedup_id,
             )
         except (BotoCoreError, ClientError) as exc:
             return Rejected(503, _aws_reason("queueing the event", exc))
-        self._remember(checked.dedup_id, now)
-        return accepted.answer()
+        return None
+
+    def _store(self, items: list[Accepted | Rejected]) -> list[dict[str, Any] | Rejected]:
+        """Archive the new events (in parallel: their order does not matter there), then queue them
+        in order; what each client is told, or a 503 when AWS failed (nothing lost: both steps are
+        idempotent, the client sends it again). After a failure nothing more is queued: a later event
+        of the same run must not get ahead of it."""
+        now = self.clock()
+        new = [i for i, item in enumerate(items) if isinstance(item, Accepted) and not self._seen(item.dedup_id, now)]
+        with ThreadPoolExecutor(max_workers=max(1, min(ARCHIVE_THREADS, len(new)))) as pool:
+            archived = dict(zip(new, pool.map(lambda i: self._archive(items[i]), new), strict=True))
+        results: list[dict[str, Any] | Rejected] = []
+        failed = False
+        for index, item in enumerate(items):
+            if isinstance(item, Rejected) or failed:
+                results.append(item if isinstance(item, Rejected) else _NOT_STORED)
+            elif index not in archived:
+                results.append(item.answer(duplicate=True))
+            elif problem := archived[index] or self._enqueue(item):
+                failed = True
+                results.append(problem)
+            else:
+                self._remember(item.dedup_id, now)
+                results.append(item.answer())
+        return results
 
     def handle(self, headers: Mapping[str, str] | None, body: bytes) -> tuple[int, dict[str, Any]]:
         """One event: 201 once archived and queued."""
         checked = check_request(headers, body, api_keys=self.api_keys, max_bytes=self.max_bytes, clock=self.clock)
         if isinstance(checked, Rejected):
             return _refused(checked)
-        stored = self._store(checked)
+        (stored,) = self._store([checked])
         if isinstance(stored, Rejected):
             return stored.status, {"status": "unavailable", "error": stored.reason}
         return 201, {"status": "accepted", **stored}
@@ -319,22 +342,10 @@ class Ingestor:
         )
         if isinstance(checked, Rejected):
             return _refused(checked)
-        results: list[dict[str, Any] | Rejected] = []
-        for item in checked:
-            if isinstance(item, Rejected) or (results and _unavailable(results[-1])):
-                # After a storage failure nothing more is stored: a later event of the same run must
-                # not get ahead of it. The client sends the batch again.
-                results.append(item if isinstance(item, Rejected) else _NOT_STORED)
-                continue
-            results.append(self._store(item))
-        return batch_answer(results)
+        return batch_answer(self._store(checked))
 
 
 _NOT_STORED = Rejected(503, "not stored: an earlier event of the batch could not be; send the batch again")
-
-
-def _unavailable(result: dict[str, Any] | Rejected) -> bool:
-    return isinstance(result, Rejected) and result.retriable
 
 
 def batch_answer(results: list[dict[str, Any] | Rejected]) -> tuple[int, dict[str, Any]]:

@@ -265,13 +265,17 @@ class FailingSecondSend:
 
 
 def test_a_storage_failure_stops_the_batch_and_the_resend_completes_it(aws: Aws) -> None:
-    events = [event(eventType="START"), event(eventType="RUNNING"), event()]
+    bad = {"eventTime": "2026-11-21T12:00:00Z"}
+    events = [event(eventType="START"), event(eventType="RUNNING"), bad, event()]
     ingestor = batch_ingestor(aws, sqs=FailingSecondSend(aws.sqs))
     status, reply = ingestor.answer(BATCH, auth(), json.dumps(events).encode())
     assert status == 503 and reply["summary"]["retriable"] == 2 and reply["summary"]["successful"] == 1
-    assert [f["index"] for f in reply["failed_events"]] == [1, 2]
+    failed = [(f["index"], f["status"], f["retriable"]) for f in reply["failed_events"]]
+    assert failed == [(1, 503, True), (2, 400, False), (3, 503, True)]  # nothing after the failure is queued
+    depth = aws.sqs.get_queue_attributes(QueueUrl=aws.queue_url, AttributeNames=["ApproximateNumberOfMessages"])
+    assert depth["Attributes"]["ApproximateNumberOfMessages"] == "1"  # START alone
     status, reply = ingestor.answer(BATCH, auth(), json.dumps(events).encode())  # the client sends it again
-    assert status == 200 and reply["accepted"][0]["duplicate"] is True
+    assert status == 207 and reply["accepted"][0]["duplicate"] is True
     assert [json.loads(m["Body"])["eventType"] for m in aws.messages()] == ["START", "RUNNING", "COMPLETE"]
 
 
