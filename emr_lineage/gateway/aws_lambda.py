@@ -36,11 +36,14 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.gateway.config import (
+    CURRENT,
+    KEY_CACHE_SECONDS,
     MAX_BATCH_BYTES,
-    SECRET_JSON_FIELD,
+    PREVIOUS,
     ForwardConfig,
     GatewayConfigError,
     IngestConfig,
+    key_in,
     redelivery_delay,
 )
 from emr_lineage.gateway.forward import (
@@ -58,9 +61,6 @@ LOG = logging.getLogger("emr_lineage.gateway")
 LOG.setLevel(logging.INFO)  # the Lambda runtime's root handler prints what reaches it
 
 RETRY_LATER = {"Retry-After": "5"}  # seconds; both ingest steps are idempotent, so a retry is safe
-KEY_CACHE_SECONDS = 300.0
-# Secrets Manager's staging labels: the value clients get now, and the one before the last change.
-CURRENT, PREVIOUS = "AWSCURRENT", "AWSPREVIOUS"
 
 _clients: dict[str, Any] = {}
 _api_keys: dict[str, tuple[float, tuple[str, ...]]] = {}  # secret ARN -> (read at, keys)
@@ -79,21 +79,6 @@ def reset() -> None:
     """Forget the cached clients and API key, as a new container would."""
     _clients.clear()
     _api_keys.clear()
-
-
-def key_in(secret: str, secret_arn: str) -> str:
-    """The bearer key a secret string holds: the string, or its ``apiKey`` field when it is a JSON object."""
-    try:
-        parsed = json.loads(secret)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        secret = parsed.get(SECRET_JSON_FIELD)
-        if not isinstance(secret, str):
-            raise GatewayConfigError(f"secret {secret_arn} is a JSON object without a string {SECRET_JSON_FIELD!r}")
-    if not secret.strip():
-        raise GatewayConfigError(f"secret {secret_arn} is empty")
-    return secret.strip()
 
 
 def api_keys(secret_arn: str) -> tuple[str, ...]:

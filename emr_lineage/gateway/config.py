@@ -6,6 +6,7 @@ stack and the Lambdas cannot disagree on a spelling. Standard library only.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -45,6 +46,10 @@ REDELIVERY_CAP_SECONDS = 900
 
 # The secret is the key itself, or a JSON object holding it under this field.
 SECRET_JSON_FIELD = "apiKey"
+# The ingest accepts the secret's value under both labels (Secrets Manager's staging labels: the value
+# clients get now, and the one before the last change) and reads them again after this long.
+CURRENT, PREVIOUS = "AWSCURRENT", "AWSPREVIOUS"
+KEY_CACHE_SECONDS = 300.0
 
 # Lambda handler strings, and the files of emr_lineage the asset needs besides emr_lineage/gateway/.
 INGEST_HANDLER = "emr_lineage.gateway.aws_lambda.ingest_handler"
@@ -144,3 +149,18 @@ class ForwardConfig:
             queue_url=_required(env, QUEUE_URL),
             dead_letter_queue_url=_required(env, DEAD_LETTER_QUEUE_URL),
         )
+
+
+def key_in(secret: str, secret_arn: str) -> str:
+    """The bearer key a secret string holds: the string, or its ``apiKey`` field when it is a JSON object."""
+    try:
+        parsed = json.loads(secret)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        secret = parsed.get(SECRET_JSON_FIELD)
+        if not isinstance(secret, str):
+            raise GatewayConfigError(f"secret {secret_arn} is a JSON object without a string {SECRET_JSON_FIELD!r}")
+    if not secret.strip():
+        raise GatewayConfigError(f"secret {secret_arn} is empty")
+    return secret.strip()

@@ -2,7 +2,7 @@
 
 The ingest Lambda (:func:`emr_lineage.gateway.aws_lambda.api_keys`) accepts the secret's current
 value and its previous one, and reads them again every ``KEY_CACHE_SECONDS``. This check reads
-both with the ingest's own rule (:func:`~emr_lineage.gateway.aws_lambda.key_in`), so it says what
+both with the ingest's own rule (:func:`~emr_lineage.gateway.config.key_in`), so it says what
 the ingest accepts; it never prints a key. docs/gateway.md "Rotating the API key" tells the whole
 procedure.
 """
@@ -12,8 +12,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from emr_lineage.gateway.aws_lambda import CURRENT, KEY_CACHE_SECONDS, PREVIOUS, key_in
-from emr_lineage.gateway.config import SECRET_JSON_FIELD, GatewayConfigError
+from emr_lineage.gateway.config import (
+    CURRENT,
+    KEY_CACHE_SECONDS,
+    PREVIOUS,
+    SECRET_JSON_FIELD,
+    GatewayConfigError,
+    key_in,
+)
 from emr_lineage.operations.checks import CheckResult, DoctorClients, Status, aws_call
 
 CHECK = "gateway-api-key"
