@@ -34,6 +34,10 @@ DEFAULT_MAX_EVENT_BYTES = ALB_LAMBDA_MAX_BODY_BYTES  # also SQS's largest messag
 # A batch's body once decompressed (its events are each bound by the event limit). The load balancer
 # hands the Lambda at most ALB_LAMBDA_MAX_BODY_BYTES as sent; gzip makes JSON 5 to 20 times smaller.
 MAX_BATCH_BYTES = 8 * ALB_LAMBDA_MAX_BODY_BYTES
+# Events in one batch: each is queued in order, one SQS send after the other, within the ingest
+# Lambda's timeout; and the answer lists each, within the 1 MB an ALB takes from a Lambda
+# (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/lambda-functions.html).
+MAX_BATCH_EVENTS = 100
 DEFAULT_FORWARD_RETRIES = 3
 DEFAULT_FORWARD_TIMEOUT_SECONDS = 10.0
 

@@ -42,6 +42,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.gateway.body import decoded, header, parsed
+from emr_lineage.gateway.config import MAX_BATCH_EVENTS
 from emr_lineage.gateway.event import CheckedEvent, check_event
 from emr_lineage.gateway.verdict import Rejected, one_line
 from emr_lineage.marquez.api import LINEAGE_BATCH_ENDPOINT, LINEAGE_ENDPOINT
@@ -209,6 +210,8 @@ def check_batch(
         return Rejected(400, f"a batch is a JSON array of events, not a JSON {type(events).__name__}")
     if not events:
         return Rejected(400, "the batch is empty")
+    if len(events) > MAX_BATCH_EVENTS:
+        return Rejected(413, f"the batch has {len(events)} events; the limit is {MAX_BATCH_EVENTS}, send several")
     received = clock()
     checked: list[Accepted | Rejected] = []
     for value in events:

@@ -238,6 +238,7 @@ def test_a_batch_refused_as_a_whole_stores_nothing(aws: Aws) -> None:
         ({}, json.dumps([event()]).encode(), 401, "Authorization"),
         (auth(), json.dumps(event()).encode(), 400, "JSON array of events, not a JSON dict"),
         (auth(), b"[]", 400, "the batch is empty"),
+        (auth(), json.dumps([{}] * 101).encode(), 413, "the batch has 101 events; the limit is 100"),
         (auth(), gzip.compress(json.dumps([event()] * 50).encode()), 413, "decompressed"),
         (auth(), json.dumps([{"eventTime": "2026-11-21T12:00:00Z"}]).encode(), 400, "no run, job or dataset"),
     ]
