@@ -33,7 +33,7 @@ class Aws:
             QueueName="x.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "false"}
         )["QueueUrl"]
 
-    def ingestor(self, s3: Any = None, sqs: Any = None) -> Ingestor:
+    def ingestor(self, s3: Any = None, sqs: Any = None, max_batch_bytes: int = 1 << 22) -> Ingestor:
         return Ingestor(
             s3 or self.s3,
             sqs or self.sqs,
@@ -41,6 +41,7 @@ class Aws:
             queue_url=self.queue_url,
             api_keys=(KEY,),
             max_bytes=1 << 20,
+            max_batch_bytes=max_batch_bytes,
             clock=clock,
         )
 
@@ -168,25 +169,12 @@ def test_a_network_failure_is_503(aws: Aws) -> None:
 BATCH = "/api/v1/lineage/batch"
 
 
-def batch_ingestor(aws: Aws, *, sqs: Any = None, max_batch_bytes: int = 1 << 22) -> Ingestor:
-    return Ingestor(
-        aws.s3,
-        sqs or aws.sqs,
-        bucket=BUCKET,
-        queue_url=aws.queue_url,
-        api_keys=(KEY,),
-        max_bytes=1 << 20,
-        max_batch_bytes=max_batch_bytes,
-        clock=clock,
-    )
-
-
 def archived(aws: Aws) -> list[Any]:
     return [json.loads(aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()) for key in aws.archive_keys()]
 
 
 def test_gzip_with_or_without_the_header_is_one_event(aws: Aws) -> None:
-    ingestor = batch_ingestor(aws)
+    ingestor = aws.ingestor()
     raw = json.dumps(event()).encode()
     with_header = ingestor.answer("/api/v1/lineage", {**auth(), "Content-Encoding": "gzip"}, gzip.compress(raw))
     without = ingestor.answer("/api/v1/lineage", auth(), gzip.compress(raw, compresslevel=3))
@@ -196,7 +184,7 @@ def test_gzip_with_or_without_the_header_is_one_event(aws: Aws) -> None:
 
 
 def test_static_lineage_is_archived_and_queued_in_its_own_group(aws: Aws) -> None:
-    ingestor = batch_ingestor(aws)
+    ingestor = aws.ingestor()
     job = ingestor.answer("/api/v1/lineage", auth(), json.dumps(job_event()).encode())
     dataset = ingestor.answer("/api/v1/lineage/", auth(), json.dumps(dataset_event()).encode())
     assert (job[0], job[1]["kind"], dataset[0], dataset[1]["kind"]) == (201, JOB_EVENT, 201, DATASET_EVENT)
@@ -208,7 +196,7 @@ def test_static_lineage_is_archived_and_queued_in_its_own_group(aws: Aws) -> Non
 
 def test_a_batch_is_checked_event_by_event_and_stored_in_order(aws: Aws) -> None:
     events = [event(eventType="START"), job_event(), {"eventTime": "2026-11-21T12:00:00Z"}, event(), dataset_event()]
-    status, reply = batch_ingestor(aws).answer(BATCH, auth(), json.dumps(events).encode())
+    status, reply = aws.ingestor().answer(BATCH, auth(), json.dumps(events).encode())
     assert status == 207 and reply["status"] == "partial_success"
     assert reply["summary"] == {"received": 5, "successful": 4, "failed": 1, "retriable": 0, "non_retriable": 1}
     (failed,) = reply["failed_events"]
@@ -228,12 +216,12 @@ def test_a_batch_is_checked_event_by_event_and_stored_in_order(aws: Aws) -> None
 def test_a_gzip_batch_all_accepted_is_200(aws: Aws) -> None:
     events = [event(eventType="START"), event()]
     headers = {**auth(), "Content-Encoding": "gzip"}
-    status, reply = batch_ingestor(aws).answer(BATCH + "/", headers, gzip.compress(json.dumps(events).encode()))
+    status, reply = aws.ingestor().answer(BATCH + "/", headers, gzip.compress(json.dumps(events).encode()))
     assert (status, reply["status"], reply["failed_events"]) == (200, "success", [])
 
 
 def test_a_batch_refused_as_a_whole_stores_nothing(aws: Aws) -> None:
-    ingestor = batch_ingestor(aws, max_batch_bytes=2000)
+    ingestor = aws.ingestor(max_batch_bytes=2000)
     cases = [
         ({}, json.dumps([event()]).encode(), 401, "Authorization"),
         (auth(), json.dumps(event()).encode(), 400, "JSON array of events, not a JSON dict"),
@@ -268,7 +256,7 @@ class FailingSecondSend:
 def test_a_storage_failure_stops_the_batch_and_the_resend_completes_it(aws: Aws) -> None:
     bad = {"eventTime": "2026-11-21T12:00:00Z"}
     events = [event(eventType="START"), event(eventType="RUNNING"), bad, event()]
-    ingestor = batch_ingestor(aws, sqs=FailingSecondSend(aws.sqs))
+    ingestor = aws.ingestor(sqs=FailingSecondSend(aws.sqs))
     status, reply = ingestor.answer(BATCH, auth(), json.dumps(events).encode())
     assert status == 503 and reply["summary"]["retriable"] == 2 and reply["summary"]["successful"] == 1
     failed = [(f["index"], f["status"], f["retriable"]) for f in reply["failed_events"]]
@@ -281,5 +269,5 @@ def test_a_storage_failure_stops_the_batch_and_the_resend_completes_it(aws: Aws)
 
 
 def test_other_paths_are_404(aws: Aws) -> None:
-    status, reply = batch_ingestor(aws).answer("/api/v1/lineage/other", auth(), b"{}")
+    status, reply = aws.ingestor().answer("/api/v1/lineage/other", auth(), b"{}")
     assert status == 404 and BATCH in reply["error"]
