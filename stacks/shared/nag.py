@@ -1,27 +1,55 @@
-"""cdk-nag acknowledgements: one helper so every one carries a real reason.
+"""Acknowledgements of the two template scanners, cdk-nag and checkov: one helper each, so every one
+carries a real reason.
 
 cdk-nag 3 uses CDK's native validations API: findings are acknowledged one by one on the
 construct that raises them, e.g. ``AwsSolutions-IAM5[Action::s3:*]`` (cdk-nag README, "Migrating
 from v2": https://github.com/cdklabs/cdk-nag#readme).
+
+checkov reads its acknowledgements from the template itself: a resource's ``Metadata.checkov.skip``
+list of ``{"id": "CKV_AWS_...", "comment": "..."}`` (checkov docs, "Suppressing and Skipping Policies",
+CloudFormation: https://www.checkov.io/2.Basics/Suppressing%20and%20Skipping%20Policies.html).
 
 Acknowledge next to the resource a finding concerns, in the construct that creates it.
 """
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, Reference, Stack, Token, Tokenization, Validations
+import re
+
+from aws_cdk import Acknowledgment, CfnResource, Reference, Stack, Token, Tokenization, Validations
 from constructs import IConstruct
 
 MIN_REASON_LENGTH = 40
+CHECKOV_METADATA = "checkov"
+_CHECKOV_ID = re.compile(r"^CKV2?_AWS_\d+$")
+
+
+def _require_reason(finding: str, reason: str) -> None:
+    if len(reason.strip()) < MIN_REASON_LENGTH:
+        raise ValueError(f"acknowledgement of {finding} needs a specific reason, got {reason!r}")
 
 
 def acknowledge(construct: IConstruct, rule_id: str, reason: str) -> None:
-    """Acknowledge ``rule_id`` on ``construct`` (and its children) with a specific reason."""
+    """Acknowledge cdk-nag's ``rule_id`` on ``construct`` (and its children) with a specific reason."""
     if not rule_id.startswith("AwsSolutions-"):
         raise ValueError(f"{rule_id!r}: only AwsSolutions rules are acknowledged here")
-    if len(reason.strip()) < MIN_REASON_LENGTH:
-        raise ValueError(f"acknowledgement of {rule_id} needs a specific reason, got {reason!r}")
+    _require_reason(rule_id, reason)
     Validations.of(construct).acknowledge(Acknowledgment(id=rule_id, reason=reason))
+
+
+def acknowledge_checkov(construct: IConstruct, check_id: str, reason: str) -> None:
+    """Acknowledge checkov's ``check_id`` on the CloudFormation resource of ``construct`` (the construct
+    itself if it is one, else its default child) with a specific reason, in its ``Metadata.checkov.skip``."""
+    if not _CHECKOV_ID.match(check_id):
+        raise ValueError(f"{check_id!r}: not a checkov AWS check id (CKV_AWS_<n>)")
+    _require_reason(check_id, reason)
+    resource = construct if isinstance(construct, CfnResource) else construct.node.default_child
+    if not isinstance(resource, CfnResource):
+        raise ValueError(f"{construct.node.path}: no CloudFormation resource to acknowledge {check_id} on")
+    skips = list((resource.get_metadata(CHECKOV_METADATA) or {}).get("skip", []))
+    if any(skip["id"] == check_id for skip in skips):
+        raise ValueError(f"{resource.node.path}: {check_id} is acknowledged twice")
+    resource.add_metadata(CHECKOV_METADATA, {"skip": [*skips, {"id": check_id, "comment": reason}]})
 
 
 def _nag_text(value) -> str:
