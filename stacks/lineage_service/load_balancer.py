@@ -2,29 +2,53 @@
 
 from __future__ import annotations
 
+import json
+
 from aws_cdk import Duration
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from constructs import Construct
 
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.lineage_service.access_logs_bucket import AlbAccessLogsBucket
 from stacks.lineage_service.marquez import ADMIN_PORT, API_CONTAINER, API_PORT, WEB_CONTAINER, WEB_PORT
 from stacks.lineage_service.ui_auth import sign_in_then
+from stacks.shared.nag import acknowledge_checkov
 
 HTTP_PORT = 80
 HTTPS_PORT = 443
 # TLS 1.3 and 1.2 with forward-secret ciphers only (ELB's recommended policy).
 SSL_POLICY = elbv2.SslPolicy.RECOMMENDED_TLS
 API_PATH_PATTERN = "/api/*"
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+# With HTTPS, port 80 redirects reads (the web UI) but refuses writes: HTTP clients either stop at a
+# 301 to a POST or follow it by resending a GET without the body (requests does, RFC 9110 15.4.2 allows
+# it), so a lineage event would be lost in silence. 403 with the URL to use instead; not 426 Upgrade
+# Required, which must carry an Upgrade header (RFC 9110, 15.5.22) the ALB cannot add.
+# Rules of a listener are its own: this priority shares nothing with the serving listener's.
+PLAIN_HTTP_WRITES_STATUS = 403
+PLAIN_HTTP_WRITES_RULE_PRIORITY = 1
+
+
+def plain_http_writes_body(domain_name: str) -> str:
+    """The port-80 answer to a write when HTTPS is on (JSON, one reason, within the ALB's 1024 characters)."""
+    return json.dumps(
+        {
+            "status": "rejected",
+            "error": f"use https://{domain_name}{LINEAGE_ENDPOINT}: plain HTTP takes no writes "
+            "(a redirect would lose the request body)",
+        }
+    )
 
 
 class LineageLoadBalancer(Construct):
     """Internal ALB: ``/api/*`` to the Marquez API, everything else to the web UI.
 
-    With ``marquez.certificate_arn`` it serves HTTPS on 443 (port 80 only redirects there) and the
-    URLs are ``https://<marquez.domain_name>``; without, plain HTTP on 80 (dev only). With
+    With ``marquez.certificate_arn`` it serves HTTPS on 443 (port 80 redirects reads there and refuses
+    writes, :data:`PLAIN_HTTP_WRITES_STATUS`) and the URLs are ``https://<marquez.domain_name>``;
+    without, plain HTTP on 80 (where ``marquez.allow_plain_http`` allows it). With
     ``marquez.ui_auth`` the web route signs users in first (:mod:`stacks.lineage_service.ui_auth`).
 
     Reachable only from ``settings.marquez.web_allowed_cidrs`` and from members of
@@ -129,7 +153,8 @@ class LineageLoadBalancer(Construct):
     def _listeners(
         self, settings: EnvironmentSettings
     ) -> tuple[elbv2.ApplicationListener, elbv2.ApplicationListener | None]:
-        """The listener that serves traffic, and the port-80 listener that redirects to it (HTTPS only).
+        """The listener that serves traffic, and the port-80 listener that redirects reads to it and
+        refuses writes (HTTPS only).
 
         The port-80 listener keeps its construct id in both modes, so turning HTTPS on updates it
         in place (CloudFormation cannot create a second listener on the same port first).
@@ -139,6 +164,15 @@ class LineageLoadBalancer(Construct):
             http = self.load_balancer.add_listener(
                 "Http", port=HTTP_PORT, protocol=elbv2.ApplicationProtocol.HTTP, open=False
             )
+            # The settings refuse an environment without a certificate unless it allows plain HTTP.
+            for check in ("CKV_AWS_2", "CKV_AWS_103"):
+                acknowledge_checkov(
+                    http,
+                    check,
+                    f"{settings.name} has no certificate and sets (or, as dev, defaults to) marquez.allow_plain_http: "
+                    "plain HTTP on an internal load balancer that only web_allowed_cidrs and the lineage clients "
+                    "group reach; a certificate turns this listener into the HTTPS redirect",
+                )
             return http, None
         https = self.load_balancer.add_listener(
             "Https",
@@ -154,5 +188,15 @@ class LineageLoadBalancer(Construct):
             protocol=elbv2.ApplicationProtocol.HTTP,
             open=False,
             default_action=elbv2.ListenerAction.redirect(protocol="HTTPS", port=str(HTTPS_PORT), permanent=True),
+        )
+        redirect.add_action(
+            "RefuseWrites",
+            priority=PLAIN_HTTP_WRITES_RULE_PRIORITY,
+            conditions=[elbv2.ListenerCondition.http_request_methods(list(WRITE_METHODS))],
+            action=elbv2.ListenerAction.fixed_response(
+                PLAIN_HTTP_WRITES_STATUS,
+                content_type="application/json",
+                message_body=plain_http_writes_body(marquez.domain_name),
+            ),
         )
         return https, redirect
