@@ -32,7 +32,6 @@ from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
@@ -45,9 +44,9 @@ from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.gateway.asset import gateway_code
 from stacks.gateway.routing import FORWARD_LISTENER_PORT, LINEAGE_PATH, forward_listener, route_lineage_posts
-from stacks.shared.nag import acknowledge, wildcard_resource_finding
-from stacks.shared.settings_mapping import log_retention, removal_policy
-from stacks.shared.storage import private_bucket, rotating_key
+from stacks.shared.nag import acknowledge, acknowledge_checkov, wildcard_resource_finding
+from stacks.shared.settings_mapping import removal_policy
+from stacks.shared.storage import encrypted_log_group, private_bucket, rotating_key
 
 FORWARD_BATCH_SIZE = 10  # the most an SQS FIFO event source takes
 FORWARD_TIMEOUT_SECONDS = int(gateway_env.DEFAULT_FORWARD_TIMEOUT_SECONDS)
@@ -63,6 +62,26 @@ RUNTIME = lambda_.Runtime.PYTHON_3_11
 
 
 HTTPS_PORT = 443  # the forwarder's SQS calls (dead-letter sends, visibility changes)
+
+# checkov's findings on the functions that would be wrong to fix here. Lambda's dead-letter queue takes
+# failed asynchronous invocations only (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html);
+# a reserved concurrency caps the function too, and Lambda keeps 100 of the account's concurrency unreserved
+# (https://docs.aws.amazon.com/lambda/latest/dg/configuring-concurrency.html); an SQS event source throttled by
+# it returns batches to the queue (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html).
+INGEST_CHECKOV_REASONS = {
+    "CKV_AWS_116": "The ALB invokes the ingest synchronously and hands its answer to the client; there are no "
+    "asynchronous invocations for a Lambda dead-letter queue to catch.",
+    "CKV_AWS_115": "A reserved concurrency would cap the ingest (a burst above it gets 503s: lineage lost for "
+    "clients that do not retry) and cannot be deployed in accounts with a low concurrency quota.",
+    "CKV_AWS_117": "The ingest reaches nothing in the VPC: it calls S3, SQS and Secrets Manager, scoped by its role; "
+    "in the VPC it would need NAT or endpoints for them and gain no control.",
+}
+FORWARD_CHECKOV_REASONS = {
+    "CKV_AWS_116": "An SQS event source invokes the forwarder synchronously; undelivered events go to the queue's own "
+    "FIFO dead-letter queue (its redrive policy), which a Lambda dead-letter queue would not see.",
+    "CKV_AWS_115": "A reserved concurrency below the event source's scaling throttles its batches back to the queue, "
+    "counting toward maxReceiveCount (events dead-lettered early); FIFO message groups already bound it.",
+}
 
 
 def forwarder_timeout_seconds(retries: int) -> int:
@@ -103,7 +122,8 @@ class GatewayStack(Stack):
             "Key",
             settings=settings,
             alias="gateway",
-            description=f"{prefix} lineage gateway: archive, queues and API key",
+            description=f"{prefix} lineage gateway: archive, queues, API key and logs",
+            log_groups=True,
         )
         self.archive_bucket = private_bucket(
             self,
@@ -202,6 +222,8 @@ class GatewayStack(Stack):
             },
         )
         self._grant_ingest(self.ingest_function)
+        for check, reason in INGEST_CHECKOV_REASONS.items():
+            acknowledge_checkov(self.ingest_function, check, reason)
 
         self.forward_security_group = ec2.SecurityGroup(
             self,
@@ -249,6 +271,8 @@ class GatewayStack(Stack):
         self.forward_function.add_to_role_policy(
             iam.PolicyStatement(sid="EncryptDeadLetters", actions=["kms:GenerateDataKey"], resources=[self.key.key_arn])
         )
+        for check, reason in FORWARD_CHECKOV_REASONS.items():
+            acknowledge_checkov(self.forward_function, check, reason)
         self._acknowledge_lambda(self.forward_function, "service-role/AWSLambdaBasicExecutionRole", "its logs")
         self._acknowledge_lambda(
             self.forward_function, "service-role/AWSLambdaVPCAccessExecutionRole", "its network interfaces"
@@ -270,14 +294,6 @@ class GatewayStack(Stack):
         # CDK makes the function DependsOn its role, which its GetAtt already implies; cfn-lint W3005
         # flags that redundancy. Silenced on this one resource, as on the Marquez service (README, "Linting").
         function.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
-
-    def _log_group(self, construct_id: str, settings: EnvironmentSettings) -> logs.LogGroup:
-        return logs.LogGroup(
-            self,
-            construct_id,
-            retention=log_retention(settings.log_retention_days),
-            removal_policy=removal_policy(settings),
-        )
 
     def _grant_ingest(self, function: lambda_.Function) -> None:
         """Exactly what the ingest does: put archive objects, send to the queue, read the API key."""
@@ -316,9 +332,16 @@ class GatewayStack(Stack):
             code=code,
             memory_size=256,
             timeout=Duration.seconds(timeout),
-            log_group=self._log_group(f"{construct_id}Logs", settings),
+            log_group=encrypted_log_group(
+                self, f"{construct_id}Logs", key=self.key, settings=settings, retention_days=settings.log_retention_days
+            ),
+            # Nothing secret in either environment (the API key stays in Secrets Manager), but the key is
+            # there: only principals allowed to use it can read the functions' settings.
+            environment_encryption=self.key,
             **props,
         )
+        # Lambda decrypts the environment with the execution role's rights on the key.
+        self.key.grant_decrypt(function)
         self._lint_role_dependency(function)
         return function
 

@@ -107,6 +107,10 @@ def _route(gateway: dict, lineage: dict, method: str, path: str) -> str:
 ROUTES = [
     ("POST", "/api/v1/lineage", "ingest"),
     ("POST", "/api/v1/lineage/", "ingest"),  # the trailing slash no longer falls through to Marquez
+    ("POST", "/api/v1/lineage/batch", "ingest"),  # the OpenLineage batch endpoint (Marquez has none)
+    ("POST", "/api/v1/lineage/batch/", "ingest"),
+    ("POST", "/api/v1/lineage/batches", "403"),
+    ("PUT", "/api/v1/lineage/batch", "403"),
     ("POST", "/API/v1/lineage", "403"),
     ("POST", "//api/v1/lineage", "403"),
     ("PUT", "/api/v1/lineage", "403"),
@@ -141,7 +145,8 @@ def test_ingest_and_deny_rules_sit_on_the_serving_listener_ahead_of_the_api_rule
     synth = {OPTIONAL: optional_synth, COGNITO: cognito_synth}.get(variant) or synths[variant]
     gateway, lineage = synth.template_json("gateway"), synth.template_json("lineage")
     listener_id = _serving_listener(lineage)
-    # The variants with a certificate serve HTTPS on 443; their port 80 only redirects (no rules needed there).
+    # The variants with a certificate serve HTTPS on 443; their port 80 redirects reads and refuses writes
+    # itself (tests/stacks/lineage_service/test_https.py), so the gateway adds no rule there.
     https = variant in (OPTIONAL, COGNITO)
     serving = lineage["Resources"][listener_id]["Properties"]
     assert (serving["Port"], serving["Protocol"]) == ((HTTPS_PORT, "HTTPS") if https else (HTTP_PORT, "HTTP"))
@@ -149,8 +154,9 @@ def test_ingest_and_deny_rules_sit_on_the_serving_listener_ahead_of_the_api_rule
     ingest, deny, api = rules
     assert (ingest["Priority"], deny["Priority"]) == (INGEST_RULE_PRIORITY, DENY_WRITES_RULE_PRIORITY)
     assert ingest["Priority"] < deny["Priority"] < api["Priority"]
+    paths = ["/api/v1/lineage", "/api/v1/lineage/", "/api/v1/lineage/batch", "/api/v1/lineage/batch/"]
     assert ingest["Conditions"] == [
-        {"Field": "path-pattern", "PathPatternConfig": {"Values": ["/api/v1/lineage", "/api/v1/lineage/"]}},
+        {"Field": "path-pattern", "PathPatternConfig": {"Values": paths}},
         {"Field": "http-request-method", "HttpRequestMethodConfig": {"Values": ["POST"]}},
     ]
     assert deny["Conditions"] == [{"Field": "http-request-method", "HttpRequestMethodConfig": {"Values": WRITES}}]
@@ -160,12 +166,13 @@ def test_ingest_and_deny_rules_sit_on_the_serving_listener_ahead_of_the_api_rule
     assert (config["StatusCode"], config["ContentType"]) == ("403", "application/json")
     assert len(config["MessageBody"]) <= 1024  # the ALB's limit on a fixed response body
     body = json.loads(config["MessageBody"])
-    assert body["status"] == "rejected" and "only through POST /api/v1/lineage" in body["error"]
+    assert body["status"] == "rejected"
+    assert "only through POST /api/v1/lineage or /api/v1/lineage/batch" in body["error"]
     # Neither rule is on the port-80 redirect listener (with HTTPS) nor anywhere else.
     assert len(by_type(gateway, RULE)) == 2
 
 
-def test_lineage_posts_go_to_the_ingest_function(synth):
+def test_lineage_posts_go_to_the_ingest_function(synth, render):
     gateway = synth.template_json("gateway")
     (props,) = [
         r["Properties"] for r in by_type(gateway, RULE).values() if r["Properties"]["Priority"] == INGEST_RULE_PRIORITY
@@ -178,6 +185,10 @@ def test_lineage_posts_go_to_the_ingest_function(synth):
     (permission,) = by_type(gateway, "AWS::Lambda::Permission").values()
     assert permission["Properties"]["Principal"] == "elasticloadbalancing.amazonaws.com"
     assert permission["Properties"]["FunctionName"] == {"Fn::GetAtt": [ingest_id, "Arn"]}
+    # Only target groups of this account and region may invoke it (Lambda matches SourceArn as ArnLike).
+    assert render(permission["Properties"]["SourceArn"]) == (
+        "arn:{Ref:AWS::Partition}:elasticloadbalancing:{Ref:AWS::Region}:{Ref:AWS::AccountId}:targetgroup/*"
+    )
 
 
 def test_queue_is_fifo_and_redrives_to_a_fifo_dead_letter_queue_as_configured(synth):
@@ -295,13 +306,26 @@ def test_functions_run_the_gateway_handlers_with_their_settings(synth):
     assert "VpcConfig" not in ingest  # S3, SQS and Secrets Manager over their public endpoints
 
 
-def test_functions_log_to_their_own_groups_with_the_configured_retention(synth):
+def test_functions_log_to_their_own_encrypted_groups_with_the_configured_retention(synth):
     tpl = synth.template_json("gateway")
+    key_id, _ = one(tpl, "AWS::KMS::Key")
     groups = by_type(tpl, "AWS::Logs::LogGroup")
     retention = load_settings(synth.env).log_retention_days
     assert {g["Properties"]["RetentionInDays"] for g in groups.values()} == {retention}
+    assert [g["Properties"]["KmsKeyId"] for g in groups.values()] == [{"Fn::GetAtt": [key_id, "Arn"]}] * 2
     used = [p["LoggingConfig"]["LogGroup"]["Ref"] for p in (_function(tpl, n)[1] for n in ("Ingest", "Forward"))]
     assert sorted(used) == sorted(groups)
+
+
+def test_functions_settings_are_encrypted_with_the_gateway_key_their_roles_may_decrypt_with(synth):
+    tpl = synth.template_json("gateway")
+    key_id, _ = one(tpl, "AWS::KMS::Key")
+    key_arn = {"Fn::GetAtt": [key_id, "Arn"]}
+    for name in ("Ingest", "Forward"):
+        _, props = _function(tpl, name)
+        assert props["KmsKeyArn"] == key_arn
+        role = props["Role"]["Fn::GetAtt"][0]
+        assert any("kms:Decrypt" in as_list(s["Action"]) and s["Resource"] == key_arn for s in statements(tpl, role))
 
 
 def test_forwarder_consumes_the_queue_in_batches_with_partial_failures(synth):
@@ -379,11 +403,11 @@ def test_ingest_may_only_archive_enqueue_and_read_its_key(synth):
     queue_id, _, _, _ = _queues(tpl)
     key_id, _ = one(tpl, "AWS::KMS::Key")
     secret_id, _ = one(tpl, "AWS::SecretsManager::Secret")
-    granted = sorted(
+    granted = {
         (action, json.dumps(s["Resource"], sort_keys=True))
         for s in statements(tpl, role)
         for action in as_list(s["Action"])
-    )
+    }
     bucket_objects = {"Fn::Join": ["", [{"Fn::GetAtt": [bucket_id, "Arn"]}, "/*"]]}
     expected = [
         ("s3:PutObject", bucket_objects),
@@ -393,7 +417,7 @@ def test_ingest_may_only_archive_enqueue_and_read_its_key(synth):
         ("secretsmanager:GetSecretValue", {"Ref": secret_id}),
         ("secretsmanager:DescribeSecret", {"Ref": secret_id}),
     ]
-    assert granted == sorted((a, json.dumps(r, sort_keys=True)) for a, r in expected)
+    assert granted == {(a, json.dumps(r, sort_keys=True)) for a, r in expected}
 
 
 def test_forwarder_may_only_consume_the_queue_and_dead_letter_refused_events(synth):
