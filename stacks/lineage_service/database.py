@@ -4,28 +4,35 @@ from __future__ import annotations
 
 from aws_cdk import Duration
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk import aws_logs as logs
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_rds as rds
 from constructs import Construct
 
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.shared.nag import acknowledge
-from stacks.shared.settings_mapping import log_retention, removal_policy
+from stacks.shared.nag import acknowledge, acknowledge_checkov
+from stacks.shared.settings_mapping import removal_policy
+from stacks.shared.storage import encrypted_log_group
 
 DATABASE_NAME = "marquez"
 DATABASE_USER = "marquez"
 DATABASE_PORT = 5432
 LOG_EXPORTS = ("postgresql", "upgrade")
+# Enhanced Monitoring: the instance's OS metrics (memory, swap, processes) every minute, into RDS's
+# own RDSOSMetrics log group (https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/USER_Monitoring.OS.html).
+ENHANCED_MONITORING_SECONDS = 60
 
 
 class MarquezDatabase(Construct):
-    """RDS PostgreSQL in isolated subnets, encrypted, SSL enforced, credentials in Secrets Manager.
+    """RDS PostgreSQL in isolated subnets, encrypted, SSL enforced, credentials in Secrets Manager (under
+    ``key``, which also encrypts the exported logs), OS metrics by Enhanced Monitoring.
 
     Exposes ``instance``, ``secret`` (JSON with username/password/host/port/dbname) and
     ``security_group`` (no ingress until a client is allowed with :meth:`allow_from`).
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, settings: EnvironmentSettings) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, settings: EnvironmentSettings, key: kms.IKey
+    ) -> None:
         super().__init__(scope, construct_id)
         db = settings.database
         major = db.postgres_version.split(".")[0]
@@ -49,12 +56,13 @@ class MarquezDatabase(Construct):
         # RDS creates these groups on first export with no retention; creating them first sets it
         # (cloudwatch_logs_retention would add a Lambda-backed custom resource instead).
         log_groups = [
-            logs.LogGroup(
+            encrypted_log_group(
                 self,
                 f"Logs-{export}",
+                key=key,
+                settings=settings,
+                retention_days=settings.log_retention_days,
                 log_group_name=f"/aws/rds/instance/{instance_identifier}/{export}",
-                retention=log_retention(settings.log_retention_days),
-                removal_policy=removal_policy(settings),
             )
             for export in LOG_EXPORTS
         ]
@@ -69,7 +77,7 @@ class MarquezDatabase(Construct):
             port=DATABASE_PORT,
             database_name=DATABASE_NAME,
             credentials=rds.Credentials.from_generated_secret(
-                DATABASE_USER, secret_name=f"{settings.resource_prefix}/marquez/database"
+                DATABASE_USER, secret_name=f"{settings.resource_prefix}/marquez/database", encryption_key=key
             ),
             parameter_group=parameters,
             storage_encrypted=True,
@@ -85,12 +93,17 @@ class MarquezDatabase(Construct):
             instance_identifier=instance_identifier,
             cloudwatch_logs_exports=list(LOG_EXPORTS),
             copy_tags_to_snapshot=True,
+            monitoring_interval=Duration.seconds(ENHANCED_MONITORING_SECONDS),
         )
         for log_group in log_groups:
             self.instance.node.add_dependency(log_group)
         assert self.instance.secret is not None  # generated above
         self.secret = self.instance.secret
+        self._acknowledge(settings)
 
+    def _acknowledge(self, settings: EnvironmentSettings) -> None:
+        """The scanners' findings on the instance that its settings answer (cdk-nag, then checkov)."""
+        db = settings.database
         acknowledge(
             self.instance,
             "AwsSolutions-RDS11",
@@ -110,6 +123,25 @@ class MarquezDatabase(Construct):
                 "AwsSolutions-RDS10",
                 f"{settings.name} disables deletion protection by configuration so the environment "
                 "can be torn down; prod sets deletion_protection=true.",
+            )
+        acknowledge(
+            self.instance,
+            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonRDSEnhancedMonitoringRole]",
+            "AWS's managed policy for the role RDS Enhanced Monitoring assumes to write the instance's OS "
+            "metrics to CloudWatch Logs; it grants nothing else.",
+        )
+        acknowledge_checkov(
+            self.instance,
+            "CKV_AWS_161",
+            "Marquez connects with the password from Secrets Manager (its JDBC settings take no IAM token); "
+            "IAM authentication would add a second way in that nothing uses, without closing the password one.",
+        )
+        if not db.multi_az:
+            acknowledge_checkov(
+                self.instance,
+                "CKV_AWS_157",
+                f"{settings.name} runs single-AZ by configuration (database.multi_az=false) to save cost; "
+                "prod sets multi_az=true.",
             )
         acknowledge(
             self.instance,

@@ -21,7 +21,7 @@ import yaml
 from aws_cdk import Duration
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
-from aws_cdk import aws_logs as logs
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -29,7 +29,7 @@ from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.settings.operations import AutoscalingSettings
 from stacks.lineage_service.images import acknowledge_ecr_token, container_image
 from stacks.shared.nag import acknowledge
-from stacks.shared.settings_mapping import log_retention, removal_policy
+from stacks.shared.storage import encrypted_log_group
 
 API_PORT = 5000
 ADMIN_PORT = 5001
@@ -101,6 +101,7 @@ class MarquezService(Construct):
         *,
         vpc: ec2.IVpc,
         settings: EnvironmentSettings,
+        key: kms.IKey,
         database_secret: secretsmanager.ISecret,
         database_host: str,
         database_port: str,
@@ -117,11 +118,8 @@ class MarquezService(Construct):
             vpc=vpc,
             container_insights_v2=ecs.ContainerInsights.ENABLED,
         )
-        self.log_group = log_group = logs.LogGroup(
-            self,
-            "Logs",
-            retention=log_retention(settings.log_retention_days),
-            removal_policy=removal_policy(settings),
+        self.log_group = log_group = encrypted_log_group(
+            self, "Logs", key=key, settings=settings, retention_days=settings.log_retention_days
         )
         task = ecs.FargateTaskDefinition(
             self,

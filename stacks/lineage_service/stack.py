@@ -22,23 +22,34 @@ from stacks.lineage_service.database import DATABASE_NAME, MarquezDatabase
 from stacks.lineage_service.load_balancer import LineageLoadBalancer
 from stacks.lineage_service.marquez import MarquezService
 from stacks.lineage_service.retention import MarquezRetention
+from stacks.shared.storage import rotating_key
 
 
 class LineageServiceStack(Stack):
-    """Exposes ``api_url``, ``web_url``, ``clients_security_group``, ``database``, ``marquez``,
-    ``load_balancer``, ``access_logs`` and ``retention`` (None without ``marquez.retention_days``)."""
+    """Exposes ``api_url``, ``web_url``, ``clients_security_group``, ``key`` (the database secret's and the
+    log groups'), ``database``, ``marquez``, ``load_balancer``, ``access_logs`` and ``retention`` (None
+    without ``marquez.retention_days``)."""
 
     def __init__(
         self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, vpc: ec2.IVpc, **kwargs: Any
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
 
-        self.database = MarquezDatabase(self, "Database", vpc=vpc, settings=settings)
+        self.key = rotating_key(
+            self,
+            "Key",
+            settings=settings,
+            alias="lineage-service",
+            description=f"{settings.resource_prefix} lineage service: database secret and logs",
+            log_groups=True,
+        )
+        self.database = MarquezDatabase(self, "Database", vpc=vpc, settings=settings, key=self.key)
         self.marquez = MarquezService(
             self,
             "Marquez",
             vpc=vpc,
             settings=settings,
+            key=self.key,
             database_secret=self.database.secret,
             database_host=self.database.instance.db_instance_endpoint_address,
             database_port=self.database.instance.db_instance_endpoint_port,

@@ -12,12 +12,11 @@ from typing import Any
 
 from aws_cdk import Stack, Tags
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from emr_lineage.settings.limits import SUBNET_TIERS
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.shared.settings_mapping import log_retention, removal_policy
+from stacks.shared.storage import encrypted_log_group, rotating_key
 from stacks.shared.tags import EMR_MANAGED_TAG
 
 # Subnet tier name (settings model) -> what it is in CDK.
@@ -41,7 +40,8 @@ INTERFACE_ENDPOINTS: dict[str, tuple[ec2.InterfaceVpcEndpointAwsService, ...]] =
 class NetworkStack(Stack):
     """VPC, endpoints and flow logs.
 
-    Exposes ``vpc`` (for the other stacks) and ``interface_endpoints`` (service id -> endpoint).
+    Exposes ``vpc`` (for the other stacks), ``interface_endpoints`` (service id -> endpoint) and ``key``
+    (the flow logs' key).
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, **kwargs: Any) -> None:
@@ -66,11 +66,17 @@ class NetworkStack(Stack):
         for subnet in self.vpc.private_subnets:
             Tags.of(subnet).add(*EMR_MANAGED_TAG)
 
-        flow_log_group = logs.LogGroup(
+        # Flow logs are the network's only data at rest: a key of their own (its alias says so).
+        self.key = rotating_key(
             self,
-            "FlowLogs",
-            retention=log_retention(net.flow_logs_retention_days),
-            removal_policy=removal_policy(settings),
+            "FlowLogsKey",
+            settings=settings,
+            alias="flow-logs",
+            description=f"{settings.resource_prefix} VPC flow logs",
+            log_groups=True,
+        )
+        flow_log_group = encrypted_log_group(
+            self, "FlowLogs", key=self.key, settings=settings, retention_days=net.flow_logs_retention_days
         )
         self.vpc.add_flow_log(
             "FlowLog",

@@ -72,3 +72,38 @@ def test_database_accepts_only_the_marquez_tasks_and_the_retention_task(synth):
     sources = sorted(r["SourceSecurityGroupId"]["Fn::GetAtt"][0] for r in rules)
     assert sources == sorted([_group_id(tpl, "MarquezSecurityGroup"), _group_id(tpl, "RetentionSecurityGroup")])
     assert all((r["FromPort"], r["ToPort"]) == (5432, 5432) for r in rules)
+
+
+def test_database_secret_and_exported_logs_use_the_lineage_service_key(synth):
+    tpl = synth.template_json("lineage")
+    key_id, _ = _one(tpl, "AWS::KMS::Key")
+    key_arn = {"Fn::GetAtt": [key_id, "Arn"]}
+    _, secret = _one(tpl, "AWS::SecretsManager::Secret")
+    assert secret["Properties"]["KmsKeyId"] == key_arn
+    settings = load_settings(synth.env)
+    exported = {
+        g["Properties"]["LogGroupName"]: g["Properties"]["KmsKeyId"]
+        for g in tpl["Resources"].values()
+        if g["Type"] == "AWS::Logs::LogGroup" and "LogGroupName" in g["Properties"]
+    }
+    assert exported == {
+        f"/aws/rds/instance/{settings.resource_prefix}-marquez/{export}": key_arn
+        for export in ("postgresql", "upgrade")
+    }
+    # The Marquez tasks (and the retention task) get the password through Secrets Manager, decrypting with the key.
+    decrypters = [
+        s["Principal"]["AWS"]["Fn::GetAtt"][0]
+        for s in tpl["Resources"][key_id]["Properties"]["KeyPolicy"]["Statement"]
+        if s["Action"] == "kms:Decrypt" and "Fn::GetAtt" in s["Principal"].get("AWS", {})
+    ]
+    assert "MarquezTaskExecutionRole" in " ".join(decrypters)
+
+
+def test_database_reports_os_metrics_every_minute(synth):
+    tpl = synth.template_json("lineage")
+    _, instance = _one(tpl, "AWS::RDS::DBInstance")
+    props = instance["Properties"]
+    assert props["MonitoringInterval"] == 60
+    role = tpl["Resources"][props["MonitoringRoleArn"]["Fn::GetAtt"][0]]["Properties"]
+    assert role["AssumeRolePolicyDocument"]["Statement"][0]["Principal"] == {"Service": "monitoring.rds.amazonaws.com"}
+    assert json.dumps(role["ManagedPolicyArns"]).endswith('service-role/AmazonRDSEnhancedMonitoringRole"]]}]')
