@@ -11,6 +11,9 @@ ENV ?= dev
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
+# checkov pins libraries requirements.lock cannot share (boto3, networkx, packaging): its own virtualenv.
+CHECKOV_VENV := .venv-checkov
+CHECKOV := $(CURDIR)/$(CHECKOV_VENV)/bin/checkov
 CDK := $(CURDIR)/node_modules/.bin/cdk
 STAMPS := .make
 CDK_OUT := cdk.out/$(ENV)
@@ -43,7 +46,7 @@ help: ## List the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
-setup: $(STAMPS)/apt $(VENV)/.installed node_modules/.installed schemas listener ## Install venv, pinned Python deps, pinned CDK CLI, apt packages and the pinned listener jar (idempotent)
+setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed schemas listener ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages and the pinned listener jar (idempotent)
 	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
 
 $(STAMPS)/apt: Makefile
@@ -69,6 +72,11 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
 
+$(CHECKOV_VENV)/.installed: requirements-checkov.lock
+	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-checkov.lock
+	@touch $@
+
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
@@ -91,9 +99,11 @@ schemas: $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the us
 listener: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned OpenLineage listener jar with Maven into the user cache and verify it; local Spark's class archive for it (once)
 	@$(BIN)/emr-lineage fetch-listener --class-archive
 
-lock: ## Re-resolve pyproject.toml's dependencies (with the spark extra) and requirements.in into requirements.lock (then run make setup)
+lock: ## Re-resolve pyproject.toml's dependencies (with the spark extra) and requirements.in into requirements.lock, and requirements-checkov.in into requirements-checkov.lock (then run make setup)
 	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links --extra spark \
 	  -o requirements.lock pyproject.toml requirements.in
+	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links \
+	  -o requirements-checkov.lock requirements-checkov.in
 
 # Some machines set PYTHONDONTWRITEBYTECODE: then every worker and every CLI process the tests start
 # compiles this repository's modules (and pytest rewrites each test module) again, about 10 s each.
@@ -111,8 +121,9 @@ synth: ## Synthesize ENV's stacks into cdk.out/ENV (cdk-nag runs as part of synt
 	$(CDK) synth $(CDK_FLAGS) --output $(CDK_OUT) --quiet
 	@echo "templates in $(CDK_OUT)/"
 
-lint: synth ## cfn-lint the synthesized templates of ENV, shellcheck the bootstrap scripts
+lint: synth ## cfn-lint and checkov on the synthesized templates of ENV, shellcheck the bootstrap scripts
 	$(BIN)/cfn-lint --non-zero-exit-code warning -- $(CDK_OUT)/*.template.json
+	$(CHECKOV) --config-file .checkov.yaml -f $(CDK_OUT)/*.template.json
 	@if compgen -G "bootstrap/*.sh" >/dev/null; then $(BIN)/shellcheck bootstrap/*.sh; fi
 	@echo "lint clean for $(ENV)"
 

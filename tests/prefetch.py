@@ -1,6 +1,7 @@
 """Start the test run's expensive shared results ahead of the tests, in the background.
 
-The CDK synths (``tests/stacks/synth_cache.py``) and the two real Spark demos
+The CDK synths (``tests/stacks/synth_cache.py``), checkov's scan of their templates right after them
+(``tests/stacks/checkov_scan.py``, the same process) and the two real Spark demos
 (``tests/emr_lineage/demo_run.py``) take most of two minutes of CPU. Each is made under a file lock by
 whoever asks first, and the others wait for it: a worker that reaches a test needing one while
 another worker makes it sits idle. Started by the controller before the workers are (one process
@@ -35,7 +36,7 @@ def start(config: pytest.Config) -> list[subprocess.Popen]:
     if hasattr(config, "workerinput") or not _whole_suite(config):
         return []
     root = run_shared_dir(config._tmp_path_factory.getbasetemp())
-    modules = {SYNTH_FOLDER: "tests.stacks.synth_cache", **dict.fromkeys(SHARED_RUNS, "tests.emr_lineage.demo_run")}
+    modules = {SYNTH_FOLDER: "tests.stacks.checkov_scan", **dict.fromkeys(SHARED_RUNS, "tests.emr_lineage.demo_run")}
     return [
         subprocess.Popen(
             [sys.executable, "-m", module, str(root / folder)],

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.stacks import checkov_scan
 from tests.stacks.synth_cache import AssemblyCache, Synth
 from tests.stacks.variants import COGNITO, ENVS, OPTIONAL, all_variants, cdk_json_context
 
@@ -87,3 +88,9 @@ def render():
 def synth(request: pytest.FixtureRequest, synths: dict[str, Synth]) -> Synth:
     """Each environment in turn."""
     return synths[request.param]
+
+
+@pytest.fixture(scope="session")
+def checkov(variants: dict[str, dict], assemblies: AssemblyCache) -> checkov_scan.Scan:
+    """checkov's scan of both environments' templates and the variants' own, once per run (checkov_scan.py)."""
+    return checkov_scan.scan(assemblies, assemblies.ensure(variants), ENVS)

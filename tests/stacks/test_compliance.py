@@ -1,7 +1,9 @@
-"""cdk-nag (AwsSolutions) and cfn-lint over every synthesized template of both environments."""
+"""cdk-nag (AwsSolutions), cfn-lint and checkov over every synthesized template of both environments."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,10 @@ from aws_cdk import Stack
 from cdk_nag import AwsSolutionsChecks
 from cfnlint.api import lint_file
 
-from stacks.shared.nag import acknowledge
+from stacks.shared.nag import acknowledge, acknowledge_checkov
+from tests.stacks.cfn_lint import lint_template
+from tests.stacks.checkov_scan import PROBE, PROBE_CHECK
+from tests.stacks.variants import ENVS
 
 # Rules cfn-lint may not apply to our templates, with the reason. Keep this empty unless a
 # finding is a false positive that cannot be fixed in the construct; see README "Linting".
@@ -41,8 +46,28 @@ def test_cfn_lint_has_no_errors_or_warnings(any_synth, synths, stack):
         # environment's own case of this test (cfn-lint costs about a second per template).
         return
     template = Path(any_synth.outdir) / f"{any_synth.stack_names[stack]}.template.json"
-    matches = [m for m in lint_file(template) if m.rule.id not in CFN_LINT_RULES_IGNORED_EVERYWHERE]
+    matches = [m for m in lint_template(template) if m.rule.id not in CFN_LINT_RULES_IGNORED_EVERYWHERE]
     assert matches == [], f"{template.name}:\n" + "\n".join(str(m) for m in matches)
+
+
+def test_cfn_lint_with_rules_loaded_once_finds_what_its_api_finds(tmp_path):
+    """tests/stacks/cfn_lint.py against cfn-lint's own lint_file: errors, warnings and metadata ignores alike."""
+    redundant = {"Type": "AWS::S3::Bucket", "DependsOn": "Queue", "Properties": {"BucketName": {"Ref": "Queue"}}}
+    ignored = {**redundant, "Metadata": {"cfn-lint": {"config": {"ignore_checks": ["W3005"]}}}}
+    template = {
+        "Resources": {
+            "Queue": {"Type": "AWS::SQS::Queue", "Properties": {"Bogus": 1}},
+            "Redundant": redundant,
+            "Ignored": ignored,
+        }
+    }
+    path = tmp_path / "probe.template.json"
+    path.write_text(json.dumps(template))
+    matches = lint_template(path)
+    assert sorted(map(str, matches)) == sorted(map(str, lint_file(path)))
+    found = {(m.rule.id, m.path[1]) for m in matches}
+    assert {("E3002", "Queue"), ("W3005", "Redundant")} <= found
+    assert ("W3005", "Ignored") not in found
 
 
 def test_an_unacknowledged_finding_fails_the_check():
@@ -65,3 +90,78 @@ def test_acknowledgements_need_a_specific_reason(reason):
 
     with pytest.raises(ValueError, match="specific reason"):
         acknowledge(Stack(App(), "Probe"), "AwsSolutions-S1", reason)
+
+
+def test_checkov_finds_nothing_unacknowledged(checkov):
+    """Every finding is fixed in the construct or acknowledged on its resource with a reason
+    (stacks/shared/nag.py, ``acknowledge_checkov``); the probe's own finding is the next tests' business."""
+    found = [str(f) for f in checkov.findings if f.template != PROBE]
+    assert found == [], "\n".join(found)
+
+
+def _checkov_skips(template: dict) -> list[dict]:
+    return [
+        skip
+        for resource in template["Resources"].values()
+        for skip in resource.get("Metadata", {}).get("checkov", {}).get("skip", [])
+    ]
+
+
+def test_checkov_scanned_every_resource_and_applied_every_acknowledgement(checkov):
+    assert {f"{env}/{stack}" for env in ENVS for stack in STACKS} <= set(checkov.templates)
+    templates = [json.loads(path.read_text()) for path in checkov.templates.values()]
+    summary = checkov.summary
+    assert summary["parsing_errors"] == 0
+    assert summary["resource_count"] == sum(len(t["Resources"]) for t in templates)
+    # checkov counts an acknowledgement only where its check applies to the resource: a mistyped id, or one
+    # left on a resource that no longer has that check, would be missing here.
+    assert summary["skipped"] == sum(len(_checkov_skips(t)) for t in templates)
+
+
+def test_the_readme_lists_every_acknowledged_checkov_check(checkov, repo_root):
+    acknowledged = {
+        skip["id"]
+        for label, path in checkov.templates.items()
+        if label != PROBE
+        for skip in _checkov_skips(json.loads(path.read_text()))
+    }
+    table = [line for line in (repo_root / "README.md").read_text().splitlines() if line.startswith("| CKV_AWS_")]
+    assert {check for line in table for check in re.findall(r"CKV_AWS_\d+", line.split("|")[1])} == acknowledged
+
+
+def test_an_unacknowledged_checkov_finding_fails_the_check(checkov):
+    """The probe has two log groups without a KMS key, the second acknowledged: only the first is reported."""
+    assert [(f.resource, f.check) for f in checkov.findings if f.template == PROBE] == [("Unacknowledged", PROBE_CHECK)]
+
+
+@pytest.mark.parametrize(
+    ("check", "reason", "message"),
+    [
+        ("CKV_AWS_158", "needed for reasons", "specific reason"),
+        ("AwsSolutions-S1", "The bucket is the log destination; logging it into itself would loop.", "checkov"),
+        ("CKV_AWS_15B", "The bucket is the log destination; logging it into itself would loop.", "checkov"),
+    ],
+)
+def test_checkov_acknowledgements_need_a_check_id_and_a_specific_reason(check, reason, message):
+    from aws_cdk import App
+    from aws_cdk import aws_logs as logs
+
+    group = logs.CfnLogGroup(Stack(App(), "Probe"), "Group")
+    with pytest.raises(ValueError, match=message):
+        acknowledge_checkov(group, check, reason)
+
+
+def test_a_checkov_finding_is_acknowledged_once_per_resource():
+    from aws_cdk import App
+    from aws_cdk import aws_logs as logs
+
+    group = logs.LogGroup(Stack(App(), "Probe"), "Group")
+    reason = "A probe reason that is long enough to count as a specific one."
+    acknowledge_checkov(group, "CKV_AWS_158", reason)
+    acknowledge_checkov(group, "CKV_AWS_66", reason)
+    # On the L2's CloudFormation resource, both in one list (a second add_metadata would replace the first).
+    assert group.node.default_child.get_metadata("checkov") == {
+        "skip": [{"id": "CKV_AWS_158", "comment": reason}, {"id": "CKV_AWS_66", "comment": reason}]
+    }
+    with pytest.raises(ValueError, match="acknowledged twice"):
+        acknowledge_checkov(group, "CKV_AWS_158", reason)

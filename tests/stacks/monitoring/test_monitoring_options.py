@@ -15,10 +15,10 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
-from cfnlint.api import lint_file
 
 from emr_lineage.settings.loader import load_settings
 from stacks.monitoring import MonitoringStack
+from tests.stacks.cfn_lint import lint_template
 from tests.stacks.templates import by_type, one
 from tests.stacks.test_compliance import CFN_LINT_RULES_IGNORED_EVERYWHERE
 
@@ -127,5 +127,5 @@ def test_cfn_lint_finds_nothing(standalone, tmp_path):
     template, _ = standalone
     path = tmp_path / "Monitoring.template.json"
     path.write_text(json.dumps(template), encoding="utf-8")
-    matches = [m for m in lint_file(path) if m.rule.id not in CFN_LINT_RULES_IGNORED_EVERYWHERE]
+    matches = [m for m in lint_template(path) if m.rule.id not in CFN_LINT_RULES_IGNORED_EVERYWHERE]
     assert matches == [], "\n".join(str(m) for m in matches)
