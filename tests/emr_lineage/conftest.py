@@ -6,6 +6,11 @@ from __future__ import annotations
 import copy
 import datetime
 import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,6 +37,7 @@ from tests.emr_lineage.demo_run import DEMO_FOLDER, DemoRun, shared_demo, shared
 from tests.emr_lineage.e2e_support import e2e_aws, e2e_marquez, emr_events, lineage_clock  # noqa: F401 - fixtures
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez, serve
 from tests.emr_lineage.launch_support import launch_aws  # noqa: F401 - a fixture
+from tests.helpers import fake_aws_credentials, free_port
 from tests.versions import LISTENER, OPENLINEAGE_VERSION
 
 PRODUCER = f"https://github.com/OpenLineage/OpenLineage/tree/{OPENLINEAGE_VERSION}/integration/spark"
@@ -403,3 +409,37 @@ def listener_lineage() -> Any:
     from tests.versions import DEV
 
     return Lineage(openlineage=DEV.openlineage, jar=local_listener_jar(LISTENER))
+
+
+# --- moto_server: S3 and SQS over HTTP (the local gateway, post), one per test session and worker ---
+
+MOTO_REGION = "us-east-1"
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "moto_server"), "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # polling a real process until it listens
+        try:
+            urllib.request.urlopen(url + "/moto-api/", timeout=1)
+            break
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.1)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture
+def moto_aws(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """boto3 pointed at moto_server (AWS_ENDPOINT_URL) with fake credentials."""
+    fake_aws_credentials(monkeypatch, MOTO_REGION)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
+    return moto_server

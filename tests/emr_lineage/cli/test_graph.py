@@ -107,7 +107,7 @@ def test_graph_from_marquez(runner, marquez) -> None:
         (["--marquez", "http://127.0.0.1:9"], "--marquez needs --node ID"),
         (["--events", "EVENTS", "--node", "job:a:b"], "--node only applies with --marquez"),
         (["--events", "/nonexistent/events"], "/nonexistent/events: no such file or directory"),
-        (["--marquez", "ftp://h", "--node", "job:a:b"], "must start with http:// or https://"),
+        (["--marquez", "ftp://h", "--node", "job:a:b"], "is not an http(s) URL"),
     ],
 )
 def test_graph_bad_input(runner, local_run, args, fragment: str) -> None:

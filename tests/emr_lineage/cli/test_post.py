@@ -15,7 +15,7 @@ from emr_lineage.http import HttpClient
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 from emr_lineage.pipeline.send import PendingEvent, PostError, in_run_order, lineage_url, post_events
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez, bearer_only
-from tests.emr_lineage.gateway.test_local import _settings, aws, moto_server  # noqa: F401 - fixtures
+from tests.emr_lineage.gateway.test_local import _settings, aws  # noqa: F401 - a fixture
 from tests.helpers import one_error_line
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.0.0/integration/spark"
