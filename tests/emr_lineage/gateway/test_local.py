@@ -28,7 +28,7 @@ from emr_lineage.cli.gateway import API_KEY_ENV_VAR
 from emr_lineage.gateway.forward import STATUS_ATTRIBUTE
 from emr_lineage.gateway.local import LocalGateway, LocalGatewayError, LocalGatewaySettings
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
-from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
+from tests.emr_lineage.fake_marquez import Answer, FakeMarquez, serve
 from tests.helpers import free_port
 from tests.paths import CDK_JSON
 
@@ -293,18 +293,8 @@ sys.exit(3)
 """
 
 
-@pytest.mark.parametrize("compression", [None, "gzip"])
-def test_the_real_listener_reports_through_the_gateway(
-    aws, marquez: FakeMarquez, tmp_path: Path, compression: str | None
-) -> None:
-    """run-local: a script on local Spark with the real listener (events to a file and to the gateway:
-    the composite transport, with the Bearer key; plain, or gzip as spark.openlineage.transport.compression
-    asks) -> the gateway over moto_server -> the Marquez stand-in of the suite (a real Marquez is not on
-    this machine's Maven repository). The script's exit status, arguments and --conf come through; every
-    event the listener wrote reached Marquez, in order per run."""
-    script, output, events_file = tmp_path / "job.py", tmp_path / "out", tmp_path / "events.jsonl"
-    script.write_text(LISTENED_SCRIPT)
-    gateway = LocalGateway(_settings(marquez, f"listener-{compression}"), create=True).start()
+def _noting_compression(gateway: LocalGateway) -> list[bool]:
+    """Whether each request the gateway answers came gzip-compressed (its first two bytes)."""
     answer, gzipped = gateway.ingestor.answer, []
 
     def answer_and_note(path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict]:
@@ -312,11 +302,36 @@ def test_the_real_listener_reports_through_the_gateway(
         return answer(path, headers, body)
 
     gateway.ingestor.answer = answer_and_note
-    conf = ["--conf", f"spark.openlineage.transport.transports.http.compression={compression}"] if compression else []
+    return gzipped
+
+
+def _zipped_transport(url: str) -> list[str]:
+    """--conf options of a second HTTP transport of the listener's composite one: gzip, to ``url``."""
+    prefix = "spark.openlineage.transport.transports.zipped."
+    keys = {"type": "http", "url": url, "endpoint": LINEAGE_ENDPOINT, "compression": "gzip"}
+    keys |= {"auth.type": "api_key", "auth.apiKey": "secret-key"}
+    return [option for key, value in keys.items() for option in ("--conf", f"{prefix}{key}={value}")]
+
+
+def test_the_real_listener_reports_through_the_gateway(aws, marquez: FakeMarquez, tmp_path: Path) -> None:
+    """run-local: a script on local Spark with the real listener (events to a file, to one gateway plain
+    and to another gzip, as spark.openlineage.transport.compression asks: the composite transport, with
+    the Bearer key) -> the gateways over moto_server -> a Marquez stand-in each (a real Marquez is not on
+    this machine's Maven repository). The script's exit status, arguments and --conf come through;
+    every event the listener wrote reached each Marquez, in order per run. (Listener 1.53.0 sends
+    ``Content-Encoding: gzip`` with its gzip bodies.)"""
+    script, output, events_file = tmp_path / "job.py", tmp_path / "out", tmp_path / "events.jsonl"
+    script.write_text(LISTENED_SCRIPT)
+    plain = LocalGateway(_settings(marquez, "listener-plain"), create=True).start()
+    second = serve(FakeMarquez())
+    zipped_marquez = next(second)
+    zipped = LocalGateway(_settings(zipped_marquez, "listener-gzip"), create=True).start()
+    compressed = {"plain": _noting_compression(plain), "gzip": _noting_compression(zipped)}
     try:
         proc = subprocess.run(
             [
-                *(str(Path(sys.executable).parent / "emr-lineage"), "run-local", "--url", gateway.url, *conf),
+                *(str(Path(sys.executable).parent / "emr-lineage"), "run-local", "--url", plain.url),
+                *_zipped_transport(zipped.url),
                 *("--events", str(events_file), "--conf", "spark.emr_lineage.test=seen", "--cdk-json", str(CDK_JSON)),
                 *(str(script), "--", str(output), "a b"),
             ],
@@ -326,17 +341,21 @@ def test_the_real_listener_reports_through_the_gateway(
             env={**os.environ, API_KEY_ENV_VAR: "secret-key"},
         )
     finally:
-        assert gateway.stop(drain_seconds=60) == 0
+        assert plain.stop(drain_seconds=60) == 0
+        assert zipped.stop(drain_seconds=60) == 0
+        second.close()
     assert proc.returncode == 3, proc.stderr[-3000:]
     assert proc.stdout.splitlines()[-1] == f"seen {sys.executable} a b"
-    assert gzipped and set(gzipped) == {compression == "gzip"}  # every request as the listener was told
+    assert compressed["plain"] and not any(compressed["plain"])
+    assert compressed["gzip"] and all(compressed["gzip"])  # every request as the listener was told
     written = [json.loads(line) for line in events_file.read_text().splitlines()]
     application = [e["eventType"] for e in written if e["job"]["name"] == "sent_through"]
     assert application == ["START", "COMPLETE"]
     assert {d["name"] for e in written for d in e.get("outputs", [])} == {str(output)}
     key = lambda e: (e["run"]["runId"], e["eventTime"], e["eventType"])  # noqa: E731
-    assert sorted(map(key, marquez.posted)) == sorted(map(key, written))
-    for run_id in {e["run"]["runId"] for e in written}:
-        assert [key(e) for e in marquez.posted if e["run"]["runId"] == run_id] == [
-            key(e) for e in written if e["run"]["runId"] == run_id
-        ]
+    for received in (marquez.posted, zipped_marquez.posted):
+        assert sorted(map(key, received)) == sorted(map(key, written))
+        for run_id in {e["run"]["runId"] for e in written}:
+            assert [key(e) for e in received if e["run"]["runId"] == run_id] == [
+                key(e) for e in written if e["run"]["runId"] == run_id
+            ]
