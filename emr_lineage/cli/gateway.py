@@ -98,13 +98,13 @@ def serve_command(
         gateway = LocalGateway(settings, port=port, create=create)
     except OSError as exc:
         fail(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}")
-    gateway.start()
     auth = "Bearer key required" if settings.api_key else f"no key ({API_KEY_ENV_VAR} unset)"
     click.echo(
         f"gateway on {gateway.url}{LINEAGE_ENDPOINT} and {LINEAGE_BATCH_ENDPOINT} (health {gateway.url}{HEALTH_PATH}; "
         f"{auth}); archive s3://{bucket}, queue {settings.queue_name}, forwarding to {marquez_url}",
         err=True,
     )
+    gateway.start()
     try:
         threading.Event().wait()  # until a signal raises KeyboardInterrupt here
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (the group maps SIGTERM to it): drain, then exit 0

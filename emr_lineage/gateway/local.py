@@ -40,7 +40,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.config import DEFAULT_FORWARD_TIMEOUT_SECONDS, MAX_BATCH_BYTES
 from emr_lineage.gateway.forward import (
+    BLOCKED,
     DELIVERED,
+    OUT_OF_TIME,
     REJECTED,
     BatchResult,
     Outcome,
@@ -167,6 +169,7 @@ class LocalGateway:
         self._dead_letter_url: str | None = None
         self._accepting = True
         self._stopped = False
+        self._stalled = False  # the last batch forwarded posted nothing (out of time)
         self._ingesting = 0  # requests between their check and their answer
         self._ingest_done = threading.Condition()
         self.forwarded = self.refused = self.dead_lettered = 0
@@ -247,6 +250,9 @@ class LocalGateway:
             reject=self._dead_letter,
         )
         self._settle(records, result)
+        # Nothing posted: no time was left for one try. Another receive now would only count
+        # against the events' receives (and dead-letter them early), never deliver one.
+        self._stalled = all(o.outcome in (OUT_OF_TIME, BLOCKED) for o in result.outcomes)
         return len(messages)
 
     def _settle(self, records: list[dict[str, Any]], result: BatchResult) -> None:
@@ -356,7 +362,8 @@ class LocalGateway:
             return self._backlog()
         try:
             while (left := self._backlog()) and self._clock() < deadline:
-                self.forward_once(deadline)
+                if self.forward_once(deadline) and self._stalled:
+                    break
         except (BotoCoreError, ClientError) as exc:
             raise _aws("draining the queue", exc) from None
         return left

@@ -186,12 +186,12 @@ def test_the_drain_stops_at_its_deadline_while_marquez_is_down(aws, marquez: Fak
         now["t"] += 0.5  # every look at the clock: half a second later
         return now["t"]
 
-    # Never dead-lettered here: the retries without pauses would otherwise use up its receives.
-    settings = _settings(marquez, "deadline", max_receive_count=1000)
+    settings = _settings(marquez, "deadline")
     gateway = LocalGateway(settings, create=True, clock=clock, sleep=lambda s: None).start()
     assert _post(gateway.url, _event(str(uuid.uuid4()), 0)) == 201
     assert gateway.stop(drain_seconds=20) == 1  # the event is still queued, not lost
     assert now["t"] < 200  # the drain gave up at its deadline instead of retrying on
+    assert gateway.counts()["dead_lettered"] == 0  # nor did it spin through the event's receives
 
 
 def test_an_event_marquez_refuses_goes_to_the_dead_letter_queue_and_its_run_goes_on(aws, marquez: FakeMarquez) -> None:
