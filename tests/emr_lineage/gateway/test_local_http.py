@@ -202,3 +202,15 @@ def test_events_that_use_up_their_receives_are_dead_lettered_and_counted(moto_aw
     assert gateway.counts() == {"forwarded": 0, "refused": 0, "dead_lettered": 1}
     assert any("moved to the dead-letter queue" in line for line in log)
     assert gateway.health()[0] == 503  # forwarding still fails
+
+
+def test_a_drain_out_of_time_stops_rather_than_using_up_the_receives(moto_aws, marquez: FakeMarquez) -> None:
+    """Marquez failing at the drain's end: once no try fits before the deadline, the drain stops; it
+    used to receive the event again and again (each receive counted) until it was dead-lettered."""
+    marquez.routes[f"POST {LINEAGE_ENDPOINT}"] = lambda state, request: Answer(503, {"code": 503})
+    options = {"max_receive_count": 5, "retries": 3}
+    gateway = LocalGateway(settings(marquez.url, "out-of-time", **options), create=True, log=Log())
+    gateway.start(probe_marquez=False)
+    assert post(connect(gateway), json.dumps(event(str(uuid.uuid4()))).encode())[0] == 201
+    assert gateway.stop(drain_seconds=1.2) == 1  # still queued, for the next start
+    assert gateway.counts()["dead_lettered"] == 0
