@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 
 def by_type(tpl: dict, kind: str) -> dict[str, dict]:
     """Resources of one type, by logical id."""
@@ -55,3 +57,15 @@ def export_name(tpl: dict, value: dict) -> str:
     """The name under which a template exports ``value`` (e.g. ``{"Fn::GetAtt": [id, "Arn"]}``)."""
     (name,) = [o["Export"]["Name"] for o in tpl.get("Outputs", {}).values() if "Export" in o and o["Value"] == value]
     return name
+
+
+def refusal(action: dict) -> dict:
+    """The JSON body of a listener rule's action that refuses with 403 by itself (a fixed response
+    within the ALB's 1,024 characters), with its ``status`` checked."""
+    assert action["Type"] == "fixed-response"
+    config = action["FixedResponseConfig"]
+    assert (config["StatusCode"], config["ContentType"]) == ("403", "application/json")
+    assert len(config["MessageBody"]) <= 1024  # the ALB's limit on a fixed response body
+    body = json.loads(config["MessageBody"])
+    assert body["status"] == "rejected"
+    return body

@@ -5,14 +5,13 @@ write refused; reads still to Marquez; on the listener that serves clients, ahea
 from __future__ import annotations
 
 import fnmatch
-import json
 
 import pytest
 
 from stacks.gateway.routing import DENY_WRITES_RULE_PRIORITY, INGEST_RULE_PRIORITY
 from stacks.lineage_service.load_balancer import HTTP_PORT, HTTPS_PORT
 from stacks.lineage_service.marquez import API_PORT
-from tests.stacks.templates import by_type, export_name, logical_id
+from tests.stacks.templates import by_type, export_name, logical_id, refusal
 from tests.stacks.variants import COGNITO, ENVS, OPTIONAL
 
 RULE = "AWS::ElasticLoadBalancingV2::ListenerRule"
@@ -121,12 +120,7 @@ def test_ingest_and_deny_rules_sit_on_the_serving_listener_ahead_of_the_api_rule
     ]
     assert deny["Conditions"] == [{"Field": "http-request-method", "HttpRequestMethodConfig": {"Values": WRITES}}]
     (action,) = deny["Actions"]
-    assert action["Type"] == "fixed-response"
-    config = action["FixedResponseConfig"]
-    assert (config["StatusCode"], config["ContentType"]) == ("403", "application/json")
-    assert len(config["MessageBody"]) <= 1024  # the ALB's limit on a fixed response body
-    body = json.loads(config["MessageBody"])
-    assert body["status"] == "rejected"
+    body = refusal(action)
     assert "only through POST /api/v1/lineage or /api/v1/lineage/batch" in body["error"]
     # Neither rule is on the port-80 redirect listener (with HTTPS) nor anywhere else.
     assert len(by_type(gateway, RULE)) == 2

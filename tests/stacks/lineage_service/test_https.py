@@ -8,7 +8,7 @@ import pytest
 
 from emr_lineage.aws import parameters
 from stacks.lineage_service.marquez import API_PORT, WEB_PORT
-from tests.stacks.templates import by_type, export_name, one
+from tests.stacks.templates import by_type, export_name, one, refusal
 from tests.stacks.templates import ingress as _ingress
 from tests.stacks.templates import security_group_id as _group_id
 from tests.stacks.variants import CERTIFICATE_ARN, COGNITO_UI_AUTH, OIDC_SECRET_ARN, OIDC_UI_AUTH
@@ -71,12 +71,7 @@ def test_port_80_redirects_reads_and_refuses_writes_naming_the_https_url(https_s
         {"Field": "http-request-method", "HttpRequestMethodConfig": {"Values": ["POST", "PUT", "PATCH", "DELETE"]}}
     ]
     (action,) = rule["Actions"]
-    assert action["Type"] == "fixed-response"
-    config = action["FixedResponseConfig"]
-    assert (config["StatusCode"], config["ContentType"]) == ("403", "application/json")
-    assert len(config["MessageBody"]) <= 1024  # the ALB's limit on a fixed response body
-    body = json.loads(config["MessageBody"])
-    assert body["status"] == "rejected"
+    body = refusal(action)
     assert body["error"].startswith(f"use https://{domain}/api/v1/lineage: ")
     # With HTTPS the port-80 listener passes checkov (a redirect to HTTPS): nothing to acknowledge on it.
     assert "checkov" not in tpl["Resources"][redirect_id].get("Metadata", {})
