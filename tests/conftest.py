@@ -27,6 +27,11 @@ os.environ.setdefault(
 # The same for the spark-submit runs of the demo and run-local (their launcher adds SPARK_SUBMIT_OPTS
 # to the driver JVM's options).
 os.environ.setdefault("SPARK_SUBMIT_OPTS", SHORT_LIVED_JVM)
+# moto builds its EC2 backend (which its EMR backend uses) whenever a mock starts or is reset, and by
+# default loads some 23,000 public AMIs into it each time: 0.06-0.15 s of CPU per moto EMR test, in setup
+# and again in teardown (a third of tests/emr_lineage/cli/test_launch.py's time). No test (and nothing
+# emr-lineage calls) looks an AMI up; moto_server inherits this too.
+os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
 
 # app.py, stacks/ and jobs/ are imported by the tests from the checkout itself.
 if str(REPO_ROOT) not in sys.path:
