@@ -34,7 +34,7 @@ from referencing.jsonschema import DRAFT7
 
 from emr_lineage.lineage.naming import dataset_identity
 from tests.emr_lineage.demo_run import DEMO_FOLDER, DemoRun, shared_demo, shared_folder
-from tests.emr_lineage.e2e_support import e2e_aws, e2e_marquez, emr_events, lineage_clock  # noqa: F401 - fixtures
+from tests.emr_lineage.e2e_support import NAMESPACE, e2e_aws, emr_events, lineage_clock, serve_marquez  # noqa: F401 - fixtures
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez, serve
 from tests.emr_lineage.launch_support import launch_aws  # noqa: F401 - a fixture
 from tests.helpers import fake_aws_credentials, free_port
@@ -399,6 +399,20 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
 def e2e_events(demo_run: DemoRun) -> list[dict[str, Any]]:
     """The demo pipeline's real events as the same jobs report them on EMR (lake = s3://bucket)."""
     return emr_events(demo_run)
+
+
+@pytest.fixture(scope="session")
+def e2e_marquez_server() -> Iterator[FakeMarquez]:
+    yield from serve_marquez()
+
+
+@pytest.fixture
+def e2e_marquez(e2e_marquez_server: FakeMarquez) -> FakeMarquez:
+    """A Marquez that serves the pipeline's lineage in scripted phases: the session's server (stopping one
+    takes up to half a second, its poll interval) with the state of a new one (tests/emr_lineage/e2e_support.py)."""
+    new = FakeMarquez(namespaces=[{"name": NAMESPACE}])  # as serve_marquez makes it
+    vars(e2e_marquez_server).update(vars(new), url=e2e_marquez_server.url, stopped=e2e_marquez_server.stopped)
+    return e2e_marquez_server
 
 
 @pytest.fixture(scope="session")
