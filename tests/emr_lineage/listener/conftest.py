@@ -1,29 +1,43 @@
-"""Fixtures of the listener tests: the real jar fetched once per worker with the real ``mvn``, a throwaway
+"""Fixtures of the listener tests: the real jar fetched once per test run with the real ``mvn``, a throwaway
 Maven repository, the test jar, moto S3, PGP keys, copies of cdk.json."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
 import pytest
+from filelock import FileLock
 from moto import mock_aws
 
 from emr_lineage.listener.jar import FetchedJar
 from emr_lineage.listener.maven import LISTENER_DIR_ENV_VAR, fetch_listener_jar
 from tests.emr_lineage.listener.maven import BUCKET, REGION, MavenRepositories, TestKey, build_test_jar, fake_mvn
 from tests.helpers import fake_aws_credentials
+from tests.paths import run_shared_dir
 from tests.versions import LISTENER
 
 
 @pytest.fixture(scope="session")
 def real_jar(tmp_path_factory: pytest.TempPathFactory) -> FetchedJar:
     """The real listener jar of cdk.json, fetched with Maven (and checked against the committed pin)
-    into a directory of its own: one Maven run per worker."""
-    return fetch_listener_jar(LISTENER, directory=tmp_path_factory.mktemp("listener-cache"))
+    into a directory of its own: one Maven run per test run. The first xdist worker that asks runs it
+    under a file lock in the run's shared temporary directory and records what it got; the others wait
+    for the lock and take the same jar (the tests only read it)."""
+    root = run_shared_dir(tmp_path_factory.getbasetemp()) / "shared-listener-jar"
+    root.mkdir(parents=True, exist_ok=True)
+    recorded = root / "fetched.json"
+    with FileLock(root / "fetch.lock"):
+        if not recorded.exists():
+            jar = fetch_listener_jar(LISTENER, directory=root / "cache")
+            recorded.write_text(json.dumps(dataclasses.asdict(jar) | {"path": str(jar.path)}))
+        fields = json.loads(recorded.read_text())
+    return FetchedJar(**fields | {"path": Path(fields["path"])})
 
 
 @pytest.fixture
