@@ -159,8 +159,9 @@ class EmrNode:
         result = subprocess.run(
             ["bash", str(BOOTSTRAP_SCRIPT), *args], env=self.env, capture_output=True, text=True, timeout=120
         )
-        if self.pid_file.exists():
-            self.watchers.append(int(self.pid_file.read_text()))
+        # From the script's own line, not the pid file: a watcher with nothing to wait for may be done,
+        # and have removed its pid file, before the bootstrap returns.
+        self.watchers += [int(pid) for pid in re.findall(r"started watcher pid (\d+)", result.stdout)]
         return result
 
     def listener_jars_on_classpath(self) -> list[Path]:
