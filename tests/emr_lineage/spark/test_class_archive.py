@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,21 @@ def test_one_archive_per_driver_classpath(archives: Path) -> None:
     assert listener.parent == archives and listener.suffix == ".jsa"
     assert listener != other != _archive({})
     assert listener == _archive({DRIVER_CLASSPATH: "/cache/listener.jar", "spark.master": "local[4]"})
+
+
+def test_a_jar_of_the_classpath_fetched_again_needs_another_archive(archives: Path, tmp_path: Path) -> None:
+    """The JVM refuses an archive once a jar of its classpath has another size or modification time (the
+    listener fetched again after its cache was cleared): such a run must not name the old archive."""
+    jar = tmp_path / "listener.jar"
+    jar.write_bytes(b"the jar")
+    properties = {DRIVER_CLASSPATH: str(jar)}
+    before = _archive(properties)
+    assert _archive(properties) == before
+    os.utime(jar, ns=(jar.stat().st_atime_ns, jar.stat().st_mtime_ns + 1_000_000_000))
+    assert _archive(properties) != before
+    again = _archive(properties)
+    jar.write_bytes(b"another jar")
+    assert _archive(properties) != again
 
 
 def test_a_run_maps_its_classpath_s_archive_when_there_is_one(archives: Path) -> None:
