@@ -131,12 +131,16 @@ def schema_dir_is_the_reference_spec() -> Iterator[Path]:
 def spark(tmp_path_factory):
     """One local SparkSession for the whole test run (jobs and capture tests share it).
 
-    In-memory catalog with its warehouse in a tmp dir; UI and progress bars off.
+    In-memory catalog with its warehouse in a tmp dir; UI and progress bars off; the listener's class
+    archive when there is one (:func:`_listener_class_archive`).
     """
     from pyspark.sql import SparkSession
 
+    from emr_lineage.spark import class_archive
+    from emr_lineage.spark.conf import DRIVER_CLASSPATH
+
     base = tmp_path_factory.mktemp("spark")
-    session = (
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName("emr-lineage-tests")
         .config("spark.sql.shuffle.partitions", "2")
@@ -144,9 +148,35 @@ def spark(tmp_path_factory):
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.warehouse.dir", str(base / "warehouse"))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={base}")
-        .getOrCreate()
     )
+    java_options = f"-Dderby.system.home={base}"
+    archived = _listener_class_archive()
+    if archived:
+        jar, archive = archived
+        builder = builder.config(DRIVER_CLASSPATH, jar)
+        java_options += f" {class_archive.using(archive)}"
+    session = builder.config("spark.driver.extraJavaOptions", java_options).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def _listener_class_archive() -> tuple[str, Path] | None:
+    """The listener jar and local Spark's class archive for a classpath with it (make setup makes both),
+    when both are there. With them the session's JVM maps most of its classes from the archive instead
+    of reading them from the jars (tests/jobs: 14-16 -> 11.6 s of the JVM's CPU); the jar on the classpath
+    changes nothing else: without spark.extraListeners it is never used (on EMR it is on every driver's
+    classpath too)."""
+    from emr_lineage.listener.jar import ListenerError
+    from emr_lineage.listener.maven import local_listener_jar
+    from emr_lineage.spark import class_archive
+    from emr_lineage.spark.conf import DRIVER_CLASSPATH
+    from emr_lineage.spark.local import java_command, spark_home
+    from tests.versions import LISTENER
+
+    try:
+        jar = str(local_listener_jar(LISTENER))
+    except ListenerError:
+        return None
+    archive = class_archive.archive_path(java_command(), spark_home(), {DRIVER_CLASSPATH: jar})
+    return (jar, archive) if archive.is_file() else None
