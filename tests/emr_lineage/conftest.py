@@ -378,6 +378,18 @@ def closed_port_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
+@pytest.fixture
+def retry_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The HTTP stack's retries (emr_lineage.http) without sleeping their backoff: each wait urllib3 would
+    sleep before the next attempt is recorded here instead. The attempts, the deadline's checks and the
+    messages are the commands' own; only the clock does not move while a command waits."""
+    from emr_lineage.http.deadline import DeadlineRetry
+
+    waits: list[float] = []
+    monkeypatch.setattr(DeadlineRetry, "sleep", lambda retry, response=None: waits.append(retry._wait(response)))
+    return waits
+
+
 @pytest.fixture(scope="session")
 def gen() -> Any:
     """Event generators for the tests: ``gen.pipeline(lake)``, ``gen.application(...)``,

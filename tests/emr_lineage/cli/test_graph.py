@@ -115,12 +115,13 @@ def test_graph_bad_input(runner, local_run, args, fragment: str) -> None:
     one_error_line(runner.invoke(main, ["graph", *args]), fragment)
 
 
-def test_graph_marquez_errors(runner, marquez, closed_port_url) -> None:
+def test_graph_marquez_errors(runner, marquez, closed_port_url, retry_waits) -> None:
     one_error_line(
         runner.invoke(main, ["graph", "--marquez", marquez.url, "--node", "job:x:none"]),
         "HTTP 404 (client error): node job:x:none not found",
     )
     one_error_line(runner.invoke(main, ["graph", "--marquez", closed_port_url, "--node", "job:x:y"]), "is unreachable")
+    assert retry_waits == [0, 1.0, 2.0]  # three retries with their backoff, then the error
 
 
 def test_graph_only_invalid_events(runner, tmp_path: Path) -> None:
@@ -329,7 +330,7 @@ def test_validate_against_marquez(runner, marquez, tmp_path: Path) -> None:
     ],
 )
 def test_validate_bad_input_exits_2_with_one_line(
-    runner, local_run, contract_file, tmp_path, closed_port_url, marquez, ol_fixtures_dir, case, fragment
+    runner, local_run, contract_file, tmp_path, closed_port_url, marquez, ol_fixtures_dir, retry_waits, case, fragment
 ) -> None:
     events, lake = local_run
     args = ["validate", "--contract", str(contract_file), "--events", str(events), "--var", f"lake={lake}"]
@@ -364,6 +365,8 @@ def test_validate_bad_input_exits_2_with_one_line(
         args[4] = str(ol_fixtures_dir / "ol_container_pysparkSymlinksComplete.json")
         args.append("--strict")
     one_error_line(runner.invoke(main, args), fragment)
+    # Retried with backoff: three times when unreachable, within its 2 s for the 500s; nothing else retries.
+    assert retry_waits == {"unreachable": [0, 1.0, 2.0], "marquez_500": [0, 1.0]}.get(case, [])
 
 
 def test_validate_skip_invalid_reports_the_count(runner, local_run, contract_file, tmp_path: Path) -> None:

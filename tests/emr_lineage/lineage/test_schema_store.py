@@ -175,7 +175,9 @@ def test_a_refused_fetch_keeps_the_previous_schemas(runner, mirror, tmp_path: Pa
     assert {p.name: p.read_bytes() for p in target.iterdir()} == before
 
 
-def test_http_errors_and_unreachable_mirrors(runner, mirror, tmp_path: Path, closed_port_url: str) -> None:
+def test_http_errors_and_unreachable_mirrors(
+    runner, mirror, tmp_path: Path, closed_port_url: str, retry_waits: list[float]
+) -> None:
     del mirror.files["facets/1-2-0/SchemaDatasetFacet.json"]
     target = tmp_path / "schemas"
     result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(target), "--base-url", mirror.url])
@@ -187,14 +189,16 @@ def test_http_errors_and_unreachable_mirrors(runner, mirror, tmp_path: Path, clo
     assert f"(GET {closed_port_url}/2-0-2/OpenLineage.json)" in line
     assert "`emr-lineage schemas fetch --from-dir DIR`" in result.stderr
     assert not target.exists()
+    assert retry_waits == [0, 1.0]  # the third retry's 2 s would not end within --timeout 2
 
 
-def test_a_busy_mirror_is_retried(runner, mirror, tmp_path: Path) -> None:
+def test_a_busy_mirror_is_retried(runner, mirror, tmp_path: Path, retry_waits: list[float]) -> None:
     mirror.fail_next.extend([503, 502])
     target = tmp_path / "schemas"
     result = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(target), "--base-url", mirror.url])
     assert result.exit_code == 0, result.output
     assert len(mirror.requests) == len(PINNED_SCHEMAS) + 2
+    assert retry_waits == [0, 1.0]  # each retry after its backoff
     assert load_schemas(target) is not None
 
 
