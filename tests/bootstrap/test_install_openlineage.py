@@ -26,7 +26,9 @@ def one_error_line(result: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-def test_good_jar_is_installed_where_spark_loads_it(node, bucket, args_for, listener_jar, listener_sha256, alive):
+def test_good_jar_is_installed_where_spark_loads_it_and_a_second_run_changes_nothing(
+    node, bucket, s3_client, args_for, listener_jar, listener_sha256
+):
     node.set_release("emr-7.10.0")
     node.install_spark()
 
@@ -41,6 +43,17 @@ def test_good_jar_is_installed_where_spark_loads_it(node, bucket, args_for, list
     assert f"downloaded and verified s3://{bucket}/listener/{JAR}" in log
     assert f"installed {node.spark_jars / JAR}" in log
     assert not node.pid_file.exists()  # EMR 7.10 ships no listener and Spark is there: nothing to wait for
+
+    before = node.snapshot()
+    # Proof that the second run does not download: the object is gone and the run still succeeds.
+    s3_client.delete_object(Bucket=bucket, Key=f"listener/{JAR}")
+
+    second = node.run(args_for(listener_sha256, bucket))
+
+    assert second.returncode == 0, second.stderr
+    assert "nothing changed: the listener was already installed" in second.stdout
+    assert "not downloading" in second.stdout
+    assert node.snapshot() == before
 
 
 def test_before_spark_is_installed_a_watcher_finishes_the_install(
@@ -110,23 +123,6 @@ def test_missing_object_retries_then_fails_with_one_line(node, s3_client, args_f
     assert re.findall(r"download attempt (\d)/3 failed", result.stdout) == ["1", "2"]
     assert "retrying in 0.05s" in result.stdout and "retrying in 0.1s" in result.stdout  # exponential backoff
     assert node.listener_jars_on_classpath() == []
-
-
-def test_second_run_changes_nothing_and_does_not_download(node, bucket, s3_client, args_for, listener_sha256):
-    node.set_release("emr-7.10.0")
-    node.install_spark()
-    first = node.run(args_for(listener_sha256, bucket))
-    assert first.returncode == 0, first.stderr
-    before = node.snapshot()
-    # Proof that the second run does not download: the object is gone and the run still succeeds.
-    s3_client.delete_object(Bucket=bucket, Key=f"listener/{JAR}")
-
-    second = node.run(args_for(listener_sha256, bucket))
-
-    assert second.returncode == 0, second.stderr
-    assert "nothing changed: the listener was already installed" in second.stdout
-    assert "not downloading" in second.stdout
-    assert node.snapshot() == before
 
 
 def test_emr_shipped_jar_present_bundle_wins(node, bucket, args_for, listener_jar, listener_sha256):
