@@ -316,12 +316,6 @@ class LineageClock:
 
 
 @pytest.fixture
-def e2e_marquez() -> Iterator[FakeMarquez]:
-    """A Marquez that serves the pipeline's lineage in scripted phases."""
-    yield from serve_marquez()
-
-
-@pytest.fixture
 def e2e_aws(monkeypatch, e2e_marquez):
     """moto with everything the deployed stacks publish, pointing at ``e2e_marquez``."""
     yield from aws_environment(monkeypatch, e2e_marquez.url)
