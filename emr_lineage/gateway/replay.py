@@ -72,6 +72,25 @@ def _keys(s3: Any, bucket: str, prefix: str) -> Iterator[str]:
         raise ReplayError(f"cannot list s3://{bucket}/{prefix}: {' '.join(str(exc).split())}") from None
 
 
+def _prefixes(
+    since: dt.datetime | None, until: dt.datetime | None, run_id: str | None, now: Callable[[], dt.datetime]
+) -> list[str]:
+    """The prefixes to list, oldest first; a window that ends before it starts is a :class:`ReplayError`."""
+    if since is None:
+        if until is not None:
+            raise ReplayError("--until needs --since")
+        return [ARCHIVE_ROOT]
+    end = until or now()
+    if since > end:
+        what = (
+            f"--until {until.isoformat()}"
+            if until
+            else f"now ({end.isoformat(timespec='seconds')}, the default --until)"
+        )
+        raise ReplayError(f"--since {since.isoformat()} is after {what}: give a window that starts before it ends")
+    return archive_prefixes(since, end, run_id)
+
+
 def plan_replay(
     s3: Any,
     bucket: str,
@@ -80,17 +99,19 @@ def plan_replay(
     until: dt.datetime | None = None,
     run_id: str | None = None,
     now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+    on_prefix: Callable[[int, int], None] | None = None,
 ) -> ReplayPlan:
-    """List the archive: every hour from ``since`` to ``until`` (default now), or all of it."""
-    if until is not None and since is None:
-        raise ReplayError("--until needs --since")
-    prefixes = archive_prefixes(since, until or now(), run_id) if since is not None else [ARCHIVE_ROOT]
+    """List the archive: every hour from ``since`` to ``until`` (default now), or all of it;
+    ``on_prefix(listed, total)`` after each hour (or the whole archive) is listed."""
+    prefixes = _prefixes(since, until, run_id, now)
     plan = ReplayPlan()
-    for prefix in prefixes:  # oldest hour first: the first copy of a body is the one kept
+    for number, prefix in enumerate(prefixes, 1):  # oldest hour first: the first copy of a body is the one kept
         for key in sorted(_keys(s3, bucket, prefix)):
             run = _run_of(key)
             if run_id is None or run == run_id:
                 plan.runs.setdefault(run, []).append(key)
+        if on_prefix:
+            on_prefix(number, len(prefixes))
     for run, keys in plan.runs.items():
         unique = {_event_time_and_hash(key): key for key in reversed(keys)}
         plan.duplicates += len(keys) - len(unique)

@@ -119,3 +119,35 @@ def test_bad_input_is_one_line(archive, marquez: FakeMarquez) -> None:
     one_error_line(_replay(marquez, "--since", "yesterday"), "--since 'yesterday': expected an ISO 8601 time")
     result = CliRunner().invoke(main, ["replay", "--bucket", "no-such-archive", "--marquez", marquez.url])
     one_error_line(result, "cannot list s3://no-such-archive/raw/")
+
+
+def test_a_window_that_ends_before_it_starts_is_one_line(archive, marquez: FakeMarquez) -> None:
+    result = _replay(marquez, "--since", "2026-11-23T11:00Z", "--until", "2026-11-23T09:00Z")
+    one_error_line(result, "--since 2026-11-23T11:00:00+00:00 is after --until 2026-11-23T09:00:00+00:00")
+    one_error_line(_replay(marquez, "--since", "2999-01-01T00:00Z", "--dry-run"), "the default --until")
+    assert marquez.posted == []
+
+
+def _error_after_progress(result, fragment: str) -> str:
+    """Exit 2 and one ``error:`` line, after the progress lines of the listing that found nothing."""
+    assert result.exit_code == 2, result.output
+    *progress, error = result.stderr.splitlines()
+    assert error.startswith("error: ") and fragment in error, error
+    assert all(line.startswith("[00:") and "hours listed" in line for line in progress), result.stderr
+    return error
+
+
+def test_a_run_the_archive_does_not_hold_in_the_window_is_one_line(archive, marquez: FakeMarquez) -> None:
+    _, runs = archive
+    unknown = str(uuid.uuid4())
+    _error_after_progress(_replay(marquez, "--run", unknown), f"--run {unknown!r}: nothing archived for this run")
+    window = ("--since", "2026-11-23T11:00Z", "--until", "2026-11-23T12:00Z")
+    line = _error_after_progress(_replay(marquez, "--run", runs["a"], *window, "--dry-run"), "nothing archived")
+    assert "from 2026-11-23T11:00Z to 2026-11-23T12:00Z" in line and marquez.posted == []
+
+
+def test_progress_of_the_hours_listed_and_the_events_posted_is_on_stderr(archive, marquez: FakeMarquez) -> None:
+    result = _replay(marquez, "--since", "2026-11-23T09:00Z", "--until", "2026-11-23T11:00Z")
+    assert result.exit_code == 0, result.output
+    assert "hours listed: 3/3" in result.stderr and "events posted: 6/6" in result.stderr
+    assert result.stderr.splitlines()[0].startswith("[00:0") and "posted" not in result.stdout.replace("replayed", "")
