@@ -13,11 +13,12 @@ time of that event when the state is final.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from emr_lineage.analysis.sources import event_time
+from emr_lineage.analysis.sources import AnalysisError, event_time
 from emr_lineage.lineage.graph import LEVELS, UNKNOWN_NAMESPACE, UNNAMED_JOB, check_level
 from emr_lineage.lineage.naming import dataset_uri
 
@@ -167,11 +168,19 @@ def collect_runs(events: Iterable[Mapping[str, Any]], level: str = "application"
     return sorted(runs.values(), key=lambda r: (r.start or far, r.run_id))
 
 
-def select_runs(runs: Iterable[RunRecord], job: str | None = None) -> list[RunRecord]:
-    """The runs of job ``job``: its name, or the application of its actions (``<app>.<action>``)."""
+def select_runs(runs: Iterable[RunRecord], job: str | None = None, where: str = "the events") -> list[RunRecord]:
+    """The runs of job ``job``: its name, or the application of its actions (``<app>.<action>``);
+    a job no run has is an :class:`AnalysisError` (as an unknown dataset is) with the closest known names."""
+    runs = list(runs)
     if job is None:
-        return list(runs)
-    return [r for r in runs if r.job == job or r.parent_job == job or job in r.actions]
+        return runs
+    selected = [r for r in runs if r.job == job or r.parent_job == job or job in r.actions]
+    if selected:
+        return selected
+    known = sorted({name for r in runs for name in (r.job, r.parent_job, *r.actions) if name})
+    close = difflib.get_close_matches(job.strip(), known, n=3, cutoff=0.5)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else f"{len(known)} job name(s) known"
+    raise AnalysisError(f"--job {job!r}: no run of this job in {where} ({hint})")
 
 
 def format_duration(duration: dt.timedelta | None) -> str:

@@ -1,7 +1,8 @@
 """``emr-lineage audit`` (who read or wrote a dataset, and which versions) and ``emr-lineage runs``
 (runs with state, times, inputs and outputs); docs/analysis.md.
 
-Exit status: 0 the report is printed; 2 it could not run (see ``emr-lineage impact``); 130 interrupted.
+Exit status: 0 the report is printed; 2 it could not run (see ``emr-lineage impact``), an unknown
+``--dataset`` or a ``--job`` no run has (in the window); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def runs_command(
 ) -> None:
     """List runs: state (the final eventType), start, end, duration, inputs and outputs."""
     source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid)
-    runs = select_runs(collect_runs(source.events, level), job)
+    window = f" from {since or 'the start'} to {until or 'the end'}" if since or until else ""
+    runs = select_runs(collect_runs(source.events, level), job, where=f"{source.label}{window}")
     if fmt == "json":
         click.echo(dump({"source": source.kind, "runs": [r.as_dict() for r in runs]}))
         return

@@ -85,3 +85,11 @@ def test_bad_input_is_one_line(events: str, closed_port_url: str) -> None:
     )
     one_error_line(_run("runs", "--marquez", closed_port_url, "--timeout", "2"))
     one_error_line(_run("runs", "--events", "/no/such/file.jsonl"), "no such file or directory")
+
+
+def test_runs_of_a_job_no_event_has_is_one_line_as_an_unknown_dataset(events: str) -> None:
+    line = one_error_line(_run("runs", "--events", events, "--job", "nope"), "--job 'nope': no run of this job in")
+    assert "job name(s) known" in line
+    one_error_line(_run("runs", "--events", events, "--job", "lod"), "did you mean 'load'?")
+    windowed = _run("runs", "--events", events, "--job", "report", "--until", "2026-11-23T10:00:30Z")
+    assert "to 2026-11-23T10:00:30Z" in one_error_line(windowed, "--job 'report': no run of this job")
