@@ -18,6 +18,7 @@ from emr_lineage.cli.options import settings_options
 from emr_lineage.cli.output import Command
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.http import DEFAULT_TIMEOUT
+from emr_lineage.marquez.api import base_url
 from emr_lineage.operations.checks import Status
 from emr_lineage.operations.doctor import DoctorOptions, Report, run_doctor
 from emr_lineage.settings.loader import load_settings
@@ -27,6 +28,17 @@ STATUS_STYLES = {Status.PASS: "green", Status.FAIL: "red", Status.SKIP: "dim"}
 _UNFOLDED_WIDTH = 400
 
 
+def _http_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A URL option checked while the options are read: not an http(s) URL is a bad option (exit 2),
+    before any check runs, not a failed check."""
+    if value is not None:
+        try:
+            base_url(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    return value
+
+
 @click.command("doctor", cls=Command)
 @settings_options
 @click.option(
@@ -34,6 +46,7 @@ _UNFOLDED_WIDTH = 400
     "marquez_url",
     default=None,
     metavar="URL",
+    callback=_http_url,
     help="Marquez API base URL instead of the SSM parameter (the load balancer is internal: "
     "a port-forward, docs/e2e.md).",
 )
@@ -42,6 +55,7 @@ _UNFOLDED_WIDTH = 400
     "gateway_url",
     default=None,
     metavar="URL",
+    callback=_http_url,
     help="Base URL of the lineage gateway's load balancer (default: the Marquez URL).",
 )
 @click.option(

@@ -107,3 +107,18 @@ def test_a_bad_cdk_json_is_one_line_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "cdk.json"
     bad.write_text("{")
     one_error_line(doctor(bad), "invalid JSON", stdout_empty=True)
+
+
+@pytest.mark.parametrize("option", ["--marquez", "--gateway"])
+def test_a_url_option_that_is_not_an_http_url_is_a_bad_option_before_any_check(
+    option: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import emr_lineage.cli.doctor as doctor_module
+
+    def no_check(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a check ran")
+
+    monkeypatch.setattr(doctor_module, "run_doctor", no_check)
+    monkeypatch.setattr(doctor_module, "load_settings", no_check)
+    line = one_error_line(doctor(cdk_json_copy(tmp_path), option, "notaurl"), option, stdout_empty=True)
+    assert "'notaurl' is not an http(s) URL with a host" in line
