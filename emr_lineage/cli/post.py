@@ -89,7 +89,8 @@ def post_command(events: tuple[str, ...], url: str, api_key: str | None, timeout
     if not pending:
         click.echo(f"no events in {', '.join(events)}; nothing posted")
         return
-    console = Console(stderr=True)
+    # soft_wrap: a progress or refusal line is printed whole, never folded at 80 columns off a terminal
+    console = Console(stderr=True, soft_wrap=True)
     progress = live_progress(console)
     with progress:
         task = progress.add_task(f"posting to {url}", total=len(pending))

@@ -106,6 +106,8 @@ def test_refused_events_are_listed_with_their_location_and_the_rest_is_posted(
     ]
     assert result.stdout.startswith(f"posted 2 of 4 events to {marquez.url}\n")
     assert result.stderr.splitlines()[-1] == f"error: 2 of 4 events refused by {marquez.url}"
+    # The progress's refusal lines on stderr (a file here, not a terminal) are whole, not folded at 80 columns.
+    assert [line.split(" ", 1)[1] for line in result.stderr.splitlines() if " refused: " in line] == refused
 
 
 def test_a_wrong_key_is_refused_once_and_nothing_more_is_sent(
