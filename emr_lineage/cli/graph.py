@@ -77,8 +77,11 @@ def _without_cyclic_gc(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def _check_events_paths(events: Sequence[str]) -> None:
+    """Refuse an empty path; on a terminal, say that ``-`` waits for events typed or pasted there."""
     if any(not path for path in events):
         fail("--events '': empty path (give an events file or directory)")
+    if STDIN in events and sys.stdin.isatty():
+        click.echo("reading events from standard input (end with Ctrl-D)", err=True)
 
 
 def _same_file(first: Path, second: Path) -> bool:
@@ -89,10 +92,8 @@ def _same_file(first: Path, second: Path) -> bool:
 
 
 def _refuse_overwriting_inputs(option: str, output: str, events: Sequence[str], contract: str | None = None) -> None:
-    """Fail if ``output`` is an events file, inside an events directory, or the contract.
-
-    Paths are compared resolved (symlinks, ``..``) and by identity when both exist (hard links).
-    """
+    """Fail if ``output`` is an events file, inside an events directory, the contract (paths compared
+    resolved, and by identity when both exist: hard links) or in a directory that is not there."""
     if not output:
         fail(f"{option} '': empty path (give a file)")
     target = Path(output).resolve()
@@ -108,13 +109,22 @@ def _refuse_overwriting_inputs(option: str, output: str, events: Sequence[str], 
                 f"{option} {output}: is inside the events directory {path} (it would be read as events or "
                 "overwrite one); write the output elsewhere"
             )
+    _refuse_missing_directory(option, output)
+
+
+def _refuse_missing_directory(option: str, output: str) -> None:
+    """Never created: a typo in the path must not leave directories behind."""
+    directory = Path(output).parent
+    if not directory.exists():
+        fail(f"{option} {output}: directory {directory} does not exist; create it first (mkdir -p {directory})")
+    if not directory.is_dir():
+        fail(f"{option} {output}: {directory} is not a directory; give a path in a directory")
 
 
 def _write(option: str, path: str, write: Callable[[Path], None]) -> None:
     """Write one output file; a path that cannot be written is one error line, exit 2."""
     target = Path(path)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         write(target)
     except OSError as exc:
         fail(f"{option} {path}: cannot write: {exc.strerror or exc}")
@@ -384,9 +394,9 @@ def validate_command(
     else:
         graph = _load(events, skip_invalid, strict, contract.level, schema_dir, column_lineage=html_path is not None)
     result = validate(contract, graph, values)
-    _print_result(result, fmt)
-    if html_path:
+    if html_path:  # written before the verdict: a failing write is the only line, not one after "matches"
         title = f"Lineage contract: {Path(contract_path).name}"
         drift = _drift(events, skip_invalid, strict, schema_dir)
         _write("--html", html_path, lambda path: write_html(path, graph, result, title=title, drift=drift))
+    _print_result(result, fmt)
     sys.exit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)

@@ -65,7 +65,7 @@ def test_graph_action_level_mermaid_and_dot(runner, local_run) -> None:
 
 def test_graph_html_to_file(runner, local_run, tmp_path: Path) -> None:
     events, _ = local_run
-    out = tmp_path / "report" / "graph.html"
+    out = tmp_path / "graph.html"
     result = runner.invoke(
         main, ["graph", "--events", str(events), "--format", "html", "-o", str(out), "--title", "Demo"]
     )
@@ -644,7 +644,8 @@ def test_unwritable_graph_output_is_one_error_line(runner, local_run, tmp_path: 
     blocker.write_text("a file where a directory should be")
     output = blocker / "graph.json" if where == "under_a_file" else tmp_path
     result = runner.invoke(main, ["graph", "--events", str(events), "-o", str(output)])
-    one_error_line(result, f"--output {output}: cannot write: ")
+    problem = f"{blocker} is not a directory" if where == "under_a_file" else "cannot write: "
+    one_error_line(result, f"--output {output}: {problem}")
 
 
 def test_any_failure_of_the_output_write_is_one_error_line_not_wrote(
