@@ -21,6 +21,7 @@ from emr_lineage.cli.options import settings_options
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.listener.maven import local_listener_jar
+from emr_lineage.marquez.api import base_url
 from emr_lineage.pipeline.definition import DEFAULT_ROWS, MIN_ROWS, SCENARIOS, STANDARD, application_name
 from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, Lineage, run_demo
 from emr_lineage.settings.loader import load_settings
@@ -76,6 +77,15 @@ def _shorts(graph, dataset_ids: list[str]) -> list[str]:
     return [f"{key} ({n} parts)" if key.endswith("/**") else key for key, n in sorted(counts.items())]
 
 
+def _check_url(url: str | None) -> None:
+    """``--url``, checked before any Spark starts: a typo costs no run."""
+    if url is not None:
+        try:
+            base_url(url)
+        except ValueError as exc:
+            fail(f"--url {exc}")
+
+
 @click.command("demo", cls=Command)
 @click.option(
     "--out",
@@ -123,6 +133,7 @@ def demo_command(out: str, url: str | None, force: bool, rows: int, scenario: st
       emr-lineage drift --dataset DIR/lake/curated/revenue_daily --events DIR/events.jsonl
     (details: docs/pipeline.md).
     """
+    _check_url(url)
     jobs = SCENARIOS[scenario].jobs
     settings = load_settings(env, cdk_json)
     lineage = Lineage(
@@ -131,14 +142,15 @@ def demo_command(out: str, url: str | None, force: bool, rows: int, scenario: st
         url=url,
         api_key=api_key_from_env(),
     )
-    console = Console()
+    console = Console()  # the summary, a report for a person: stdout
+    notes = Console(stderr=True, soft_wrap=True)  # the progress on the way to it: stderr (docs/cli.md)
     progress = Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),
         TimeElapsedColumn(),
-        console=console,
+        console=notes,
     )
     steps = 2 + len(jobs)
     with progress:
@@ -174,7 +186,7 @@ def demo_command(out: str, url: str | None, force: bool, rows: int, scenario: st
         progress.update(task, completed=steps)
     console.print(_summary(result))
     if url:
-        console.print(f"the listener also sent each event to {url} (delivery problems: {result.spark_log})")
+        notes.print(f"the listener also sent each event to {url} (delivery problems: {result.spark_log})")
     contract = result.contract
     console.print(f"report: {result.report_path}")
     if contract is not None and contract.ok:
