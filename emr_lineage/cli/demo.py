@@ -151,6 +151,7 @@ def demo_command(out: str, url: str | None, force: bool, rows: int, scenario: st
         TextColumn("{task.completed}/{task.total}"),
         TimeElapsedColumn(),
         console=notes,
+        disable=not notes.is_terminal,  # off a terminal (a CI log), only the lines printed per job
     )
     steps = 2 + len(jobs)
     with progress:
