@@ -189,10 +189,10 @@ def demo_command(out: str, url: str | None, force: bool, rows: int, scenario: st
     if url:
         notes.print(f"the listener also sent each event to {url} (delivery problems: {result.spark_log})")
     contract = result.contract
-    console.print(f"report: {result.report_path}")
+    console.print(f"report: {result.report_path}", soft_wrap=True)  # a path is never folded
     if contract is not None and contract.ok:
         console.print(f"[green]lineage matches {Path(contract.contract).name}: {len(contract.matched)} edges[/green]")
         return
     for diff in contract.differences if contract else []:
-        console.print(f"[red]{diff.status}[/red] {diff.as_dict()}")
+        console.print(f"[red]{diff.status}[/red] {diff.as_dict()}", soft_wrap=True)
     sys.exit(EXIT_CHECK_FAILED)
