@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from emr_lineage.cli.output import Command, fail, print_contract_rows
+from emr_lineage.cli.output_paths import refuse_overwriting_inputs, write_output
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_OK
 from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.lineage.event_sources import STDIN
@@ -84,53 +84,6 @@ def _check_events_paths(events: Sequence[str]) -> None:
         click.echo("reading events from standard input (end with Ctrl-D)", err=True)
 
 
-def _same_file(first: Path, second: Path) -> bool:
-    try:
-        return os.path.samefile(first, second)
-    except OSError:
-        return False
-
-
-def _refuse_overwriting_inputs(option: str, output: str, events: Sequence[str], contract: str | None = None) -> None:
-    """Fail if ``output`` is an events file, inside an events directory, the contract (paths compared
-    resolved, and by identity when both exist: hard links) or in a directory that is not there."""
-    if not output:
-        fail(f"{option} '': empty path (give a file)")
-    target = Path(output).resolve()
-    inputs = [("events", Path(path)) for path in events if path != STDIN] + (
-        [("contract", Path(contract))] if contract else []
-    )
-    for kind, path in inputs:
-        source = path.resolve()
-        if target == source or _same_file(target, source):
-            fail(f"{option} {output}: is the {kind} file {path}; write the output elsewhere")
-        if kind == "events" and source.is_dir() and target.is_relative_to(source):
-            fail(
-                f"{option} {output}: is inside the events directory {path} (it would be read as events or "
-                "overwrite one); write the output elsewhere"
-            )
-    _refuse_missing_directory(option, output)
-
-
-def _refuse_missing_directory(option: str, output: str) -> None:
-    """Never created: a typo in the path must not leave directories behind."""
-    directory = Path(output).parent
-    if not directory.exists():
-        fail(f"{option} {output}: directory {directory} does not exist; create it first (mkdir -p {directory})")
-    if not directory.is_dir():
-        fail(f"{option} {output}: {directory} is not a directory; give a path in a directory")
-
-
-def _write(option: str, path: str, write: Callable[[Path], None]) -> None:
-    """Write one output file; a path that cannot be written is one error line, exit 2."""
-    target = Path(path)
-    try:
-        write(target)
-    except OSError as exc:
-        fail(f"{option} {path}: cannot write: {exc.strerror or exc}")
-    click.echo(f"wrote {path}", err=True)
-
-
 def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
     from emr_lineage.lineage.contract import ContractError
 
@@ -164,7 +117,7 @@ def _emit(text: str | bytes, output: str | None, meanwhile: Callable[[], None] =
     ``meanwhile`` runs while a file is written (see :func:`_write_while`)."""
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     if output:
-        _write("--output", output, lambda path: _write_while(path, data, meanwhile))
+        write_output("--output", output, lambda path: _write_while(path, data, meanwhile))
     else:
         meanwhile()
         click.echo(data, nl=not data.endswith(b"\n"))
@@ -288,7 +241,7 @@ def graph_command(
         fail("give either --events PATH... or --marquez URL --node ID")
     _check_events_paths(events)
     if output is not None:
-        _refuse_overwriting_inputs("--output", output, events)
+        refuse_overwriting_inputs("--output", output, events)
     if marquez_url:
         if not node_id:
             fail("--marquez needs --node ID (e.g. job:<namespace>:<name>)")
@@ -374,7 +327,7 @@ def validate_command(
         fail("give either --events PATH... or --marquez URL")
     _check_events_paths(events)
     if html_path is not None:
-        _refuse_overwriting_inputs("--html", html_path, events, contract_path)
+        refuse_overwriting_inputs("--html", html_path, events, contract_path)
     # Contracts (and YAML) only for validate: `graph` starts without them, about 20 ms sooner.
     from emr_lineage.lineage.contract import load_contract
     from emr_lineage.lineage.contract_check import resolve, validate
@@ -397,6 +350,6 @@ def validate_command(
     if html_path:  # written before the verdict: a failing write is the only line, not one after "matches"
         title = f"Lineage contract: {Path(contract_path).name}"
         drift = _drift(events, skip_invalid, strict, schema_dir)
-        _write("--html", html_path, lambda path: write_html(path, graph, result, title=title, drift=drift))
+        write_output("--html", html_path, lambda path: write_html(path, graph, result, title=title, drift=drift))
     _print_result(result, fmt)
     sys.exit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)

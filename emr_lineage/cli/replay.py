@@ -85,7 +85,7 @@ def replay_command(
 ) -> None:
     """Re-post archived lineage events to Marquez, run by run, in each run's order (idempotent)."""
     s3 = boto3.client("s3")
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # progress lines whole, off a terminal too
     with live_progress(console) as progress:
         plan = plan_replay(
             s3,
