@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.aws.clients import aws_message
+from emr_lineage.aws.clients import AwsError, aws_client, aws_message
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.ingest import ARCHIVE_ROOT, archive_prefixes, check_request
 from emr_lineage.gateway.verdict import Rejected
@@ -190,14 +189,10 @@ def read_archive(
 
 def archive_s3_client() -> Any:
     """An S3 client from the environment (``AWS_REGION``/``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL``)."""
-    import boto3
-
-    from emr_lineage.aws.clients import RETRY_POLICY
-
     try:
-        return boto3.client("s3", region_name=os.environ.get("AWS_REGION") or None, config=RETRY_POLICY)
-    except BotoCoreError as exc:
-        raise AnalysisError(f"AWS client setup failed: {aws_message(exc)}") from None
+        return aws_client("s3")
+    except AwsError as exc:
+        raise AnalysisError(str(exc)) from None
 
 
 def sorted_by_time(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

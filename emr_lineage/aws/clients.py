@@ -30,6 +30,24 @@ RETRY_POLICY = Config(retries={"mode": "standard", "max_attempts": 5})
 _SERVICE_MODELS = botocore.loaders.create_loader()
 
 
+def _session(region: str | None) -> boto3.session.Session:
+    """A boto3 session sharing the process's service models, in ``region``, else ``AWS_REGION``
+    (which the AWS CLI v2 and SDKs read but boto3 does not), else boto3's own chain."""
+    core = botocore.session.get_session()
+    core.register_component("data_loader", _SERVICE_MODELS)
+    return boto3.session.Session(botocore_session=core, region_name=region or os.environ.get("AWS_REGION"))
+
+
+def aws_client(service: str) -> Any:
+    """A client of ``service`` from the environment (``AWS_REGION``/``AWS_DEFAULT_REGION``,
+    ``AWS_ENDPOINT_URL``, the profile) with the tools' retry policy: for commands that need no
+    environment of cdk.json (the archive's readers). A setup failure is an :class:`AwsError`."""
+    try:
+        return _session(None).client(service, config=RETRY_POLICY)
+    except BotoCoreError as exc:
+        raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
+
+
 def aws_session(settings: EnvironmentSettings) -> boto3.session.Session:
     """A boto3 session in the environment's region.
 
@@ -37,12 +55,8 @@ def aws_session(settings: EnvironmentSettings) -> boto3.session.Session:
     does not), else boto3's own chain (``AWS_DEFAULT_REGION``, the profile). No region at all is
     an :class:`AwsError` naming the three ways to give one.
     """
-    core = botocore.session.get_session()
-    core.register_component("data_loader", _SERVICE_MODELS)
     try:
-        session = boto3.session.Session(
-            botocore_session=core, region_name=settings.region or os.environ.get("AWS_REGION")
-        )
+        session = _session(settings.region)
         region = session.region_name  # reads the profile: an unknown one fails here
     except BotoCoreError as exc:  # e.g. an unknown AWS_PROFILE
         raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None

@@ -14,11 +14,11 @@ import sys
 import time
 from collections.abc import Callable
 
-import boto3
 import click
 from rich.console import Console
 from rich.progress import Progress
 
+from emr_lineage.aws.clients import aws_client
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import elapsed, live_progress
 from emr_lineage.errors import EXIT_CHECK_FAILED
@@ -84,7 +84,7 @@ def replay_command(
     timeout: float,
 ) -> None:
     """Re-post archived lineage events to Marquez, run by run, in each run's order (idempotent)."""
-    s3 = boto3.client("s3")
+    s3 = aws_client("s3")
     console = Console(stderr=True, soft_wrap=True)  # progress lines whole, off a terminal too
     with live_progress(console) as progress:
         plan = plan_replay(
