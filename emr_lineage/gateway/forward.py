@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from emr_lineage.gateway.verdict import one_line
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT, base_url
 from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 
@@ -235,9 +236,6 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # a 3xx is answered as its status: Marquez's lineage endpoint never redirects
 
 
-MAX_REASON_CHARS = 300
-
-
 def reason_of(answer: bytes) -> str:
     """Marquez's reason for a refusal, on one line: the ``message`` (or ``error``) of its JSON error
     body (Dropwizard's ``{"code": ..., "message": ...}``), else the start of the text."""
@@ -249,8 +247,7 @@ def reason_of(answer: bytes) -> str:
     if isinstance(parsed, dict):
         found = parsed.get("message") or parsed.get("error") or parsed.get("errors")
         text = found if isinstance(found, str) else json.dumps(found) if found else text
-    line = " ".join(text.split())
-    return line if len(line) <= MAX_REASON_CHARS else line[: MAX_REASON_CHARS - 3] + "..."
+    return one_line(text)
 
 
 def http_post(url: str, *, timeout: float) -> Post:
