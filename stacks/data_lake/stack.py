@@ -11,18 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import Aws, CfnOutput, DefaultStackSynthesizer, Duration, Fn, Stack
-from aws_cdk import aws_glue as glue
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_lakeformation as lakeformation
 from aws_cdk import aws_s3 as s3
-from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from emr_lineage.aws import parameters
-from emr_lineage.aws.lake import CATALOG_ZONES, data_lake_bucket_name, glue_database_name, zone_prefix
+from emr_lineage.aws.lake import data_lake_bucket_name
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.shared.nag import acknowledge, wildcard_resource_finding
+from stacks.data_lake.catalog import GlueDatabases
+from stacks.data_lake.lake_formation import LakeFormationAdmins, LakeFormationLocation
+from stacks.shared.published import publish
 from stacks.shared.server_access_logs_bucket import ServerAccessLogsBucket
 from stacks.shared.settings_mapping import removal_policy
 from stacks.shared.storage import private_bucket, rotating_key
@@ -67,72 +65,24 @@ class DataLakeStack(Stack):
             removal_policy=removal_policy(settings),
         )
 
-        self.databases: dict[str, str] = {}
-        for zone in CATALOG_ZONES:
-            name = glue_database_name(settings, zone)
-            glue.CfnDatabase(
-                self,
-                f"Database-{zone}",
-                catalog_id=Aws.ACCOUNT_ID,
-                database_input=glue.CfnDatabase.DatabaseInputProperty(
-                    name=name,
-                    description=f"emr-lineage {settings.name}: {zone} zone",
-                    location_uri=self.bucket.s3_url_for_object(zone_prefix(zone)),
-                    # No IAM_ALLOWED_PRINCIPALS default on new tables: Lake Formation decides.
-                    create_table_default_permissions=[],
-                ),
-            )
-            self.databases[zone] = name
-
-        self.data_lake_settings = lakeformation.CfnDataLakeSettings(
-            self,
-            "LakeFormationSettings",
-            admins=[
-                lakeformation.CfnDataLakeSettings.DataLakePrincipalProperty(data_lake_principal_identifier=arn)
-                for arn in [*lake.admin_arns, self._deploy_role_arn()]
-            ],
-            # APPEND adds our admins and keeps every admin the account already has.
-            mutation_type="APPEND",
+        self.databases: dict[str, str] = GlueDatabases(self, "Databases", settings=settings, bucket=self.bucket).names
+        self.data_lake_settings = LakeFormationAdmins(
+            self, "LakeFormationAdmins", admin_arns=[*lake.admin_arns, self._deploy_role_arn()]
+        ).settings
+        location = LakeFormationLocation(
+            self, "LakeFormationLocation", bucket=self.bucket, resource_prefix=settings.resource_prefix
         )
-
-        self.location_role = iam.Role(
-            self,
-            "LocationRole",
-            assumed_by=iam.ServicePrincipal("lakeformation.amazonaws.com"),
-            description=f"{settings.resource_prefix}: Lake Formation access to the data lake bucket",
-        )
-        self.location_role.add_to_policy(
-            iam.PolicyStatement(actions=["s3:ListBucket"], resources=[self.bucket.bucket_arn])
-        )
-        self.location_role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
-                resources=[self.bucket.arn_for_objects("*")],
-            )
-        )
+        self.location_role, self.location = location.role, location.location
         self.key.grant(self.location_role, "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
-        acknowledge(
-            self.location_role,
-            wildcard_resource_finding(self, self.bucket.arn_for_objects("*")),
-            "Lake Formation vends access to any object of the registered location: the whole bucket.",
-        )
-        self.location = lakeformation.CfnResource(
-            self,
-            "Location",
-            resource_arn=self.bucket.bucket_arn,
-            role_arn=self.location_role.role_arn,
-            # A dedicated role, not the service-linked one, so it can use the bucket's KMS key.
-            use_service_linked_role=False,
-        )
 
-        ssm.StringParameter(
+        publish(
             self,
-            "BucketParameter",
+            parameter_id="BucketParameter",
             parameter_name=parameters.data_lake_bucket(settings.name),
-            string_value=self.bucket.bucket_name,
+            value=self.bucket.bucket_name,
             description="emr-lineage data lake bucket (raw, clean, curated, models zones)",
+            output_id="DataLakeBucketName",
         )
-        CfnOutput(self, "DataLakeBucketName", value=self.bucket.bucket_name)
         for zone, name in self.databases.items():
             CfnOutput(self, f"GlueDatabase{zone.capitalize()}", value=name)
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from emr_lineage.aws import parameters
@@ -22,6 +21,7 @@ from stacks.lineage_service.database import DATABASE_NAME, MarquezDatabase
 from stacks.lineage_service.load_balancer import LineageLoadBalancer
 from stacks.lineage_service.marquez import MarquezService
 from stacks.lineage_service.retention import MarquezRetention
+from stacks.shared.published import publish
 from stacks.shared.storage import rotating_key
 
 
@@ -71,22 +71,24 @@ class LineageServiceStack(Stack):
         self.api_url: str = self.load_balancer.api_url
         self.web_url: str = self.load_balancer.web_url
 
-        ssm.StringParameter(
+        publish(
             self,
-            "ApiUrlParameter",
+            parameter_id="ApiUrlParameter",
             parameter_name=parameters.marquez_api_url(settings.name),
-            string_value=self.api_url,
+            value=self.api_url,
             description="Marquez API base URL for OpenLineage HTTP transports",
+            output_id="MarquezApiUrl",
+            output_description="OpenLineage transport URL",
         )
-        ssm.StringParameter(
+        publish(
             self,
-            "WebUrlParameter",
+            parameter_id="WebUrlParameter",
             parameter_name=parameters.marquez_web_url(settings.name),
-            string_value=self.web_url,
+            value=self.web_url,
             description="Marquez web UI URL",
+            output_id="MarquezWebUrl",
+            output_description="Marquez web UI",
         )
-        CfnOutput(self, "MarquezApiUrl", value=self.api_url, description="OpenLineage transport URL")
-        CfnOutput(self, "MarquezWebUrl", value=self.web_url, description="Marquez web UI")
         CfnOutput(
             self,
             "MarquezLoadBalancerDnsName",
