@@ -15,7 +15,9 @@ from emr_lineage.gateway import config as gateway_env
 from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 from emr_lineage.settings.loader import load_settings
 from stacks.gateway.asset import asset_files
-from stacks.gateway.stack import FORWARD_LISTENER_PORT, VISIBILITY_TIMEOUT_FACTOR, max_receive_count
+from stacks.gateway.routing import FORWARD_LISTENER_PORT
+from stacks.gateway.stack import VISIBILITY_TIMEOUT_FACTOR
+from stacks.gateway.storage import max_receive_count
 from stacks.lineage_service.marquez import API_PORT
 from tests.paths import REPO_ROOT
 from tests.stacks.gateway.test_routing import serving_listener

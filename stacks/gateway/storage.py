@@ -1,0 +1,135 @@
+"""The gateway's stateful resources: the archive bucket, the FIFO queue and its dead-letter queue, the API key.
+
+Functions on the stack's scope, not constructs, so they keep the logical ids they were first deployed
+with (a bucket, queue or secret renamed would be replaced, and its content lost).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from emr_lineage.gateway import config as gateway_env
+from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
+from emr_lineage.settings.model import EnvironmentSettings
+from stacks.shared.nag import acknowledge
+from stacks.shared.settings_mapping import removal_policy
+from stacks.shared.storage import private_bucket
+
+API_KEY_LENGTH = 48
+ARCHIVE_IA_AFTER_DAYS = 30
+ARCHIVE_NONCURRENT_EXPIRATION_DAYS = 30
+
+
+def max_receive_count(dead_letter_after_hours: int) -> int:
+    """Receives before SQS dead-letters an event: enough for the forwarder's redelivery backoff
+    (emr_lineage/gateway/config.py) to span ``dead_letter_after_hours`` of Marquez outage."""
+    return gateway_env.receives_to_outlast(dead_letter_after_hours * 3600)
+
+
+def archive_bucket(
+    scope: Construct, *, settings: EnvironmentSettings, key: kms.IKey, access_logs_bucket: s3.IBucket
+) -> s3.Bucket:
+    """The raw events, under ``key``; infrequent access after a month, old versions expire."""
+    return private_bucket(
+        scope,
+        "Archive",
+        access_logs_bucket=access_logs_bucket,
+        access_logs_prefix="gateway-archive/",
+        encryption=s3.BucketEncryption.KMS,
+        encryption_key=key,
+        bucket_key_enabled=True,
+        lifecycle_rules=[
+            s3.LifecycleRule(
+                # S3 skips objects under 128 KiB by default (IA would bill them as 128 KiB).
+                transitions=[
+                    s3.Transition(
+                        storage_class=s3.StorageClass.INFREQUENT_ACCESS,
+                        transition_after=Duration.days(ARCHIVE_IA_AFTER_DAYS),
+                    )
+                ],
+                noncurrent_version_expiration=Duration.days(ARCHIVE_NONCURRENT_EXPIRATION_DAYS),
+                abort_incomplete_multipart_upload_after=Duration.days(7),
+            )
+        ],
+        # Never auto-emptied: CloudFormation refuses to delete a non-empty bucket.
+        removal_policy=removal_policy(settings),
+    )
+
+
+def dead_letter_queue(scope: Construct, *, settings: EnvironmentSettings, key: kms.IKey) -> sqs.Queue:
+    """The FIFO queue of events Marquez refused for good or that stayed undelivered too long."""
+    return sqs.Queue(
+        scope,
+        "DeadLetterQueue",
+        queue_name=f"{settings.resource_prefix}-gateway-dlq.fifo",
+        fifo=True,
+        content_based_deduplication=False,
+        encryption=sqs.QueueEncryption.KMS,
+        encryption_master_key=key,
+        enforce_ssl=True,
+        retention_period=Duration.days(settings.gateway.dead_letter_retention_days),
+        # As large as the queue's: a dead-lettered event is the queued one, plus a few attributes.
+        max_message_size_bytes=SQS_MAX_MESSAGE_BYTES,
+        removal_policy=removal_policy(settings),
+    )
+
+
+def event_queue(
+    scope: Construct,
+    *,
+    settings: EnvironmentSettings,
+    key: kms.IKey,
+    dead_letters: sqs.IQueue,
+    visibility_timeout_seconds: int,
+) -> sqs.Queue:
+    """The FIFO queue between the ingest and the forwarder, ordered per run (message group)."""
+    return sqs.Queue(
+        scope,
+        "Queue",
+        queue_name=f"{settings.resource_prefix}-gateway.fifo",
+        fifo=True,
+        # The ingest sets MessageDeduplicationId (a hash of the canonical event).
+        content_based_deduplication=False,
+        # High-throughput FIFO: order and deduplication per run (message group), not per queue.
+        deduplication_scope=sqs.DeduplicationScope.MESSAGE_GROUP,
+        fifo_throughput_limit=sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+        encryption=sqs.QueueEncryption.KMS,
+        encryption_master_key=key,
+        enforce_ssl=True,
+        # Set, not left to the default: the ingest accepts events up to max_event_bytes, which the
+        # settings keep within this (SQS's largest message since 2025, limits.py).
+        max_message_size_bytes=SQS_MAX_MESSAGE_BYTES,
+        # Only when the forwarder itself dies or times out: otherwise it sets a shorter backoff.
+        visibility_timeout=Duration.seconds(visibility_timeout_seconds),
+        dead_letter_queue=sqs.DeadLetterQueue(
+            queue=dead_letters, max_receive_count=max_receive_count(settings.gateway.dead_letter_after_hours)
+        ),
+        removal_policy=removal_policy(settings),
+    )
+
+
+def api_key_secret(scope: Construct, *, settings: EnvironmentSettings, key: kms.IKey) -> secretsmanager.Secret:
+    """The key clients send as a Bearer token: letters and digits, rotated on purpose only."""
+    secret = secretsmanager.Secret(
+        scope,
+        "ApiKey",
+        description=f"{settings.resource_prefix} lineage gateway API key (clients send it as a Bearer token)",
+        encryption_key=key,
+        # Letters and digits only: it travels in an Authorization header.
+        generate_secret_string=secretsmanager.SecretStringGenerator(
+            password_length=API_KEY_LENGTH, exclude_punctuation=True, include_space=False
+        ),
+        removal_policy=removal_policy(settings),
+    )
+    acknowledge(
+        secret,
+        "AwsSolutions-SMG4",
+        "The API key is shared with the OpenLineage clients' configuration; rotating it means "
+        "updating every client, so it is rotated on purpose (put a new value), not on a schedule.",
+    )
+    return secret
