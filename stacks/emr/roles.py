@@ -24,6 +24,7 @@ from emr_lineage.aws.artifacts import (
 )
 from emr_lineage.aws.lake import READ_ONLY_ZONES, ZONES, zone_prefix
 from emr_lineage.settings.model import EnvironmentSettings
+from stacks.shared.logical_ids import keep_logical_ids
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
 
 # What EMRFS and Spark need of a KMS key to read and write SSE-KMS objects.
@@ -39,6 +40,8 @@ GLUE_READ_ACTIONS = [
     "glue:GetPartitions",
     "glue:BatchGetPartition",
 ]
+# What the nodes read from the artifacts bucket (they write under LOGS_PREFIX).
+READ_PREFIXES = (BOOTSTRAP_PREFIX, JOBS_PREFIX, STAGED_JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX)
 GLUE_WRITE_ACTIONS = [
     "glue:CreateTable",
     "glue:UpdateTable",
@@ -49,6 +52,94 @@ GLUE_WRITE_ACTIONS = [
     "glue:BatchDeletePartition",
     "glue:DeletePartition",
 ]
+
+
+class EmrInstanceRole(Construct):
+    """The EMR nodes' role and instance profile: read the artifacts, write EMR's logs; exposes ``role`` and
+    ``instance_profile``."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, description: str, artifacts_bucket: s3.IBucket) -> None:
+        super().__init__(scope, construct_id)
+        keep_logical_ids(self)  # first deployed directly in EmrRoles
+        self.role = iam.Role(
+            self, "InstanceRole", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"), description=description
+        )
+        self.instance_profile = iam.CfnInstanceProfile(self, "InstanceProfile", roles=[self.role.role_name])
+        # Nodes read what the bootstrap and steps need, and write EMR's logs; nothing else.
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ReadArtifacts",
+                actions=["s3:GetObject"],
+                resources=[artifacts_bucket.arn_for_objects(f"{p}*") for p in READ_PREFIXES],
+            )
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="WriteLogs",
+                actions=["s3:PutObject"],
+                resources=[artifacts_bucket.arn_for_objects(f"{LOGS_PREFIX}*")],
+            )
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(sid="ListArtifacts", actions=["s3:ListBucket"], resources=[artifacts_bucket.bucket_arn])
+        )
+        for p in (*READ_PREFIXES, LOGS_PREFIX):
+            acknowledge(
+                self.role,
+                wildcard_resource_finding(self, artifacts_bucket.arn_for_objects(f"{p}*")),
+                f"Objects under {p} of the artifacts bucket are named at run time (scripts, jobs, "
+                "jar versions, log files); access is scoped to that prefix.",
+            )
+
+
+class EmrServiceRole(Construct):
+    """The EMR service role (AWS's v2 managed policy) that may pass ``instance_role`` to EC2; exposes ``role``."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, prefix: str, instance_role: iam.IRole) -> None:
+        super().__init__(scope, construct_id)
+        keep_logical_ids(self)  # first deployed directly in EmrRoles
+        self.role = iam.Role(
+            self,
+            "ServiceRole",
+            assumed_by=iam.ServicePrincipal("elasticmapreduce.amazonaws.com"),
+            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(EMR_SERVICE_POLICY)],
+            description=f"{prefix}: EMR service role (v2 managed policy, tag-scoped)",
+        )
+        # The v2 policy only passes the default role names (its document:
+        # https://docs.aws.amazon.com/emr/latest/ManagementGuide/emr-iam-role.html); ours needs its own PassRole.
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="PassInstanceRole",
+                actions=["iam:PassRole"],
+                resources=[instance_role.role_arn],
+                conditions={"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
+            )
+        )
+        acknowledge(
+            self.role,
+            f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{EMR_SERVICE_POLICY}]",
+            "AmazonEMRServicePolicy_v2 is the policy EMR documents for its service role; it only acts "
+            "on resources tagged for-use-with-amazon-emr-managed-policies=true.",
+        )
+
+
+class EmrRuntimeRole(Construct):
+    """The Lake Formation runtime role Spark steps run as, assumed (with session tags) by ``instance_role``;
+    exposes ``role``."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, prefix: str, instance_role: iam.IRole) -> None:
+        super().__init__(scope, construct_id)
+        keep_logical_ids(self)  # first deployed directly in EmrRoles
+        self.role = iam.Role(
+            self,
+            "RuntimeRole",
+            assumed_by=iam.ArnPrincipal(instance_role.role_arn),
+            description=f"{prefix}: EMR runtime role for Spark steps (Lake Formation)",
+        )
+        # EMR assumes runtime roles with session tags (LakeFormationConfiguration).
+        self.role.assume_role_policy.add_statements(
+            iam.PolicyStatement(actions=["sts:TagSession"], principals=[iam.ArnPrincipal(instance_role.role_arn)])
+        )
 
 
 class EmrRoles(Construct):
@@ -69,93 +160,21 @@ class EmrRoles(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         prefix = settings.resource_prefix
-
-        self.instance_role = iam.Role(
+        instance = EmrInstanceRole(
             self,
-            "InstanceRole",
-            assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
+            "Instance",
             description=f"{prefix}: EMR node instance profile (artifacts, logs"
             + (")" if settings.emr.lake_formation_runtime_role else ", data lake)"),
+            artifacts_bucket=artifacts_bucket,
         )
-        self.instance_profile = iam.CfnInstanceProfile(
-            self,
-            "InstanceProfile",
-            roles=[self.instance_role.role_name],
-        )
-        # Nodes read what the bootstrap and steps need, and write EMR's logs; nothing else.
-        self.instance_role.add_to_policy(
-            iam.PolicyStatement(
-                sid="ReadArtifacts",
-                actions=["s3:GetObject"],
-                resources=[
-                    artifacts_bucket.arn_for_objects(f"{p}*")
-                    for p in (BOOTSTRAP_PREFIX, JOBS_PREFIX, STAGED_JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX)
-                ],
-            )
-        )
-        self.instance_role.add_to_policy(
-            iam.PolicyStatement(
-                sid="WriteLogs",
-                actions=["s3:PutObject"],
-                resources=[artifacts_bucket.arn_for_objects(f"{LOGS_PREFIX}*")],
-            )
-        )
-        self.instance_role.add_to_policy(
-            iam.PolicyStatement(
-                sid="ListArtifacts",
-                actions=["s3:ListBucket"],
-                resources=[artifacts_bucket.bucket_arn],
-            )
-        )
+        self.instance_role, self.instance_profile = instance.role, instance.instance_profile
         if gateway_api_key is not None:
             self._read_gateway_api_key(gateway_api_key)
-        for p in (BOOTSTRAP_PREFIX, JOBS_PREFIX, STAGED_JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX, LOGS_PREFIX):
-            acknowledge(
-                self.instance_role,
-                wildcard_resource_finding(self, artifacts_bucket.arn_for_objects(f"{p}*")),
-                f"Objects under {p} of the artifacts bucket are named at run time (scripts, jobs, "
-                "jar versions, log files); access is scoped to that prefix.",
-            )
-
-        self.service_role = iam.Role(
-            self,
-            "ServiceRole",
-            assumed_by=iam.ServicePrincipal("elasticmapreduce.amazonaws.com"),
-            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(EMR_SERVICE_POLICY)],
-            description=f"{prefix}: EMR service role (v2 managed policy, tag-scoped)",
-        )
-        # The v2 policy only passes the default role names (its document:
-        # https://docs.aws.amazon.com/emr/latest/ManagementGuide/emr-iam-role.html); ours needs its own PassRole.
-        self.service_role.add_to_policy(
-            iam.PolicyStatement(
-                sid="PassInstanceRole",
-                actions=["iam:PassRole"],
-                resources=[self.instance_role.role_arn],
-                conditions={"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
-            )
-        )
-        acknowledge(
-            self.service_role,
-            f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{EMR_SERVICE_POLICY}]",
-            "AmazonEMRServicePolicy_v2 is the policy EMR documents for its service role; it only acts "
-            "on resources tagged for-use-with-amazon-emr-managed-policies=true.",
-        )
+        self.service_role = EmrServiceRole(self, "Service", prefix=prefix, instance_role=self.instance_role).role
 
         self.runtime_role: iam.Role | None = None
         if settings.emr.lake_formation_runtime_role:
-            self.runtime_role = iam.Role(
-                self,
-                "RuntimeRole",
-                assumed_by=iam.ArnPrincipal(self.instance_role.role_arn),
-                description=f"{prefix}: EMR runtime role for Spark steps (Lake Formation)",
-            )
-            # EMR assumes runtime roles with session tags (LakeFormationConfiguration).
-            self.runtime_role.assume_role_policy.add_statements(
-                iam.PolicyStatement(
-                    actions=["sts:TagSession"],
-                    principals=[iam.ArnPrincipal(self.instance_role.role_arn)],
-                )
-            )
+            self.runtime_role = EmrRuntimeRole(self, "Runtime", prefix=prefix, instance_role=self.instance_role).role
             self.instance_role.add_to_policy(
                 iam.PolicyStatement(
                     sid="AssumeRuntimeRole",

@@ -29,11 +29,12 @@ from emr_lineage.listener.artifact import BOOTSTRAP_ACTION_NAME, bootstrap_argum
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark import conf as spark_conf
 from stacks.emr.artifacts_bucket import ArtifactsBucket
-from stacks.emr.cluster_spec import ClusterResources, cfn_cluster_properties, job_flow_request
+from stacks.emr.cluster_spec import ClusterResources, job_flow_request
 from stacks.emr.lake_formation_grants import LakeFormationGrants
+from stacks.emr.long_running import LongRunningCluster
 from stacks.emr.roles import EmrRoles
 from stacks.emr.security import EmrSecurity
-from stacks.shared.nag import acknowledge
+from stacks.shared.published import publish
 
 
 class EmrStack(Stack):
@@ -92,9 +93,35 @@ class EmrStack(Stack):
             data_lake_bucket_arn=data_lake_bucket.bucket_arn,
         )
 
+        resources = self._cluster_resources(
+            settings,
+            vpc=vpc,
+            lineage_clients_security_group=lineage_clients_security_group,
+            marquez_api_url=marquez_api_url,
+            gateway_api_key=gateway_api_key,
+        )
+        self.launch_spec = job_flow_request(settings, resources, long_running=False)
+        self.long_running_cluster: emr.CfnCluster | None = None
+        if settings.emr.long_running_cluster:
+            self.long_running_cluster = LongRunningCluster(
+                self, "LongRunning", settings=settings, resources=resources
+            ).cluster
+            CfnOutput(self, "LongRunningClusterId", value=self.long_running_cluster.ref)
+        self._publish(settings)
+
+    def _cluster_resources(
+        self,
+        settings: EnvironmentSettings,
+        *,
+        vpc: ec2.IVpc,
+        lineage_clients_security_group: ec2.ISecurityGroup,
+        marquez_api_url: str,
+        gateway_api_key: secretsmanager.ISecret | None,
+    ) -> ClusterResources:
+        """What every cluster refers to: subnet, roles, security, logs, the bootstrap and the listener's conf."""
         listener = spark_conf.ListenerConfig.for_settings(settings.openlineage, api_url=marquez_api_url)
         subnets = vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
-        resources = ClusterResources(
+        return ClusterResources(
             subnet_id=subnets.subnet_ids[0],
             service_role=self.roles.service_role.role_name,
             instance_profile=self.roles.instance_profile.ref,
@@ -119,40 +146,22 @@ class EmrStack(Stack):
             configurations=tuple(spark_conf.emr_configurations(listener, glue_catalog_id=Aws.ACCOUNT_ID)),
         )
 
-        self.launch_spec = job_flow_request(settings, resources, long_running=False)
-        ssm.StringParameter(
+    def _publish(self, settings: EnvironmentSettings) -> None:
+        publish(
             self,
-            "LaunchSpecParameter",
+            parameter_id="LaunchSpecParameter",
             parameter_name=parameters.emr_launch_spec(settings.name),
-            string_value=self.to_json_string(self.launch_spec),
+            value=self.to_json_string(self.launch_spec),
             tier=ssm.ParameterTier.INTELLIGENT_TIERING,
             description="RunJobFlow request (minus Steps) for emr-lineage ephemeral clusters",
+            output_id="LaunchSpecParameterName",
+            output_value=parameters.emr_launch_spec(settings.name),
         )
-        ssm.StringParameter(
+        publish(
             self,
-            "ArtifactsBucketParameter",
+            parameter_id="ArtifactsBucketParameter",
             parameter_name=parameters.artifacts_bucket(settings.name),
-            string_value=self.artifacts_bucket.bucket_name,
+            value=self.artifacts_bucket.bucket_name,
             description="emr-lineage artifacts bucket (bootstrap, jobs, listener jar, EMR logs)",
+            output_id="ArtifactsBucketName",
         )
-
-        self.long_running_cluster: emr.CfnCluster | None = None
-        if settings.emr.long_running_cluster:
-            request = job_flow_request(settings, resources, long_running=True)
-            self.long_running_cluster = emr.CfnCluster(self, "LongRunningCluster", **cfn_cluster_properties(request))
-            # cdk-nag's EMR4/EMR5 read the encryption settings at the top level of the document
-            # (https://github.com/cdklabs/cdk-nag/blob/main/src/rules/emr/EMRLocalDiskEncryption.ts,
-            # EMREncryptionInTransit.ts); EMR nests them under EncryptionConfiguration
-            # (https://docs.aws.amazon.com/emr/latest/ManagementGuide/emr-create-security-configuration.html).
-            for rule, what in (("EMR4", "local disk encryption"), ("EMR5", "in-transit encryption")):
-                acknowledge(
-                    self.long_running_cluster,
-                    f"AwsSolutions-{rule}",
-                    f"False positive: the security configuration enables {what} under "
-                    "EncryptionConfiguration, as the EMR management guide documents it; the rule reads a "
-                    "flat shape EMR does not use. tests/stacks/emr/test_security.py checks the real document.",
-                )
-            CfnOutput(self, "LongRunningClusterId", value=self.long_running_cluster.ref)
-
-        CfnOutput(self, "ArtifactsBucketName", value=self.artifacts_bucket.bucket_name)
-        CfnOutput(self, "LaunchSpecParameterName", value=parameters.emr_launch_spec(settings.name))
