@@ -33,7 +33,7 @@ import tracemalloc
 import uuid
 from typing import Any
 
-from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.lineage.graph.from_events import build_graph
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/spark"
 SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from graph_build import application_events, generate  # noqa: E402 - the events of the build benchmark
 
-from emr_lineage.lineage.from_events import build_graph  # noqa: E402
+from emr_lineage.lineage.graph.from_events import build_graph  # noqa: E402
 
 EVENTS_PER_APPLICATION = 1002  # 100 actions x 10 events + the application's START and COMPLETE
 TARGET_RATE = 100_000

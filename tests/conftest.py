@@ -37,7 +37,7 @@ os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from emr_lineage.lineage.schema_store import SCHEMA_DIR_ENV_VAR  # noqa: E402 - after the sys.path entry
+from emr_lineage.lineage.schemas.store import SCHEMA_DIR_ENV_VAR  # noqa: E402 - after the sys.path entry
 from tests import prefetch  # noqa: E402
 from tests.paths import REFERENCE_DIR  # noqa: E402
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from emr_lineage.analysis.impact import Affected, Lineage, column_reach, dataset_reach, find_datasets
 from emr_lineage.analysis.sources import event_time, sorted_by_time
-from emr_lineage.lineage.graph import UNKNOWN_NAMESPACE
+from emr_lineage.lineage.graph.model import UNKNOWN_NAMESPACE
 from emr_lineage.lineage.naming import dataset_uri
 
 _EMPTY: Mapping[str, Any] = {}

@@ -1,7 +1,7 @@
 """What a change to a dataset (or one of its columns) reaches: the jobs, datasets and columns
 downstream of it (or upstream with ``direction="upstream"``), each with its distance.
 
-The dataset graph is :func:`emr_lineage.lineage.from_events.build_graph`'s (application level:
+The dataset graph is :func:`emr_lineage.lineage.graph.from_events.build_graph`'s (application level:
 Spark actions folded into their application), the column graph the ``columnLineage`` facets of
 the outputs (input field -> output field). Distance counts jobs: a job that reads the dataset
 is 1 away, so are the datasets it writes; the jobs reading those are 2 away. A column 1 away is
@@ -22,10 +22,10 @@ from typing import Any
 import networkx as nx
 
 from emr_lineage.analysis.sources import AnalysisError
-from emr_lineage.lineage.contract import DatasetSpec
-from emr_lineage.lineage.contract_check import DatasetMatcher, parse_table_name, resolve_dataset
-from emr_lineage.lineage.from_events import build_graph
-from emr_lineage.lineage.graph import UNKNOWN_NAMESPACE, LineageGraph
+from emr_lineage.lineage.contracts.check import DatasetMatcher, parse_table_name, resolve_dataset
+from emr_lineage.lineage.contracts.model import DatasetSpec
+from emr_lineage.lineage.graph.from_events import build_graph
+from emr_lineage.lineage.graph.model import UNKNOWN_NAMESPACE, LineageGraph
 from emr_lineage.lineage.naming import NamingError, canonical_dataset, dataset_identity, dataset_node_id, dataset_uri
 
 DIRECTIONS = ("downstream", "upstream")

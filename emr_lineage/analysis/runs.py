@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emr_lineage.analysis.sources import AnalysisError, event_time
-from emr_lineage.lineage.graph import LEVELS, UNKNOWN_NAMESPACE, UNNAMED_JOB, check_level
+from emr_lineage.lineage.graph.model import LEVELS, UNKNOWN_NAMESPACE, UNNAMED_JOB, check_level
 from emr_lineage.lineage.naming import dataset_uri
 
 FINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})

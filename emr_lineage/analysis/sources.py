@@ -3,7 +3,7 @@
 Every source ends as one list of event dicts, so impact, drift, audit and runs have one
 implementation:
 
-* files and directories, read with :func:`emr_lineage.lineage.events.load_events`;
+* files and directories, read with :func:`emr_lineage.lineage.events.reader.load_events`;
 * Marquez's raw events, ``GET /api/v1/events/lineage`` (oldest first, paged), which hold what
   Marquez's own model drops (input version facets, Marquez #2733) as long as Marquez keeps them;
 * the gateway's archive (``s3://bucket[/prefix]``, the layout of :mod:`emr_lineage.gateway.ingest`):
@@ -29,7 +29,7 @@ from emr_lineage.aws.clients import AwsError, aws_client, aws_message
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.ingest import ARCHIVE_ROOT, archive_prefixes, check_request
 from emr_lineage.gateway.verdict import Rejected
-from emr_lineage.lineage.events import load_events
+from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.marquez.client import MarquezClient
 
 # The archive holds bodies the gateway accepted under its own size limit: read them all.

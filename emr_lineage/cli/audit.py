@@ -14,7 +14,7 @@ from emr_lineage.analysis.runs import RunRecord, collect_runs, format_duration, 
 from emr_lineage.analysis.sources import dump
 from emr_lineage.cli.impact import dataset_option, format_option, print_notes, print_table, read_source, source_options
 from emr_lineage.cli.output import Command
-from emr_lineage.lineage.graph import LEVELS
+from emr_lineage.lineage.graph.model import LEVELS
 from emr_lineage.lineage.naming import dataset_uri
 
 level_option = click.option(

@@ -18,7 +18,7 @@ from emr_lineage.cli.options import poll_interval_option, settings_options
 from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.cli.progress import cluster_poll_printer, elapsed, live_progress
 from emr_lineage.errors import EXIT_INTERRUPTED
-from emr_lineage.lineage.contract_check import ContractResult
+from emr_lineage.lineage.contracts.check import ContractResult
 from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import e2e, e2e_lineage
 from emr_lineage.settings.loader import load_settings

@@ -23,17 +23,18 @@ from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.cli.output_paths import refuse_overwriting_inputs, write_output
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_OK
 from emr_lineage.http import DEFAULT_TIMEOUT
-from emr_lineage.lineage.event_sources import STDIN
-from emr_lineage.lineage.events import EventsError, EventStream, load_events, stream_events
-from emr_lineage.lineage.from_events import cyclic_gc_paused
-from emr_lineage.lineage.graph import LEVELS, LineageGraph
-from emr_lineage.lineage.render import FORMATS, json_bytes, render
-from emr_lineage.lineage.report import render_html, write_html
-from emr_lineage.lineage.schema_store import FETCH_COMMAND, SCHEMA_DIR_ENV_VAR
+from emr_lineage.lineage.events.merging import cyclic_gc_paused
+from emr_lineage.lineage.events.reader import EventsError, EventStream, load_events, stream_events
+from emr_lineage.lineage.events.sources import STDIN
+from emr_lineage.lineage.graph.from_events import build_graph_streamed
+from emr_lineage.lineage.graph.model import LEVELS, LineageGraph
+from emr_lineage.lineage.report.html import render_html, write_html
+from emr_lineage.lineage.report.render import FORMATS, json_bytes, render
+from emr_lineage.lineage.schemas.store import FETCH_COMMAND, SCHEMA_DIR_ENV_VAR
 from emr_lineage.marquez.api import API_ROOT, DEFAULT_DEPTH
 
 if TYPE_CHECKING:
-    from emr_lineage.lineage.contract_check import ContractResult
+    from emr_lineage.lineage.contracts.check import ContractResult
 
 
 def _report_skipped(events: EventStream) -> None:
@@ -55,7 +56,7 @@ def _load(
     events = stream_events(paths, skip_invalid=skip_invalid, strict=strict, schema_directory=schema_dir)
     if events.schema_note:
         click.echo(f"warning: {events.schema_note}", err=True)
-    graph = events.build_graph(level, column_lineage)
+    graph = build_graph_streamed(events, level, column_lineage)
     if not events.count:
         skipped = f" ({events.skipped} invalid skipped; first: {events.skipped_details[0]})" if events.skipped else ""
         raise EventsError(f"{', '.join(paths)}: no events to build a graph from{skipped}")
@@ -85,7 +86,7 @@ def _check_events_paths(events: Sequence[str]) -> None:
 
 
 def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
-    from emr_lineage.lineage.contract import ContractError
+    from emr_lineage.lineage.contracts.model import ContractError
 
     values: dict[str, str] = {}
     for pair in pairs:
@@ -245,7 +246,7 @@ def graph_command(
     if marquez_url:
         if not node_id:
             fail("--marquez needs --node ID (e.g. job:<namespace>:<name>)")
-        from emr_lineage.lineage.from_marquez import graph_from_marquez  # the HTTP stack, only for Marquez
+        from emr_lineage.lineage.graph.from_marquez import graph_from_marquez  # the HTTP stack, only for Marquez
         from emr_lineage.marquez.client import MarquezClient
 
         with MarquezClient(marquez_url, timeout=timeout) as client:
@@ -329,8 +330,8 @@ def validate_command(
     if html_path is not None:
         refuse_overwriting_inputs("--html", html_path, events, contract_path)
     # Contracts (and YAML) only for validate: `graph` starts without them, about 20 ms sooner.
-    from emr_lineage.lineage.contract import load_contract
-    from emr_lineage.lineage.contract_check import resolve, validate
+    from emr_lineage.lineage.contracts.check import resolve, validate
+    from emr_lineage.lineage.contracts.model import load_contract
 
     contract = load_contract(contract_path)
     values = contract.resolve_variables(_parse_vars(variables))
@@ -338,7 +339,7 @@ def validate_command(
     if parent_job and not marquez_url:
         fail("--parent-job only applies with --marquez")
     if marquez_url:
-        from emr_lineage.lineage.contract_marquez import contract_graph, read_contract_lineage  # as in graph
+        from emr_lineage.lineage.contracts.marquez import contract_graph, read_contract_lineage  # as in graph
         from emr_lineage.marquez.client import MarquezClient
 
         with MarquezClient(marquez_url, timeout=timeout) as client:

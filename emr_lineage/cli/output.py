@@ -20,7 +20,7 @@ import click
 from emr_lineage.errors import EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EmrLineageError
 
 if TYPE_CHECKING:  # only a type here: the graph commands must not pay for importing AWS and settings
-    from emr_lineage.lineage.contract_check import EdgeDiff
+    from emr_lineage.lineage.contracts.check import EdgeDiff
 
 DEBUG_ENV_VAR = "EMR_LINEAGE_DEBUG"
 

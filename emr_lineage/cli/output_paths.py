@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from emr_lineage.cli.output import fail
-from emr_lineage.lineage.event_sources import STDIN
+from emr_lineage.lineage.events.sources import STDIN
 
 
 def same_file(first: Path, second: Path) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from emr_lineage.cli.output import Group, fail
-from emr_lineage.lineage.schema_store import (
+from emr_lineage.lineage.schemas.store import (
     CANONICAL_BASE_URL,
     DEFAULT_FETCH_TIMEOUT,
     SCHEMA_DIR_ENV_VAR,

@@ -16,7 +16,7 @@ from emr_lineage.aws.clients import AwsClients, AwsError, read_parameter
 from emr_lineage.aws.emr import load_launch_spec
 from emr_lineage.aws.upload import file_sha256, upload_once
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.lineage.from_marquez import parent_prefixed_job_name
+from emr_lineage.lineage.graph.from_marquez import parent_prefixed_job_name
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark.conf import ParentContext, spark_submit_conf_args
 

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.lineage.contract import load_contract
-from emr_lineage.lineage.contract_check import ContractResult, validate
-from emr_lineage.lineage.events import load_events
-from emr_lineage.lineage.from_events import build_graph
-from emr_lineage.lineage.graph import LineageGraph
-from emr_lineage.lineage.report import write_html
-from emr_lineage.lineage.schemas import require_schemas
+from emr_lineage.lineage.contracts.check import ContractResult, validate
+from emr_lineage.lineage.contracts.model import load_contract
+from emr_lineage.lineage.events.reader import load_events
+from emr_lineage.lineage.graph.from_events import build_graph
+from emr_lineage.lineage.graph.model import LineageGraph
+from emr_lineage.lineage.report.html import write_html
+from emr_lineage.lineage.schemas.checks import require_schemas
 from emr_lineage.pipeline.definition import DEFAULT_ROWS, JOBS_DIR, MIN_ROWS, PIPELINE, SCENARIOS, STANDARD, Scenario
 from emr_lineage.pipeline.workdir import claimed_output_dir
 from emr_lineage.settings.model import OpenLineageSettings

@@ -40,7 +40,7 @@ from emr_lineage.aws.upload import upload
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.launch import plan as launch_plan
-from emr_lineage.lineage.contract import Contract, load_contract
+from emr_lineage.lineage.contracts.model import Contract, load_contract
 from emr_lineage.marquez.api import API_ROOT
 from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient, MarquezError, NotMarquezError
 from emr_lineage.pipeline import definition as pipeline

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from emr_lineage.lineage.contract import Contract
-from emr_lineage.lineage.contract_check import ContractResult, validate
-from emr_lineage.lineage.contract_marquez import contract_graph, read_contract_lineage
-from emr_lineage.lineage.graph import GraphError, LineageGraph
+from emr_lineage.lineage.contracts.check import ContractResult, validate
+from emr_lineage.lineage.contracts.marquez import contract_graph, read_contract_lineage
+from emr_lineage.lineage.contracts.model import Contract
+from emr_lineage.lineage.graph.model import GraphError, LineageGraph
 from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient, MarquezError
 from emr_lineage.spark.conf import ParentContext
 

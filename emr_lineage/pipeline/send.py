@@ -1,11 +1,12 @@
 """Send OpenLineage events to a lineage endpoint: Marquez's ``POST /api/v1/lineage`` or the gateway's.
 
-Used by ``emr-lineage post`` (events from files). Events are read with :func:`~emr_lineage.lineage.events.load_events`
-and POSTed one after another, in the order they were read (paths in the order given, lines in
-order), except that the events of one run are put in ``eventTime`` order (stable: ties keep
-the read order) in the places that run's events held: Marquez builds a run's state from its
-events, so START must arrive before COMPLETE even when a run's events come from two files given
-in the wrong order. The OpenLineage listener writes each run's events in that order already.
+Used by ``emr-lineage post`` (events from files). Events are read with
+:func:`~emr_lineage.lineage.events.reader.load_events` and POSTed one after another, in the order
+they were read (paths in the order given, lines in order), except that the events of one run are put
+in ``eventTime`` order (stable: ties keep the read order) in the places that run's events held:
+Marquez builds a run's state from its events, so START must arrive before COMPLETE even when a run's
+events come from two files given in the wrong order. The OpenLineage listener writes each run's
+events in that order already.
 
 The one HTTP stack does the retries and the deadline of each request: a gateway answers 503
 while its archive or queue is unavailable, and re-sending is safe (the gateway deduplicates by
@@ -33,7 +34,7 @@ from typing import Any
 
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.http import DEFAULT_TIMEOUT, HttpClient, HttpError, Reply
-from emr_lineage.lineage.events import load_events
+from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 
 KEY_REFUSED = (401, 403)
@@ -86,7 +87,7 @@ def read_events(paths: Iterable[str | os.PathLike[str]]) -> list[PendingEvent]:
     """The events of ``paths`` (as :func:`load_events` reads them), each with its location.
 
     Each path is loaded on its own so that an event's location names the path it came from.
-    Raises :class:`~emr_lineage.lineage.events.EventsError` (exit 2) at the first bad event.
+    Raises :class:`~emr_lineage.lineage.events.reader.EventsError` (exit 2) at the first bad event.
     """
     pending: list[PendingEvent] = []
     for path in paths:

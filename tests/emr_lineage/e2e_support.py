@@ -38,8 +38,8 @@ from moto.emr.models import emr_backends
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import parameters
-from emr_lineage.lineage.events import load_events
-from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.lineage.events.reader import load_events
+from emr_lineage.lineage.graph.from_events import build_graph
 from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, emr_configurations
 from tests.emr_lineage.demo_run import DemoRun
 from tests.emr_lineage.fake_marquez import FakeMarquez, serve

@@ -32,6 +32,9 @@ LAYERS = {
     # the command line
     "cli": 7,
 }
+# Inside lineage/, the same rule between its subpackages: reading events knows nothing of the graph
+# built from them (it merges into any events.merging.Merger), the graph nothing of contracts.
+LINEAGE_LAYERS = {"naming": 0, "schemas": 1, "events": 2, "graph": 3, "contracts": 4, "report": 5}
 MAX_LINES = 400  # "no module over ~400 lines"
 
 
@@ -85,6 +88,33 @@ def test_imports_flow_from_cli_to_features_to_core(path: Path) -> None:
         if (part := _part(module)) in LAYERS and part != own and LAYERS[part] >= LAYERS[own]
     )
     assert upward == [], f"{path.relative_to(PACKAGE)} (layer {own}) imports from its own level or above"
+
+
+def _lineage_part(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["emr_lineage", "lineage"] else None
+
+
+def _lineage_modules() -> list[Path]:
+    return [p for p in _modules() if p.relative_to(PACKAGE).parts[0] == "lineage" and p.name != "__init__.py"]
+
+
+def test_every_part_of_lineage_has_a_layer() -> None:
+    parts = {p.relative_to(PACKAGE / "lineage").parts[0].removesuffix(".py") for p in _lineage_modules()}
+    assert parts == set(LINEAGE_LAYERS)
+
+
+@pytest.mark.parametrize("path", _lineage_modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_lineage_reads_events_without_knowing_the_graph(path: Path) -> None:
+    own = path.relative_to(PACKAGE / "lineage").parts[0].removesuffix(".py")
+    upward = sorted(
+        module
+        for module in _imports(path)
+        if (part := _lineage_part(module)) in LINEAGE_LAYERS
+        and part != own
+        and LINEAGE_LAYERS[part] >= LINEAGE_LAYERS[own]
+    )
+    assert upward == [], f"{path.relative_to(PACKAGE)} (lineage/{own}) imports from its own level or above"
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -67,7 +67,7 @@ def test_the_installed_package_is_the_one_that_runs(installed: Path, tmp_path: P
     # The sample jobs and the report's assets travel in the wheel (no link back to the checkout).
     assert (installed / "emr_lineage/pipeline/jobs/lineage_contract.yaml").is_file()
     assert not (installed / "emr_lineage/pipeline/jobs").is_symlink()
-    assert (installed / "emr_lineage/lineage/report_assets/report.js").is_file()
+    assert (installed / "emr_lineage/lineage/report/assets/report.js").is_file()
 
 
 def test_config_from_any_directory(installed: Path, tmp_path: Path) -> None:

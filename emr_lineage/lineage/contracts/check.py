@@ -12,7 +12,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from emr_lineage.lineage.contract import _TABLE_PREFIX, TREE_SUFFIX, Contract, ContractError, DatasetSpec, substitute
+from emr_lineage.lineage.contracts.model import (
+    _TABLE_PREFIX,
+    TREE_SUFFIX,
+    Contract,
+    ContractError,
+    DatasetSpec,
+    substitute,
+)
 from emr_lineage.lineage.naming import (
     NamingError,
     canonical_dataset,
@@ -189,7 +196,7 @@ def resolve(contract: Contract, variables: Mapping[str, str] | None = None) -> l
 
 
 def validate(contract: Contract, graph: Any, variables: Mapping[str, str] | None = None) -> ContractResult:
-    """Compare ``graph`` (a :class:`emr_lineage.lineage.graph.LineageGraph`) with the contract.
+    """Compare ``graph`` (a :class:`emr_lineage.lineage.graph.model.LineageGraph`) with the contract.
 
     Expected edges are ``dataset -> job`` for inputs and ``job -> dataset`` for outputs.
     Edges of contract jobs that the contract does not list are unexpected, and so are all

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from emr_lineage.lineage.contract import Contract
-from emr_lineage.lineage.contract_check import expected_dataset_ids, resolve
-from emr_lineage.lineage.from_marquez import (
+from emr_lineage.lineage.contracts.check import expected_dataset_ids, resolve
+from emr_lineage.lineage.contracts.model import Contract
+from emr_lineage.lineage.graph.from_marquez import (
     detach_parent_job,
     graph_from_marquez,
     merged_lineage,
     parent_prefixed_job_name,
 )
-from emr_lineage.lineage.graph import LineageGraph
+from emr_lineage.lineage.graph.model import LineageGraph
 from emr_lineage.lineage.naming import job_node_id
 from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient
 

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.lineage.graph import LEVELS
+from emr_lineage.lineage.graph.model import LEVELS
 
 CONTRACT_VERSION = 1
 _PLACEHOLDER_RE = re.compile(r"\$\{([^}]*)\}")

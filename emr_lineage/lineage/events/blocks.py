@@ -1,5 +1,5 @@
 """JSON Lines sources in blocks of whole lines (the unit the event reader works on, in one
-process or two: :mod:`emr_lineage.lineage.event_checks`).
+process or two: :mod:`emr_lineage.lineage.events.parallel`).
 
 A plain file's blocks are found by reading around their ends (``os.pread``) and read only when
 their bytes are asked for, so a block another process reads is never copied here; gzip and
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from emr_lineage.lineage.event_sources import BOM, EventsError, ReadErrors, Source
+from emr_lineage.lineage.events.sources import BOM, EventsError, ReadErrors, Source
 
 # 8 MiB: against 2 MiB, a 200k-event graph took about 0.15 s less (fewer messages between the
 # processes, and a redelivered event, which sits close to the first, falls more often in a block of

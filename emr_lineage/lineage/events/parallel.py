@@ -2,7 +2,7 @@
 
 Decoding and checking a line costs about as much again as merging it into the graph. So past
 :data:`PARALLEL_AFTER_BYTES` (and with 2+ CPUs) a worker process
-(:mod:`emr_lineage.lineage.event_worker`, over its pipes: not ``multiprocessing``, whose
+(:mod:`emr_lineage.lineage.events.worker`, over its pipes: not ``multiprocessing``, whose
 ``spawn`` re-imports the caller's main module and so fails in a script without a ``__main__``
 guard, and whose ``fork`` copies a process that may hold threads) takes blocks of lines:
 
@@ -34,13 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from emr_lineage.lineage import event_worker
-from emr_lineage.lineage.event_blocks import Block, OpenFile, is_event_line
-from emr_lineage.lineage.event_decode import NotUtf8, line_value
-from emr_lineage.lineage.event_sources import EventsError, Source
-from emr_lineage.lineage.event_worker import BUILD, CHECK, NOT_UTF8, PROBLEM, Answer, BlockWork, examine
-from emr_lineage.lineage.from_events import Exported, GraphBuilder
-from emr_lineage.lineage.schemas import Schemas
+from emr_lineage.lineage.events import worker as event_worker
+from emr_lineage.lineage.events.blocks import Block, OpenFile, is_event_line
+from emr_lineage.lineage.events.decode import NotUtf8, line_value
+from emr_lineage.lineage.events.merging import MakeMerger, Merger
+from emr_lineage.lineage.events.sources import EventsError, Source
+from emr_lineage.lineage.events.worker import BUILD, CHECK, NOT_UTF8, PROBLEM, Answer, BlockWork, examine
+from emr_lineage.lineage.schemas.checks import Schemas
 
 PARALLEL_AFTER_BYTES = 32 << 20
 _WARM_UP_BYTES = PARALLEL_AFTER_BYTES // 2  # the worker starts here, while this process reads on
@@ -54,10 +54,8 @@ class _Worker:
     """The worker process: blocks go in through a writer thread (so this process never waits on
     a full pipe while the worker is busy), replies come back through a reader thread, in order."""
 
-    def __init__(self, strict: bool, directory: str | None, column_lineage: bool) -> None:
-        mode = "strict" if strict else "lenient"
-        columns = "columns" if column_lineage else "no-columns"
-        command = [sys.executable, "-m", event_worker.__name__, mode, directory or "", columns]
+    def __init__(self, strict: bool, directory: str | None, make_merger: MakeMerger | None) -> None:
+        command = [sys.executable, "-m", event_worker.__name__, "strict" if strict else "lenient", directory or ""]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
@@ -65,6 +63,7 @@ class _Worker:
         self.inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self.sent = self.received = 0
         self.input_ended = False
+        self.outbox.put(pickle.dumps(make_merger, protocol=pickle.HIGHEST_PROTOCOL))  # its first message
         threading.Thread(target=self._write, name="emr-lineage-worker-in", daemon=True).start()
         threading.Thread(target=self._read, name="emr-lineage-worker-out", daemon=True).start()
 
@@ -92,7 +91,7 @@ class _Worker:
         except (OSError, ValueError):
             pass
         finally:  # whatever ended it (even an error not caught here), reply() must not wait forever
-            self.inbox.put(None)  # the end: after the builder, or the process died
+            self.inbox.put(None)  # the end: after the merger's export, or the process died
 
     @property
     def queued(self) -> int:
@@ -119,14 +118,14 @@ class _Worker:
             return None
 
     def end_input(self) -> None:
-        """No more blocks: the worker sends what its builder merged, then ends."""
+        """No more blocks: the worker sends what its merger merged, then ends."""
         if not self.input_ended:
             self.input_ended = True
             self.outbox.put(None)
 
-    def builder(self) -> Exported | None:
-        """What the worker's builder merged (:meth:`GraphBuilder.export`), once its input is
-        closed; None if the process died."""
+    def exported(self) -> Any:
+        """What the worker's merger merged (``Merger.export()``), once its input is closed; None
+        if the process died."""
         self.end_input()
         return self.reply()
 
@@ -169,24 +168,24 @@ class LineChecker:
     """Checks (or checks and merges) the blocks of every JSON Lines source of one read."""
 
     def __init__(
-        self, strict: bool, schemas: Schemas | None, parallel: bool | None = None, column_lineage: bool = True
+        self, strict: bool, schemas: Schemas | None, parallel: bool | None = None, make_merger: MakeMerger | None = None
     ) -> None:
         self.strict, self.schemas = strict, schemas
         self.directory = None if schemas is None else str(Path(schemas.directory))
         self.parallel = (os.cpu_count() or 1) > 1 if parallel is None else parallel
         self.worker: _Worker | None = None
         self.bytes_seen = 0
-        self.column_lineage = column_lineage  # see GraphBuilder
-        self.building = BlockWork(BUILD, strict, schemas, column_lineage)
+        self.make_merger = make_merger  # None: only checking (merged() needs one)
+        self.building = BlockWork(BUILD, strict, schemas, make_merger)
         self.events_merged = 0  # events merged by merged(), here and in the worker
         self._next_line = 1  # of the next block settled in the source being read
         self._merged_there: list[Block] = []  # the blocks the worker merged (without their bytes)
 
     @property
-    def builder(self) -> GraphBuilder:
+    def merger(self) -> Merger:
         """What :meth:`merged` merged in this process (the worker's is added by :meth:`finish`)."""
-        assert self.building.builder is not None
-        return self.building.builder
+        assert self.building.merger is not None, "merging needs a make_merger"
+        return self.building.merger
 
     def expect(self, total_bytes: int) -> None:
         """Start the worker at once if the sources' known size makes it worth it."""
@@ -195,7 +194,7 @@ class LineChecker:
 
     def _start(self) -> None:
         if self.parallel and self.worker is None:
-            self.worker = _Worker(self.strict, self.directory, self.column_lineage)
+            self.worker = _Worker(self.strict, self.directory, self.make_merger)
 
     def _use_worker(self, block: Block, once_started: bool = False) -> bool:
         """Whether ``block`` may go to the worker. Reading in order, only past
@@ -329,7 +328,7 @@ class LineChecker:
     # --- building a graph ---------------------------------------------------------------------
 
     def merged(self, source: Source, blocks: Iterator[Block], last: bool = False) -> Iterator[tuple[int, str]]:
-        """Merge the valid events of ``source`` into the builders; (line, problem) of the others,
+        """Merge the valid events of ``source`` into the mergers (here and the worker's); (line, problem) of the others,
         in order. ``last``: no source follows, so the worker can be done before the end (below)."""
         pending: deque[_Pending] = deque()
         self._next_line = 1
@@ -361,7 +360,7 @@ class LineChecker:
             if head.answers is None and not wait and self.worker is not None and not self.worker.ready():
                 return
             pending.popleft()
-            self.builder.add_all(self._merge_events(self._settle(head), problems := []))
+            self.merger.add_all(self._merge_events(self._settle(head), problems := []))
             yield from problems
 
     def _merge_events(self, checked: Iterator[Checked], problems: list[tuple[int, str]]) -> Iterator[Any]:
@@ -373,13 +372,13 @@ class LineChecker:
                 self.events_merged += 1
                 yield event
 
-    def finish(self) -> GraphBuilder:
-        """The builder of everything :meth:`merged` merged, the worker's part included."""
+    def finish(self) -> Merger:
+        """The merger of everything :meth:`merged` merged, the worker's part included."""
         if self.worker is not None and self._merged_there:
-            theirs = self.worker.builder()
+            theirs = self.worker.exported()
             if theirs is None:
                 self._give_up()
             else:
-                self.builder.merge(theirs)
+                self.merger.merge(theirs)
         self.close()
-        return self.builder
+        return self.merger

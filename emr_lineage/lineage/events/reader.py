@@ -1,10 +1,10 @@
 """Read OpenLineage run events from files, directories and standard input, and check them, streamed.
 
-Sources and formats: :mod:`emr_lineage.lineage.event_sources` (``.jsonl``, ``.ndjson``, ``.json``,
+Sources and formats: :mod:`emr_lineage.lineage.events.sources` (``.jsonl``, ``.ndjson``, ``.json``,
 gzip of each, directories, ``-``). A key given twice in one JSON object with two values is an error
 (``file:line: duplicate key 'eventType'``): which value counts would be a guess (twice with the same
 value is accepted: the OpenLineage Spark listener writes that). Decoding:
-:mod:`emr_lineage.lineage.event_decode` (orjson).
+:mod:`emr_lineage.lineage.events.decode` (orjson).
 
 Checking has two modes (see ``docs/graph.md``):
 
@@ -16,16 +16,16 @@ Checking has two modes (see ``docs/graph.md``):
 * strict: the full schema, required fields included (what Marquez accepts).
 
 Schema checks: a compiled validator first, ``jsonschema`` to word a problem
-(:mod:`emr_lineage.lineage.schemas`), both from the schema directory
-(:mod:`emr_lineage.lineage.schema_store`, no network). Without the schemas, lenient mode runs the
+(:mod:`emr_lineage.lineage.schemas.checks`), both from the schema directory
+(:mod:`emr_lineage.lineage.schemas.store`, no network). Without the schemas, lenient mode runs the
 structural checks only (``schema_checked`` is False and ``schema_note`` says why, for the caller to
-show) and strict mode raises :class:`~emr_lineage.lineage.schemas.SchemasMissingError`.
+show) and strict mode raises :class:`~emr_lineage.lineage.schemas.checks.SchemasMissingError`.
 Problems raise :class:`EventsError` with ``file:line`` unless ``skip_invalid=True``, which skips the
 bad event and counts it.
 
 :func:`stream_events` yields the checked events one at a time (memory: a few blocks of the
-input), or builds their graph (:meth:`EventStream.build_graph`: each line decoded once, by the
-process that merges it); :func:`load_events` keeps them all in a list.
+input), or merges them (:meth:`EventStream.merge`, e.g. into a graph builder: each line decoded
+once, by the process that merges it); :func:`load_events` keeps them all in a list.
 """
 
 from __future__ import annotations
@@ -38,10 +38,11 @@ from typing import IO, Any
 
 import orjson
 
-from emr_lineage.lineage.event_blocks import Block, is_event_line, read_blocks
-from emr_lineage.lineage.event_checks import LineChecker
-from emr_lineage.lineage.event_decode import Problem
-from emr_lineage.lineage.event_sources import (
+from emr_lineage.lineage.events.blocks import Block, is_event_line, read_blocks
+from emr_lineage.lineage.events.decode import Problem
+from emr_lineage.lineage.events.merging import MakeMerger, Merger, cyclic_gc_paused
+from emr_lineage.lineage.events.parallel import LineChecker
+from emr_lineage.lineage.events.sources import (
     STDIN_NAME,
     EventsError,
     Source,
@@ -50,10 +51,8 @@ from emr_lineage.lineage.event_sources import (
     read_json,
     starts_a_list,
 )
-from emr_lineage.lineage.from_events import cyclic_gc_paused
-from emr_lineage.lineage.graph import LineageGraph, check_level
-from emr_lineage.lineage.schema_store import missing_message, schema_dir
-from emr_lineage.lineage.schemas import Schemas, check_event_with, load_schemas, require_schemas
+from emr_lineage.lineage.schemas.checks import Schemas, check_event_with, load_schemas, require_schemas
+from emr_lineage.lineage.schemas.store import missing_message, schema_dir
 
 __all__ = ["EventStream", "EventsError", "LoadedEvents", "iter_event_files", "load_events", "stream_events", "to_dict"]
 
@@ -122,13 +121,11 @@ class EventStream(_Counts):
         finally:
             checker.close()
 
-    def build_graph(self, level: str = "application", column_lineage: bool = True) -> LineageGraph:
-        """The graph of the events (iterate once, instead of iterating): as ``build_graph(self)``,
-        but each line of a JSON Lines source is decoded once, by the process that merges it.
-        ``column_lineage=False``: without column edges (their facets are not read; see
-        :class:`~emr_lineage.lineage.from_events.GraphBuilder`)."""
-        check_level(level)
-        checker = self._checker(column_lineage)
+    def merge(self, make_merger: MakeMerger) -> Merger:
+        """The valid events merged into ``make_merger()`` (read once, instead of iterating): each
+        line of a JSON Lines source is decoded once, by the process that merges it (a second
+        process merges into a merger of its own, combined at the end)."""
+        checker = self._checker(make_merger)
         try:
             with cyclic_gc_paused():
                 for source in self.sources:
@@ -139,18 +136,18 @@ class EventStream(_Counts):
                             for line, problem in checker.merged(source, _blocks(source, stream), last):
                                 self._bad(source.name, line, problem)
                         else:
-                            checker.builder.add_all(self._json_values(source, stream, checker))
-                builder = checker.finish()
+                            checker.merger.add_all(self._json_values(source, stream, checker))
+                merger = checker.finish()
                 self.count += checker.events_merged
-                return builder.graph(level)
+                return merger
         except BaseException:
             checker.close(finished=False)
             raise
         finally:
             checker.close()
 
-    def _checker(self, column_lineage: bool = True) -> LineChecker:
-        checker = LineChecker(self.strict, self.schemas, self.parallel, column_lineage)
+    def _checker(self, make_merger: MakeMerger | None = None) -> LineChecker:
+        checker = LineChecker(self.strict, self.schemas, self.parallel, make_merger)
         checker.expect(sum(os.path.getsize(s.path) for s in self.sources if s.path is not None and s.is_lines))
         return checker
 
@@ -209,8 +206,8 @@ def stream_events(
     event is read. Iterating raises :class:`EventsError` (``file:line: problem``) at the first bad
     event unless ``skip_invalid`` is true (then it is skipped and counted). Unreadable sources
     are always an error. ``parallel`` (default: with 2+ CPUs) lets a large input be checked (and,
-    by :meth:`EventStream.build_graph`, merged) partly in a second process
-    (:mod:`emr_lineage.lineage.event_checks`).
+    by :meth:`EventStream.merge`, merged) partly in a second process
+    (:mod:`emr_lineage.lineage.events.parallel`).
     """
     schemas: Schemas | None = require_schemas(schema_directory) if strict else load_schemas(schema_directory)
     stream = EventStream(event_sources(paths), skip_invalid, strict, schemas, parallel)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.lineage.event_decode import PLAIN_DECODER, Problem, duplicate_at, may_repeat_a_key
+from emr_lineage.lineage.events.decode import PLAIN_DECODER, Problem, duplicate_at, may_repeat_a_key
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"

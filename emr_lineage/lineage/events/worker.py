@@ -1,17 +1,18 @@
 """What is done to the lines of a JSON Lines block, here or in the second process that
-:mod:`emr_lineage.lineage.event_checks` starts (``python -m emr_lineage.lineage.event_worker``).
+:mod:`emr_lineage.lineage.events.parallel` starts (``python -m emr_lineage.lineage.events.worker``).
 
-A line is decoded (:func:`~emr_lineage.lineage.event_decode.usual_value`, which refuses a
-repeated key; a line it refuses goes the careful way of :mod:`emr_lineage.lineage.event_decode`)
+A line is decoded (:func:`~emr_lineage.lineage.events.decode.usual_value`, which refuses a
+repeated key; a line it refuses goes the careful way of :mod:`emr_lineage.lineage.events.decode`)
 and checked (the compiled schema check, the worded ``jsonschema`` checks only for an event it
 refuses). Then, by the read's mode:
 
 * ``check``: the worker answers only the lines that are NOT valid events (a problem, bytes that
   are not UTF-8); the reading process decodes the others itself, the same way
-  (:func:`~emr_lineage.lineage.event_decode.line_value`), and hands them on, in order;
-* ``build``: valid events are merged into a :class:`~emr_lineage.lineage.from_events.GraphBuilder`
-  (the worker's own, sent back pickled when its input ends); only problems are answered. Each
-  line is decoded once, by whichever process merges it.
+  (:func:`~emr_lineage.lineage.events.decode.line_value`), and hands them on, in order;
+* ``build``: valid events are merged into a :class:`~emr_lineage.lineage.events.merging.Merger`
+  (the worker's own, made by the factory the reading process sends first, and exported back
+  pickled when its input ends); only problems are answered. Each line is decoded once, by
+  whichever process merges it.
 
 A line seen again (Spark sends START and COMPLETE again, as they were) gets the answer it got,
 and in ``build`` mode is not merged again: merging is a union, so the same event twice adds
@@ -28,10 +29,10 @@ import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
-from emr_lineage.lineage.event_blocks import Block, OpenFile, is_event_line
-from emr_lineage.lineage.event_decode import NotUtf8, Problem, line_value, usual_value
-from emr_lineage.lineage.from_events import GraphBuilder
-from emr_lineage.lineage.schemas import Schemas, check_event_with, load_schemas
+from emr_lineage.lineage.events.blocks import Block, OpenFile, is_event_line
+from emr_lineage.lineage.events.decode import NotUtf8, Problem, line_value, usual_value
+from emr_lineage.lineage.events.merging import MakeMerger
+from emr_lineage.lineage.schemas.checks import Schemas, check_event_with, load_schemas
 
 CHECK, BUILD = "check", "build"
 _RECENT_LINES = 8192  # answers kept for lines seen again soon
@@ -54,11 +55,11 @@ def examine(raw: bytes, strict: bool, schemas: Schemas | None) -> tuple[Any, str
 
 
 class BlockWork:
-    """One process's work on blocks: answers (and, building, a builder of its own)."""
+    """One process's work on blocks: answers (and, building, a merger of its own)."""
 
-    def __init__(self, mode: str, strict: bool, schemas: Schemas | None, column_lineage: bool = True) -> None:
+    def __init__(self, mode: str, strict: bool, schemas: Schemas | None, make_merger: MakeMerger | None = None) -> None:
         self.mode, self.strict, self.schemas = mode, strict, schemas
-        self.builder = GraphBuilder(column_lineage) if mode == BUILD else None
+        self.merger = make_merger() if mode == BUILD and make_merger is not None else None
         self.recent: dict[bytes, tuple[str, Any] | None] = {}
         self.merged = 0
 
@@ -67,8 +68,8 @@ class BlockWork:
         answers: list[Answer] = []
         self.merged = 0
         valid = self._valid_events(lines, answers)
-        if self.builder is not None:
-            self.builder.add_all(valid)  # each event merged as soon as it is decoded, while in the CPU's cache
+        if self.merger is not None:
+            self.merger.add_all(valid)  # each event merged as soon as it is decoded, while in the CPU's cache
         else:
             for _ in valid:
                 pass
@@ -76,7 +77,7 @@ class BlockWork:
 
     def _valid_events(self, lines: list[bytes], answers: list[Answer]) -> Iterator[Any]:
         """The valid events of ``lines`` not seen just before; the others' answers go to ``answers``."""
-        recent, strict, schemas, building = self.recent, self.strict, self.schemas, self.builder is not None
+        recent, strict, schemas, building = self.recent, self.strict, self.schemas, self.merger is not None
         compiled = None if schemas is None else schemas.compiled.validator(strict)
         seen, decode = recent.get, usual_value
         for index, raw in enumerate(lines):
@@ -183,14 +184,16 @@ def _block_data(message: bytes) -> bytes | None:
     return read_range(*pickle.loads(message[2:])) if message[1:2] == _IN_FILE else message[2:]
 
 
-def _serve(strict: bool, directory: str | None, column_lineage: bool) -> None:
-    """The worker's loop: a block in, (bytes, lines, events merged, answers) out (bytes -1: the
-    file changed); at the end of its input, what its builder merged (pickled
-    :meth:`GraphBuilder.export`)."""
-    gc.disable()  # decoded events and the builder's sets hold no reference cycles
+def _serve(strict: bool, directory: str | None) -> None:
+    """The worker's loop: first the pickled merger factory (or None: only checking), then a block
+    in, (bytes, lines, events merged, answers) out (bytes -1: the file changed); at the end of its
+    input, what its merger merged (pickled ``Merger.export()``, None without one)."""
+    gc.disable()  # decoded events and a merger's sets hold no reference cycles
     schemas = None if directory is None else load_schemas(directory)
-    work = {code: BlockWork(mode, strict, schemas, column_lineage) for mode, code in _MODES.items()}
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
+    factory = receive(requests)
+    make_merger = None if factory is None else pickle.loads(factory)
+    work = {code: BlockWork(mode, strict, schemas, make_merger) for mode, code in _MODES.items()}
     while (message := receive(requests)) is not None:
         data = _block_data(message)
         if data is None:
@@ -199,10 +202,9 @@ def _serve(strict: bool, directory: str | None, column_lineage: bool) -> None:
         lines = Block.of(0, data).lines()
         merged, answers = work[message[:1]].do(lines)
         send(replies, pickle.dumps((len(data), len(lines), merged, answers), protocol=pickle.HIGHEST_PROTOCOL))
-    builder = work[_MODES[BUILD]].builder
-    assert builder is not None
-    send(replies, pickle.dumps(builder.export(), protocol=pickle.HIGHEST_PROTOCOL))
+    merger = work[_MODES[BUILD]].merger
+    send(replies, pickle.dumps(None if merger is None else merger.export(), protocol=pickle.HIGHEST_PROTOCOL))
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1] == "strict", sys.argv[2] or None, sys.argv[3] == "columns")
+    _serve(sys.argv[1] == "strict", sys.argv[2] or None)

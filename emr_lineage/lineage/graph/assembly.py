@@ -1,5 +1,5 @@
 """Phase 2 of building a graph from events: what was merged per run and per dataset
-(:class:`~emr_lineage.lineage.from_events.GraphBuilder`) becomes the graph. Every choice here is
+(:class:`~emr_lineage.lineage.graph.from_events.GraphBuilder`) becomes the graph. Every choice here is
 a fixed rule over sets, so the graph does not depend on the order of the events.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from emr_lineage.lineage.graph import LineageGraph
+from emr_lineage.lineage.graph.model import LineageGraph
 from emr_lineage.lineage.naming import job_node_id
 
 # Order of run states, so the merged state of a run does not depend on event order.

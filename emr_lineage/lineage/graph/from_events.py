@@ -8,17 +8,20 @@ any permutation or duplication of the events gives the same graph (OpenLineage #
 
 from __future__ import annotations
 
-import gc
+import functools
 import sys
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from hashlib import blake2b
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orjson import JSONEncodeError, dumps
 
-from emr_lineage.lineage.graph import _EMPTY, UNKNOWN_NAMESPACE, UNNAMED_JOB, LineageGraph, check_level
-from emr_lineage.lineage.graph_assembly import DatasetRecord, RunRecord, assemble, union_of_types
+from emr_lineage.lineage.events.merging import cyclic_gc_paused
+from emr_lineage.lineage.graph.assembly import DatasetRecord, RunRecord, assemble, union_of_types
+from emr_lineage.lineage.graph.model import _EMPTY, UNKNOWN_NAMESPACE, UNNAMED_JOB, LineageGraph, check_level
+
+if TYPE_CHECKING:
+    from emr_lineage.lineage.events.reader import EventStream
 
 
 def _kept(value: Any) -> Any:
@@ -323,7 +326,7 @@ def build_graph(events: Iterable[Mapping[str, Any]], level: str = "application")
     ``level`` is ``"application"`` (default: action jobs folded into their application job)
     or ``"action"``. Accepts events in any order, with duplicates and partial fragments;
     events of the ``openlineage.client`` classes can be passed through
-    :func:`emr_lineage.lineage.events.to_dict` first. Raises :class:`GraphError` for a bad level.
+    :func:`emr_lineage.lineage.events.reader.to_dict` first. Raises :class:`GraphError` for a bad level.
     """
     check_level(level)
     builder = GraphBuilder()
@@ -332,14 +335,11 @@ def build_graph(events: Iterable[Mapping[str, Any]], level: str = "application")
         return builder.graph(level)
 
 
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Merging creates millions of small sets and tuples but no reference cycles; pausing the
-    cyclic GC keeps it from re-scanning every event in memory again and again."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+def build_graph_streamed(events: EventStream, level: str = "application", column_lineage: bool = True) -> LineageGraph:
+    """:func:`build_graph` of a stream of events (read once, instead of iterating it): each line of
+    a JSON Lines source is decoded once, by the process that merges it. ``column_lineage=False``:
+    without column edges (their facets are not read; see :class:`GraphBuilder`)."""
+    check_level(level)
+    builder = events.merge(functools.partial(GraphBuilder, column_lineage))
+    assert isinstance(builder, GraphBuilder)
+    return builder.graph(level)

@@ -8,7 +8,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from emr_lineage.lineage.graph import GraphError, LineageGraph, check_level
+from emr_lineage.lineage.graph.model import GraphError, LineageGraph, check_level
 from emr_lineage.lineage.naming import dataset_node_id, job_node_id
 from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient, MarquezError
 

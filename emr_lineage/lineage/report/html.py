@@ -17,10 +17,10 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from emr_lineage.lineage.graph import COLUMN_EDGE_ORDER, LineageGraph
+from emr_lineage.lineage.graph.model import COLUMN_EDGE_ORDER, LineageGraph
 
 if TYPE_CHECKING:  # contracts (and YAML) are imported by the commands that read them
-    from emr_lineage.lineage.contract_check import ContractResult
+    from emr_lineage.lineage.contracts.check import ContractResult
 
 NODE_WIDTH = 210
 NODE_HEIGHT = 46
@@ -108,7 +108,7 @@ def _contract_html(result: ContractResult | None) -> str:
 
 # The page's style and script are plain files beside this module (package data), inlined into
 # every report so that it fetches nothing.
-_ASSETS = resources.files("emr_lineage.lineage") / "report_assets"
+_ASSETS = resources.files("emr_lineage.lineage.report") / "assets"
 _STYLE = (_ASSETS / "report.css").read_text(encoding="utf-8")
 _SCRIPT = (_ASSETS / "report.js").read_text(encoding="utf-8")
 

@@ -1,7 +1,7 @@
-"""Text renderings of a :class:`~emr_lineage.lineage.graph.LineageGraph`: JSON, Mermaid and DOT.
+"""Renderings of a :class:`~emr_lineage.lineage.graph.model.LineageGraph`: JSON, Mermaid and DOT
+text, and the HTML report (:mod:`emr_lineage.lineage.report.html`).
 
-All three are sorted, so the same graph always prints the same text. The HTML report is in
-:mod:`emr_lineage.lineage.report`.
+The text ones are sorted, so the same graph always prints the same text.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 import orjson
 
-from emr_lineage.lineage.graph import LineageGraph
+from emr_lineage.lineage.graph.model import LineageGraph
+from emr_lineage.lineage.report.html import render_html
 
 FORMATS = ("json", "mermaid", "dot", "html")
 
@@ -86,10 +87,8 @@ RENDERERS: dict[str, Callable[[LineageGraph], str]] = {"json": to_json, "mermaid
 
 
 def render(graph: LineageGraph, fmt: str) -> str:
-    """Render ``graph`` as ``json``, ``mermaid``, ``dot`` or ``html`` (the report of :mod:`.report`)."""
+    """Render ``graph`` as ``json``, ``mermaid``, ``dot`` or ``html`` (the report of :mod:`.html`)."""
     if fmt == "html":
-        from emr_lineage.lineage.report import render_html  # the report imports this module's helpers
-
         return render_html(graph)
     try:
         return RENDERERS[fmt](graph)

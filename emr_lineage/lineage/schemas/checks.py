@@ -2,12 +2,12 @@
 
 Lenient mode accepts missing required fields (the partial fragments of the OpenLineage Spark
 integration tests); strict mode is the full schema (what Marquez accepts). The schemas come from
-the schema directory of :mod:`emr_lineage.lineage.schema_store` (``emr-lineage schemas fetch``).
+the schema directory of :mod:`emr_lineage.lineage.schemas.store` (``emr-lineage schemas fetch``).
 Without them only the structural checks of :func:`check_event` run, which strict mode refuses
 (:class:`SchemasMissingError`) and lenient callers must say (``LoadedEvents.schema_checked``).
 
 Each event is first checked by a compiled validator of the same documents
-(:mod:`emr_lineage.lineage.fast_schemas`, yes or no, about 5 us); only an event it refuses goes
+(:mod:`emr_lineage.lineage.schemas.compiled`, yes or no, about 5 us); only an event it refuses goes
 through the ``jsonschema`` checks here, which word the problem and have the last say.
 """
 
@@ -26,8 +26,8 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
-from emr_lineage.lineage.fast_schemas import CompiledEventChecks, compile_event_checks
-from emr_lineage.lineage.schema_store import (
+from emr_lineage.lineage.schemas.compiled import CompiledEventChecks, compile_event_checks
+from emr_lineage.lineage.schemas.store import (
     EVENT_SCHEMA,
     FETCH_COMMAND,
     PINNED_SCHEMAS,

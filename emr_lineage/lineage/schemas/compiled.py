@@ -3,7 +3,7 @@
 ``jsonschema`` (pure Python) checks an event in about 200 us; ``jsonschema-rs``
 (https://github.com/Stranger6667/jsonschema, Rust) checks the same event against the same
 documents in about 5 us. It only answers valid or not: when it says "not valid", the caller runs
-the detailed ``jsonschema`` checks of :mod:`emr_lineage.lineage.schemas`, which word the
+the detailed ``jsonschema`` checks of :mod:`emr_lineage.lineage.schemas.checks`, which word the
 problem and have the last say. So the compiled schema must never accept what the detailed checks
 reject (it may reject more; that only costs time). It is built as:
 

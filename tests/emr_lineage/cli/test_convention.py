@@ -178,7 +178,7 @@ def test_config_reads_the_named_cdk_json_from_anywhere(tmp_path: Path, monkeypat
     "command, target",
     [
         ("graph", "emr_lineage.cli.graph.stream_events"),
-        ("validate", "emr_lineage.lineage.contract.load_contract"),  # imported when validate runs
+        ("validate", "emr_lineage.lineage.contracts.model.load_contract"),  # imported when validate runs
         ("demo", "emr_lineage.cli.demo.run_demo"),
         ("config", "emr_lineage.cli.config.load_settings"),
     ],

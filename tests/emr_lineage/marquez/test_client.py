@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
-from emr_lineage.lineage.from_marquez import graph_from_marquez, merged_lineage
-from emr_lineage.lineage.schemas import check_event
+from emr_lineage.lineage.graph.from_marquez import graph_from_marquez, merged_lineage
+from emr_lineage.lineage.schemas.checks import check_event
 from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 from emr_lineage.marquez.client import MarquezClient, MarquezError, NotMarquezError
 from emr_lineage.spark.conf import listener_properties

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from emr_lineage.lineage.events import load_events
-from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.lineage.events.reader import load_events
+from emr_lineage.lineage.graph.from_events import build_graph
 from emr_lineage.lineage.naming import dataset_identity
-from emr_lineage.lineage.schemas import check_event
+from emr_lineage.lineage.schemas.checks import check_event
 from emr_lineage.pipeline.definition import PIPELINE
 from emr_lineage.pipeline.demo import DemoError, run_pipeline, spark_properties
 from tests.emr_lineage.demo_run import MODEL, MODEL_PARTS, DemoRun

@@ -11,10 +11,10 @@ from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
 from emr_lineage.launch.plan import file_sha256, job_s3_key
-from emr_lineage.lineage.contract import load_contract
-from emr_lineage.lineage.contract_check import validate
-from emr_lineage.lineage.from_events import build_graph
-from emr_lineage.lineage.from_marquez import detach_parent_job, graph_from_marquez
+from emr_lineage.lineage.contracts.check import validate
+from emr_lineage.lineage.contracts.model import load_contract
+from emr_lineage.lineage.graph.from_events import build_graph
+from emr_lineage.lineage.graph.from_marquez import detach_parent_job, graph_from_marquez
 from emr_lineage.marquez.client import MarquezClient, MarquezError
 from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import e2e, e2e_lineage

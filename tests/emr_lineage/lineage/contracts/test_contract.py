@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from emr_lineage.lineage.contract import ContractError, load_contract, parse_contract, substitute
-from emr_lineage.lineage.contract_check import resolve, validate
-from emr_lineage.lineage.from_events import build_graph
-from emr_lineage.lineage.graph import LineageGraph
+from emr_lineage.lineage.contracts.check import resolve, validate
+from emr_lineage.lineage.contracts.model import ContractError, load_contract, parse_contract, substitute
+from emr_lineage.lineage.graph.from_events import build_graph
+from emr_lineage.lineage.graph.model import LineageGraph
 
 NS = "emr-lineage-dev"
 

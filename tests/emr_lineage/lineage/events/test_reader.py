@@ -17,10 +17,11 @@ from typing import Any
 import orjson
 import pytest
 
-from emr_lineage.lineage import event_blocks, event_sources
-from emr_lineage.lineage.event_decode import CHECKING_DECODER, decode_line, may_repeat_a_key, usual_value
-from emr_lineage.lineage.events import EventsError, load_events, stream_events
-from emr_lineage.lineage.from_events import build_graph
+from emr_lineage.lineage.events import blocks as event_blocks
+from emr_lineage.lineage.events import sources as event_sources
+from emr_lineage.lineage.events.decode import CHECKING_DECODER, decode_line, may_repeat_a_key, usual_value
+from emr_lineage.lineage.events.reader import EventsError, load_events, stream_events
+from emr_lineage.lineage.graph.from_events import build_graph, build_graph_streamed
 
 RUN_ID = "3f5e83fa-3480-44ff-99c5-ff943904e5e8"
 
@@ -297,7 +298,7 @@ def test_build_graph_keeps_no_event_of_a_stream(gen) -> None:
 
 def test_streamed_graph_memory_is_bounded_by_the_graph_not_the_events(tmp_path: Path) -> None:
     """Peak memory of building from a stream vs loading the same events first (tracemalloc)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "bench"))
     try:
         from graph_build import generate
     finally:
@@ -346,7 +347,7 @@ def _mixed_lines(count: int) -> bytes:
 
 def _small_blocks(monkeypatch: pytest.MonkeyPatch, in_flight: int) -> None:
     """Small blocks, the worker process started at the first; at most ``in_flight`` blocks queued for it."""
-    from emr_lineage.lineage import event_checks
+    from emr_lineage.lineage.events import parallel as event_checks
 
     monkeypatch.setattr(event_blocks, "BLOCK_BYTES", 2048)
     monkeypatch.setattr(event_checks, "_WARM_UP_BYTES", 1)
@@ -375,7 +376,7 @@ def _read(path: Path, parallel: bool, **options: Any) -> tuple[list[Any], int, l
 def _built(path: Path, parallel: bool, **options: Any) -> tuple[dict[str, Any], int, int, list[str]]:
     """What a graph read gives: the graph, the events counted, the skipped ones."""
     stream = stream_events([path], parallel=parallel, **options)
-    graph = stream.build_graph()
+    graph = build_graph_streamed(stream)
     return graph.to_dict(), stream.count, stream.skipped, stream.skipped_details
 
 
@@ -426,7 +427,7 @@ def test_building_uses_the_worker_as_soon_as_it_is_started(
 ) -> None:
     """Started (here at the first block) before PARALLEL_AFTER_BYTES, the worker takes blocks of
     a graph build at once, whereas a read in order waits for that many bytes; same results."""
-    from emr_lineage.lineage import event_checks
+    from emr_lineage.lineage.events import parallel as event_checks
 
     _small_blocks(monkeypatch, 2)
     monkeypatch.setattr(event_checks, "PARALLEL_AFTER_BYTES", 1 << 40)
@@ -451,9 +452,9 @@ def test_a_graph_without_column_lineage_is_the_graph_less_its_column_edges(
 ) -> None:
     path = tmp_path / "e.jsonl"
     path.write_bytes(b"".join(orjson.dumps(event) + b"\n" for event in gen.pipeline("s3://lake", "ns") * 40))
-    whole = stream_events([path], parallel=parallel).build_graph().to_dict()
+    whole = build_graph_streamed(stream_events([path], parallel=parallel)).to_dict()
     assert whole["columnEdges"]
-    without = stream_events([path], parallel=parallel).build_graph(column_lineage=False).to_dict()
+    without = build_graph_streamed(stream_events([path], parallel=parallel), column_lineage=False).to_dict()
     assert without == whole | {"columnEdges": []}
 
 
@@ -461,16 +462,16 @@ def test_the_worker_merges_blocks_of_a_plain_file(
     tmp_path: Path, checker_at_once, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Not a vacuous comparison: the worker's builder did hold part of the graph."""
-    from emr_lineage.lineage import event_checks
+    from emr_lineage.lineage.graph.from_events import GraphBuilder
 
     merged_there = []
-    merge = event_checks.GraphBuilder.merge
+    merge = GraphBuilder.merge
 
     def counting(self: Any, other: Any) -> None:
         merged_there.append(len(other[0]))
         merge(self, other)
 
-    monkeypatch.setattr(event_checks.GraphBuilder, "merge", counting)
+    monkeypatch.setattr(GraphBuilder, "merge", counting)
     path = tmp_path / "e.jsonl"
     events = [_event(f"job-{i}") | {"run": {"runId": str(uuid.UUID(int=i))}} for i in range(2000)]
     path.write_bytes(b"".join(orjson.dumps(event) + b"\n" for event in events))
@@ -485,7 +486,7 @@ def test_the_worker_input_ends_where_the_tail_begins(
     """At the end of the last file the worker is told at once that no block follows (it does
     those it has, then exports while this process merges the rest), not once this process is
     done; dying then, its blocks are merged here again. Either way the graph is the serial one."""
-    from emr_lineage.lineage import event_checks
+    from emr_lineage.lineage.events import parallel as event_checks
 
     order: list[str] = []
     end_input, finish = event_checks._Worker.end_input, event_checks.LineChecker.finish
@@ -530,7 +531,7 @@ def test_not_utf8_is_found_by_the_worker_process_too(tmp_path: Path, checker_at_
 def test_work_goes_on_here_when_the_worker_process_dies(
     tmp_path: Path, checker_at_once, monkeypatch: pytest.MonkeyPatch, read: Any
 ) -> None:
-    from emr_lineage.lineage import event_checks
+    from emr_lineage.lineage.events import parallel as event_checks
 
     reply = event_checks._Worker.reply
     replies = []
@@ -583,7 +584,7 @@ def test_a_file_changed_while_it_is_read_is_one_clear_error(
     """Cut short (logrotate's copytruncate) or replaced by a rename while the worker has blocks
     of it still to read: an error naming the file, never a wrong graph, a count that disagrees
     or a traceback."""
-    from emr_lineage.lineage import event_checks
+    from emr_lineage.lineage.events import parallel as event_checks
 
     path = tmp_path / "e.jsonl"
     content = _jsonl(*[f"job-{i}" for i in range(600)])
@@ -615,7 +616,7 @@ def test_blocks_the_worker_merged_are_merged_here_again_only_from_the_same_file(
     jobs): its blocks are never merged again from the new file. Either the read stops with the
     error, or, when the worker had sent what it merged before it died (a busy machine's timing:
     it exports as soon as its input ends), the graph is the old file's, whole."""
-    from emr_lineage.lineage import event_checks
+    from emr_lineage.lineage.events import parallel as event_checks
 
     path, old = tmp_path / "e.jsonl", tmp_path / "old.jsonl"
     old.write_bytes(_jsonl(*[f"job-{i}" for i in range(600)]))
@@ -665,7 +666,7 @@ class _ShortPipe:
 
 @pytest.mark.parametrize("at_most", [1, 5, 4096])
 def test_worker_messages_survive_reads_and_writes_cut_short(at_most: int) -> None:
-    from emr_lineage.lineage import event_worker
+    from emr_lineage.lineage.events import worker as event_worker
 
     messages = [b"", b"x" * 10_000, bytes(range(256))]
     pipe = _ShortPipe(b"", at_most)
@@ -706,9 +707,9 @@ def test_deep_nesting_is_read_or_one_problem_with_its_line(tmp_path: Path) -> No
 def test_a_passed_line_that_is_no_longer_an_object_is_a_changed_file(tmp_path: Path, line: bytes) -> None:
     """Reading in order, a line the worker passed is decoded again here: anything but an object
     means the bytes changed since (a file rewritten in place)."""
-    from emr_lineage.lineage import event_checks
-    from emr_lineage.lineage.event_blocks import Block
-    from emr_lineage.lineage.event_sources import event_sources
+    from emr_lineage.lineage.events import parallel as event_checks
+    from emr_lineage.lineage.events.blocks import Block
+    from emr_lineage.lineage.events.sources import event_sources
 
     (tmp_path / "e.jsonl").write_bytes(b"{}\n")
     (source,) = event_sources([tmp_path / "e.jsonl"])

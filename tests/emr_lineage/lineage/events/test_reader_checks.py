@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from emr_lineage.errors import EXIT_CANNOT_RUN
-from emr_lineage.lineage.events import EventsError, iter_event_files, load_events, to_dict
-from emr_lineage.lineage.schema_store import SCHEMA_DIR_ENV_VAR, SchemaStoreError
-from emr_lineage.lineage.schemas import SchemasMissingError, check_event, load_schemas
+from emr_lineage.lineage.events.reader import EventsError, iter_event_files, load_events, to_dict
+from emr_lineage.lineage.schemas.checks import SchemasMissingError, check_event, load_schemas
+from emr_lineage.lineage.schemas.store import SCHEMA_DIR_ENV_VAR, SchemaStoreError
 
 
 def test_the_tests_check_against_the_reference_schemas(reference_dir: Path) -> None:
@@ -336,7 +336,7 @@ def test_a_schema_pattern_that_does_not_compile_is_one_clear_error(
 
 
 def test_only_schema_patterns_are_compiled_not_data_that_looks_like_one() -> None:
-    from emr_lineage.lineage.schema_store import EVENT_SCHEMA, JSON_SCHEMA_DIALECT, check_document
+    from emr_lineage.lineage.schemas.store import EVENT_SCHEMA, JSON_SCHEMA_DIALECT, check_document
 
     def checked(body: dict) -> None:
         document = {"$schema": JSON_SCHEMA_DIALECT, "$id": EVENT_SCHEMA.schema_id, **body}

@@ -10,11 +10,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from emr_lineage.lineage.events import load_events
-from emr_lineage.lineage.from_events import GraphBuilder, build_graph
-from emr_lineage.lineage.from_marquez import graph_from_marquez
-from emr_lineage.lineage.graph import GraphError, LineageGraph
-from emr_lineage.lineage.render import json_bytes
+from emr_lineage.lineage.events.reader import load_events
+from emr_lineage.lineage.graph.from_events import GraphBuilder, build_graph
+from emr_lineage.lineage.graph.from_marquez import graph_from_marquez
+from emr_lineage.lineage.graph.model import GraphError, LineageGraph
+from emr_lineage.lineage.report.render import json_bytes
 
 LAKE = "s3://lake"
 NS = "emr-lineage-dev"

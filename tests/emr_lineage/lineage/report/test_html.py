@@ -10,10 +10,10 @@ from urllib.parse import quote
 
 import pytest
 
-from emr_lineage.lineage.contract import parse_contract
-from emr_lineage.lineage.contract_check import validate
-from emr_lineage.lineage.from_events import build_graph
-from emr_lineage.lineage.report import render_html, write_html
+from emr_lineage.lineage.contracts.check import validate
+from emr_lineage.lineage.contracts.model import parse_contract
+from emr_lineage.lineage.graph.from_events import build_graph
+from emr_lineage.lineage.report.html import render_html, write_html
 
 CHROMIUM = "/usr/bin/chromium"
 NS = "emr-lineage-dev"
@@ -142,7 +142,7 @@ def test_empty_graph_renders(tmp_path: Path) -> None:
 
 def test_the_checks_catch_a_broken_page(tmp_path: Path, monkeypatch) -> None:
     # Negative control: a page whose script fails must fail the checks used above.
-    from emr_lineage.lineage import report as report_module
+    from emr_lineage.lineage.report import html as report_module
 
     broken = report_module._SCRIPT.replace(
         "var drawn = 0;", "var drawn = 0; window.setTimeout(function () { null.x; }, 0);"

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from emr_lineage.lineage.from_events import build_graph
-from emr_lineage.lineage.graph import LineageGraph
-from emr_lineage.lineage.render import render, to_dot, to_mermaid
+from emr_lineage.lineage.graph.from_events import build_graph
+from emr_lineage.lineage.graph.model import LineageGraph
+from emr_lineage.lineage.report.render import render, to_dot, to_mermaid
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from emr_lineage.lineage.schemas import _structural_problem, check_event_with, detailed_problem, load_schemas
+from emr_lineage.lineage.schemas.checks import _structural_problem, check_event_with, detailed_problem, load_schemas
 
 WRONG_VALUES = [5, -1.5, "x", "", None, True, [], {}, ["x"], {"a": 1}, "not-a-uuid", "2026-13-01T00:00:00Z"]
 DATE_TIMES = [
@@ -191,8 +191,8 @@ def test_a_tree_canonicalization_refuses_is_compiled_as_it_is(schemas, corpus, m
     tree is compiled without it and answers as the canonical form does."""
     import jsonschema_rs
 
-    from emr_lineage.lineage import fast_schemas
-    from emr_lineage.lineage.schemas import _FACET_SCHEMAS
+    from emr_lineage.lineage.schemas import compiled as fast_schemas
+    from emr_lineage.lineage.schemas.checks import _FACET_SCHEMAS
 
     documents = {path.name: json.loads(path.read_text()) for path in Path(schemas.directory).glob("*.json")}
 

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
-from emr_lineage.lineage.schema_store import MAX_SCHEMA_BYTES, PINNED_SCHEMAS, default_schema_dir, schema_dir
-from emr_lineage.lineage.schemas import load_schemas
+from emr_lineage.lineage.schemas.checks import load_schemas
+from emr_lineage.lineage.schemas.store import MAX_SCHEMA_BYTES, PINNED_SCHEMAS, default_schema_dir, schema_dir
 from tests.helpers import one_error_line
 
 
