@@ -22,6 +22,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -85,13 +86,12 @@ WRITE_CONFIG = f'printf "%s" "$MARQUEZ_CONFIG_BASE64" | base64 -d > {CONFIG_PATH
 START_COMMAND = f"{WRITE_CONFIG} && exec {IMAGE_WORKDIR}/entrypoint.sh"
 
 
-class MarquezService(Construct):
-    """ECS cluster (Container Insights on) and the Fargate service running Marquez.
+class MarquezContainers(Construct):
+    """The Marquez API and web containers of ``task``, logging to ``log_group``.
 
-    Exposes ``cluster``, ``service`` (use ``service.load_balancer_target``), ``connections`` and, for
-    other tasks that run the API image with the same config (retention), ``api_image``,
-    ``api_environment``, ``api_secrets`` and ``log_group``. With ``marquez.autoscaling``, ``scaling``
-    is the service's scalable target (else None).
+    Exposes ``api_container``, ``web_container`` and, for other tasks that run the API image with the same
+    config (retention), ``api_image``, ``api_environment`` and ``api_secrets``. The task definition itself
+    stays in MarquezService: CDK names its family after its construct path.
     """
 
     def __init__(
@@ -99,38 +99,17 @@ class MarquezService(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        vpc: ec2.IVpc,
         settings: EnvironmentSettings,
-        key: kms.IKey,
+        task: ecs.FargateTaskDefinition,
+        log_group: logs.ILogGroup,
         database_secret: secretsmanager.ISecret,
         database_host: str,
         database_port: str,
         database_name: str,
     ) -> None:
         super().__init__(scope, construct_id)
-        marquez = settings.marquez
         version = settings.versions.marquez
         images = settings.versions.marquez_image
-
-        self.cluster = ecs.Cluster(
-            self,
-            "Cluster",
-            vpc=vpc,
-            container_insights_v2=ecs.ContainerInsights.ENABLED,
-        )
-        self.log_group = log_group = encrypted_log_group(
-            self, "Logs", key=key, settings=settings, retention_days=settings.log_retention_days
-        )
-        task = ecs.FargateTaskDefinition(
-            self,
-            "Task",
-            cpu=marquez.task_cpu,
-            memory_limit_mib=marquez.task_memory_mib,
-            runtime_platform=ecs.RuntimePlatform(
-                cpu_architecture=ecs.CpuArchitecture.X86_64,
-                operating_system_family=ecs.OperatingSystemFamily.LINUX,
-            ),
-        )
         self.api_image = container_image(self, "ApiImage", repository=images.api, tag=version)
         self.api_environment = {
             "MARQUEZ_CONFIG": CONFIG_PATH,
@@ -166,14 +145,71 @@ class MarquezService(Construct):
             WEB_CONTAINER,
             image=container_image(self, "WebImage", repository=images.web, tag=version),
             essential=True,
-            environment={
-                "MARQUEZ_HOST": "localhost",
-                "MARQUEZ_PORT": str(API_PORT),
-                "WEB_PORT": str(WEB_PORT),
-            },
+            environment={"MARQUEZ_HOST": "localhost", "MARQUEZ_PORT": str(API_PORT), "WEB_PORT": str(WEB_PORT)},
             port_mappings=[ecs.PortMapping(container_port=WEB_PORT, name="web")],
             logging=ecs.LogDrivers.aws_logs(stream_prefix="web", log_group=log_group),
         )
+        acknowledge_ecr_token(task, [images.api, images.web])
+        acknowledge(
+            task,
+            "AwsSolutions-ECS2",
+            "Only non-secret settings (ports, host names, the Marquez config template) are plain "
+            "environment variables; the database credentials come from Secrets Manager.",
+        )
+
+
+class MarquezService(Construct):
+    """ECS cluster (Container Insights on) and the Fargate service running Marquez.
+
+    Exposes ``cluster``, ``service`` (use ``service.load_balancer_target``), ``connections`` and, for
+    other tasks that run the API image with the same config (retention), ``api_image``,
+    ``api_environment``, ``api_secrets`` and ``log_group``. With ``marquez.autoscaling``, ``scaling``
+    is the service's scalable target (else None).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        vpc: ec2.IVpc,
+        settings: EnvironmentSettings,
+        key: kms.IKey,
+        database_secret: secretsmanager.ISecret,
+        database_host: str,
+        database_port: str,
+        database_name: str,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        marquez = settings.marquez
+        self.cluster = ecs.Cluster(self, "Cluster", vpc=vpc, container_insights_v2=ecs.ContainerInsights.ENABLED)
+        self.log_group = encrypted_log_group(
+            self, "Logs", key=key, settings=settings, retention_days=settings.log_retention_days
+        )
+        task = ecs.FargateTaskDefinition(
+            self,
+            "Task",
+            cpu=marquez.task_cpu,
+            memory_limit_mib=marquez.task_memory_mib,
+            runtime_platform=ecs.RuntimePlatform(
+                cpu_architecture=ecs.CpuArchitecture.X86_64,
+                operating_system_family=ecs.OperatingSystemFamily.LINUX,
+            ),
+        )
+        containers = MarquezContainers(
+            self,
+            "Containers",
+            settings=settings,
+            task=task,
+            log_group=self.log_group,
+            database_secret=database_secret,
+            database_host=database_host,
+            database_port=database_port,
+            database_name=database_name,
+        )
+        self.api_image, self.api_environment = containers.api_image, containers.api_environment
+        self.api_secrets = containers.api_secrets
+        self.api_container, self.web_container = containers.api_container, containers.web_container
 
         self.security_group = ec2.SecurityGroup(
             self,
@@ -203,14 +239,6 @@ class MarquezService(Construct):
         )
         self.connections = self.service.connections
         self.scaling = self._autoscale(marquez.autoscaling)
-
-        acknowledge_ecr_token(task, [images.api, images.web])
-        acknowledge(
-            task,
-            "AwsSolutions-ECS2",
-            "Only non-secret settings (ports, host names, the Marquez config template) are plain "
-            "environment variables; the database credentials come from Secrets Manager.",
-        )
 
     def _autoscale(self, scaling: AutoscalingSettings | None) -> ecs.ScalableTaskCount | None:
         """Target tracking on the service's average CPU between the configured bounds (None: fixed size).
