@@ -73,30 +73,7 @@ class LineageLoadBalancer(Construct):
         self.https = settings.marquez.certificate_arn is not None
         ports = [HTTPS_PORT, HTTP_PORT] if self.https else [HTTP_PORT]
 
-        self.security_group = ec2.SecurityGroup(
-            self,
-            "SecurityGroup",
-            vpc=vpc,
-            allow_all_outbound=False,
-            description=f"{settings.resource_prefix} Marquez load balancer",
-        )
-        for cidr in settings.marquez.web_allowed_cidrs:
-            for port in ports:
-                self.security_group.add_ingress_rule(
-                    ec2.Peer.ipv4(cidr), ec2.Port.tcp(port), f"Marquez UI/API from {cidr}"
-                )
-        self.clients_security_group = ec2.SecurityGroup(
-            self,
-            "ClientsSecurityGroup",
-            vpc=vpc,
-            allow_all_outbound=False,
-            description=f"{settings.resource_prefix} lineage clients: members may reach the Marquez API",
-        )
-        for port in ports:
-            self.security_group.connections.allow_from(
-                self.clients_security_group, ec2.Port.tcp(port), "OpenLineage clients (EMR nodes)"
-            )
-
+        self.security_group, self.clients_security_group = self._security_groups(settings, vpc, ports)
         self.load_balancer = elbv2.ApplicationLoadBalancer(
             self,
             "LoadBalancer",
@@ -109,9 +86,51 @@ class LineageLoadBalancer(Construct):
         access_logs.enable_for(self.load_balancer, prefix="marquez-alb")
 
         self.listener, self.redirect_listener = self._listeners(settings)
+        self.web_target_group, self.api_target_group = self._routes(settings, vpc, service)
+
+        # With HTTPS, clients verify the certificate: they use its name (a DNS record points it here).
+        if self.https:
+            base = f"https://{settings.marquez.domain_name}"
+        else:
+            base = f"http://{self.load_balancer.load_balancer_dns_name}"
+        self.api_url = base
+        self.web_url = f"{base}/"
+
+    def _security_groups(
+        self, settings: EnvironmentSettings, vpc: ec2.IVpc, ports: list[int]
+    ) -> tuple[ec2.SecurityGroup, ec2.SecurityGroup]:
+        """The load balancer's group (open to ``web_allowed_cidrs`` and to the clients group on ``ports``) and
+        the lineage clients' group."""
+        security_group = ec2.SecurityGroup(
+            self,
+            "SecurityGroup",
+            vpc=vpc,
+            allow_all_outbound=False,
+            description=f"{settings.resource_prefix} Marquez load balancer",
+        )
+        for cidr in settings.marquez.web_allowed_cidrs:
+            for port in ports:
+                security_group.add_ingress_rule(ec2.Peer.ipv4(cidr), ec2.Port.tcp(port), f"Marquez UI/API from {cidr}")
+        clients_security_group = ec2.SecurityGroup(
+            self,
+            "ClientsSecurityGroup",
+            vpc=vpc,
+            allow_all_outbound=False,
+            description=f"{settings.resource_prefix} lineage clients: members may reach the Marquez API",
+        )
+        for port in ports:
+            security_group.connections.allow_from(
+                clients_security_group, ec2.Port.tcp(port), "OpenLineage clients (EMR nodes)"
+            )
+        return security_group, clients_security_group
+
+    def _routes(
+        self, settings: EnvironmentSettings, vpc: ec2.IVpc, service: ecs.FargateService
+    ) -> tuple[elbv2.ApplicationTargetGroup, elbv2.ApplicationTargetGroup]:
+        """The serving listener's routes: ``/api/*`` to the API, the rest to the web UI; returns both target groups."""
         listener = self.listener
         # The web UI is the default route, behind the sign-in when ui_auth is set.
-        self.web_target_group = web_target_group = elbv2.ApplicationTargetGroup(
+        web_target_group = elbv2.ApplicationTargetGroup(
             listener,
             "WebGroup",
             vpc=vpc,
@@ -125,7 +144,7 @@ class LineageLoadBalancer(Construct):
             "Web",
             action=sign_in_then(self, settings.marquez.ui_auth, elbv2.ListenerAction.forward([web_target_group])),
         )
-        self.api_target_group = listener.add_targets(
+        api_target_group = listener.add_targets(
             "Api",
             priority=10,
             conditions=[elbv2.ListenerCondition.path_patterns([API_PATH_PATTERN])],
@@ -141,14 +160,7 @@ class LineageLoadBalancer(Construct):
         service.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
         # add_targets opens the traffic ports; the API's health checks use the admin port.
         service.connections.allow_from(self.security_group, ec2.Port.tcp(ADMIN_PORT), "ALB health checks")
-
-        # With HTTPS, clients verify the certificate: they use its name (a DNS record points it here).
-        if self.https:
-            base = f"https://{settings.marquez.domain_name}"
-        else:
-            base = f"http://{self.load_balancer.load_balancer_dns_name}"
-        self.api_url = base
-        self.web_url = f"{base}/"
+        return web_target_group, api_target_group
 
     def _listeners(
         self, settings: EnvironmentSettings

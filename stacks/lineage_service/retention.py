@@ -120,6 +120,10 @@ class MarquezRetention(Construct):
                 )
             ],
         )
+        self._acknowledge(settings, cluster)
+
+    def _acknowledge(self, settings: EnvironmentSettings, cluster: ecs.ICluster) -> None:
+        """cdk-nag's findings on the task definition that its design answers."""
         # EventBridge's role tags the tasks it starts; their ids are not known in advance.
         acknowledge(
             self.task_definition,

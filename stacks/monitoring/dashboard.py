@@ -73,6 +73,69 @@ def _gateway_rows(gateway: MonitoredGateway) -> list[list[cloudwatch.IWidget]]:
     ]
 
 
+def _marquez_row(
+    load_balancer: elbv2.IApplicationLoadBalancer,
+    target_groups: dict[str, elbv2.IApplicationTargetGroup],
+    service: ecs.IBaseService,
+) -> list[cloudwatch.IWidget]:
+    """Marquez's targets, load balancer and tasks."""
+    lb = load_balancer.metrics
+    return [
+        _graph(
+            "Marquez targets",
+            [
+                m
+                for name, tg in target_groups.items()
+                for m in (
+                    tg.metrics.healthy_host_count(statistic="Minimum", label=f"{name} healthy"),
+                    tg.metrics.unhealthy_host_count(statistic="Maximum", label=f"{name} unhealthy"),
+                )
+            ],
+        ),
+        _graph(
+            "Marquez load balancer",
+            [alb_5xx(load_balancer)],
+            [
+                _sum(lb.request_count(), "requests"),
+                lb.target_response_time(statistic="p90", label="response time p90 (s)"),
+            ],
+        ),
+        _graph(
+            "Marquez tasks",
+            [
+                container_insights(service, "DesiredTaskCount").with_(label="desired"),
+                container_insights(service, "RunningTaskCount").with_(label="running"),
+            ],
+            [
+                service_utilization(service, "CPUUtilization").with_(label="CPU %"),
+                service_utilization(service, "MemoryUtilization").with_(label="memory %"),
+            ],
+        ),
+    ]
+
+
+def _database_row(database: rds.IDatabaseInstance) -> list[cloudwatch.IWidget]:
+    """The Marquez database's CPU, connections and free storage."""
+    return [
+        _graph(
+            "Marquez database",
+            [database.metric_cpu_utilization(label="CPU %")],
+            [database.metric_database_connections(statistic="Maximum", label="connections")],
+        ),
+        _graph(
+            "Marquez database storage",
+            [
+                cloudwatch.MathExpression(
+                    expression=f"free / {GIB}",
+                    using_metrics={"free": database.metric_free_storage_space(statistic="Minimum")},
+                    label="free storage (GiB)",
+                    period=FIVE_MINUTES,
+                )
+            ],
+        ),
+    ]
+
+
 class LineageDashboard(Construct):
     """The CloudWatch dashboard ``<resource prefix>``. Exposes ``dashboard``."""
 
@@ -91,7 +154,6 @@ class LineageDashboard(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         prefix = settings.resource_prefix
-        lb = load_balancer.metrics
         rows: list[list[cloudwatch.IWidget]] = [
             [
                 cloudwatch.TextWidget(
@@ -110,58 +172,5 @@ class LineageDashboard(Construct):
             rows.append(
                 [_graph("Marquez API requests (lineage events included)", [_sum(api.request_count(), "requests")])]
             )
-        rows.append(
-            [
-                _graph(
-                    "Marquez targets",
-                    [
-                        m
-                        for name, tg in target_groups.items()
-                        for m in (
-                            tg.metrics.healthy_host_count(statistic="Minimum", label=f"{name} healthy"),
-                            tg.metrics.unhealthy_host_count(statistic="Maximum", label=f"{name} unhealthy"),
-                        )
-                    ],
-                ),
-                _graph(
-                    "Marquez load balancer",
-                    [alb_5xx(load_balancer)],
-                    [
-                        _sum(lb.request_count(), "requests"),
-                        lb.target_response_time(statistic="p90", label="response time p90 (s)"),
-                    ],
-                ),
-                _graph(
-                    "Marquez tasks",
-                    [
-                        container_insights(service, "DesiredTaskCount").with_(label="desired"),
-                        container_insights(service, "RunningTaskCount").with_(label="running"),
-                    ],
-                    [
-                        service_utilization(service, "CPUUtilization").with_(label="CPU %"),
-                        service_utilization(service, "MemoryUtilization").with_(label="memory %"),
-                    ],
-                ),
-            ]
-        )
-        rows.append(
-            [
-                _graph(
-                    "Marquez database",
-                    [database.metric_cpu_utilization(label="CPU %")],
-                    [database.metric_database_connections(statistic="Maximum", label="connections")],
-                ),
-                _graph(
-                    "Marquez database storage",
-                    [
-                        cloudwatch.MathExpression(
-                            expression=f"free / {GIB}",
-                            using_metrics={"free": database.metric_free_storage_space(statistic="Minimum")},
-                            label="free storage (GiB)",
-                            period=FIVE_MINUTES,
-                        )
-                    ],
-                ),
-            ]
-        )
+        rows += [_marquez_row(load_balancer, target_groups, service), _database_row(database)]
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=prefix, widgets=rows)
