@@ -29,24 +29,28 @@ def settings_for(app: cdk.App) -> EnvironmentSettings:
     return settings_from_context(app.node.try_get_context(CONTEXT_KEY), app.node.try_get_context(ENV_CONTEXT_KEY))
 
 
-def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
-    """Add every stack of the selected environment to ``app``; return them by short name."""
-    settings = settings_for(app)
-    # Without account/region the stacks stay environment-agnostic (synth needs no credentials).
-    env = (
-        cdk.Environment(account=settings.account, region=settings.region)
-        if settings.account or settings.region
-        else None
-    )
+def environment(settings: EnvironmentSettings) -> cdk.Environment | None:
+    """The account and region to deploy to; without either the stacks stay environment-agnostic (synth
+    needs no credentials)."""
+    if settings.account or settings.region:
+        return cdk.Environment(account=settings.account, region=settings.region)
+    return None
 
-    network = NetworkStack(
+
+def network_stack(app: cdk.App, settings: EnvironmentSettings, env: cdk.Environment | None) -> NetworkStack:
+    return NetworkStack(
         app,
         stack_name(settings.name, NETWORK),
         settings=settings,
         env=env,
         description="emr-lineage: VPC, endpoints and flow logs",
     )
-    lineage = LineageServiceStack(
+
+
+def lineage_service_stack(
+    app: cdk.App, settings: EnvironmentSettings, env: cdk.Environment | None, *, network: NetworkStack
+) -> LineageServiceStack:
+    return LineageServiceStack(
         app,
         stack_name(settings.name, LINEAGE_SERVICE),
         settings=settings,
@@ -54,30 +58,52 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
         vpc=network.vpc,
         description="emr-lineage: Marquez lineage service (ECS Fargate + RDS PostgreSQL)",
     )
-    data_lake = DataLakeStack(
+
+
+def data_lake_stack(app: cdk.App, settings: EnvironmentSettings, env: cdk.Environment | None) -> DataLakeStack:
+    return DataLakeStack(
         app,
         stack_name(settings.name, DATA_LAKE),
         settings=settings,
         env=env,
         description="emr-lineage: data lake bucket, Glue databases, Lake Formation",
     )
-    # The gateway comes before EMR: the clusters' bootstrap reads its API key (an EMR -> gateway
-    # reference); the gateway needs nothing from EMR.
-    gateway = None
-    if settings.gateway.enabled:
-        gateway = GatewayStack(
-            app,
-            stack_name(settings.name, GATEWAY),
-            settings=settings,
-            env=env,
-            vpc=network.vpc,
-            listener=lineage.load_balancer.listener,
-            load_balancer=lineage.load_balancer.load_balancer,
-            marquez_api_target_group=lineage.load_balancer.api_target_group,
-            access_logs_bucket=data_lake.access_logs_bucket,
-            description="emr-lineage: lineage gateway (ALB POST /api/v1/lineage -> ingest, S3 archive, SQS FIFO, "
-            "forwarder to Marquez)",
-        )
+
+
+def gateway_stack(
+    app: cdk.App,
+    settings: EnvironmentSettings,
+    env: cdk.Environment | None,
+    *,
+    network: NetworkStack,
+    lineage: LineageServiceStack,
+    data_lake: DataLakeStack,
+) -> GatewayStack:
+    return GatewayStack(
+        app,
+        stack_name(settings.name, GATEWAY),
+        settings=settings,
+        env=env,
+        vpc=network.vpc,
+        listener=lineage.load_balancer.listener,
+        load_balancer=lineage.load_balancer.load_balancer,
+        marquez_api_target_group=lineage.load_balancer.api_target_group,
+        access_logs_bucket=data_lake.access_logs_bucket,
+        description="emr-lineage: lineage gateway (ALB POST /api/v1/lineage -> ingest, S3 archive, SQS FIFO, "
+        "forwarder to Marquez)",
+    )
+
+
+def emr_stack(
+    app: cdk.App,
+    settings: EnvironmentSettings,
+    env: cdk.Environment | None,
+    *,
+    network: NetworkStack,
+    lineage: LineageServiceStack,
+    data_lake: DataLakeStack,
+    gateway: GatewayStack | None,
+) -> EmrStack:
     emr = EmrStack(
         app,
         stack_name(settings.name, EMR),
@@ -96,9 +122,18 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
     # Not implied by any reference: the Lake Formation grants need the Glue databases (passed by
     # name) and the deploy role's Lake Formation admin rights, both created by the data lake stack.
     emr.add_stack_dependency(data_lake, "Lake Formation grants need the Glue databases and Lake Formation admins")
+    return emr
 
-    # Last: it watches the lineage stack and the gateway; nothing depends on it.
-    monitoring = MonitoringStack(
+
+def monitoring_stack(
+    app: cdk.App,
+    settings: EnvironmentSettings,
+    env: cdk.Environment | None,
+    *,
+    lineage: LineageServiceStack,
+    gateway: GatewayStack | None,
+) -> MonitoringStack:
+    return MonitoringStack(
         app,
         stack_name(settings.name, MONITORING),
         settings=settings,
@@ -120,6 +155,23 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
         else None,
         description="emr-lineage: alarms to one SNS topic, EMR failure events, lineage dashboard",
     )
+
+
+def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
+    """Add every stack of the selected environment to ``app``; return them by short name."""
+    settings = settings_for(app)
+    env = environment(settings)
+    network = network_stack(app, settings, env)
+    lineage = lineage_service_stack(app, settings, env, network=network)
+    data_lake = data_lake_stack(app, settings, env)
+    # The gateway comes before EMR: the clusters' bootstrap reads its API key (an EMR -> gateway
+    # reference); the gateway needs nothing from EMR.
+    gateway = None
+    if settings.gateway.enabled:
+        gateway = gateway_stack(app, settings, env, network=network, lineage=lineage, data_lake=data_lake)
+    emr = emr_stack(app, settings, env, network=network, lineage=lineage, data_lake=data_lake, gateway=gateway)
+    # Last: it watches the lineage stack and the gateway; nothing depends on it.
+    monitoring = monitoring_stack(app, settings, env, lineage=lineage, gateway=gateway)
 
     stacks: dict[str, cdk.Stack] = {
         "network": network,
