@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emr_lineage.analysis.impact import Affected, Lineage, column_reach, dataset_reach, find_datasets
-from emr_lineage.analysis.sources import event_time, sorted_by_time
 from emr_lineage.lineage.graph.model import UNKNOWN_NAMESPACE
 from emr_lineage.lineage.naming import dataset_uri
+from emr_lineage.lineage.times import by_event_time, event_time
 
 _EMPTY: Mapping[str, Any] = {}
 
@@ -133,7 +133,7 @@ def _run_of(event: Mapping[str, Any]) -> tuple[str, str]:
 def schema_history(events: Iterable[Mapping[str, Any]], keys: set[tuple[str, str]], role: str) -> list[SchemaVersion]:
     """The schema versions of the datasets ``keys`` as ``role`` (``outputs``/``inputs``), one per run."""
     latest: dict[str, SchemaVersion] = {}
-    for event in sorted_by_time(events):
+    for event in by_event_time(events):
         for dataset in event.get(role) or ():
             key = (dataset.get("namespace") or UNKNOWN_NAMESPACE, dataset.get("name") or "")
             schema = (dataset.get("facets") or _EMPTY).get("schema")
@@ -188,7 +188,7 @@ def drift(events: Iterable[Mapping[str, Any]], dataset: str, lineage: Lineage | 
 def schema_changes(events: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """The schema changes of every dataset of the events that has any, by dataset node id (what
     the HTML report shows for a selected dataset); one graph and one time order for all of them."""
-    events = sorted_by_time(events)
+    events = by_event_time(events)
     lineage = Lineage.of(events)
     changes: dict[str, list[dict[str, Any]]] = {}
     for node_id, node in lineage.graph.nodes.items():

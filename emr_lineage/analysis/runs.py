@@ -18,9 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from emr_lineage.analysis.sources import AnalysisError, event_time
+from emr_lineage.analysis.sources import AnalysisError
 from emr_lineage.lineage.graph.model import LEVELS, UNKNOWN_NAMESPACE, UNNAMED_JOB, check_level
 from emr_lineage.lineage.naming import dataset_uri
+from emr_lineage.lineage.times import event_time
 
 FINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})
 # Among events of one instant, the later state in a run's life wins.

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.ingest import ARCHIVE_ROOT, archive_prefixes, check_request
 from emr_lineage.gateway.verdict import Rejected
 from emr_lineage.lineage.events.reader import load_events
+from emr_lineage.lineage.times import event_time, parse_time
 from emr_lineage.marquez.client import MarquezClient
 
 # The archive holds bodies the gateway accepted under its own size limit: read them all.
@@ -45,22 +46,9 @@ class AnalysisError(EmrLineageError):
 def parse_instant(value: str, option: str) -> dt.datetime:
     """An ISO 8601 time of an option (``2026-11-23``, ``2026-11-23T10:00Z``); UTC when it has no offset."""
     try:
-        moment = dt.datetime.fromisoformat(value.strip())
+        return parse_time(value)
     except ValueError:
         raise AnalysisError(f"{option} {value!r}: expected an ISO 8601 time, e.g. 2026-11-23T10:00Z") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
-
-
-def event_time(event: Mapping[str, Any]) -> dt.datetime | None:
-    """The event's ``eventTime`` (UTC), or None when it is missing or not a time."""
-    value = event.get("eventTime")
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = dt.datetime.fromisoformat(value.strip())
-    except ValueError:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -193,12 +181,6 @@ def archive_s3_client() -> Any:
         return aws_client("s3")
     except AwsError as exc:
         raise AnalysisError(str(exc)) from None
-
-
-def sorted_by_time(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Events by event time (events without one last), the order of arrival among equals."""
-    far = dt.datetime.max.replace(tzinfo=dt.UTC)
-    return sorted(events, key=lambda event: event_time(event) or far)
 
 
 def dump(value: Any) -> str:

@@ -24,6 +24,7 @@ from emr_lineage.cli.progress import elapsed, live_progress
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.gateway.replay import ReplayError, ReplayPlan, plan_replay, replay
 from emr_lineage.http import DEFAULT_TIMEOUT
+from emr_lineage.lineage.times import parse_time
 from emr_lineage.marquez.client import MarquezClient
 
 
@@ -31,10 +32,9 @@ def _instant(value: str | None, option: str) -> dt.datetime | None:
     if value is None:
         return None
     try:
-        moment = dt.datetime.fromisoformat(value)
+        return parse_time(value)
     except ValueError:
         fail(f"{option} {value!r}: expected an ISO 8601 time, e.g. 2026-11-23T10:00Z")
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 # Off a terminal, a progress line each tenth of the hours listed and of the events posted (as ``post``).

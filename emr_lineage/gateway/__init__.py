@@ -1,7 +1,7 @@
 """The lineage gateway: the ingest and forward Lambdas between OpenLineage clients and Marquez.
 
 Standard library and boto3 only (the Lambda asset is plain files, built without Docker); from
-emr_lineage it imports only ``errors``, ``lineage.naming`` and ``marquez.api``
+emr_lineage it imports only ``errors``, ``lineage.naming``, ``lineage.times`` and ``marquez.api``
 (:data:`emr_lineage.gateway.config.ASSET_FILES`).
 
 * ingest (:mod:`.ingest`): check the key, size and shape of a POSTed event, archive the raw body

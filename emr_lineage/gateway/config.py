@@ -63,6 +63,7 @@ ASSET_FILES = (
     "emr_lineage/errors.py",
     "emr_lineage/lineage/__init__.py",
     "emr_lineage/lineage/naming.py",
+    "emr_lineage/lineage/times.py",
     "emr_lineage/marquez/__init__.py",
     "emr_lineage/marquez/api.py",
     # AWS's limits (standard library only): the largest SQS message, written once.

@@ -29,6 +29,7 @@ from typing import Any
 
 from emr_lineage.gateway.verdict import Rejected, one_line
 from emr_lineage.lineage.naming import canonical_namespace
+from emr_lineage.lineage.times import NoOffset, parse_time
 
 RUN_EVENT, JOB_EVENT, DATASET_EVENT = "RunEvent", "JobEvent", "DatasetEvent"
 # Name-based (RFC 9562 version 5) group ids of static lineage: the same job or dataset, the same group.
@@ -75,12 +76,11 @@ def _event_time(value: Any) -> dt.datetime | Rejected:
     if not isinstance(value, str) or not value.strip():
         return Rejected(400, "eventTime is missing or not a string")
     try:
-        parsed = dt.datetime.fromisoformat(value.strip())
+        return parse_time(value, require_offset=True)
+    except NoOffset:
+        return Rejected(400, f"eventTime: {one_line(value, 80)!r} has no UTC offset")
     except ValueError:
         return Rejected(400, f"eventTime: {one_line(value, 80)!r} is not an ISO 8601 date-time")
-    if parsed.tzinfo is None:
-        return Rejected(400, f"eventTime: {one_line(value, 80)!r} has no UTC offset")
-    return parsed.astimezone(dt.UTC)
 
 
 def _named(value: Any, where: str) -> Rejected | None:

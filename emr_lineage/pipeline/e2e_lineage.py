@@ -15,6 +15,7 @@ from emr_lineage.lineage.contracts.check import ContractResult, validate
 from emr_lineage.lineage.contracts.marquez import contract_graph, read_contract_lineage
 from emr_lineage.lineage.contracts.model import Contract
 from emr_lineage.lineage.graph.model import GraphError, LineageGraph
+from emr_lineage.lineage.times import parse_time
 from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient, MarquezError
 from emr_lineage.spark.conf import ParentContext
 
@@ -32,10 +33,9 @@ def _instant(value: Any) -> datetime | None:
         return datetime.fromtimestamp(value, UTC)
     if isinstance(value, str) and value:
         try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return parse_time(value)
         except ValueError:
             return None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     return None
 
 

@@ -28,13 +28,13 @@ import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.http import DEFAULT_TIMEOUT, HttpClient, HttpError, Reply
 from emr_lineage.lineage.events.reader import load_events
+from emr_lineage.lineage.times import by_event_time, event_time
 from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 
 KEY_REFUSED = (401, 403)
@@ -97,14 +97,6 @@ def read_events(paths: Iterable[str | os.PathLike[str]]) -> list[PendingEvent]:
     return pending
 
 
-def _event_time(event: dict[str, Any]) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(str(event.get("eventTime")))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def in_run_order(events: Sequence[PendingEvent]) -> list[PendingEvent]:
     """``events`` with each run's events in ``eventTime`` order, in the slots that run's events held.
 
@@ -117,12 +109,10 @@ def in_run_order(events: Sequence[PendingEvent]) -> list[PendingEvent]:
         slots[run_id if isinstance(run_id, str) else ("no run id", index)].append(index)
     ordered = list(events)
     for indexes in slots.values():
-        times = [_event_time(events[i].event) for i in indexes]
-        if len(indexes) < 2 or any(t is None for t in times):
+        if len(indexes) < 2 or any(event_time(events[i].event) is None for i in indexes):
             continue
-        by_time = sorted(range(len(indexes)), key=lambda k: times[k])  # stable: ties keep the read order
-        for slot, k in zip(indexes, by_time, strict=True):
-            ordered[slot] = events[indexes[k]]
+        for slot, index in zip(indexes, by_event_time(indexes, lambda i: events[i].event), strict=True):
+            ordered[slot] = events[index]
     return ordered
 
 

@@ -1,0 +1,52 @@
+"""Event times: the one parser of an ``eventTime`` (or a time option) and the one order by it.
+
+Standard library only: the gateway's Lambda asset carries this module (``gateway/config.py``).
+OpenLineage's ``eventTime`` is an ISO 8601 date-time with an offset (the spec's ``date-time``
+format, https://openlineage.io/spec/2-0-2/OpenLineage.json); Python 3.11's
+``datetime.fromisoformat`` reads that, ``Z`` included. A time without an offset is taken as UTC
+where a reader must be lenient (files, options) and refused where it must be strict (the gateway:
+Marquez refuses it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+_LAST = dt.datetime.max.replace(tzinfo=dt.UTC)
+
+
+class NoOffset(ValueError):
+    """An ISO 8601 date-time without a UTC offset, where one is required."""
+
+
+def parse_time(value: str, *, require_offset: bool = False) -> dt.datetime:
+    """``value`` (ISO 8601, e.g. ``2026-11-23``, ``2026-11-23T10:00Z``) as an aware UTC datetime.
+
+    Without an offset it is UTC, unless ``require_offset`` (then :class:`NoOffset`). Raises
+    ``ValueError`` for text that is not an ISO 8601 date or date-time.
+    """
+    moment = dt.datetime.fromisoformat(value.strip())
+    if moment.tzinfo is None:
+        if require_offset:
+            raise NoOffset(f"{value!r} has no UTC offset")
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC)
+
+
+def event_time(event: Mapping[str, Any]) -> dt.datetime | None:
+    """The event's ``eventTime`` (UTC), or None when it is missing or not a time."""
+    value = event.get("eventTime")
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        return None
+
+
+def by_event_time(items: Iterable[T], event_of: Callable[[T], Mapping[str, Any]] = lambda item: item) -> list[T]:
+    """``items`` ordered by their event's time; stable (equal times keep their order), timeless ones last."""
+    return sorted(items, key=lambda item: event_time(event_of(item)) or _LAST)
