@@ -9,7 +9,7 @@ listener rule or listener created before the old one is deleted (they collide on
 under it, including ones added later (grants, policies), gets the ID CDK would give it without that
 path component. The algorithm is CDK's own (``makeUniqueId``, aws-cdk-lib core/lib/private/uniqueid.ts):
 the path components below the stack, ``Default`` dropped; a single component is its own ID; otherwise
-the components (consecutive repeats and a final ``Resource`` dropped, non-alphanumerics removed) and
+the components (a repeat of the one before and every ``Resource`` dropped, non-alphanumerics removed) and
 the first 8 hex digits of the MD5 of the path. tests/stacks/test_logical_ids.py checks it against CDK.
 """
 
@@ -28,8 +28,6 @@ HASH_LEN = 8
 MAX_HUMAN_LEN = 240
 MAX_ID_LEN = 255
 _NON_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
-# Paths of the constructs made transparent (a path is unique within an app).
-_TRANSPARENT: set[str] = set()
 
 
 def unique_id(components: list[str]) -> str:
@@ -45,6 +43,10 @@ def unique_id(components: list[str]) -> str:
     return "".join(_NON_ALPHANUMERIC.sub("", c) for c in human if c != HIDDEN_FROM_HUMAN_ID)[:MAX_HUMAN_LEN] + digest
 
 
+def _is_transparent(construct: IConstruct) -> bool:
+    return any(isinstance(aspect, _KeepLogicalIds) for aspect in Aspects.of(construct).all)
+
+
 @jsii.implements(IAspect)
 class _KeepLogicalIds:
     """Gives each CloudFormation element its logical ID without the transparent constructs' path components."""
@@ -54,10 +56,9 @@ class _KeepLogicalIds:
             return
         scopes = node.node.scopes
         depth = len(Stack.of(node).node.scopes)
-        node.override_logical_id(unique_id([s.node.id for s in scopes[depth:] if s.node.path not in _TRANSPARENT]))
+        node.override_logical_id(unique_id([s.node.id for s in scopes[depth:] if not _is_transparent(s)]))
 
 
 def keep_logical_ids(construct: Construct) -> None:
     """Resources under ``construct`` keep the logical IDs they had when created directly in its scope."""
-    _TRANSPARENT.add(construct.node.path)
     Aspects.of(construct).add(_KeepLogicalIds(), priority=AspectPriority.MUTATING)
