@@ -11,6 +11,8 @@ path component. The algorithm is CDK's own (``makeUniqueId``, aws-cdk-lib core/l
 the path components below the stack, ``Default`` dropped; a single component is its own ID; otherwise
 the components (a repeat of the one before and every ``Resource`` dropped, non-alphanumerics removed) and
 the first 8 hex digits of the MD5 of the path. tests/stacks/test_logical_ids.py checks it against CDK.
+Only logical IDs: a name CDK derives from the full path (an ECS task definition's family, for one)
+still changes, so leave such a resource where it is (stacks/lineage_service/marquez.py).
 """
 
 from __future__ import annotations
