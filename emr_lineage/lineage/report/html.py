@@ -1,11 +1,14 @@
 """The HTML lineage report: one self-contained file (no CDN, no network), works offline.
 
-Python lays the graph out (left-to-right layers from ``networkx.topological_generations``)
-and embeds it as JSON; a little inline JavaScript draws the nodes and edges as SVG, shows a
-node's details and, on demand, its column lineage (also by link: ``report.html#node=<id>&columns=1``).
-The contract result, if any, is a table.
-After drawing, the script sets ``data-rendered`` (nodes drawn) on ``<body>``; script errors
-are collected in ``data-errors``, so a headless browser can check the page.
+Python lays the graph out (layers from ``networkx.topological_generations``, left to right, and
+the same turned top to bottom for narrow windows) and embeds it as JSON; the inline script
+(``assets/report.js``) draws jobs (square boxes with a gear) and datasets (cylinders) as SVG,
+fits the whole graph to the window, zooms (wheel, +/-), pans (drag), finds nodes by name, opens a
+node's details (click, or Tab and Enter) and, on demand, its column lineage (also by link:
+``report.html#node=<id>&columns=1``). The contract result, if any, is a table.
+After drawing, the script sets ``data-rendered`` (nodes drawn) and what it measured (viewport,
+boxes, smallest font, text that does not fit) on ``<body>``; script errors are collected in
+``data-errors``, so a headless browser can check the page.
 """
 
 from __future__ import annotations

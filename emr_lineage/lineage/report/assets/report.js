@@ -136,7 +136,8 @@
     var r = room();
     if (r.w <= 0 || r.h <= 0) { return; }
     var across = scaleFor(extent(false), r), down = scaleFor(extent(true), r);
-    var turn = across * smallestFont < READABLE && down > across;
+    // Top to bottom only where left to right is too small to read and that makes it readable (or far larger).
+    var turn = across * smallestFont < READABLE && (down * smallestFont >= READABLE || down > 2 * across);
     if (turn !== vertical) { vertical = turn; place(); }
     var size = extent(vertical), k = vertical ? down : across;
     view = {k: k, x: (r.w - size.w * k) / 2, y: (r.h - size.h * k) / 2};
