@@ -25,9 +25,11 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from emr_lineage.aws.archive import ARCHIVE_ROOT, ArchiveLocation, archive_prefixes, copy_id
+from emr_lineage.aws.archive import parse_archive_uri as archive_location
 from emr_lineage.aws.clients import AwsError, aws_client, aws_message
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.gateway.ingest import ARCHIVE_ROOT, archive_prefixes, check_request
+from emr_lineage.gateway.ingest import check_request
 from emr_lineage.gateway.verdict import Rejected
 from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.lineage.times import event_time, parse_time
@@ -104,28 +106,12 @@ def read_marquez(client: MarquezClient, window: Window) -> EventSource:
     return EventSource("marquez", client.base_url, [e for e in events if window.contains(e)])
 
 
-@dataclass(frozen=True)
-class ArchiveLocation:
-    """An archive: its bucket and the key prefix its ``raw/`` layout starts under ('' at the root)."""
-
-    bucket: str
-    root: str = ""
-
-    @property
-    def uri(self) -> str:
-        return f"s3://{self.bucket}/{self.root}"
-
-
 def parse_archive_uri(uri: str) -> ArchiveLocation:
-    """``s3://bucket``, ``s3://bucket/prefix`` (the archive's ``raw/`` under ``prefix/``) or
-    ``s3://bucket/prefix/raw`` (the same archive)."""
-    if not uri.startswith("s3://") or not uri[len("s3://") :].split("/", 1)[0]:
-        raise AnalysisError(f"--archive {uri!r}: expected s3://bucket or s3://bucket/prefix")
-    bucket, _, prefix = uri[len("s3://") :].partition("/")
-    prefix = prefix.strip("/")
-    if prefix == ARCHIVE_ROOT.strip("/") or prefix.endswith("/" + ARCHIVE_ROOT.strip("/")):
-        prefix = prefix[: -len(ARCHIVE_ROOT.strip("/"))].rstrip("/")
-    return ArchiveLocation(bucket, f"{prefix}/" if prefix else "")
+    """The archive an ``--archive`` value names (:func:`emr_lineage.aws.archive.parse_archive_uri`)."""
+    try:
+        return archive_location(uri)
+    except ValueError as exc:
+        raise AnalysisError(f"--archive {exc}") from None
 
 
 def _list_keys(s3: Any, location: ArchiveLocation, prefix: str) -> list[str]:
@@ -138,9 +124,9 @@ def _list_keys(s3: Any, location: ArchiveLocation, prefix: str) -> list[str]:
 
 def _archive_prefixes(location: ArchiveLocation, window: Window, now: Callable[[], dt.datetime]) -> list[str]:
     if window.since is None:
-        return [location.root + ARCHIVE_ROOT]
+        return [location.prefix(ARCHIVE_ROOT)]
     end = (window.until or now()) + _ARRIVAL_SLACK
-    return [location.root + prefix for prefix in archive_prefixes(window.since - _ARRIVAL_SLACK, end)]
+    return [location.prefix(prefix) for prefix in archive_prefixes(window.since - _ARRIVAL_SLACK, end)]
 
 
 def read_archive(
@@ -155,11 +141,10 @@ def read_archive(
     rejected: list[str] = []
     for prefix in _archive_prefixes(location, window, now):
         for key in sorted(_list_keys(s3, location, prefix)):
-            # <run>/<event time>-<dedup id[:16]>.json: the same body resent in another hour.
-            copy_id = "/".join(key.split("/")[-2:])
-            if copy_id in seen:
+            copy = copy_id(key)  # the same body resent in another hour
+            if copy in seen:
                 continue
-            seen.add(copy_id)
+            seen.add(copy)
             try:
                 body = s3.get_object(Bucket=location.bucket, Key=key)["Body"].read()
             except (BotoCoreError, ClientError) as exc:

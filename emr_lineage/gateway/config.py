@@ -61,6 +61,8 @@ FORWARD_HANDLER = "emr_lineage.gateway.aws_lambda.forward_handler"
 ASSET_FILES = (
     "emr_lineage/__init__.py",
     "emr_lineage/errors.py",
+    "emr_lineage/aws/__init__.py",
+    "emr_lineage/aws/archive.py",
     "emr_lineage/lineage/__init__.py",
     "emr_lineage/lineage/naming.py",
     "emr_lineage/lineage/times.py",

@@ -10,23 +10,17 @@ Guarantees (standard library + a boto3 S3 and SQS client):
 * ``POST`` :data:`~emr_lineage.marquez.api.LINEAGE_ENDPOINT` takes one event (201);
   :data:`~emr_lineage.marquez.api.LINEAGE_BATCH_ENDPOINT` a JSON array of them, each checked on
   its own, the answer saying which were stored and which not and why (:func:`batch_answer`);
-* the archive keeps every event as it arrived, decompressed (:func:`archive_key`; a batch's events
-  each as its own JSON text); the queue gets the canonical event (sorted keys, compact, ASCII)
-  with MessageGroupId = its FIFO group (a run's root or parent run, or the run; a static event's
-  job or dataset), so the events of one run, and of an application with its actions, reach
-  Marquez in order, and MessageDeduplicationId = the SHA-256 of the canonical event, so SQS FIFO
-  drops a resent event within its 5-minute deduplication window;
+* the archive keeps every event as it arrived, decompressed
+  (:func:`~emr_lineage.aws.archive.archive_key`; a batch's events each as its own JSON text); the
+  queue gets the canonical event (sorted keys, compact, ASCII) with MessageGroupId = its FIFO
+  group (a run's root or parent run, or the run; a static event's job or dataset), so the events
+  of one run, and of an application with its actions, reach Marquez in order, and
+  MessageDeduplicationId = the SHA-256 of the canonical event, so SQS FIFO drops a resent event
+  within its 5-minute deduplication window;
 * 201 (200 for a batch) only once both the archive and the queue hold the event; an AWS failure
   is 503 and the client retries: both steps are idempotent (same key, same deduplication id).
 
-Archive layout (UTC time of arrival, from the gateway's clock; never the client's eventTime)::
-
-    raw/date=YYYY-MM-DD/hour=HH/<group id>/<eventTime compact>-<dedup id[:16]>.json
-
-A time range is the list of its hour prefixes (:func:`archive_prefixes`); one run (the FIFO
-group: the root or parent run, or the run itself) is ``<hour prefix><run id>/`` in each hour, and its
-keys sort by eventTime, the order to replay them in. A body resent in another hour is archived
-again; both copies end in the same ``-<dedup id[:16]>.json``, so a replay can skip the second.
+The archive's key layout: :mod:`emr_lineage.aws.archive`.
 """
 
 from __future__ import annotations
@@ -41,6 +35,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from emr_lineage.aws.archive import archive_key
 from emr_lineage.gateway.body import decoded, header, parsed
 from emr_lineage.gateway.config import MAX_BATCH_EVENTS
 from emr_lineage.gateway.event import CheckedEvent, check_event
@@ -48,7 +43,6 @@ from emr_lineage.gateway.verdict import Rejected, one_line
 from emr_lineage.marquez.api import LINEAGE_BATCH_ENDPOINT, LINEAGE_ENDPOINT
 
 Clock = Callable[[], dt.datetime]
-ARCHIVE_ROOT = "raw/"
 # SQS FIFO drops a message whose deduplication id it saw in the last 5 minutes
 # (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagededuplicationid-property.html).
 DEDUP_WINDOW = dt.timedelta(minutes=5)
@@ -115,26 +109,6 @@ def authorized(headers: Mapping[str, str] | None, api_keys: Collection[str]) -> 
     # Every key is compared (constant time each), so the answer's timing does not tell which matched.
     matches = [hmac.compare_digest(sent, key.encode("utf-8")) for key in api_keys if key]
     return any(matches)
-
-
-def archive_key(received: dt.datetime, group_id: str, event_time: dt.datetime, dedup: str) -> str:
-    """The S3 key of one raw body (layout in the module docstring); ``received`` is the gateway's UTC time."""
-    hour = received.astimezone(dt.UTC)
-    compact = event_time.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    return f"{ARCHIVE_ROOT}date={hour:%Y-%m-%d}/hour={hour:%H}/{group_id}/{compact}-{dedup[:16]}.json"
-
-
-def archive_prefixes(start: dt.datetime, end: dt.datetime, run_id: str | None = None) -> list[str]:
-    """The archive prefixes holding what arrived between ``start`` and ``end`` (inclusive, by hour),
-    optionally of one run (the FIFO group's run id), oldest first: what ``replay`` lists."""
-    hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
-    last = end.astimezone(dt.UTC)
-    prefixes = []
-    while hour <= last:
-        prefix = f"{ARCHIVE_ROOT}date={hour:%Y-%m-%d}/hour={hour:%H}/"
-        prefixes.append(prefix + (f"{run_id}/" if run_id else ""))
-        hour += dt.timedelta(hours=1)
-    return prefixes
 
 
 # --- the check --------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Replay: re-post archived events to Marquez, run by run, each run's events in their order.
 
 The archive (``raw/date=YYYY-MM-DD/hour=HH/<run>/<event time>-<hash>.json``, see
-:mod:`emr_lineage.gateway.ingest`) is listed hour by hour, so a time window selects by the hour
+:mod:`emr_lineage.aws.archive`) is listed hour by hour, so a time window selects by the hour
 the gateway received an event (inclusive); ``run_id`` selects one run (the FIFO group's run: the
 root or parent run when there is one). Within a run, events are replayed by event time, the order
 the run reported, across the hours they arrived in; a body resent in another hour is archived
@@ -22,8 +22,9 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from emr_lineage.aws.archive import ARCHIVE_ROOT, archive_prefixes, group_of
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.gateway.ingest import ARCHIVE_ROOT, archive_prefixes, check_request
+from emr_lineage.gateway.ingest import check_request
 from emr_lineage.gateway.verdict import Rejected
 
 # Replay re-checks archived bodies, which the gateway accepted under its own size limit.
@@ -50,11 +51,6 @@ class ReplayPlan:
 class ReplayResult:
     posted: int = 0
     skipped: list[str] = field(default_factory=list)  # "key: reason"
-
-
-def _run_of(key: str) -> str:
-    # raw/date=.../hour=HH/<run>/<file>
-    return key.split("/")[-2]
 
 
 def _event_time_and_hash(key: str) -> tuple[str, str]:
@@ -107,7 +103,7 @@ def plan_replay(
     plan = ReplayPlan()
     for number, prefix in enumerate(prefixes, 1):  # oldest hour first: the first copy of a body is the one kept
         for key in sorted(_keys(s3, bucket, prefix)):
-            run = _run_of(key)
+            run = group_of(key)
             if run_id is None or run == run_id:
                 plan.runs.setdefault(run, []).append(key)
         if on_prefix:

@@ -28,7 +28,7 @@ LAYERS = {
     "gateway": 5,  # the lineage gateway's Lambdas: stdlib + boto3, errors/naming/marquez.api/settings.limits only
     "pipeline": 6,
     "operations": 6,  # tls and doctor: the listener's S3 key comes from listener.artifact (layer 5)
-    "analysis": 6,  # impact, drift, audit, runs: the archive layout comes from gateway.ingest (layer 5)
+    "analysis": 6,  # impact, drift, audit, runs: the archive is checked as gateway.ingest checks it (layer 5)
     # the command line
     "cli": 7,
 }

@@ -20,8 +20,8 @@ from emr_lineage.analysis.sources import (
     read_files,
     read_marquez,
 )
+from emr_lineage.aws.archive import archive_key
 from emr_lineage.gateway.event import canonical_json, dedup_id
-from emr_lineage.gateway.ingest import archive_key
 from emr_lineage.marquez.client import MarquezClient, MarquezError
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.conftest import write_jsonl

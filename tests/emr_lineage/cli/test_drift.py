@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 from moto import mock_aws
 
+from emr_lineage.aws.archive import archive_key
 from emr_lineage.cli.app import main
 from emr_lineage.gateway.event import canonical_json, dedup_id
-from emr_lineage.gateway.ingest import archive_key
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.conftest import write_jsonl
 from tests.helpers import fake_aws_credentials, one_error_line

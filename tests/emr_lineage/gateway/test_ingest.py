@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from emr_lineage.gateway.ingest import Accepted, Rejected, archive_key, archive_prefixes, check_request
+from emr_lineage.aws.archive import archive_key, archive_prefixes
+from emr_lineage.gateway.ingest import Accepted, Rejected, check_request
 from emr_lineage.lineage.naming import canonical_dataset, canonical_namespace
 from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, ROOT_RUN_ID, RUN_ID, auth, body, clock, event
 
