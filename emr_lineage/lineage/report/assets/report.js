@@ -92,9 +92,9 @@
     el("rect", {"class": "ring", x: -5, y: -5, width: W + 10, height: H + 10}, g);
     fitText(el("text", {x: 12, y: 27}, g), n.label, W - (kind === "job" ? 44 : 24));
     fitText(el("text", {x: 12, y: 46, "class": "sub"}, g), kind + " \u00b7 " + n.sublabel, W - 24);
-    g.addEventListener("click", function () { open(n); });
+    g.addEventListener("click", function () { openNode(n); });
     g.addEventListener("keydown", function (e) {
-      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(n); }
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); openNode(n); }
     });
     g.addEventListener("focus", function () { reveal(n, false); });
     nodeEls[n.id] = g;
@@ -251,7 +251,7 @@
     box.appendChild(ul);
   }
   // A click or Enter on a node: select it and, below a narrow graph, bring the panel into view.
-  function open(node) {
+  function openNode(node) {
     select(node);
     if (NARROW.matches && details.scrollIntoView) { details.scrollIntoView({block: "nearest"}); }
   }
