@@ -291,6 +291,20 @@ def run_e2e(
         f"parent run id {parent.parent_run_id} ({origin}; job {parent.parent_job_namespace}/{parent.parent_job_name})"
     )
 
+    return _run_pipeline(clients, plan, contract, values, parent, options, cb, result)
+
+
+def _run_pipeline(
+    clients: aws_clients.AwsClients,
+    plan: launch_plan.LaunchPlan,
+    contract: Contract,
+    values: Mapping[str, str],
+    parent: ParentContext,
+    options: E2EOptions,
+    cb: Callbacks,
+    result: E2EResult,
+) -> E2EResult:
+    """Start the cluster, wait for its steps (ending it whatever happens), then for the lineage."""
     since = datetime.now(UTC) - CLOCK_SKEW_TOLERANCE
     cluster = emr_cluster.start_cluster(clients.emr, plan.request, log_uri=plan.log_uri)
     result.cluster_id, result.cluster_name = cluster.cluster_id, plan.request["Name"]
@@ -311,7 +325,7 @@ def run_e2e(
     cb.say(
         f"all {len(cluster.steps)} steps completed; reading lineage from Marquez (up to {options.lineage_timeout:g}s)"
     )
-    with MarquezClient(targets.marquez_api, timeout=options.marquez_timeout) as client:
+    with MarquezClient(result.targets.marquez_api, timeout=options.marquez_timeout) as client:
         result.lineage = wait_for_lineage(
             client,
             contract,
