@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
-import botocore.loaders
-import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
 
+from emr_lineage.aws.session import RETRY_POLICY, boto_session, new_client
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.settings.model import EnvironmentSettings
 
@@ -21,29 +19,12 @@ class AwsError(EmrLineageError):
     call, a malformed launch spec): the command cannot do its job (exit 2)."""
 
 
-# Standard mode: throttling and transient errors retried with backoff, the same for every client.
-RETRY_POLICY = Config(retries={"mode": "standard", "max_attempts": 5})
-
-
-# One loader of botocore's service models for every session of the process: a new session would
-# otherwise parse the same JSON models again (tenths of a second per service).
-_SERVICE_MODELS = botocore.loaders.create_loader()
-
-
-def _session(region: str | None) -> boto3.session.Session:
-    """A boto3 session sharing the process's service models, in ``region``, else ``AWS_REGION``
-    (which the AWS CLI v2 and SDKs read but boto3 does not), else boto3's own chain."""
-    core = botocore.session.get_session()
-    core.register_component("data_loader", _SERVICE_MODELS)
-    return boto3.session.Session(botocore_session=core, region_name=region or os.environ.get("AWS_REGION"))
-
-
 def aws_client(service: str) -> Any:
     """A client of ``service`` from the environment (``AWS_REGION``/``AWS_DEFAULT_REGION``,
     ``AWS_ENDPOINT_URL``, the profile) with the tools' retry policy: for commands that need no
     environment of cdk.json (the archive's readers). A setup failure is an :class:`AwsError`."""
     try:
-        return _session(None).client(service, config=RETRY_POLICY)
+        return new_client(service)
     except BotoCoreError as exc:
         raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
 
@@ -56,7 +37,7 @@ def aws_session(settings: EnvironmentSettings) -> boto3.session.Session:
     an :class:`AwsError` naming the three ways to give one.
     """
     try:
-        session = _session(settings.region)
+        session = boto_session(settings.region)
         region = session.region_name  # reads the profile: an unknown one fails here
     except BotoCoreError as exc:  # e.g. an unknown AWS_PROFILE
         raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
@@ -77,14 +58,21 @@ class AwsClients:
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings) -> AwsClients:
         """Clients of one boto3 session (:func:`aws_session`) with one retry policy."""
-        session = aws_session(settings)
-        try:
-            clients = {name: session.client(name, config=RETRY_POLICY) for name in ("ssm", "s3", "emr")}
-        except NoRegionError:  # a region the session accepted but botocore cannot resolve
-            raise AwsError(f"no AWS region for {settings.name}: set AWS_REGION") from None
-        except BotoCoreError as exc:
-            raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
-        return cls(**clients)
+        return cls(**clients_for(settings, ("ssm", "s3", "emr")))
+
+
+def clients_for(
+    settings: EnvironmentSettings, services: tuple[str, ...], config: Config = RETRY_POLICY
+) -> dict[str, Any]:
+    """Clients of ``services`` from one session of the environment (:func:`aws_session`); a setup
+    failure is an :class:`AwsError`."""
+    session = aws_session(settings)
+    try:
+        return {name: new_client(name, session=session, config=config) for name in services}
+    except NoRegionError:  # a region the session accepted but botocore cannot resolve
+        raise AwsError(f"no AWS region for {settings.name}: set AWS_REGION") from None
+    except BotoCoreError as exc:
+        raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
 
 
 def aws_message(exc: Exception) -> str:

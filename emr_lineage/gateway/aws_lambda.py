@@ -31,10 +31,10 @@ from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
-import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from emr_lineage.aws.session import new_client
 from emr_lineage.gateway.config import (
     CURRENT,
     KEY_CACHE_SECONDS,
@@ -71,7 +71,7 @@ def client(service: str, *, name: str | None = None, config: Config | None = Non
     """The container's boto3 client of ``service`` (cached under ``name``, else the service), made on first use."""
     key = name or service
     if key not in _clients:
-        _clients[key] = boto3.client(service, config=config)
+        _clients[key] = new_client(service, config=config)
     return _clients[key]
 
 

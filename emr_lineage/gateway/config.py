@@ -63,6 +63,7 @@ ASSET_FILES = (
     "emr_lineage/errors.py",
     "emr_lineage/aws/__init__.py",
     "emr_lineage/aws/archive.py",
+    "emr_lineage/aws/session.py",
     "emr_lineage/lineage/__init__.py",
     "emr_lineage/lineage/naming.py",
     "emr_lineage/lineage/times.py",

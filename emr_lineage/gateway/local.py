@@ -34,9 +34,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from emr_lineage.aws.session import new_client
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.config import DEFAULT_FORWARD_TIMEOUT_SECONDS, MAX_BATCH_BYTES
 from emr_lineage.gateway.forward import (
@@ -150,8 +150,7 @@ class LocalGateway:
         idle_seconds: int = IDLE_SECONDS,
     ) -> None:
         self.settings = settings
-        session = session or boto3.session.Session()
-        self.s3, self.sqs = session.client("s3"), session.client("sqs")
+        self.s3, self.sqs = new_client("s3", session=session), new_client("sqs", session=session)
         self.queue_url = prepare(self.s3, self.sqs, settings, create=create)
         self.ingestor = Ingestor(
             self.s3,

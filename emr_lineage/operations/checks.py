@@ -14,7 +14,7 @@ from typing import Any
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.aws.clients import AwsError, aws_message, aws_session
+from emr_lineage.aws.clients import AwsError, aws_message, clients_for
 from emr_lineage.aws.stacks import stack_name, tool_parameters
 from emr_lineage.aws.upload import SHA256_METADATA_KEY, head_object
 from emr_lineage.listener.artifact import listener_s3_key
@@ -71,13 +71,10 @@ class DoctorClients:
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings, timeout: float) -> DoctorClients:
         # The region is resolved as every other command resolves it (aws_session: cdk.json, AWS_REGION, boto3).
-        session = aws_session(settings)
         config = Config(connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "max_attempts": 2})
-        try:
-            names = ("sts", "cloudformation", "iam", "s3", "ssm", "sqs", "emr", "secretsmanager")
-            return cls(region=session.region_name, **{name: session.client(name, config=config) for name in names})
-        except BotoCoreError as exc:
-            raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
+        names = ("sts", "cloudformation", "iam", "s3", "ssm", "sqs", "emr", "secretsmanager")
+        clients = clients_for(settings, names, config)
+        return cls(region=clients["sts"].meta.region_name, **clients)
 
 
 def aws_call(call: Callable[[], Any]) -> tuple[Any, str | None]:
