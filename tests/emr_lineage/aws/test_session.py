@@ -12,14 +12,14 @@ PACKAGE = Path(emr_lineage.__file__).parent
 
 
 def _client_calls(path: Path) -> list[int]:
-    """Lines of ``<anything>.client(...)`` and ``boto3.session.Session(...)`` calls in ``path``."""
+    """Lines of ``boto3.client(...)``, ``<session>.client("service", ...)`` and ``boto3.session.Session(...)``."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("client", "Session")
-        ):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        names_a_service = bool(node.args) and isinstance(node.args[0], ast.Constant | ast.Name)
+        boto3_session = node.func.attr == "Session" and ast.unparse(node.func).startswith("boto3.")
+        if boto3_session or (node.func.attr == "client" and names_a_service):
             found.append(node.lineno)
     return found
 
