@@ -194,10 +194,6 @@ class HttpClient:
     def get(self, url: str, **kwargs: Any) -> Reply:
         return self.request("GET", url, **kwargs)
 
-    def get_json(self, url: str, params: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
-        """GET and decode JSON; an HTTP error status raises :class:`HttpError`."""
-        return self.request("GET", url, params=params, **kwargs).raise_for_status().json()
-
     def _failure(self, exc: BaseException, deadline: Deadline, method: str, url: str) -> HttpError:
         who = self.service or _server(url)
         if deadline.expired() or _is_timeout(exc):

@@ -114,8 +114,3 @@ def dataset_node_id(namespace: str, name: str) -> str:
 def job_node_id(namespace: str, name: str) -> str:
     """Marquez's node id of a job: ``job:<namespace>:<name>``."""
     return f"job:{namespace}:{name}"
-
-
-def dataset_field_node_id(namespace: str, name: str, field: str) -> str:
-    """Marquez's node id of a dataset column: ``datasetField:<namespace>:<name>:<field>``."""
-    return f"datasetField:{namespace}:{name}:{field}"

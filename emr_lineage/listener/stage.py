@@ -4,13 +4,11 @@ not there yet, :mod:`emr_lineage.listener.maven`) uploaded once to the artifacts
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from emr_lineage.aws.upload import upload_once
 from emr_lineage.listener.artifact import listener_s3_key
 from emr_lineage.listener.jar import FetchedJar
-from emr_lineage.listener.maven import fetch_listener_jar
 from emr_lineage.settings.model import ListenerArtifact
 
 JAR_CONTENT_TYPE = "application/java-archive"
@@ -27,19 +25,6 @@ class StageResult:
     @property
     def uri(self) -> str:
         return f"s3://{self.bucket}/{self.key}"
-
-
-def stage_listener(
-    artifact: ListenerArtifact, bucket: str, *, s3_client: Any, directory: Path | None = None
-) -> StageResult:
-    """The pinned listener jar (:func:`~emr_lineage.listener.maven.fetch_listener_jar`) uploaded to ``bucket``.
-
-    Nothing is uploaded unless the jar is the listener's jar with the pinned SHA-256; without a
-    pin, staging is refused (``fetch-listener --pin`` makes one). S3 problems raise
-    :class:`~emr_lineage.aws.clients.AwsError`.
-    """
-    jar = fetch_listener_jar(artifact, directory=directory)
-    return upload_jar(jar, artifact, bucket, s3_client=s3_client)
 
 
 def upload_jar(jar: FetchedJar, artifact: ListenerArtifact, bucket: str, *, s3_client: Any) -> StageResult:

@@ -15,7 +15,6 @@ Every failure is a :class:`MarquezError` with one readable line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -175,10 +174,6 @@ class MarquezClient:
         params = {"nodeId": node_id, "depth": depth, "withDownstream": str(with_downstream).lower()}
         return self._graph("column-lineage", params)
 
-    def namespaces(self) -> list[dict[str, Any]]:
-        """All namespaces (paged)."""
-        return list(self._paged("namespaces", "namespaces"))
-
     def jobs(self, namespace: str) -> list[dict[str, Any]]:
         """All jobs of a namespace (paged)."""
         return list(self._paged(f"namespaces/{_quote(namespace)}/jobs", "jobs"))
@@ -208,17 +203,6 @@ class MarquezClient:
         return self._paged("events/lineage", "events", params)
 
     # -- writes ---------------------------------------------------------------------------
-
-    def post_lineage(self, event: Any) -> int:
-        """Replay one OpenLineage event (an ``openlineage.client`` event or its JSON dict);
-        returns the HTTP status. The event is serialised by openlineage-python's ``Serde``."""
-        if isinstance(event, Mapping):
-            body = json.dumps(event)
-        else:
-            from openlineage.client.serde import Serde
-
-            body = Serde.to_json(event)
-        return self.post_lineage_body(body.encode())
 
     def post_lineage_body(self, body: bytes) -> int:
         """POST one event already serialised as JSON; returns the HTTP status (raises on an error)."""

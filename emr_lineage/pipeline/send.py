@@ -28,7 +28,6 @@ import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from emr_lineage.errors import EmrLineageError
@@ -177,33 +176,3 @@ def _post(http: HttpClient, target: str, pending: PendingEvent, headers: dict[st
     if reply.status == 429 or reply.status >= 500:
         raise cannot(f"{reply.error()}, still after the retries")
     return reply
-
-
-def send_events(
-    events_path: Path,
-    url: str,
-    *,
-    api_key: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    on_sent: Callable[[int], None] | None = None,
-) -> int:
-    """POST every event of ``events_path`` to ``url`` + the lineage endpoint; returns how many.
-
-    A refusal (4xx) raises :class:`~emr_lineage.http.HttpError` with the first refusal's message
-    (after the others were sent); an endpoint that cannot take events raises :class:`PostError`.
-    """
-    sent: list[int] = [0]
-
-    def count(_: PendingEvent, refusal: Refusal | None) -> None:
-        if refusal is None:
-            sent[0] += 1
-            if on_sent:
-                on_sent(sent[0])
-
-    result = post_events(
-        in_run_order(read_events([events_path])), url, api_key=api_key, timeout=timeout, on_result=count
-    )
-    if result.refused:
-        first = result.refused[0]
-        raise HttpError(first.describe(), kind="status", status=first.status)
-    return result.posted

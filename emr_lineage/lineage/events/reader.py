@@ -33,7 +33,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 import orjson
@@ -54,7 +53,7 @@ from emr_lineage.lineage.events.sources import (
 from emr_lineage.lineage.schemas.checks import Schemas, check_event_with, load_schemas, require_schemas
 from emr_lineage.lineage.schemas.store import missing_message, schema_dir
 
-__all__ = ["EventStream", "EventsError", "LoadedEvents", "iter_event_files", "load_events", "stream_events", "to_dict"]
+__all__ = ["EventStream", "EventsError", "LoadedEvents", "load_events", "stream_events", "to_dict"]
 
 _MAX_SKIP_DETAILS = 20
 
@@ -233,12 +232,6 @@ def load_events(
         schema_checked=stream.schema_checked,
         schema_note=stream.schema_note,
     )
-
-
-def iter_event_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The event files named by ``paths`` (directories expanded recursively, sorted; ``-`` is
-    ``Path("-")``). Raises :class:`EventsError` like :func:`stream_events`."""
-    return [source.path if source.path is not None else Path("-") for source in event_sources(paths)]
 
 
 def to_dict(event: Any) -> dict[str, Any]:

@@ -98,7 +98,7 @@ def test_no_retry_when_the_injected_clock_says_the_time_is_up(marquez) -> None:
 def test_transient_errors_are_retried_by_urllib3(marquez) -> None:
     url = route(marquez, "GET", "/ok", Answer(200, {"ok": True}))
     marquez.fail_next.extend([503, 429])
-    assert HttpClient(backoff=0.01).get_json(url) == {"ok": True}
+    assert HttpClient(backoff=0.01).get(url).raise_for_status().json() == {"ok": True}
     assert len(marquez.requests) == 3
 
 
@@ -146,7 +146,7 @@ def test_an_error_answer_never_goes_to_the_sink(marquez) -> None:
 def test_a_reply_that_is_not_json(marquez) -> None:
     url = route(marquez, "GET", "/page", Answer(200, b"<html>hello</html>"))
     with pytest.raises(HttpError, match=r"GET .*/page: reply is not JSON \(text/html\)") as info:
-        HttpClient().get_json(url)
+        HttpClient().get(url).raise_for_status().json()
     assert info.value.kind == "not_json"
 
 

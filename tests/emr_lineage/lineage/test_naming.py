@@ -9,7 +9,6 @@ import pytest
 from emr_lineage.lineage.naming import (
     NamingError,
     canonical_dataset,
-    dataset_field_node_id,
     dataset_identity,
     dataset_node_id,
     dataset_uri,
@@ -72,7 +71,6 @@ def test_canonical_agrees_with_dataset_identity() -> None:
 def test_marquez_node_ids() -> None:
     assert dataset_node_id("s3://b", "clean/x") == "dataset:s3://b:clean/x"
     assert job_node_id("emr-lineage-dev", "ingest_orders") == "job:emr-lineage-dev:ingest_orders"
-    assert dataset_field_node_id("file", "/t", "a") == "datasetField:file:/t:a"
 
 
 def test_dataset_uri_is_readable() -> None:

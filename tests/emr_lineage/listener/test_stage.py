@@ -16,7 +16,8 @@ from emr_lineage.aws.clients import AwsError
 from emr_lineage.cli.app import main
 from emr_lineage.listener.artifact import UNPINNED, bootstrap_arguments, bootstrap_script_uri, listener_s3_key
 from emr_lineage.listener.jar import ListenerNotPinnedError
-from emr_lineage.listener.stage import stage_listener
+from emr_lineage.listener.maven import fetch_listener_jar
+from emr_lineage.listener.stage import upload_jar
 from emr_lineage.settings.loader import load_settings
 from tests.emr_lineage.listener.maven import BUCKET, REGION, keys
 from tests.helpers import one_error_line
@@ -36,7 +37,12 @@ def cached(cache_dir: Path, test_jar: bytes) -> Path:
     return cache_dir
 
 
-# --- stage_listener -----------------------------------------------------------------------------
+# --- staging: the verified jar, uploaded ----------------------------------------------------------
+
+
+def stage_listener(artifact, bucket: str, *, s3_client):
+    """What stage-listener does: fetch (and verify) the pinned jar, then upload it."""
+    return upload_jar(fetch_listener_jar(artifact), artifact, bucket, s3_client=s3_client)
 
 
 def test_stage_uploads_the_verified_jar_with_its_checksum_once(cached, s3, test_jar, test_jar_sha256, no_mvn):

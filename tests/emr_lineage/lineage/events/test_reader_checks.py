@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from emr_lineage.errors import EXIT_CANNOT_RUN
-from emr_lineage.lineage.events.reader import EventsError, iter_event_files, load_events, to_dict
+from emr_lineage.lineage.events.reader import EventsError, load_events, stream_events, to_dict
 from emr_lineage.lineage.schemas.checks import SchemasMissingError, check_event, load_schemas
 from emr_lineage.lineage.schemas.store import SCHEMA_DIR_ENV_VAR, SchemaStoreError
 
@@ -164,9 +164,10 @@ def test_unreadable_paths_are_errors_even_with_skip_invalid(tmp_path: Path, kind
         load_events([path], skip_invalid=True)
 
 
-def test_iter_event_files_keeps_argument_order(tmp_path: Path) -> None:
+def test_files_are_read_in_argument_order(tmp_path: Path) -> None:
     second, first = _lines(tmp_path, GOOD, "z.jsonl"), _lines(tmp_path, GOOD, "a.jsonl")
-    assert iter_event_files([second, first]) == [second, first]
+    stream = stream_events([second, first])
+    assert len(list(stream)) == 2 and stream.files == [str(second), str(first)]
 
 
 def test_check_event_accepts_openlineage_client_events(gen) -> None:
@@ -470,7 +471,7 @@ def test_an_empty_path_is_not_the_current_directory(tmp_path: Path, monkeypatch)
     with pytest.raises(EventsError, match=r"^empty events path \(give an events file or directory\)$"):
         load_events([""])
     with pytest.raises(EventsError, match=r"^empty events path"):
-        iter_event_files([tmp_path / "e.jsonl", ""])
+        stream_events([tmp_path / "e.jsonl", ""])
 
 
 @pytest.mark.parametrize(
