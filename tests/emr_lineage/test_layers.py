@@ -121,3 +121,33 @@ def test_lineage_reads_events_without_knowing_the_graph(path: Path) -> None:
 def test_no_module_is_over_the_size_limit(path: Path) -> None:
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE)} has {lines} lines; split it by job"
+
+
+def _readme_layer_table() -> dict[str, tuple[str, set[str]]]:
+    """README's package table: part -> (layer name, the parts it says it depends on)."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in readme.split("| Layer | Folder | Job | Depends on |", 1)[1].split("\n\n", 1)[0].splitlines()[2:]:
+        layer, folder, _, depends = (cell.strip() for cell in line.strip("|").split(" | "))
+        part = folder.split("`")[1].rstrip("/").removesuffix(".py")
+        rows[part] = (layer, set() if depends == "—" else {d.strip() for d in depends.split(",")})
+    return rows
+
+
+def _depends_on(part: str) -> set[str]:
+    paths = [p for p in _modules() if p.relative_to(PACKAGE).parts[0].removesuffix(".py") == part]
+    return {
+        name
+        for path in paths
+        for module in _imports(path)
+        if (name := _part(module)) in LAYERS and name not in (part, "errors")
+    }
+
+
+def test_the_readme_layer_table_matches_the_code() -> None:
+    """The README's table lists every part, in its layer, with what it really imports (errors aside)."""
+    table = _readme_layer_table()
+    assert set(table) == set(LAYERS)
+    named = {0: "core", 1: "core", 2: "core", 3: "core", 4: "core", 5: "feature", 6: "feature", 7: "command line"}
+    assert {part: layer for part, (layer, _) in table.items()} == {part: named[LAYERS[part]] for part in LAYERS}
+    assert {part: depends for part, (_, depends) in table.items()} == {part: _depends_on(part) for part in LAYERS}
