@@ -12,18 +12,10 @@ import click
 from emr_lineage.analysis.audit import Audit, audit, input_versions
 from emr_lineage.analysis.runs import RunRecord, collect_runs, format_duration, select_runs
 from emr_lineage.analysis.sources import dump
-from emr_lineage.cli.impact import dataset_option, format_option, print_notes, print_table, read_source, source_options
+from emr_lineage.cli.options import dataset_option, format_option, job_option, level_option, source_options
 from emr_lineage.cli.output import Command
-from emr_lineage.lineage.graph.model import LEVELS
+from emr_lineage.cli.sources import print_notes, print_table, read_source
 from emr_lineage.lineage.naming import dataset_uri
-
-level_option = click.option(
-    "--level",
-    type=click.Choice(LEVELS),
-    default="application",
-    show_default=True,
-    help="application: Spark actions folded into their application's run; action: one run per action.",
-)
 
 
 def _time(run: RunRecord, which: str) -> str:
@@ -61,7 +53,7 @@ def _print_audit(report: Audit, fmt: str) -> None:
 @click.command("audit", cls=Command)
 @dataset_option
 @level_option
-@format_option
+@format_option(("table", "json"), "table")
 @source_options
 def audit_command(
     dataset: str,
@@ -81,9 +73,9 @@ def audit_command(
 
 
 @click.command("runs", cls=Command)
-@click.option("--job", metavar="NAME", help="Only this job's runs (an application's name includes its actions).")
+@job_option()
 @level_option
-@format_option
+@format_option(("table", "json"), "table")
 @source_options
 def runs_command(
     job: str | None,

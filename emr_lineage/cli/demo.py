@@ -12,13 +12,13 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from emr_lineage.analysis.drift import schema_changes
 from emr_lineage.cli.gateway import api_key_from_env
-from emr_lineage.cli.options import settings_options
+from emr_lineage.cli.options import force_option, out_dir_option, rows_option, settings_options, url_option
 from emr_lineage.cli.output import Command, fail
+from emr_lineage.cli.progress import Steps, stderr_console
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.listener.maven import local_listener_jar
 from emr_lineage.marquez.api import base_url
@@ -77,6 +77,40 @@ def _shorts(graph, dataset_ids: list[str]) -> list[str]:
     return [f"{key} ({n} parts)" if key.endswith("/**") else key for key, n in sorted(counts.items())]
 
 
+def _run(out_dir: str, rows: int, lineage: Lineage, force: bool, scenario: str, notes: Console) -> DemoResult:
+    """The demo with its progress on stderr (the jobs' times as notes)."""
+    jobs = SCENARIOS[scenario].jobs
+    with Steps("generating data", 2 + len(jobs), console=notes) as steps:
+
+        def on_step(name: str) -> None:
+            what = "validating lineage, writing report" if name == "validate" else "generating data"
+            steps.advance(steps.done, what=what)
+
+        def on_job(name: str, run: JobRun | None) -> None:
+            if run is None:
+                steps.advance(steps.done + (1 if name == jobs[0] else 0), what=f"running {name}")
+            else:
+                steps.note(f"{name}: {run.seconds:.1f}s, {run.events} lineage events")
+                steps.advance()
+
+        try:
+            result = run_demo(
+                out_dir,
+                rows,
+                lineage=lineage,
+                force=force,
+                scenario=scenario,
+                on_step=on_step,
+                on_job=on_job,
+                schema_changes=schema_changes,
+            )
+        except DemoError as exc:
+            steps.stop()
+            fail(f"{exc} (Spark log: {Path(out_dir).resolve() / 'spark.log'})", EXIT_CHECK_FAILED)
+        steps.advance(steps.total)
+    return result
+
+
 def _check_url(url: str | None) -> None:
     """``--url``, checked before any Spark starts: a typo costs no run."""
     if url is not None:
@@ -87,31 +121,10 @@ def _check_url(url: str | None) -> None:
 
 
 @click.command("demo", cls=Command)
-@click.option(
-    "--out",
-    "out",
-    required=True,
-    metavar="DIR",
-    help="Output directory: lake/, events.jsonl, report.html, spark.log. New, empty, or an earlier demo's.",
-)
-@click.option(
-    "--url",
-    metavar="URL",
-    help="Also have the listener send each event to this OpenLineage endpoint (a lineage gateway such as "
-    "emr-lineage gateway serve, or Marquez); EMR_LINEAGE_API_KEY is its Bearer key.",
-)
-@click.option(
-    "--force",
-    is_flag=True,
-    help="Also use a non-empty --out the demo did not make (your entries are kept, never deleted).",
-)
-@click.option(
-    "--rows",
-    type=click.IntRange(min=MIN_ROWS),
-    default=DEFAULT_ROWS,
-    show_default=True,
-    help="Orders in the generated data.",
-)
+@out_dir_option(old="--out", required=True)
+@url_option
+@force_option
+@rows_option(MIN_ROWS, DEFAULT_ROWS)
 @click.option(
     "--scenario",
     type=click.Choice(list(SCENARIOS)),
@@ -120,7 +133,9 @@ def _check_url(url: str | None) -> None:
     help="What to run: " + "; ".join(f"{s.name}: {s.summary}" for s in SCENARIOS.values()) + ".",
 )
 @settings_options
-def demo_command(out: str, url: str | None, force: bool, rows: int, scenario: str, env: str, cdk_json: Path) -> None:
+def demo_command(
+    out_dir: str, url: str | None, force: bool, rows: int, scenario: str, env: str, cdk_json: Path
+) -> None:
     """Run the sample pipeline on local Spark with the OpenLineage listener, validate its lineage, write the report.
 
     Each job runs with spark-submit and the pinned listener jar (make setup fetches it), reporting in the
@@ -132,9 +147,13 @@ def demo_command(out: str, url: str | None, force: bool, rows: int, scenario: st
     another schema, then revenue_weekly reads it; then try
       emr-lineage drift --dataset DIR/lake/curated/revenue_daily --events DIR/events.jsonl
     (details: docs/pipeline.md).
+
+    \b
+    --out-dir DIR holds lake/, events.jsonl, report.html and spark.log: a new or empty
+    directory, or an earlier demo's (--force: also one the demo did not make; your entries are
+    kept, never deleted).
     """
     _check_url(url)
-    jobs = SCENARIOS[scenario].jobs
     settings = load_settings(env, cdk_json)
     lineage = Lineage(
         openlineage=settings.openlineage,
@@ -143,48 +162,8 @@ def demo_command(out: str, url: str | None, force: bool, rows: int, scenario: st
         api_key=api_key_from_env(),
     )
     console = Console()  # the summary, a report for a person: stdout
-    notes = Console(stderr=True, soft_wrap=True)  # the progress on the way to it: stderr (docs/cli.md)
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=notes,
-        disable=not notes.is_terminal,  # off a terminal (a CI log), only the lines printed per job
-    )
-    steps = 2 + len(jobs)
-    with progress:
-        task = progress.add_task("generating data", total=steps)
-
-        def on_step(name: str) -> None:
-            if name == "validate":
-                progress.update(task, description="validating lineage, writing report")
-            else:
-                progress.update(task, description="generating data")
-
-        def on_job(name: str, run: JobRun | None) -> None:
-            if run is None:
-                progress.update(task, description=f"running {name}", advance=1 if name == jobs[0] else 0)
-            else:
-                progress.advance(task)
-                progress.console.print(f"  {name}: {run.seconds:.1f}s, {run.events} lineage events")
-
-        try:
-            result = run_demo(
-                out,
-                rows,
-                lineage=lineage,
-                force=force,
-                scenario=scenario,
-                on_step=on_step,
-                on_job=on_job,
-                schema_changes=schema_changes,
-            )
-        except DemoError as exc:
-            progress.stop()
-            fail(f"{exc} (Spark log: {Path(out).resolve() / 'spark.log'})", EXIT_CHECK_FAILED)
-        progress.update(task, completed=steps)
+    notes = stderr_console()  # the progress on the way to it: stderr (docs/cli.md)
+    result = _run(out_dir, rows, lineage, force, scenario, notes)
     console.print(_summary(result))
     if url:
         notes.print(f"the listener also sent each event to {url} (delivery problems: {result.spark_log})")

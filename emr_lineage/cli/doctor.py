@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from emr_lineage.cli.options import settings_options
+from emr_lineage.cli.options import format_option, marquez_option, settings_options, timeout_option
 from emr_lineage.cli.output import Command
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.http import DEFAULT_TIMEOUT
@@ -41,15 +41,7 @@ def _http_url(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 @click.command("doctor", cls=Command)
 @settings_options
-@click.option(
-    "--marquez",
-    "marquez_url",
-    default=None,
-    metavar="URL",
-    callback=_http_url,
-    help="Marquez API base URL instead of the SSM parameter (the load balancer is internal: "
-    "a port-forward, docs/e2e.md).",
-)
+@marquez_option(callback=_http_url)
 @click.option(
     "--gateway",
     "gateway_url",
@@ -58,24 +50,10 @@ def _http_url(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     callback=_http_url,
     help="Base URL of the lineage gateway's load balancer (default: the Marquez URL).",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_TIMEOUT,
-    show_default=True,
-    metavar="SECONDS",
-    help="Deadline of each HTTP request and AWS call.",
-)
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="A table for people, or JSON for scripts.",
-)
+@timeout_option(DEFAULT_TIMEOUT)
+@format_option(("table", "json"), "table")
 def doctor_command(
-    env: str, cdk_json: Path, marquez_url: str | None, gateway_url: str | None, timeout: float, output_format: str
+    env: str, cdk_json: Path, marquez_url: str | None, gateway_url: str | None, timeout: float, fmt: str
 ) -> None:
     """Check credentials, CDK bootstrap, EMR's cleanup role, the listener jar, the TLS zip, the
     deployed stacks and their SSM parameters, Marquez and the gateway, the gateway's API key (and
@@ -87,7 +65,7 @@ def doctor_command(
     settings = load_settings(env, cdk_json)
     options = DoctorOptions(marquez_url=marquez_url, gateway_url=gateway_url, timeout=timeout)
     report = run_doctor(settings, options)
-    if output_format == "json":
+    if fmt == "json":
         click.echo(json.dumps(report.as_json(), indent=2))
     else:
         _print_table(report)

@@ -12,8 +12,9 @@ import click
 
 from emr_lineage.analysis.drift import Drift, drift
 from emr_lineage.analysis.sources import dump
-from emr_lineage.cli.impact import dataset_option, format_option, print_notes, print_table, read_source, source_options
+from emr_lineage.cli.options import dataset_option, format_option, source_options
 from emr_lineage.cli.output import Command
+from emr_lineage.cli.sources import print_notes, print_table, read_source
 from emr_lineage.errors import EXIT_CHECK_FAILED
 
 
@@ -47,7 +48,7 @@ def _print_drift(report: Drift, fmt: str) -> None:
 
 @click.command("drift", cls=Command)
 @dataset_option
-@format_option
+@format_option(("table", "json"), "table")
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when the schema changed in the events read.")
 @source_options
 def drift_command(

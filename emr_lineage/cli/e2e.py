@@ -14,9 +14,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from emr_lineage.cli.options import poll_interval_option, settings_options
+from emr_lineage.cli.options import marquez_option, poll_interval_option, rows_option, settings_options
 from emr_lineage.cli.output import Command, fail, print_contract_rows
-from emr_lineage.cli.progress import cluster_poll_printer, elapsed, live_progress
+from emr_lineage.cli.progress import Steps, cluster_poll_printer, elapsed
 from emr_lineage.errors import EXIT_INTERRUPTED
 from emr_lineage.lineage.contracts.check import ContractResult
 from emr_lineage.pipeline import definition as pipeline
@@ -26,22 +26,11 @@ from emr_lineage.settings.loader import load_settings
 
 @click.command("e2e", cls=Command)
 @settings_options
-@click.option(
-    "--marquez",
-    "marquez_url",
-    metavar="URL",
-    help="Marquez API base URL instead of SSM's (e.g. http://localhost:5080 through an SSM port forward).",
-)
+@marquez_option()
 @click.option(
     "--keep-cluster", is_flag=True, help="Leave the cluster up after its steps (also after a failure) for debugging."
 )
-@click.option(
-    "--rows",
-    type=click.IntRange(min=pipeline.MIN_ROWS),
-    default=pipeline.DEFAULT_ROWS,
-    show_default=True,
-    help="Sample orders to generate.",
-)
+@rows_option(pipeline.MIN_ROWS, pipeline.DEFAULT_ROWS)
 @poll_interval_option
 @click.option(
     "--lineage-timeout",
@@ -84,10 +73,10 @@ def e2e_command(
         lineage_interval=lineage_interval,
     )
     seen: list[e2e.E2EResult] = []
-    progress = live_progress(console)
+    progress = Steps("cluster", console=console)
     callbacks = e2e.Callbacks(
         say=console.print,
-        on_poll=cluster_poll_printer(console, progress),
+        on_poll=cluster_poll_printer(progress),
         on_attempt=_show_attempt(console),
         on_cluster=seen.append,
     )

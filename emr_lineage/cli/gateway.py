@@ -12,6 +12,8 @@ import threading
 
 import click
 
+from emr_lineage.analysis.sources import parse_archive_uri
+from emr_lineage.cli.options import archive_option, marquez_option
 from emr_lineage.cli.output import Group, fail
 from emr_lineage.gateway.config import DEFAULT_FORWARD_RETRIES, DEFAULT_MAX_EVENT_BYTES
 from emr_lineage.gateway.local import HEALTH_PATH, LocalGateway, LocalGatewaySettings
@@ -28,6 +30,14 @@ def api_key_from_env() -> str | None:
 DEFAULT_DRAIN_SECONDS = 30.0
 
 
+def _archive_bucket(archive: str) -> str:
+    """The bucket of ``--archive s3://bucket``; the gateway writes its archive at the root."""
+    location = parse_archive_uri(archive)
+    if location.root:
+        fail(f"--archive {archive}: the gateway writes its archive at a bucket's root; give s3://{location.bucket}")
+    return location.bucket
+
+
 @click.group("gateway", cls=Group)
 def gateway_group() -> None:
     """The lineage gateway: durable, ordered, deduplicated ingestion in front of Marquez."""
@@ -35,14 +45,8 @@ def gateway_group() -> None:
 
 @gateway_group.command("serve")
 @click.option("--port", type=click.IntRange(0, 65535), default=5080, show_default=True, help="Port on 127.0.0.1.")
-@click.option(
-    "--marquez",
-    "marquez_url",
-    required=True,
-    metavar="URL",
-    help="Marquez's base URL to forward to (with or without /api/v1).",
-)
-@click.option("--bucket", required=True, metavar="NAME", help="S3 bucket of the raw event archive.")
+@marquez_option(required=True)
+@archive_option(required=True)
 @click.option("--queue", required=True, metavar="NAME", help="SQS FIFO queue (.fifo added when missing).")
 @click.option("--create", is_flag=True, help="Create the bucket, the FIFO queue and its dead-letter queue.")
 @click.option(
@@ -69,7 +73,7 @@ def gateway_group() -> None:
 def serve_command(
     port: int,
     marquez_url: str,
-    bucket: str,
+    archive: str,
     queue: str,
     create: bool,
     max_event_bytes: int,
@@ -78,12 +82,15 @@ def serve_command(
 ) -> None:
     """Accept lineage events (the listener's HTTP transport URL), forward them to Marquez, until SIGINT/SIGTERM.
 
-    With EMR_LINEAGE_API_KEY set, requests need ``Authorization: Bearer <key>``.
+    Events are forwarded to --marquez and archived in --archive, which is s3://bucket: the gateway
+    writes its archive at the bucket's root. With EMR_LINEAGE_API_KEY set, requests need
+    ``Authorization: Bearer <key>``.
     """
     try:
         marquez_url = base_url(marquez_url)
     except ValueError as exc:
         fail(f"--marquez: {exc}")
+    bucket = _archive_bucket(archive)
     if os.environ.get(API_KEY_ENV_VAR) == "":
         fail(f"{API_KEY_ENV_VAR} is set but empty: set the key, or unset it to run without authentication")
     settings = LocalGatewaySettings(

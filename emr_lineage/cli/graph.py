@@ -19,18 +19,28 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from emr_lineage.cli.options import (
+    depth_option,
+    events_option,
+    format_option,
+    level_option,
+    marquez_option,
+    output_option,
+    schema_dir_option,
+    skip_invalid_option,
+    strict_option,
+    timeout_option,
+)
 from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.cli.output_paths import refuse_overwriting_inputs, write_output
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_OK
-from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.lineage.events.merging import cyclic_gc_paused
 from emr_lineage.lineage.events.reader import EventsError, EventStream, load_events, stream_events
 from emr_lineage.lineage.events.sources import STDIN
 from emr_lineage.lineage.graph.from_events import build_graph_streamed
-from emr_lineage.lineage.graph.model import LEVELS, LineageGraph
+from emr_lineage.lineage.graph.model import LineageGraph
 from emr_lineage.lineage.report.html import render_html, write_html
 from emr_lineage.lineage.report.render import FORMATS, json_bytes, render
-from emr_lineage.lineage.schemas.store import FETCH_COMMAND, SCHEMA_DIR_ENV_VAR
 from emr_lineage.marquez.api import API_ROOT, DEFAULT_DEPTH
 
 if TYPE_CHECKING:
@@ -148,67 +158,16 @@ def _write_while(path: Path, data: bytes, meanwhile: Callable[[], None]) -> None
         raise failed[0]
 
 
-events_option = click.option(
-    "--events",
-    "events",
-    multiple=True,
-    metavar="PATH",
-    help="OpenLineage events: .jsonl/.ndjson/.json files (gzipped or not), directories, or - for standard input "
-    "(repeatable).",
-)
-
-
-marquez_option = click.option(
-    "--marquez", "marquez_url", metavar="URL", help="Marquez API base URL, e.g. http://localhost:5000."
-)
-
-
-depth_option = click.option(
-    "--depth", type=click.IntRange(min=0), default=DEFAULT_DEPTH, show_default=True, help="Marquez lineage depth."
-)
-
-
-timeout_option = click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=DEFAULT_TIMEOUT,
-    show_default=True,
-    help="Marquez HTTP timeout, seconds.",
-)
-
-
-skip_option = click.option(
-    "--skip-invalid", is_flag=True, help="Skip malformed events (reported with their count) instead of failing."
-)
-
-
-strict_option = click.option(
-    "--strict",
-    is_flag=True,
-    help="Require every field the OpenLineage schema requires (default: lenient, see docs/graph.md); needs the "
-    f"schemas (`{FETCH_COMMAND}`).",
-)
-
-
-schema_dir_option = click.option(
-    "--schema-dir",
-    "schema_dir",
-    metavar="DIR",
-    help=f"Where the OpenLineage JSON schemas are (default: ${SCHEMA_DIR_ENV_VAR}, else the user cache that "
-    f"`{FETCH_COMMAND}` fills).",
-)
-
-
 @click.command("graph", cls=Command)
-@events_option
-@marquez_option
+@events_option()
+@marquez_option()
 @click.option(
     "--node", "node_id", metavar="ID", help="Marquez start node, e.g. job:<namespace>:<name> (with --marquez)."
 )
-@depth_option
-@click.option("--level", type=click.Choice(LEVELS), default="application", show_default=True)
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
-@click.option("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
+@depth_option(DEFAULT_DEPTH, minimum=0)
+@level_option
+@format_option(FORMATS, "json")
+@output_option()
 @click.option("--title", default="Lineage report", show_default=True, help="Title of the HTML report.")
 @click.option(
     "--column-lineage",
@@ -216,10 +175,10 @@ schema_dir_option = click.option(
     is_flag=True,
     help=f"With --marquez: also read GET {API_ROOT}/column-lineage for the node.",
 )
-@skip_option
+@skip_invalid_option
 @strict_option
-@schema_dir_option
-@timeout_option
+@schema_dir_option()
+@timeout_option()
 @_without_cyclic_gc
 def graph_command(
     events: tuple[str, ...],
@@ -288,12 +247,12 @@ def _print_result(result: ContractResult, fmt: str) -> None:
 @click.option(
     "--contract", "contract_path", required=True, metavar="FILE", help="Lineage contract (YAML, see docs/contracts.md)."
 )
-@events_option
-@marquez_option
+@events_option()
+@marquez_option()
 @click.option(
     "--var", "variables", multiple=True, metavar="NAME=VALUE", help="Contract placeholder value (repeatable)."
 )
-@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
+@format_option(("table", "json"), "table")
 @click.option(
     "--parent-job",
     "parent_job",
@@ -301,12 +260,12 @@ def _print_result(result: ContractResult, fmt: str) -> None:
     help="With --marquez: the jobs ran under this parent job (e.g. emr_lineage_launch), which Marquez "
     "prefixes to their names.",
 )
-@click.option("--html", "html_path", metavar="FILE", help="Also write the HTML report with the contract result.")
-@depth_option
-@skip_option
+@output_option(old="--html")
+@depth_option(DEFAULT_DEPTH, minimum=0)
+@skip_invalid_option
 @strict_option
-@schema_dir_option
-@timeout_option
+@schema_dir_option()
+@timeout_option()
 @_without_cyclic_gc
 def validate_command(
     contract_path: str,
@@ -315,7 +274,7 @@ def validate_command(
     variables: tuple[str, ...],
     fmt: str,
     parent_job: str | None,
-    html_path: str | None,
+    output: str | None,
     depth: int,
     skip_invalid: bool,
     strict: bool,
@@ -327,8 +286,8 @@ def validate_command(
     if bool(events) == bool(marquez_url):
         fail("give either --events PATH... or --marquez URL")
     _check_events_paths(events)
-    if html_path is not None:
-        refuse_overwriting_inputs("--html", html_path, events, contract_path)
+    if output is not None:
+        refuse_overwriting_inputs("--output", output, events, contract_path)
     # Contracts (and YAML) only for validate: `graph` starts without them, about 20 ms sooner.
     from emr_lineage.lineage.contracts.check import resolve, validate
     from emr_lineage.lineage.contracts.model import load_contract
@@ -346,11 +305,12 @@ def validate_command(
             reply = read_contract_lineage(client, contract, values, parent_job, depth)
         graph = contract_graph(reply, contract, parent_job)
     else:
-        graph = _load(events, skip_invalid, strict, contract.level, schema_dir, column_lineage=html_path is not None)
+        graph = _load(events, skip_invalid, strict, contract.level, schema_dir, column_lineage=output is not None)
     result = validate(contract, graph, values)
-    if html_path:  # written before the verdict: a failing write is the only line, not one after "matches"
+    if output:  # the HTML report with the contract result, written before the verdict: a failing write is the
+        # only line, not one after "matches"
         title = f"Lineage contract: {Path(contract_path).name}"
         drift = _drift(events, skip_invalid, strict, schema_dir)
-        write_output("--html", html_path, lambda path: write_html(path, graph, result, title=title, drift=drift))
+        write_output("--output", output, lambda path: write_html(path, graph, result, title=title, drift=drift))
     _print_result(result, fmt)
     sys.exit(EXIT_OK if result.ok else EXIT_CHECK_FAILED)

@@ -15,9 +15,9 @@ from rich.console import Console
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
-from emr_lineage.cli.options import poll_interval_option, settings_options
+from emr_lineage.cli.options import job_option, poll_interval_option, settings_options
 from emr_lineage.cli.output import Command, fail
-from emr_lineage.cli.progress import cluster_poll_printer, live_progress
+from emr_lineage.cli.progress import Steps, cluster_poll_printer
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED
 from emr_lineage.launch import plan as launch_plan
 from emr_lineage.settings.loader import load_settings
@@ -31,13 +31,7 @@ def stdin_is_interactive() -> bool:
 
 @click.command("launch", cls=Command)
 @settings_options
-@click.option(
-    "--job",
-    "job_path",
-    required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="PySpark script to run, e.g. jobs/revenue_daily.py (its file stem is the Spark app name).",
-)
+@job_option(required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--deploy-mode",
     type=click.Choice(launch_plan.DEPLOY_MODES),
@@ -51,7 +45,7 @@ def stdin_is_interactive() -> bool:
 def launch(
     env: str,
     cdk_json: Path,
-    job_path: Path,
+    job: Path,
     deploy_mode: str,
     no_wait: bool,
     poll_interval: float,
@@ -64,7 +58,7 @@ def launch(
     """
     console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     settings = load_settings(env, cdk_json)
-    job = launch_plan.JobRequest(script=job_path, args=job_args, deploy_mode=deploy_mode)
+    job = launch_plan.JobRequest(script=job, args=job_args, deploy_mode=deploy_mode)
     try:
         parent = ParentContext.from_env()
     except ParentContextError as exc:
@@ -132,10 +126,10 @@ def _marquez_url(clients: aws_clients.AwsClients, plan: launch_plan.LaunchPlan) 
 def _wait(
     console: Console, clients: aws_clients.AwsClients, cluster: emr_cluster.LaunchedCluster, poll_interval: float
 ) -> emr_cluster.Outcome:
-    progress = live_progress(console)
-    show = cluster_poll_printer(console, progress, label=f"cluster {cluster.cluster_id}")
-    with progress:
-        return emr_cluster.wait_for_steps(clients.emr, cluster, poll_interval=poll_interval, on_poll=show)
+    with Steps(f"cluster {cluster.cluster_id}", console=console) as steps:
+        return emr_cluster.wait_for_steps(
+            clients.emr, cluster, poll_interval=poll_interval, on_poll=cluster_poll_printer(steps)
+        )
 
 
 def _on_interrupt(console: Console, clients: aws_clients.AwsClients, cluster: emr_cluster.LaunchedCluster) -> None:

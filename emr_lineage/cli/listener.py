@@ -18,36 +18,13 @@ from typing import Any
 
 import click
 
-from emr_lineage.cli.options import settings_options
+from emr_lineage.cli.options import artifacts_bucket_option, pin_options, settings_options
 from emr_lineage.cli.output import Command
 from emr_lineage.listener.jar import FetchedJar
 from emr_lineage.listener.maven import fetch_listener_jar
 from emr_lineage.listener.pin import PinResult, pin_listener
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.model import OpenLineageSettings
-
-
-def pin_options(function: Any) -> Any:
-    """``--pin``, ``--pgp-key FILE`` and ``--replace-pin``, shared by both commands."""
-    function = click.option(
-        "--replace-pin",
-        is_flag=True,
-        help="With --pin: replace a different SHA-256 already pinned in cdk.json (else that is refused).",
-    )(function)
-    function = click.option(
-        "--pgp-key",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        default=None,
-        metavar="FILE",
-        help="With --pin: armored public key file holding the key whose fingerprint cdk.json sets "
-        "(versions.openlineage_spark.pgp_fingerprint); the jar's .asc must be its signature. No keyserver is asked.",
-    )(function)
-    return click.option(
-        "--pin",
-        is_flag=True,
-        help="Verify the jar through Maven (the repository's SHA-1; and its .asc when cdk.json sets "
-        "pgp_fingerprint) instead of against the pin, and write its SHA-256 into cdk.json.",
-    )(function)
 
 
 @click.command("fetch-listener", cls=Command)
@@ -84,7 +61,7 @@ def fetch_listener_command(
 
 @click.command("stage-listener", cls=Command)
 @settings_options
-@click.option("--bucket", default=None, help="Artifacts bucket name (skips the SSM lookup).")
+@artifacts_bucket_option
 @pin_options
 def stage_listener_command(
     env: str, cdk_json: Path, bucket: str | None, pin: bool, pgp_key: Path | None, replace_pin: bool

@@ -1,42 +1,337 @@
-"""Click options shared by the commands that read settings or poll EMR (kept out of
-``emr_lineage.cli.output`` so that commands without them do not import settings and boto3)."""
+"""Every option two or more commands take, declared once with its one meaning (docs/cli.md, "Vocabulary"),
+and the deprecated spellings of the last release (:func:`deprecated_alias`).
+
+Light on purpose: ``emr-lineage graph`` imports this module, so settings (pydantic) and EMR (boto3)
+are imported only when a command that takes their options is defined.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from emr_lineage.aws.emr import DEFAULT_POLL_SECONDS
-from emr_lineage.settings.loader import DEFAULT_CDK_JSON, DEFAULT_ENV
+from emr_lineage.cli.output import fail, warn
+from emr_lineage.http.defaults import DEFAULT_TIMEOUT
 
-# Options shared by every command that reads settings.
-env_option = click.option(
-    "--env", "env", default=DEFAULT_ENV, show_default=True, metavar="NAME", help="Environment name in cdk.json."
-)
-cdk_json_option = click.option(
-    "--cdk-json",
-    "cdk_json",
-    default=str(DEFAULT_CDK_JSON),
-    show_default=True,
-    type=click.Path(path_type=Path),
-    metavar="PATH",
-    help="The cdk.json that holds the emr-lineage settings.",
-)
+Decorator = Callable[[Any], Any]
 
 
-# Polling EMR: 0 would be a busy loop on the API until throttled.
-poll_interval_option = click.option(
-    "--poll-interval",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_POLL_SECONDS,
-    show_default=True,
-    metavar="SECONDS",
-    help="Seconds between EMR state polls.",
-)
+def _apply(function: Any, options: Sequence[Decorator]) -> Any:
+    """``options`` in the order given, as if stacked as decorators in that order."""
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+# ---- Deprecated spellings: hidden, mapped onto the new option, one warning line each.
+
+
+class _DeprecatedAlias(click.Option):
+    """A hidden option of the last release's spelling: given, it prints one ``warning:`` line and hands
+    its value (converted) to the new option, which then checks it as if it had been given."""
+
+    def __init__(self, decls: Sequence[str], *, new: str, new_spelling: str, convert: Callable[[Any], Any], **kwargs):
+        super().__init__(list(decls), hidden=True, expose_value=False, **kwargs)
+        self.new, self.new_spelling, self.convert = new, new_spelling, convert
+
+    def handle_parse_result(self, ctx: click.Context, opts: Mapping[str, Any], args: list[str]) -> tuple[Any, list]:
+        if self.name not in opts:
+            return None, args
+        old = self.opts[0]
+        if self.new in opts:
+            fail(f"{old} and {self.new_spelling.split()[0]} both given; give only {self.new_spelling.split()[0]}")
+        warn(f"{old} is deprecated and will be removed in the next release; use {self.new_spelling}")
+        # The new option is processed after this one (click processes the options not given last).
+        opts[self.new] = self.convert(opts[self.name])  # type: ignore[index]
+        return None, args
+
+
+def deprecated_alias(
+    old: str,
+    new: str,
+    new_spelling: str,
+    *,
+    convert: Callable[[Any], Any] = lambda value: value,
+    is_flag: bool = False,
+    metavar: str | None = None,
+) -> Decorator:
+    """A hidden ``old`` option that stands for the option whose parameter is ``new``: ``warning: OLD is
+    deprecated and will be removed in the next release; use NEW_SPELLING`` on stderr, once."""
+    name = "deprecated_" + old.lstrip("-").replace("-", "_")
+    return click.option(
+        old,
+        name,
+        cls=_DeprecatedAlias,
+        new=new,
+        new_spelling=new_spelling,
+        convert=convert,
+        is_flag=is_flag,
+        metavar=metavar,
+    )
+
+
+# ---- Settings and EMR.
 
 
 def settings_options(function: Any) -> Any:
-    """``--env`` and ``--cdk-json``, in that order."""
-    return env_option(cdk_json_option(function))
+    """``--env NAME`` and ``--cdk-json PATH``, in that order."""
+    from emr_lineage.settings.loader import DEFAULT_CDK_JSON, DEFAULT_ENV
+
+    env = click.option(
+        "--env", "env", default=DEFAULT_ENV, show_default=True, metavar="NAME", help="Environment name in cdk.json."
+    )
+    cdk_json = click.option(
+        "--cdk-json",
+        "cdk_json",
+        default=str(DEFAULT_CDK_JSON),
+        show_default=True,
+        type=click.Path(path_type=Path),
+        metavar="PATH",
+        help="The cdk.json that holds the emr-lineage settings.",
+    )
+    return _apply(function, [env, cdk_json])
+
+
+def poll_interval_option(function: Any) -> Any:
+    """``--poll-interval SECONDS`` between EMR polls: 0 would be a busy loop on the API until throttled."""
+    from emr_lineage.aws.emr import DEFAULT_POLL_SECONDS
+
+    return click.option(
+        "--poll-interval",
+        type=click.FloatRange(min=0, min_open=True),
+        default=DEFAULT_POLL_SECONDS,
+        show_default=True,
+        metavar="SECONDS",
+        help="Seconds between EMR state polls.",
+    )(function)
+
+
+artifacts_bucket_option = click.option(
+    "--bucket", default=None, metavar="NAME", help="The artifacts bucket's name (default: from SSM)."
+)
+
+
+def pin_options(function: Any) -> Any:
+    """``--pin``, ``--pgp-key FILE`` and ``--replace-pin`` of the listener jar."""
+    pin = click.option(
+        "--pin",
+        is_flag=True,
+        help="Verify the jar through Maven (the repository's SHA-1; and its .asc when cdk.json sets "
+        "pgp_fingerprint) instead of against the pin, and write its SHA-256 into cdk.json.",
+    )
+    pgp_key = click.option(
+        "--pgp-key",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="With --pin: armored public key file holding the key whose fingerprint cdk.json sets "
+        "(versions.openlineage_spark.pgp_fingerprint); the jar's .asc must be its signature. No keyserver is asked.",
+    )
+    replace_pin = click.option(
+        "--replace-pin",
+        is_flag=True,
+        help="With --pin: replace a different SHA-256 already pinned in cdk.json (else that is refused).",
+    )
+    return _apply(function, [pin, pgp_key, replace_pin])
+
+
+# ---- Where events come from, and where they go.
+
+EVENTS_HELP = (
+    "OpenLineage events: .jsonl/.ndjson/.json files (gzipped or not), directories, or - for standard input "
+    "(repeatable)."
+)
+
+
+def events_option(required: bool = False) -> Decorator:
+    return click.option("--events", "events", multiple=True, required=required, metavar="PATH", help=EVENTS_HELP)
+
+
+def marquez_option(required: bool = False, callback: Callable[..., Any] | None = None) -> Decorator:
+    return click.option(
+        "--marquez",
+        "marquez_url",
+        required=required,
+        callback=callback,
+        metavar="URL",
+        help="Marquez API base URL (http://host:5000, with or without /api/v1); the lineage gateway's URL where "
+        "events are sent.",
+    )
+
+
+ARCHIVE_HELP = "The lineage gateway's event archive: s3://bucket, or s3://bucket/prefix for a copy under a prefix."
+
+
+def archive_option(required: bool = False) -> Decorator:
+    """``--archive s3://bucket[/prefix]``, with the last release's ``--bucket NAME`` (= s3://NAME)."""
+    new = click.option("--archive", "archive", required=required, metavar="S3URI", help=ARCHIVE_HELP)
+    old = deprecated_alias(
+        "--bucket", "archive", "--archive s3://NAME", convert=lambda name: f"s3://{name}", metavar="NAME"
+    )
+    return lambda function: _apply(function, [new, old])
+
+
+since_option = click.option(
+    "--since", metavar="ISO", help="Only events whose eventTime is at or after this time (ISO 8601, UTC by default)."
+)
+until_option = click.option("--until", metavar="ISO", help="Only events whose eventTime is at or before this time.")
+
+
+def timeout_option(default: float = DEFAULT_TIMEOUT) -> Decorator:
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(min=0.1),
+        default=default,
+        show_default=True,
+        metavar="SECONDS",
+        help="Deadline of each request (HTTP or AWS), its retries included.",
+    )
+
+
+skip_invalid_option = click.option(
+    "--skip-invalid", is_flag=True, help="Skip malformed events (their count on stderr) instead of failing."
+)
+
+
+def source_options(function: Any) -> Any:
+    """``--events``/``--marquez``/``--archive`` (one of them), ``--since``/``--until``, ``--timeout``,
+    ``--skip-invalid``: where an analysis command reads its events."""
+    options = [
+        events_option(),
+        marquez_option(),
+        archive_option(),
+        since_option,
+        until_option,
+        timeout_option(),
+        skip_invalid_option,
+    ]
+    return _apply(function, options)
+
+
+url_option = click.option(
+    "--url",
+    metavar="URL",
+    help="Have the listener also send each event to this OpenLineage endpoint (the lineage gateway, e.g. "
+    "emr-lineage gateway serve, or Marquez); $EMR_LINEAGE_API_KEY is its Bearer key.",
+)
+
+
+def output_option(old: str | None = None, **kwargs: Any) -> Decorator:
+    """``-o/--output FILE``: the file the command writes; ``old`` is the last release's spelling, deprecated."""
+    new = click.option(
+        "-o", "--output", "output", metavar="FILE", help="Write the command's file here (see above for what).", **kwargs
+    )
+    if old is None:
+        return new
+    alias = deprecated_alias(old, "output", "-o/--output FILE", metavar="FILE")
+    return lambda function: _apply(function, [new, alias])
+
+
+def out_dir_option(old: str | None = None, **kwargs: Any) -> Decorator:
+    """``--out-dir DIR``: the directory the command writes into; ``old`` deprecated as in :func:`output_option`."""
+    new = click.option(
+        "--out-dir", "out_dir", metavar="DIR", help="Write the command's files in this directory (see above).", **kwargs
+    )
+    if old is None:
+        return new
+    alias = deprecated_alias(old, "out_dir", "--out-dir DIR", metavar="DIR")
+    return lambda function: _apply(function, [new, alias])
+
+
+force_option = click.option(
+    "--force",
+    is_flag=True,
+    help="Go on where a safety check would stop: demo, in an --out-dir it did not make (your entries are kept); "
+    "tls, though emr.in_transit_encryption is false.",
+)
+
+
+# ---- What to analyse and how to show it.
+
+dataset_option = click.option(
+    "--dataset",
+    required=True,
+    metavar="ID",
+    help="The dataset: s3://bucket/path, a local path, or table:<name> / table:<db>.<name> (as in contracts).",
+)
+
+
+def job_option(**kwargs: Any) -> Decorator:
+    return click.option(
+        "--job",
+        metavar="JOB",
+        help="The Spark job: its name (runs: an application's name includes its actions), or for launch its "
+        "PySpark script, e.g. jobs/revenue_daily.py (the file stem is the name).",
+        **kwargs,
+    )
+
+
+def format_option(choices: Sequence[str], default: str) -> Decorator:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default=default,
+        show_default=True,
+        help="How the result is written: a table for people, JSON for scripts, or a rendering of the graph.",
+    )
+
+
+def level_option(function: Any) -> Any:
+    from emr_lineage.lineage.graph.model import LEVELS
+
+    return click.option(
+        "--level",
+        type=click.Choice(LEVELS),
+        default="application",
+        show_default=True,
+        help="application: Spark actions folded into their application's run; action: one run per action.",
+    )(function)
+
+
+def depth_option(default: int | None = None, minimum: int = 1) -> Decorator:
+    return click.option(
+        "--depth",
+        type=click.IntRange(min=minimum),
+        default=default,
+        show_default=default is not None,
+        metavar="N",
+        help="Follow lineage at most N jobs from the start (with --marquez: Marquez's lineage depth; "
+        "impact's default: all).",
+    )
+
+
+def rows_option(minimum: int, default: int) -> Decorator:
+    return click.option(
+        "--rows",
+        type=click.IntRange(min=minimum),
+        default=default,
+        show_default=True,
+        help="Sample orders to generate.",
+    )
+
+
+def schema_dir_option(name: str = "schema_dir") -> Decorator:
+    from emr_lineage.lineage.schemas.store import FETCH_COMMAND, SCHEMA_DIR_ENV_VAR
+
+    return click.option(
+        "--schema-dir",
+        name,
+        metavar="DIR",
+        help=f"The directory of the OpenLineage JSON schemas (default: ${SCHEMA_DIR_ENV_VAR}, else the user cache "
+        f"that `{FETCH_COMMAND}` fills).",
+    )
+
+
+def strict_option(function: Any) -> Any:
+    from emr_lineage.lineage.schemas.store import FETCH_COMMAND
+
+    return click.option(
+        "--strict",
+        is_flag=True,
+        help="Require every field the OpenLineage schema requires (default: lenient, see docs/graph.md); needs the "
+        f"schemas (`{FETCH_COMMAND}`).",
+    )(function)

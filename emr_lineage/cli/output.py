@@ -36,6 +36,11 @@ def fail(message: object, exit_code: int = EXIT_CANNOT_RUN) -> NoReturn:
     sys.exit(exit_code)
 
 
+def warn(message: object) -> None:
+    """Print ``warning: <message>`` on stderr (a deprecated spelling, a note that changes nothing)."""
+    click.echo(f"warning: {one_line(message)}", err=True)
+
+
 def debugging() -> bool:
     return bool(os.environ.get(DEBUG_ENV_VAR))
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from emr_lineage.cli.gateway import API_KEY_ENV_VAR, api_key_from_env
-from emr_lineage.cli.options import settings_options
+from emr_lineage.cli.gateway import api_key_from_env
+from emr_lineage.cli.options import output_option, settings_options, url_option
 from emr_lineage.cli.output import Command
 from emr_lineage.listener.maven import local_listener_jar
 from emr_lineage.settings.loader import load_settings
@@ -33,16 +33,8 @@ def _properties(pairs: Sequence[str]) -> dict[str, str]:
 
 
 @click.command("run-local", cls=Command)
-@click.option(
-    "--url", metavar="URL", help=f"Send events to this OpenLineage endpoint (Bearer key: ${API_KEY_ENV_VAR})."
-)
-@click.option(
-    "--events",
-    "events_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    metavar="FILE",
-    help="Append events to this file, one JSON event per line (with --url too: both).",
-)
+@url_option
+@output_option(old="--events", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--conf",
     "conf",
@@ -56,7 +48,7 @@ def _properties(pairs: Sequence[str]) -> dict[str, str]:
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 def run_local_command(
     url: str | None,
-    events_file: Path | None,
+    output: Path | None,
     conf: Sequence[str],
     env: str,
     cdk_json: Path,
@@ -64,22 +56,23 @@ def run_local_command(
     script_args: Sequence[str],
 ) -> None:
     """Run the PySpark SCRIPT on local Spark with the pinned OpenLineage listener reporting to --url,
-    --events or both, in the OpenLineage namespace of ENV's settings; exit with the script's status.
+    -o/--output FILE (the events appended, one JSON event per line) or both, in the OpenLineage namespace
+    of ENV's settings; exit with the script's status.
     Arguments after -- go to the script (as with launch).
 
     \b
     The script runs with spark-submit, as an EMR step does: the listener jar on the driver's
     classpath, the same listener properties as ENV's clusters; only the destination differs. Spark's output goes
     to this terminal. Example:
-      emr-lineage run-local --events events.jsonl jobs/revenue_daily.py -- --lake /tmp/lake
+      emr-lineage run-local -o events.jsonl jobs/revenue_daily.py -- --lake /tmp/lake
     """
-    if url is None and events_file is None:
-        raise click.UsageError("give --url URL, --events FILE or both: where the listener sends the events")
+    if url is None and output is None:
+        raise click.UsageError("give --url URL, -o/--output FILE or both: where the listener sends the events")
     extra = _properties(conf)
     settings = load_settings(env, cdk_json)
     jar = local_listener_jar(settings.versions.openlineage_spark)
     listener = ListenerConfig.for_settings(
-        settings.openlineage, api_url=url, events_file=str(events_file.resolve()) if events_file else None
+        settings.openlineage, api_url=url, events_file=str(output.resolve()) if output else None
     )
     properties = local_listener_properties(listener, jar=str(jar), api_key=api_key_from_env())
     if DRIVER_CLASSPATH in extra:  # the script's own classpath entries, after the listener's

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import click
 
+from emr_lineage.cli.options import schema_dir_option, timeout_option
 from emr_lineage.cli.output import Group, fail
 from emr_lineage.lineage.schemas.store import (
     CANONICAL_BASE_URL,
     DEFAULT_FETCH_TIMEOUT,
-    SCHEMA_DIR_ENV_VAR,
     SPEC_VERSION,
     fetch,
     install_from_dir,
@@ -27,12 +27,7 @@ def schemas_group() -> None:
 
 
 @schemas_group.command("fetch")
-@click.option(
-    "--schema-dir",
-    "directory",
-    metavar="DIR",
-    help=f"Write the schemas here (default: ${SCHEMA_DIR_ENV_VAR}, else the user cache).",
-)
+@schema_dir_option("directory")
 @click.option(
     "--from-dir",
     "from_dir",
@@ -48,13 +43,7 @@ def schemas_group() -> None:
     help="A mirror of the OpenLineage spec site (tests and offline mirrors): each schema is read from "
     "URL + the path of its $id below https://openlineage.io/spec/.",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=DEFAULT_FETCH_TIMEOUT,
-    show_default=True,
-    help="Deadline of each download (connection, retries and body), seconds.",
-)
+@timeout_option(DEFAULT_FETCH_TIMEOUT)
 @click.option(
     "--if-missing", is_flag=True, help="Do nothing when the directory already holds the pinned schemas, all valid."
 )

@@ -4,7 +4,7 @@ it in the artifacts bucket, and check that the environment's security configurat
 Exit codes (docs/cli.md): 0 staged and read by the security configuration (or nothing to do:
 in-transit encryption is off); 1 staged, but the deployed security configuration does not read
 it (or cannot be read); 2 it could not (a zip already staged without --replace, an existing
---out, missing SSM parameter or bucket, AWS error); 130 interrupted.
+--output, missing SSM parameter or bucket, AWS error); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import click
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsClients, AwsError, read_parameter
-from emr_lineage.cli.options import settings_options
+from emr_lineage.cli.options import artifacts_bucket_option, force_option, output_option, settings_options
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.operations import tls
@@ -31,25 +31,19 @@ from emr_lineage.settings.loader import load_settings
     show_default=True,
     help="Days the certificate is valid.",
 )
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="Also keep the zip here (a new file; it holds the private key).",
-)
-@click.option("--bucket", default=None, help="Artifacts bucket name (skips the SSM lookup).")
+@output_option(old="--out", type=click.Path(path_type=Path, dir_okay=False))
+@artifacts_bucket_option
 @click.option("--replace", is_flag=True, help="Replace a zip already staged (running clusters keep the old one).")
-@click.option("--force", is_flag=True, help="Make and stage the zip even though emr.in_transit_encryption is false.")
+@force_option
 def tls_command(
-    env: str, cdk_json: Path, days: int, out: Path | None, bucket: str | None, replace: bool, force: bool
+    env: str, cdk_json: Path, days: int, output: Path | None, bucket: str | None, replace: bool, force: bool
 ) -> None:
     """Make a self-signed wildcard certificate for the region's internal domain, zip it as EMR expects
     (privateKey.pem, certificateChain.pem, trustedCertificates.pem) and upload it to
     s3://<artifacts bucket>/tls/emr-tls-certificates.zip.
 
     \b
-    emr-lineage tls --env prod --days 365 --out prod-tls.zip
+    emr-lineage tls --env prod --days 365 -o prod-tls.zip
     """
     settings = load_settings(env, cdk_json)
     if not settings.emr.in_transit_encryption and not force:
@@ -58,8 +52,8 @@ def tls_command(
             "certificates, so no zip is needed (--force makes one anyway)"
         )
         return
-    if out is not None and out.exists():
-        fail(f"--out {out} exists; choose a new file name (the zip is never overwritten)")
+    if output is not None and output.exists():
+        fail(f"--output {output} exists; choose a new file name (the zip is never overwritten)")
 
     clients = AwsClients.for_settings(settings)
     region = clients.s3.meta.region_name
@@ -72,9 +66,9 @@ def tls_command(
         tls.refuse_to_overwrite(clients.s3, bucket)
 
     bundle = tls.certificate_zip(region, days=days)
-    if out is not None:
-        tls.write_new_file(out, bundle.data)
-        click.echo(f"wrote {out}", err=True)
+    if output is not None:
+        tls.write_new_file(output, bundle.data)
+        click.echo(f"wrote {output}", err=True)
     staged = tls.stage(clients.s3, bucket, bundle)
     click.echo(
         f"uploaded {staged.uri}: self-signed {bundle.common_name}, valid until {bundle.not_after:%Y-%m-%d} "

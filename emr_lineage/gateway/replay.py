@@ -1,8 +1,12 @@
 """Replay: re-post archived events to Marquez, run by run, each run's events in their order.
 
 The archive (``raw/date=YYYY-MM-DD/hour=HH/<run>/<event time>-<hash>.json``, see
-:mod:`emr_lineage.aws.archive`) is listed hour by hour, so a time window selects by the hour
-the gateway received an event (inclusive); ``run_id`` selects one run (the FIFO group's run: the
+:mod:`emr_lineage.aws.archive`; at the root of a bucket or under a prefix, an
+:class:`~emr_lineage.aws.archive.ArchiveLocation`) is listed hour by hour of arrival. A window on
+event time (``since``/``until``, inclusive) lists the hours of arrival from an hour before it to an
+hour after it (:data:`ARRIVAL_SLACK`) and keeps the keys whose event time, the start of their file
+name, is in it: no body is read to choose. A window on the hour of arrival (``arrived_since``/
+``arrived_until``) lists those hours only. ``run_id`` selects one run (the FIFO group's run: the
 root or parent run when there is one). Within a run, events are replayed by event time, the order
 the run reported, across the hours they arrived in; a body resent in another hour is archived
 twice under the same ``-<hash>.json`` ending and replayed once (``ReplayPlan.duplicates`` counts the
@@ -22,13 +26,16 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.aws.archive import ARCHIVE_ROOT, archive_prefixes, group_of
+from emr_lineage.aws.archive import ARCHIVE_ROOT, ArchiveLocation, archive_prefixes, group_of
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.ingest import check_request
 from emr_lineage.gateway.verdict import Rejected
+from emr_lineage.lineage.times import parse_time
 
 # Replay re-checks archived bodies, which the gateway accepted under its own size limit.
 _NO_SIZE_LIMIT = 1 << 40
+# The hour of arrival follows the event time by seconds: an hour each side keeps a late or early arrival.
+ARRIVAL_SLACK = dt.timedelta(hours=1)
 
 
 class ReplayError(EmrLineageError):
@@ -59,52 +66,74 @@ def _event_time_and_hash(key: str) -> tuple[str, str]:
     return time, rest
 
 
-def _keys(s3: Any, bucket: str, prefix: str) -> Iterator[str]:
+def _keys(s3: Any, location: ArchiveLocation, prefix: str) -> Iterator[str]:
     try:
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=location.bucket, Prefix=prefix):
             for item in page.get("Contents", ()):
                 yield item["Key"]
     except (BotoCoreError, ClientError) as exc:
-        raise ReplayError(f"cannot list s3://{bucket}/{prefix}: {' '.join(str(exc).split())}") from None
+        raise ReplayError(f"cannot list s3://{location.bucket}/{prefix}: {' '.join(str(exc).split())}") from None
 
 
-def _prefixes(
-    since: dt.datetime | None, until: dt.datetime | None, run_id: str | None, now: Callable[[], dt.datetime]
-) -> list[str]:
-    """The prefixes to list, oldest first; a window that ends before it starts is a :class:`ReplayError`."""
-    if since is None:
-        if until is not None:
-            raise ReplayError("--until needs --since")
-        return [ARCHIVE_ROOT]
-    end = until or now()
-    if since > end:
-        what = (
-            f"--until {until.isoformat()}"
-            if until
-            else f"now ({end.isoformat(timespec='seconds')}, the default --until)"
-        )
-        raise ReplayError(f"--since {since.isoformat()} is after {what}: give a window that starts before it ends")
-    return archive_prefixes(since, end, run_id)
+@dataclass(frozen=True)
+class ReplayWindow:
+    """What to replay: event time from ``since`` to ``until``, arrival from ``arrived_since`` to
+    ``arrived_until`` (each inclusive, each end open when None), ``run_id`` only."""
+
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+    arrived_since: dt.datetime | None = None
+    arrived_until: dt.datetime | None = None
+    run_id: str | None = None
+
+    def holds(self, key: str) -> bool:
+        """Whether the archived ``key``'s event time (its file name's start) is in the window."""
+        if self.since is None and self.until is None:
+            return True
+        try:
+            moment = parse_time(_event_time_and_hash(key)[0])
+        except ValueError:
+            return False  # an event without a time cannot be placed in a window
+        return (self.since is None or moment >= self.since) and (self.until is None or moment <= self.until)
+
+
+def _check_order(first: str, start: dt.datetime | None, last: str, end: dt.datetime | None, now: dt.datetime) -> None:
+    """A window that ends before it starts is a :class:`ReplayError`."""
+    if start is not None and start > (end or now):
+        what = f"{last} {end.isoformat()}" if end else f"now ({now.isoformat(timespec='seconds')}, the default {last})"
+        raise ReplayError(f"{first} {start.isoformat()} is after {what}: give a window that starts before it ends")
+
+
+def _prefixes(window: ReplayWindow, now: dt.datetime) -> list[str]:
+    """The archive prefixes to list, oldest first."""
+    if window.arrived_until is not None and window.arrived_since is None:
+        raise ReplayError("--arrived-until needs --arrived-since")
+    _check_order("--since", window.since, "--until", window.until, now)
+    _check_order("--arrived-since", window.arrived_since, "--arrived-until", window.arrived_until, now)
+    if window.arrived_since is not None:
+        return archive_prefixes(window.arrived_since, window.arrived_until or now, window.run_id)
+    if window.since is not None:
+        end = (window.until or now) + ARRIVAL_SLACK
+        return archive_prefixes(window.since - ARRIVAL_SLACK, end, window.run_id)
+    return [ARCHIVE_ROOT]
 
 
 def plan_replay(
     s3: Any,
-    bucket: str,
+    location: ArchiveLocation,
+    window: ReplayWindow = ReplayWindow(),
     *,
-    since: dt.datetime | None = None,
-    until: dt.datetime | None = None,
-    run_id: str | None = None,
     now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
     on_prefix: Callable[[int, int], None] | None = None,
 ) -> ReplayPlan:
-    """List the archive: every hour from ``since`` to ``until`` (default now), or all of it;
-    ``on_prefix(listed, total)`` after each hour (or the whole archive) is listed."""
-    prefixes = _prefixes(since, until, run_id, now)
+    """List the archive: the hours of arrival the window needs, or all of it; ``on_prefix(listed,
+    total)`` after each hour (or the whole archive) is listed."""
+    prefixes = [location.prefix(prefix) for prefix in _prefixes(window, now())]
     plan = ReplayPlan()
     for number, prefix in enumerate(prefixes, 1):  # oldest hour first: the first copy of a body is the one kept
-        for key in sorted(_keys(s3, bucket, prefix)):
+        for key in sorted(_keys(s3, location, prefix)):
             run = group_of(key)
-            if run_id is None or run == run_id:
+            if (window.run_id is None or run == window.run_id) and window.holds(key):
                 plan.runs.setdefault(run, []).append(key)
         if on_prefix:
             on_prefix(number, len(prefixes))
@@ -117,7 +146,7 @@ def plan_replay(
 
 def replay(
     s3: Any,
-    bucket: str,
+    location: ArchiveLocation,
     plan: ReplayPlan,
     post: Callable[[bytes], Any],
     *,
@@ -128,9 +157,9 @@ def replay(
     for keys in plan.runs.values():
         for key in keys:
             try:
-                body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+                body = s3.get_object(Bucket=location.bucket, Key=key)["Body"].read()
             except (BotoCoreError, ClientError) as exc:
-                raise ReplayError(f"cannot read s3://{bucket}/{key}: {' '.join(str(exc).split())}") from None
+                raise ReplayError(f"cannot read s3://{location.bucket}/{key}: {' '.join(str(exc).split())}") from None
             checked = check_request(None, body, api_keys=None, max_bytes=_NO_SIZE_LIMIT)
             if isinstance(checked, Rejected):
                 result.skipped.append(f"{key}: {checked.reason}")

@@ -33,7 +33,7 @@ from emr_lineage.settings.model import OpenLineageSettings
 from emr_lineage.spark.conf import ListenerConfig, local_listener_properties
 from emr_lineage.spark.local import run_script
 
-# What the demo creates in --out (and may replace on a later run); nothing else there is touched.
+# What the demo creates in --out-dir (and may replace on a later run); nothing else there is touched.
 DEMO_ENTRIES = ("lake", "warehouse", "metastore_db", "events.jsonl", "report.html", "spark.log")
 
 
@@ -86,7 +86,7 @@ def spark_properties(out: Path, lineage: Lineage | None) -> dict[str, str]:
     props = {
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.warehouse.dir": str(out / "warehouse"),
-        # customer_ltv's catalog: a Derby metastore in --out (Glue on EMR).
+        # customer_ltv's catalog: a Derby metastore in --out-dir (Glue on EMR).
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={out / 'metastore_db'};create=true",
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={out}",
     }

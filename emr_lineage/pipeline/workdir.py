@@ -1,6 +1,6 @@
 """The demo's output directory: claimed with a marker, locked while in use, never someone else's data.
 
-``--out DIR`` may be new, empty, or a directory an earlier demo made (it holds the marker file,
+``--out-dir DIR`` may be new, empty, or a directory an earlier demo made (it holds the marker file,
 which lists what the demo created there). A non-empty directory without the marker is refused
 unless ``force``; even then, only entries the marker lists are ever deleted, and an entry of the
 user's that has a name the demo needs is refused. Two demos on one directory cannot interfere:
@@ -47,7 +47,7 @@ def _recorded(out: Path) -> set[str] | None:
     try:
         entries = json.loads(marker.read_text(encoding="utf-8")).get("created", [])
     except (ValueError, AttributeError, OSError):
-        raise OutputDirError(f"{marker}: unreadable demo marker; remove it or choose another --out") from None
+        raise OutputDirError(f"{marker}: unreadable demo marker; remove it or choose another --out-dir") from None
     return {e for e in entries if isinstance(e, str) and "/" not in e and e not in ("", ".", "..")}
 
 
@@ -56,18 +56,18 @@ def _check(out: Path, entries: Sequence[str], force: bool) -> set[str]:
     try:
         present = {p.name for p in out.iterdir()} - {MARKER, LOCK}
     except OSError as exc:
-        raise OutputDirError(f"--out {out}: cannot read it ({exc.strerror or exc})") from None
+        raise OutputDirError(f"--out-dir {out}: cannot read it ({exc.strerror or exc})") from None
     recorded = _recorded(out)
     if present and recorded is None and not force:
         raise OutputDirError(
-            f"--out {out} is not empty and was not made by emr-lineage demo; choose a new or empty directory, "
+            f"--out-dir {out} is not empty and was not made by emr-lineage demo; choose a new or empty directory, "
             "or pass --force to add the demo's files beside yours (yours are never deleted)"
         )
     foreign = sorted((present & set(entries)) - (recorded or set()))
     if foreign:
         raise OutputDirError(
-            f"--out {out} already holds {', '.join(foreign)}, which the demo did not create; "
-            "move them or choose another --out (the demo never deletes what it did not create)"
+            f"--out-dir {out} already holds {', '.join(foreign)}, which the demo did not create; "
+            "move them or choose another --out-dir (the demo never deletes what it did not create)"
         )
     for name in sorted(present & set(entries)):
         if (out / name).is_symlink():
@@ -79,31 +79,31 @@ def _check(out: Path, entries: Sequence[str], force: bool) -> set[str]:
 def claimed_output_dir(out: str | Path, entries: Sequence[str], *, force: bool = False) -> Iterator[Path]:
     """Claim ``out`` for the demo's ``entries`` and hold its lock while the body runs."""
     if not str(out).strip():
-        raise OutputDirError("--out is empty; name a directory for the demo's output, e.g. --out demo-out")
+        raise OutputDirError("--out-dir is empty; name a directory for the demo's output, e.g. --out-dir demo-out")
     out = Path(out).expanduser().resolve()
     if out.exists() and not out.is_dir():
-        raise OutputDirError(f"--out {out} exists and is not a directory")
+        raise OutputDirError(f"--out-dir {out} exists and is not a directory")
     if out.is_dir():
         _check(out, entries, force)  # refuse before writing anything, even the lock file
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputDirError(f"--out {out}: cannot create it ({exc.strerror or exc})") from None
+        raise OutputDirError(f"--out-dir {out}: cannot create it ({exc.strerror or exc})") from None
     lock = FileLock(out / LOCK, timeout=0)
     try:
         lock.acquire()
     except Timeout:
         raise OutputDirError(
-            f"--out {out}: another emr-lineage demo is using it; wait for it or choose another"
+            f"--out-dir {out}: another emr-lineage demo is using it; wait for it or choose another"
         ) from None
     except OSError as exc:
-        raise OutputDirError(f"--out {out}: not writable ({exc.strerror or exc})") from None
+        raise OutputDirError(f"--out-dir {out}: not writable ({exc.strerror or exc})") from None
     try:
         remove_paths(out, sorted(_check(out, entries, force)))
         try:
             (out / MARKER).write_text(json.dumps({"created": sorted(set(entries))}) + "\n", encoding="utf-8")
         except OSError as exc:
-            raise OutputDirError(f"--out {out}: not writable ({exc.strerror or exc})") from None
+            raise OutputDirError(f"--out-dir {out}: not writable ({exc.strerror or exc})") from None
         yield out
     finally:
         lock.release()

@@ -84,7 +84,7 @@ def _shared_run(root: Path, options: list[str], columns: int) -> DemoRun:
         recorded = root / RESULT
         if not recorded.exists():
             proc = subprocess.run(
-                [sys.executable, "-m", "emr_lineage", "demo", *options, "--out", str(out)],
+                [sys.executable, "-m", "emr_lineage", "demo", *options, "--out-dir", str(out)],
                 cwd=REPO_ROOT,
                 capture_output=True,
                 text=True,

@@ -18,7 +18,7 @@ from tests.paths import CDK_JSON
 # Every command, with the arguments that get it past option parsing.
 COMMANDS = {
     "config": [],
-    "demo": ["--out", "OUT", "--rows", "200"],
+    "demo": ["--out-dir", "OUT", "--rows", "200"],
     "e2e": [],
     "graph": ["--events", "EVENTS"],
     "validate": ["--contract", "CONTRACT", "--events", "EVENTS"],
@@ -28,8 +28,8 @@ COMMANDS = {
     "run-local": ["--events", "EVENTS", "JOB"],
     "schemas fetch": ["--schema-dir", "OUT"],
     "post": ["--events", "EVENTS", "--marquez", "http://127.0.0.1:9"],
-    "replay": ["--bucket", "b", "--marquez", "http://127.0.0.1:9"],
-    "gateway serve": ["--marquez", "http://127.0.0.1:9", "--bucket", "b", "--queue", "q"],
+    "replay": ["--archive", "s3://b", "--marquez", "http://127.0.0.1:9"],
+    "gateway serve": ["--marquez", "http://127.0.0.1:9", "--archive", "s3://b", "--queue", "q"],
     "tls": [],
     "doctor": [],
     "impact": ["--dataset", "s3://b/k", "--events", "EVENTS"],

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from emr_lineage.cli.app import main
 from emr_lineage.cli.gateway import API_KEY_ENV_VAR
 
-SERVE = ["gateway", "serve", "--bucket", "b", "--queue", "q", "--port", "0"]
+SERVE = ["gateway", "serve", "--archive", "s3://b", "--queue", "q", "--port", "0"]
 
 
 @pytest.mark.parametrize("url", ["notaurl", "localhost:5000", "ftp://marquez", "http://", "http://host:port"])

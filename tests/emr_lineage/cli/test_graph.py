@@ -230,7 +230,7 @@ def test_validate_local_run_matches(runner, local_run, contract_file, tmp_path: 
             str(events),
             "--var",
             f"lake={lake}",
-            "--html",
+            "--output",
             str(html),
         ],
     )
@@ -451,7 +451,7 @@ def test_unwritable_html_report_is_bad_input(runner, local_run, contract_file, t
             str(events),
             "--var",
             f"lake={lake}",
-            "--html",
+            "--output",
             str(blocker / "report.html"),
         ],
     )
@@ -624,7 +624,7 @@ def test_validate_html_never_overwrites_an_input(runner, local_run, contract_fil
     html = {"contract": contract, "events_file": events / "part-2.jsonl", "events_dir": events / "report.html"}[target]
     before = html.read_bytes() if html.exists() else None
     args = ["validate", "--contract", str(contract), "--events", str(events), "--var", f"lake={lake}"]
-    result = runner.invoke(main, [*args, "--html", str(html)])
+    result = runner.invoke(main, [*args, "--output", str(html)])
     one_error_line(result, "write the output elsewhere")
     assert (html.read_bytes() if html.exists() else None) == before
 

@@ -1,4 +1,4 @@
-"""emr-lineage impact: the report, --fail-if-downstream for CI, and one-line errors (docs/cli.md)."""
+"""emr-lineage impact: the report, --fail-on-downstream for CI, and one-line errors (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ def test_the_demo_downstream_table_and_json(demo_run: DemoRun) -> None:
 
 
 def test_fail_if_downstream_is_a_ci_gate(events: str) -> None:
-    assert _run("impact", "--events", events, "--dataset", "s3://lake/raw", "--fail-if-downstream").exit_code == 1
-    leaf = _run("impact", "--events", events, "--dataset", "s3://lake/clean", "--fail-if-downstream")
+    assert _run("impact", "--events", events, "--dataset", "s3://lake/raw", "--fail-on-downstream").exit_code == 1
+    leaf = _run("impact", "--events", events, "--dataset", "s3://lake/clean", "--fail-on-downstream")
     assert leaf.exit_code == 0 and "nothing downstream of s3://lake/clean" in leaf.stdout
 
 
@@ -80,7 +80,7 @@ def test_the_marquez_raw_events_are_a_source(events: str, marquez: FakeMarquez) 
         (["--dataset", "s3://lake/raw", "--column", "prize"], "did you mean 'price'?"),
         (["--dataset", "s3://lake/raw", "--since", "last week"], "--since 'last week': expected an ISO 8601 time"),
         (["--dataset", "s3://lake/raw", "--since", "2030-01-01"], "no events in the window"),
-        (["--dataset", "s3://lake/raw", "--upstream", "--fail-if-downstream"], "does not apply with --upstream"),
+        (["--dataset", "s3://lake/raw", "--upstream", "--fail-on-downstream"], "does not apply with --upstream"),
         (["--dataset", "table:a.b.c"], "table:<name> or table:<db>.<name>"),
     ],
 )
@@ -102,6 +102,6 @@ def test_ctrl_c_exits_130_with_one_line(command: list[str], events: str, monkeyp
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("emr_lineage.cli.impact.read_files", interrupted)
+    monkeypatch.setattr("emr_lineage.cli.sources.read_files", interrupted)
     result = _run(*command, "--events", events)
     assert result.exit_code == 130 and result.stderr.strip() == "error: interrupted"

@@ -47,7 +47,7 @@ def events(tmp_path: Path) -> Path:
 
 
 def _demo(tmp_path: Path, *args: str):
-    return CliRunner().invoke(main, ["demo", "--out", str(tmp_path / "out"), "--cdk-json", str(CDK_JSON), *args])
+    return CliRunner().invoke(main, ["demo", "--out-dir", str(tmp_path / "out"), "--cdk-json", str(CDK_JSON), *args])
 
 
 def test_demo_progress_goes_to_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,7 +81,7 @@ def test_an_output_in_a_missing_directory_is_refused_not_created(command: str, e
     args = (
         ["graph", "--events", str(events), "-o", str(missing / "g.json")]
         if command == "graph"
-        else ["validate", "--contract", str(contract), "--events", str(events), "--html", str(missing / "r.html")]
+        else ["validate", "--contract", str(contract), "--events", str(events), "--output", str(missing / "r.html")]
     )
     line = one_error_line(CliRunner().invoke(main, args), f"directory {missing} does not exist", stdout_empty=True)
     assert f"mkdir -p {missing}" in line
@@ -101,7 +101,7 @@ def test_validate_html_that_cannot_be_written_prints_no_verdict(
         raise PermissionError(13, "Permission denied", str(self))
 
     monkeypatch.setattr(Path, "write_text", refused)
-    one_error_line(CliRunner().invoke(main, [*args, "--html", str(report)]), "--html", stdout_empty=True)
+    one_error_line(CliRunner().invoke(main, [*args, "--output", str(report)]), "--output", stdout_empty=True)
 
 
 def test_graph_says_it_reads_standard_input_on_a_terminal(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def test_every_event_is_posted_in_order_with_progress_and_a_count(
     result = _post("--events", str(events), "--marquez", marquez.url)
     assert result.exit_code == 0, result.output
     assert result.stdout == f"posted 4 of 4 events to {marquez.url}\n"
-    assert "4/4 events sent" in result.stderr  # the progress line off a terminal
+    assert "events sent: 4/4" in result.stderr  # the progress line off a terminal
     assert [_key(e) for e in marquez.posted] == [_key(e) for e in two_runs]
 
 

@@ -66,12 +66,12 @@ def test_an_existing_zip_is_replaced_only_with_replace(aws, tmp_path: Path) -> N
 def test_out_keeps_a_copy_and_is_never_overwritten(aws, tmp_path: Path) -> None:
     deploy_emr_stack_outputs()
     out = tmp_path / "tls.zip"
-    result = tls(cdk_json_copy(tmp_path), "--out", str(out), "--days", "30")
+    result = tls(cdk_json_copy(tmp_path), "--output", str(out), "--days", "30")
     assert result.exit_code == 0, result.output
     assert out.read_bytes() == staged() and out.stat().st_mode & 0o777 == 0o600
     assert f"wrote {out}" in result.stderr
     before = staged()
-    one_error_line(tls(cdk_json_copy(tmp_path), "--out", str(out), "--replace"), f"--out {out} exists")
+    one_error_line(tls(cdk_json_copy(tmp_path), "--output", str(out), "--replace"), f"--output {out} exists")
     assert staged() == before  # refused before anything was made or uploaded
 
 

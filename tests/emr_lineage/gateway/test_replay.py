@@ -11,8 +11,10 @@ import pytest
 from click.testing import CliRunner
 from moto import mock_aws
 
+from emr_lineage.aws.archive import ArchiveLocation
 from emr_lineage.cli.app import main
 from emr_lineage.gateway.ingest import Ingestor
+from emr_lineage.gateway.replay import ReplayWindow, plan_replay
 from tests.emr_lineage.fake_marquez import FakeMarquez
 from tests.helpers import fake_aws_credentials, one_error_line
 
@@ -53,7 +55,7 @@ def archive(monkeypatch: pytest.MonkeyPatch):
 
 
 def _replay(marquez: FakeMarquez, *args: str):
-    return CliRunner().invoke(main, ["replay", "--bucket", BUCKET, "--marquez", marquez.url, *args])
+    return CliRunner().invoke(main, ["replay", "--archive", f"s3://{BUCKET}", "--marquez", marquez.url, *args])
 
 
 def test_every_run_is_replayed_in_its_order_normalised(archive, marquez: FakeMarquez) -> None:
@@ -92,17 +94,82 @@ def test_a_body_resent_in_a_later_hour_is_replayed_once_in_event_time_order(arch
     assert "4 event(s) of 1 run(s) would be replayed" in dry.stdout and "1 copy" in dry.stdout
 
 
+def _dry(marquez: FakeMarquez, *args: str) -> str:
+    result = _replay(marquez, *args, "--dry-run")
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
 def test_a_window_and_a_run_select_what_is_replayed(archive, marquez: FakeMarquez) -> None:
     _, runs = archive
-    assert _replay(marquez, "--since", "2026-11-23T11:00Z").exit_code == 0
+    assert _replay(marquez, "--arrived-since", "2026-11-23T11:00Z").exit_code == 0
     assert {e["run"]["runId"] for e in marquez.posted} == {runs["b"]}
     marquez.posted.clear()
     assert _replay(marquez, "--run", runs["a"]).exit_code == 0
     assert {e["run"]["runId"] for e in marquez.posted} == {runs["a"]} and len(marquez.posted) == 3
     marquez.posted.clear()
-    result = _replay(marquez, "--since", "2026-11-23T09:00Z", "--until", "2026-11-23T10:00Z", "--dry-run")
-    assert result.exit_code == 0 and "3 event(s) of 1 run(s) would be replayed" in result.stdout
+    window = ("--arrived-since", "2026-11-23T09:00Z", "--arrived-until", "2026-11-23T10:00Z")
+    assert "3 event(s) of 1 run(s) would be replayed" in _dry(marquez, *window)
     assert marquez.posted == []
+
+
+def test_since_and_until_are_event_time_and_arrival_has_its_own_options(archive, marquez: FakeMarquez) -> None:
+    # Both runs' events happened at 09:30:00-02; run b's reached the gateway two hours later, at 11:30.
+    _, runs = archive
+    event_window = ("--since", "2026-11-23T09:00Z", "--until", "2026-11-23T10:00Z")
+    assert "6 event(s) of 2 run(s)" in _dry(marquez, *event_window)  # the late arrivals too
+    arrival_window = ("--arrived-since", "2026-11-23T09:00Z", "--arrived-until", "2026-11-23T10:00Z")
+    assert "3 event(s) of 1 run(s)" in _dry(marquez, *arrival_window)
+    assert "0 event(s) of 0 run(s)" in _dry(marquez, "--since", "2026-11-23T11:00Z")  # arrived then, happened before
+    assert "4 event(s) of 2 run(s)" in _dry(marquez, "--since", "2026-11-23T09:30:01Z")  # to the microsecond
+    assert "2 event(s) of 2 run(s)" in _dry(marquez, "--until", "2026-11-23T09:30:00Z")  # --until alone: all hours
+    assert "1 event(s) of 1 run(s)" in _dry(marquez, "--until", "2026-11-23T09:30:00Z", *arrival_window)  # both
+    assert _replay(marquez, "--since", "2026-11-23T09:30:02Z", "--run", runs["b"]).exit_code == 0
+    assert [e["eventTime"] for e in marquez.posted] == ["2026-11-23T09:30:02Z"]
+
+
+def test_an_archive_under_a_prefix_and_the_deprecated_bucket(archive, marquez: FakeMarquez) -> None:
+    s3, _ = archive
+    for item in s3.list_objects_v2(Bucket=BUCKET, Prefix="raw/")["Contents"]:
+        s3.copy_object(Bucket=BUCKET, Key=f"copy/{item['Key']}", CopySource={"Bucket": BUCKET, "Key": item["Key"]})
+    result = CliRunner().invoke(
+        main, ["replay", "--archive", f"s3://{BUCKET}/copy", "--marquez", marquez.url, "--dry-run"]
+    )
+    assert (
+        result.exit_code == 0 and f"6 event(s) of 2 run(s) would be replayed from s3://{BUCKET}/copy/" in result.stdout
+    )
+    old = CliRunner().invoke(main, ["replay", "--bucket", BUCKET, "--marquez", marquez.url, "--dry-run"])
+    assert old.exit_code == 0 and f"6 event(s) of 2 run(s) would be replayed from s3://{BUCKET}/" in old.stdout
+    warnings = [line for line in old.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == [
+        "warning: --bucket is deprecated and will be removed in the next release; use --archive s3://NAME"
+    ]
+
+
+def test_the_plan_filters_by_event_time_from_the_keys_alone() -> None:
+    """Listing only: the event time is the start of each key's file name, no body is read."""
+    keys = [
+        "raw/date=2026-11-23/hour=09/run/20261123T092959999999Z-aaaa.json",
+        "raw/date=2026-11-23/hour=09/run/20261123T093000000000Z-bbbb.json",
+        "raw/date=2026-11-23/hour=10/run/20261123T100000000001Z-cccc.json",
+    ]
+
+    class ListingOnly:
+        listed: list[str] = []
+
+        def get_paginator(self, name: str):
+            assert name == "list_objects_v2"
+            return self
+
+        def paginate(self, Bucket: str, Prefix: str):  # noqa: N803 (boto3's names)
+            self.listed.append(Prefix)
+            return [{"Contents": [{"Key": f"copy/{k}"} for k in keys if f"copy/{k}".startswith(Prefix)]}]
+
+    s3 = ListingOnly()
+    since, until = dt.datetime(2026, 11, 23, 9, 30, tzinfo=dt.UTC), dt.datetime(2026, 11, 23, 10, tzinfo=dt.UTC)
+    plan = plan_replay(s3, ArchiveLocation(BUCKET, "copy/"), ReplayWindow(since=since, until=until))
+    assert plan.runs == {"run": [f"copy/{keys[1]}"]}
+    assert s3.listed == [f"copy/raw/date=2026-11-23/hour={h:02d}/" for h in (8, 9, 10, 11)]
 
 
 def test_a_body_that_no_longer_passes_is_skipped_and_named(archive, marquez: FakeMarquez) -> None:
@@ -115,16 +182,21 @@ def test_a_body_that_no_longer_passes_is_skipped_and_named(archive, marquez: Fak
 
 
 def test_bad_input_is_one_line(archive, marquez: FakeMarquez) -> None:
-    one_error_line(_replay(marquez, "--until", "2026-11-23T10:00Z"), "--until needs --since")
+    one_error_line(_replay(marquez, "--arrived-until", "2026-11-23T10:00Z"), "--arrived-until needs --arrived-since")
     one_error_line(_replay(marquez, "--since", "yesterday"), "--since 'yesterday': expected an ISO 8601 time")
-    result = CliRunner().invoke(main, ["replay", "--bucket", "no-such-archive", "--marquez", marquez.url])
+    result = CliRunner().invoke(main, ["replay", "--archive", "s3://no-such-archive", "--marquez", marquez.url])
     one_error_line(result, "cannot list s3://no-such-archive/raw/")
+    one_error_line(_replay(marquez, "--archive", "b"), "--archive 'b': expected s3://bucket or s3://bucket/prefix")
+    both = CliRunner().invoke(main, ["replay", "--archive", "s3://a", "--bucket", "b", "--marquez", marquez.url])
+    one_error_line(both, "--bucket and --archive both given")
 
 
 def test_a_window_that_ends_before_it_starts_is_one_line(archive, marquez: FakeMarquez) -> None:
     result = _replay(marquez, "--since", "2026-11-23T11:00Z", "--until", "2026-11-23T09:00Z")
     one_error_line(result, "--since 2026-11-23T11:00:00+00:00 is after --until 2026-11-23T09:00:00+00:00")
     one_error_line(_replay(marquez, "--since", "2999-01-01T00:00Z", "--dry-run"), "the default --until")
+    arrival = ("--arrived-since", "2026-11-23T11:00Z", "--arrived-until", "2026-11-23T09:00Z")
+    one_error_line(_replay(marquez, *arrival), "--arrived-since 2026-11-23T11:00:00+00:00 is after --arrived-until")
     assert marquez.posted == []
 
 
@@ -141,13 +213,15 @@ def test_a_run_the_archive_does_not_hold_in_the_window_is_one_line(archive, marq
     _, runs = archive
     unknown = str(uuid.uuid4())
     _error_after_progress(_replay(marquez, "--run", unknown), f"--run {unknown!r}: nothing archived for this run")
-    window = ("--since", "2026-11-23T11:00Z", "--until", "2026-11-23T12:00Z")
+    window = ("--arrived-since", "2026-11-23T11:00Z", "--arrived-until", "2026-11-23T12:00Z")
     line = _error_after_progress(_replay(marquez, "--run", runs["a"], *window, "--dry-run"), "nothing archived")
-    assert "from 2026-11-23T11:00Z to 2026-11-23T12:00Z" in line and marquez.posted == []
+    assert "arrived from 2026-11-23T11:00Z to 2026-11-23T12:00Z" in line and marquez.posted == []
+    line = _error_after_progress(_replay(marquez, "--run", runs["a"], "--since", "2026-11-23T11:00Z"), "nothing")
+    assert "events from 2026-11-23T11:00Z to now" in line
 
 
 def test_progress_of_the_hours_listed_and_the_events_posted_is_on_stderr(archive, marquez: FakeMarquez) -> None:
-    result = _replay(marquez, "--since", "2026-11-23T09:00Z", "--until", "2026-11-23T11:00Z")
+    result = _replay(marquez, "--arrived-since", "2026-11-23T09:00Z", "--arrived-until", "2026-11-23T11:00Z")
     assert result.exit_code == 0, result.output
     assert "hours listed: 3/3" in result.stderr and "events posted: 6/6" in result.stderr
     assert result.stderr.splitlines()[0].startswith("[00:0") and "posted" not in result.stdout.replace("replayed", "")

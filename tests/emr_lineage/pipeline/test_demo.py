@@ -146,7 +146,7 @@ def test_report_and_graph(demo):
 
 def test_bad_rows_is_a_usage_error(tmp_path):
     proc = subprocess.run(
-        [str(BIN / "emr-lineage"), "demo", "--out", str(tmp_path), "--rows", "5"],
+        [str(BIN / "emr-lineage"), "demo", "--out-dir", str(tmp_path), "--rows", "5"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -160,7 +160,7 @@ def test_an_interrupted_demo_exits_130_saying_so(tmp_path, how):
     # way the running Spark job fails inside py4j, which must read as "interrupted", not as a failure.
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [str(BIN / "emr-lineage"), "demo", "--out", str(out), "--rows", "200"],
+        [str(BIN / "emr-lineage"), "demo", "--out-dir", str(out), "--rows", "200"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -185,7 +185,7 @@ def test_a_job_that_cannot_start_stops_the_demo_with_its_error(tmp_path):
     # with -XX:+IgnoreUnrecognizedVMOptions, so the option must be a known one with an impossible value).
     env = {**os.environ, "SPARK_SUBMIT_OPTS": "-Xss1k"}
     proc = subprocess.run(
-        [str(BIN / "emr-lineage"), "demo", "--out", str(tmp_path), "--rows", "200"],
+        [str(BIN / "emr-lineage"), "demo", "--out-dir", str(tmp_path), "--rows", "200"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -1,4 +1,4 @@
-"""The demo's --out: never someone else's data, never two demos at once (no Spark needed)."""
+"""The demo's --out-dir: never someone else's data, never two demos at once (no Spark needed)."""
 
 from __future__ import annotations
 
@@ -36,9 +36,9 @@ def test_a_foreign_non_empty_directory_is_refused_and_untouched(tmp_path: Path) 
     (tmp_path / "lake" / "precious.parquet").write_text("user data")
     (tmp_path / "notes.txt").write_text("mine")
     before = _tree(tmp_path)
-    code, err = _demo("--out", str(tmp_path), "--rows", "200")
+    code, err = _demo("--out-dir", str(tmp_path), "--rows", "200")
     assert code == 2, err
-    assert err.startswith("error: --out ") and "not empty" in err and "--force" in err and err.count("\n") == 1
+    assert err.startswith("error: --out-dir ") and "not empty" in err and "--force" in err and err.count("\n") == 1
     assert _tree(tmp_path) == before
 
 
@@ -70,8 +70,8 @@ def test_a_second_run_replaces_only_what_the_first_created(tmp_path: Path) -> No
 def test_an_empty_out_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "keep.txt").write_text("x")
-    code, err = _demo("--out", "", "--rows", "200")
-    assert code == 2 and "--out is empty" in err
+    code, err = _demo("--out-dir", "", "--rows", "200")
+    assert code == 2 and "--out-dir is empty" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
 
 
@@ -79,7 +79,7 @@ def test_two_demos_on_one_directory_cannot_interfere(tmp_path: Path) -> None:
     out = tmp_path / "shared"
     out.mkdir()
     with FileLock(out / LOCK, timeout=0):  # the first demo holds the lock
-        code, err = _demo("--out", str(out), "--rows", "200")
+        code, err = _demo("--out-dir", str(out), "--rows", "200")
     assert code == 2 and "another emr-lineage demo is using it" in err
     assert not (out / MARKER).exists()
 
@@ -92,7 +92,7 @@ def test_a_symlinked_lake_is_refused_not_followed(tmp_path: Path) -> None:
     with claimed_output_dir(out, DEMO_ENTRIES):
         pass
     (out / "lake").symlink_to(elsewhere)
-    code, err = _demo("--out", str(out), "--rows", "200")
+    code, err = _demo("--out-dir", str(out), "--rows", "200")
     assert code == 2 and "symbolic link" in err
     assert (elsewhere / "data").read_text() == "not the demo's"
 
@@ -100,5 +100,5 @@ def test_a_symlinked_lake_is_refused_not_followed(tmp_path: Path) -> None:
 def test_an_unusable_out_is_one_line(tmp_path: Path) -> None:
     # A path below a file cannot be created, whoever runs the test (root included).
     (tmp_path / "a-file").write_text("x")
-    code, err = _demo("--out", str(tmp_path / "a-file" / "demo"), "--rows", "200")
+    code, err = _demo("--out-dir", str(tmp_path / "a-file" / "demo"), "--rows", "200")
     assert code == 2 and err.startswith("error: --out") and "Traceback" not in err
