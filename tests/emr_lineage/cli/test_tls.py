@@ -101,3 +101,14 @@ def test_without_in_transit_encryption_nothing_is_needed_unless_forced(aws, tmp_
 @pytest.mark.parametrize("args", [["--days", "0"], ["--days", "x"], ["--env", "nope"]])
 def test_bad_options_and_env_are_one_line_exit_2(args: list[str], tmp_path: Path) -> None:
     one_error_line(tls(cdk_json_copy(tmp_path), *args), stdout_empty=True)
+
+
+def test_the_old_out_spelling_still_keeps_a_copy_with_one_warning(aws, tmp_path: Path) -> None:
+    deploy_emr_stack_outputs()
+    out = tmp_path / "old.zip"
+    result = tls(cdk_json_copy(tmp_path), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == staged()
+    assert [line for line in result.stderr.splitlines() if "deprecated" in line] == [
+        "warning: --out is deprecated and will be removed in the next release; use -o/--output FILE"
+    ]

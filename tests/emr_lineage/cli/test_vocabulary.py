@@ -1,0 +1,163 @@
+"""docs/cli.md "Vocabulary": one meaning per option name across every command, and the last
+release's spellings still working with one deprecation line on stderr."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from emr_lineage.cli.app import main
+from tests.emr_lineage.analysis.builders import app_run, at, dataset
+from tests.emr_lineage.conftest import write_jsonl
+from tests.paths import CDK_JSON
+
+DEPRECATED = "is deprecated and will be removed in the next release; use"
+
+
+def _commands() -> dict[str, click.Command]:
+    context = click.Context(main)
+    found: dict[str, click.Command] = {}
+    for name in main.list_commands(context):
+        command = main.get_command(context, name)
+        if isinstance(command, click.Group):
+            found.update({f"{name} {sub}": child for sub, child in command.commands.items()})
+        else:
+            found[name] = command
+    return found
+
+
+def _options(hidden: bool) -> list[tuple[str, click.Option]]:
+    return [
+        (name, param)
+        for name, command in _commands().items()
+        for param in command.params
+        if isinstance(param, click.Option) and param.hidden == hidden
+    ]
+
+
+def test_no_two_commands_give_an_option_name_two_meanings() -> None:
+    meanings: dict[str, dict[tuple, list[str]]] = {}
+    for command, option in _options(hidden=False):
+        for spelling in option.opts:
+            meanings.setdefault(spelling, {}).setdefault((option.help, option.metavar), []).append(command)
+    differing = {spelling: m for spelling, m in meanings.items() if len(m) > 1}
+    assert differing == {}
+
+
+def test_every_hidden_option_is_a_deprecated_spelling_that_maps_onto_a_shown_one() -> None:
+    aliases = _options(hidden=True)
+    assert {spelling for _, option in aliases for spelling in option.opts} == {
+        "--bucket",
+        "--events",
+        "--fail-if-downstream",
+        "--html",
+        "--out",
+    }
+    for command, option in aliases:
+        shown = {p.name for p in _commands()[command].params if isinstance(p, click.Option) and not p.hidden}
+        assert option.new in shown, (command, option.opts)
+        assert not option.expose_value
+
+
+def test_every_gate_is_spelled_fail_on() -> None:
+    gates = {s for _, o in _options(hidden=False) for s in o.opts if s.startswith("--fail")}
+    assert gates and all(s.startswith("--fail-on-") for s in gates)
+
+
+def _deprecation_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if DEPRECATED in line]
+
+
+@pytest.fixture
+def events(tmp_path: Path) -> str:
+    run = app_run(
+        "clean",
+        at(0),
+        inputs=[dataset("s3://lake/raw", {"price": "double"})],
+        outputs=[dataset("s3://lake/clean", {"amount": "double"}, output=True)],
+    )
+    return str(write_jsonl(tmp_path / "events.jsonl", run))
+
+
+def test_fail_if_downstream_still_gates_with_one_warning(events: str) -> None:
+    old = CliRunner().invoke(main, ["impact", "--events", events, "--dataset", "s3://lake/raw", "--fail-if-downstream"])
+    new = CliRunner().invoke(main, ["impact", "--events", events, "--dataset", "s3://lake/raw", "--fail-on-downstream"])
+    assert old.exit_code == new.exit_code == 1 and old.stdout == new.stdout
+    assert _deprecation_lines(old.stderr) == [
+        "warning: --fail-if-downstream is deprecated and will be removed in the next release; use --fail-on-downstream"
+    ]
+    assert _deprecation_lines(new.stderr) == []
+
+
+def test_validate_html_is_now_output_and_still_works_with_one_warning(events: str, tmp_path: Path) -> None:
+    contract = tmp_path / "contract.yaml"
+    contract.write_text('version: 1\nnamespace: n\njobs:\n  - {name: clean, inputs: ["s3://lake/raw"]}\n')
+    base = ["validate", "--contract", str(contract), "--events", events]
+    for spelling, name in (("--html", "old.html"), ("-o", "new.html"), ("--output", "long.html")):
+        result = CliRunner().invoke(main, [*base, spelling, str(tmp_path / name)])
+        assert (tmp_path / name).read_text().startswith("<!"), result.output
+        expected = ["warning: --html is deprecated and will be removed in the next release; use -o/--output FILE"]
+        assert _deprecation_lines(result.stderr) == (expected if spelling == "--html" else [])
+        assert result.stderr.count("warning:") == len(_deprecation_lines(result.stderr))
+
+
+def test_demo_out_is_now_out_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+
+    def run(out_dir: str, *args, **kwargs):
+        seen.append(out_dir)
+        raise click.exceptions.Exit(0)
+
+    monkeypatch.setattr("emr_lineage.cli.demo._run", run)
+    for spelling in ("--out", "--out-dir"):
+        result = CliRunner().invoke(main, ["demo", spelling, str(tmp_path / spelling), "--cdk-json", str(CDK_JSON)])
+        assert result.exit_code == 0, result.output
+        assert len(_deprecation_lines(result.stderr)) == (spelling == "--out")
+    assert seen == [str(tmp_path / "--out"), str(tmp_path / "--out-dir")]
+    assert (
+        "--out-dir DIR" in _deprecation_lines(CliRunner().invoke(main, ["demo", "--out", "x", "--env", ""]).stderr)[0]
+    )
+
+
+def test_run_local_events_file_is_now_output(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no.py")
+    old = CliRunner().invoke(main, ["run-local", "--events", str(tmp_path / "e.jsonl"), missing])
+    new = CliRunner().invoke(main, ["run-local", "-o", str(tmp_path / "e.jsonl"), missing])
+    assert old.exit_code == new.exit_code == 2
+    assert "no such script" in old.stderr and "no such script" in new.stderr  # past the "give a destination" check
+    assert _deprecation_lines(old.stderr) == [
+        "warning: --events is deprecated and will be removed in the next release; use -o/--output FILE"
+    ]
+
+
+def test_gateway_serve_bucket_is_now_archive() -> None:
+    serve = ["gateway", "serve", "--queue", "q", "--port", "0", "--marquez", "notaurl"]
+    old = CliRunner().invoke(main, [*serve, "--bucket", "b"])
+    assert old.exit_code == 2 and "--marquez" in old.stderr.splitlines()[-1]
+    assert _deprecation_lines(old.stderr) == [
+        "warning: --bucket is deprecated and will be removed in the next release; use --archive s3://NAME"
+    ]
+    prefixed = CliRunner().invoke(main, [*serve[:-1], "http://127.0.0.1:9", "--archive", "s3://b/copy"])
+    assert prefixed.exit_code == 2 and "at a bucket's root; give s3://b" in prefixed.stderr
+    missing = CliRunner().invoke(main, serve)
+    assert missing.exit_code == 2 and "--archive" in missing.stderr
+
+
+def test_an_old_and_a_new_spelling_together_are_one_error(events: str) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["impact", "--events", events, "--dataset", "s3://lake/raw", "--fail-on-downstream", "--fail-if-downstream"],
+    )
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "error: --fail-if-downstream and --fail-on-downstream both given; give only --fail-on-downstream"
+    ]
+
+
+def test_help_shows_the_new_spellings_only() -> None:
+    result = CliRunner().invoke(main, ["replay", "--help"])
+    assert "--archive" in result.stdout and "--bucket" not in result.stdout
+    assert "--arrived-since" in result.stdout and "in 0.1" in result.stdout
