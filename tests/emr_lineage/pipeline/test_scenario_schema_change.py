@@ -62,7 +62,7 @@ def test_the_scenario_runs_and_its_lineage_matches_its_contract(schema_change_ru
     assert "scenario schema-change" in run.stdout
     assert f"lineage matches lineage_contract_schema_change.yaml: {run.contract_edges() + 2} edges" in run.stdout
     for job in SCHEMA_CHANGE.jobs:
-        assert f"  {job}: " in run.stderr  # a progress line per job, on stderr (docs/cli.md)
+        assert f"] {job}: " in run.stderr  # a progress line per job, on stderr (docs/cli.md)
 
 
 def test_two_runs_write_the_changed_dataset_with_the_designed_schemas(schema_change_run: DemoRun) -> None:
