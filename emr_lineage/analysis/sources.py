@@ -30,6 +30,7 @@ from emr_lineage.aws.archive import parse_archive_uri as archive_location
 from emr_lineage.aws.clients import AwsError, aws_client, aws_message
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.ingest import check_request
+from emr_lineage.gateway.replay import ARRIVAL_SLACK as _ARRIVAL_SLACK
 from emr_lineage.gateway.verdict import Rejected
 from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.lineage.times import event_time, parse_time
@@ -37,7 +38,6 @@ from emr_lineage.marquez.client import MarquezClient
 
 # The archive holds bodies the gateway accepted under its own size limit: read them all.
 _NO_SIZE_LIMIT = 1 << 40
-_ARRIVAL_SLACK = dt.timedelta(hours=1)
 _MAX_NOTES = 5
 
 

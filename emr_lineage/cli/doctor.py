@@ -57,7 +57,8 @@ def doctor_command(
 ) -> None:
     """Check credentials, CDK bootstrap, EMR's cleanup role, the listener jar, the TLS zip, the
     deployed stacks and their SSM parameters, Marquez and the gateway, the gateway's API key (and
-    how to rotate it), and the dead-letter queue.
+    how to rotate it), and the dead-letter queue. --marquez replaces the SSM parameter's URL (the
+    load balancer is internal: a port forward, docs/e2e.md).
 
     \b
     emr-lineage doctor --env dev --marquez http://localhost:5080

@@ -195,7 +195,7 @@ def graph_command(
     schema_dir: str | None,
     timeout: float,
 ) -> None:
-    """Print the lineage graph of OpenLineage events, or of Marquez around a node."""
+    """Print the lineage graph of OpenLineage events, or of Marquez around a node (-o FILE: write it there)."""
 
     if bool(events) == bool(marquez_url):
         fail("give either --events PATH... or --marquez URL --node ID")
@@ -281,7 +281,10 @@ def validate_command(
     schema_dir: str | None,
     timeout: float,
 ) -> None:
-    """Compare the lineage graph with an expected-graph contract (exit 0 match, 1 differences, 2 bad input)."""
+    """Compare the lineage graph with an expected-graph contract (exit 0 match, 1 differences, 2 bad input).
+
+    -o FILE also writes the HTML report with the contract result (--html FILE in 0.1).
+    """
 
     if bool(events) == bool(marquez_url):
         fail("give either --events PATH... or --marquez URL")

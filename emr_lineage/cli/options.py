@@ -157,8 +157,8 @@ def marquez_option(required: bool = False, callback: Callable[..., Any] | None =
         required=required,
         callback=callback,
         metavar="URL",
-        help="Marquez API base URL (http://host:5000, with or without /api/v1); the lineage gateway's URL where "
-        "events are sent.",
+        help="Marquez API base URL (http://host:5000, with or without /api/v1); where events are sent, the lineage "
+        "gateway's URL works too.",
     )
 
 
@@ -214,7 +214,7 @@ def source_options(function: Any) -> Any:
 url_option = click.option(
     "--url",
     metavar="URL",
-    help="Have the listener also send each event to this OpenLineage endpoint (the lineage gateway, e.g. "
+    help="Have the listener send each event to this OpenLineage endpoint too (the lineage gateway, e.g. "
     "emr-lineage gateway serve, or Marquez); $EMR_LINEAGE_API_KEY is its Bearer key.",
 )
 

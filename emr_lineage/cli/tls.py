@@ -40,7 +40,8 @@ def tls_command(
 ) -> None:
     """Make a self-signed wildcard certificate for the region's internal domain, zip it as EMR expects
     (privateKey.pem, certificateChain.pem, trustedCertificates.pem) and upload it to
-    s3://<artifacts bucket>/tls/emr-tls-certificates.zip.
+    s3://<artifacts bucket>/tls/emr-tls-certificates.zip. -o FILE also keeps the zip there (a new
+    file: it holds the private key).
 
     \b
     emr-lineage tls --env prod --days 365 -o prod-tls.zip
