@@ -140,7 +140,7 @@ stage-listener: ## Fetch the pinned OpenLineage listener (Maven), verify its SHA
 	$(BIN)/emr-lineage stage-listener --env $(ENV)
 
 demo: setup ## Run the sample pipeline on local Spark with the real OpenLineage listener; events + report in DEMO_OUT (ROWS=N)
-	$(BIN)/emr-lineage demo --out $(DEMO_OUT) $(if $(ROWS),--rows $(ROWS))
+	$(BIN)/emr-lineage demo --out-dir $(DEMO_OUT) $(if $(ROWS),--rows $(ROWS))
 
 e2e: ## Run the sample pipeline on an ephemeral EMR cluster of ENV and validate its lineage in Marquez (AWS credentials)
 	$(BIN)/emr-lineage e2e --env $(ENV) $(E2E_ARGS)

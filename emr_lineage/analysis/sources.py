@@ -25,12 +25,11 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.aws.archive import ARCHIVE_ROOT, ArchiveLocation, archive_prefixes, copy_id
+from emr_lineage.aws.archive import ArchiveLocation, copy_id, event_time_prefixes
 from emr_lineage.aws.archive import parse_archive_uri as archive_location
 from emr_lineage.aws.clients import AwsError, aws_client, aws_message
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.ingest import check_request
-from emr_lineage.gateway.replay import ARRIVAL_SLACK as _ARRIVAL_SLACK
 from emr_lineage.gateway.verdict import Rejected
 from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.lineage.times import event_time, parse_time
@@ -123,10 +122,7 @@ def _list_keys(s3: Any, location: ArchiveLocation, prefix: str) -> list[str]:
 
 
 def _archive_prefixes(location: ArchiveLocation, window: Window, now: Callable[[], dt.datetime]) -> list[str]:
-    if window.since is None:
-        return [location.prefix(ARCHIVE_ROOT)]
-    end = (window.until or now()) + _ARRIVAL_SLACK
-    return [location.prefix(prefix) for prefix in archive_prefixes(window.since - _ARRIVAL_SLACK, end)]
+    return [location.prefix(prefix) for prefix in event_time_prefixes(window.since, window.until or now())]
 
 
 def read_archive(

@@ -20,6 +20,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 ARCHIVE_ROOT = "raw/"
+# The hour of arrival follows the event time by seconds: an hour each side keeps a late or early arrival.
+ARRIVAL_SLACK = dt.timedelta(hours=1)
 _SCHEME = "s3://"
 
 
@@ -41,6 +43,14 @@ def archive_prefixes(start: dt.datetime, end: dt.datetime, run_id: str | None = 
         prefixes.append(prefix + (f"{run_id}/" if run_id else ""))
         hour += dt.timedelta(hours=1)
     return prefixes
+
+
+def event_time_prefixes(since: dt.datetime | None, until: dt.datetime, run_id: str | None = None) -> list[str]:
+    """The prefixes that may hold events whose eventTime lies between ``since`` and ``until``: their
+    arrival hours, :data:`ARRIVAL_SLACK` either side; without ``since``, the whole archive."""
+    if since is None:
+        return [ARCHIVE_ROOT]
+    return archive_prefixes(since - ARRIVAL_SLACK, until + ARRIVAL_SLACK, run_id)
 
 
 def group_of(key: str) -> str:

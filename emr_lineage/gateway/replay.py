@@ -4,7 +4,7 @@ The archive (``raw/date=YYYY-MM-DD/hour=HH/<run>/<event time>-<hash>.json``, see
 :mod:`emr_lineage.aws.archive`; at the root of a bucket or under a prefix, an
 :class:`~emr_lineage.aws.archive.ArchiveLocation`) is listed hour by hour of arrival. A window on
 event time (``since``/``until``, inclusive) lists the hours of arrival from an hour before it to an
-hour after it (:data:`ARRIVAL_SLACK`) and keeps the keys whose event time, the start of their file
+hour after it (``ARRIVAL_SLACK``) and keeps the keys whose event time, the start of their file
 name, is in it: no body is read to choose. A window on the hour of arrival (``arrived_since``/
 ``arrived_until``) lists those hours only. ``run_id`` selects one run (the FIFO group's run: the
 root or parent run when there is one). Within a run, events are replayed by event time, the order
@@ -26,7 +26,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.aws.archive import ARCHIVE_ROOT, ArchiveLocation, archive_prefixes, group_of
+from emr_lineage.aws.archive import ArchiveLocation, archive_prefixes, event_time_prefixes, group_of
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.ingest import check_request
 from emr_lineage.gateway.verdict import Rejected
@@ -34,8 +34,6 @@ from emr_lineage.lineage.times import parse_time
 
 # Replay re-checks archived bodies, which the gateway accepted under its own size limit.
 _NO_SIZE_LIMIT = 1 << 40
-# The hour of arrival follows the event time by seconds: an hour each side keeps a late or early arrival.
-ARRIVAL_SLACK = dt.timedelta(hours=1)
 
 
 class ReplayError(EmrLineageError):
@@ -112,10 +110,7 @@ def _prefixes(window: ReplayWindow, now: dt.datetime) -> list[str]:
     _check_order("--arrived-since", window.arrived_since, "--arrived-until", window.arrived_until, now)
     if window.arrived_since is not None:
         return archive_prefixes(window.arrived_since, window.arrived_until or now, window.run_id)
-    if window.since is not None:
-        end = (window.until or now) + ARRIVAL_SLACK
-        return archive_prefixes(window.since - ARRIVAL_SLACK, end, window.run_id)
-    return [ARCHIVE_ROOT]
+    return event_time_prefixes(window.since, window.until or now, window.run_id)
 
 
 def plan_replay(
