@@ -81,17 +81,18 @@ def _run(out_dir: str, rows: int, lineage: Lineage, force: bool, scenario: str, 
     """The demo with its progress on stderr (the jobs' times as notes)."""
     jobs = SCENARIOS[scenario].jobs
     with Steps("generating data", 2 + len(jobs), console=notes) as steps:
-
+        # A step is counted done when the next one starts, so each line names what is running now.
         def on_step(name: str) -> None:
-            what = "validating lineage, writing report" if name == "validate" else "generating data"
-            steps.advance(steps.done, what=what)
+            if name == "validate":
+                steps.advance(steps.done + 1, what="validating lineage, writing report")
+            else:
+                steps.advance(steps.done, what="generating data")
 
         def on_job(name: str, run: JobRun | None) -> None:
             if run is None:
-                steps.advance(steps.done + (1 if name == jobs[0] else 0), what=f"running {name}")
+                steps.advance(steps.done + 1, what=f"running {name}")
             else:
                 steps.note(f"{name}: {run.seconds:.1f}s, {run.events} lineage events")
-                steps.advance()
 
         try:
             result = run_demo(

@@ -254,7 +254,9 @@ def _serve(moto: str, marquez: FakeMarquez, port: int, *extra: str, key: str | N
 
 def test_serve_forwards_until_sigterm_then_drains_and_exits_0(moto_server: str, marquez: FakeMarquez) -> None:
     port = free_port()
-    proc = _serve(moto_server, marquez, port, "--bucket", "archive-cli", "--queue", "lineage-cli", "--create", key="k1")
+    proc = _serve(
+        moto_server, marquez, port, "--archive", "s3://archive-cli", "--queue", "lineage-cli", "--create", key="k1"
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:  # polling a real process until it listens
@@ -276,7 +278,7 @@ def test_serve_forwards_until_sigterm_then_drains_and_exits_0(moto_server: str, 
 
 
 def test_serve_without_the_queue_is_one_line_and_exit_2(moto_server: str, marquez: FakeMarquez) -> None:
-    proc = _serve(moto_server, marquez, free_port(), "--bucket", "nothing-here", "--queue", "nothing-here")
+    proc = _serve(moto_server, marquez, free_port(), "--archive", "s3://nothing-here", "--queue", "nothing-here")
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 2
     lines = stderr.strip().splitlines()

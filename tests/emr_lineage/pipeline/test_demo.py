@@ -52,8 +52,14 @@ def test_demo_succeeds_and_prints_the_summary(demo):
     assert f"5 jobs, {proc.datasets()} datasets" in proc.stdout and f"{proc.contract_edges()} edges" in proc.stdout
     assert f"models/order_value_model/** ({len(written)} parts)" in proc.stdout
     assert f"lineage matches lineage_contract.yaml: {proc.contract_edges()} edges" in proc.stdout
-    # stderr holds the progress, a line per job; the jobs' Spark output goes to spark.log, not the terminal
-    assert [line.split(":")[0].strip() for line in proc.stderr.splitlines()] == list(PIPELINE), proc.stderr
+    # stderr holds the progress: what runs now, then each job's time; Spark's output goes to spark.log
+    lines = [line.split("] ", 1)[1] for line in proc.stderr.splitlines()]
+    steps = len(PIPELINE) + 2
+    running = [f"running {name}: {n}/{steps}" for n, name in enumerate(PIPELINE, 1)]
+    finished = [line.split(":")[0] for line in lines if line.endswith(" lineage events")]
+    assert [line for line in lines if line.startswith("running ")] == running, proc.stderr
+    assert finished == list(PIPELINE), proc.stderr
+    assert lines[-1] == f"validating lineage, writing report: {steps}/{steps}", proc.stderr
     assert "OpenLineageSparkListener" in (out / "spark.log").read_text()
 
 
