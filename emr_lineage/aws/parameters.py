@@ -32,6 +32,16 @@ def artifacts_bucket(env: str) -> str:
     return _name(env, "emr/artifacts-bucket")
 
 
+def serverless_application_id(env: str) -> str:
+    """Id of the EMR Serverless Spark application (when ``emr_serverless.enabled``)."""
+    return _name(env, "emr-serverless/application-id")
+
+
+def serverless_job_role_arn(env: str) -> str:
+    """ARN of the EMR Serverless job runtime role (what a job run executes as)."""
+    return _name(env, "emr-serverless/job-role-arn")
+
+
 def data_lake_bucket(env: str) -> str:
     """Name of the data lake bucket (raw, clean, curated and models zones)."""
     return _name(env, "datalake/bucket")

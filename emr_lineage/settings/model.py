@@ -209,6 +209,23 @@ class EmrSettings(Strict):
         return EMR_RELEASES[self.release_label]
 
 
+class EmrServerlessSettings(Strict):
+    """EMR Serverless: one Spark application (the release of ``emr``) for job runs without clusters.
+
+    Limits: https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/application-capacity.html
+    and StartJobRun's executionTimeoutMinutes (5 minutes at least, https://docs.aws.amazon.com/emr-serverless/latest/APIReference/API_StartJobRun.html).
+    """
+
+    enabled: bool = False
+    # The application's maximum capacity, across all its running jobs.
+    max_vcpu: Annotated[int, Field(ge=1, le=4000)] = 16
+    max_memory_gib: Annotated[int, Field(ge=2, le=16000)] = 64
+    # The application stops (costs nothing) after this long without a job run.
+    idle_timeout_minutes: Annotated[int, Field(ge=1, le=10080)] = 15
+    # A job run's total deadline: EMR Serverless cancels it after this long, and launch gives up waiting.
+    job_timeout_minutes: Annotated[int, Field(ge=5, le=1440)] = 120
+
+
 MAX_DEAD_LETTER_AFTER_HOURS = 72
 
 
@@ -259,6 +276,7 @@ class EnvironmentSettings(Strict):
     openlineage: OpenLineageSettings
     data_lake: DataLakeSettings
     emr: EmrSettings
+    emr_serverless: EmrServerlessSettings = EmrServerlessSettings()
     gateway: GatewaySettings
     alarms: AlarmSettings
     versions: Versions
