@@ -47,4 +47,9 @@ def tool_parameters(settings: EnvironmentSettings) -> dict[str, str]:
             parameters.gateway_dead_letter_queue_url(env): GATEWAY,
             parameters.gateway_api_key_secret(env): GATEWAY,
         }
+    if settings.emr_serverless.enabled:
+        names |= {
+            parameters.serverless_application_id(env): EMR,
+            parameters.serverless_job_role_arn(env): EMR,
+        }
     return names

@@ -54,6 +54,101 @@ GLUE_WRITE_ACTIONS = [
 ]
 
 
+def grant_artifacts(role: iam.Role, bucket: s3.IBucket, *, read_prefixes: tuple[str, ...], logs_prefix: str) -> None:
+    """``role`` reads the artifacts bucket's ``read_prefixes``, writes under ``logs_prefix`` and lists the bucket."""
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="ReadArtifacts",
+            actions=["s3:GetObject"],
+            resources=[bucket.arn_for_objects(f"{p}*") for p in read_prefixes],
+        )
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="WriteLogs", actions=["s3:PutObject"], resources=[bucket.arn_for_objects(f"{logs_prefix}*")]
+        )
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(sid="ListArtifacts", actions=["s3:ListBucket"], resources=[bucket.bucket_arn])
+    )
+    for p in (*read_prefixes, logs_prefix):
+        acknowledge(
+            role,
+            wildcard_resource_finding(role, bucket.arn_for_objects(f"{p}*")),
+            f"Objects under {p} of the artifacts bucket are named at run time (scripts, jobs, "
+            "jar versions, log files); access is scoped to that prefix.",
+        )
+
+
+def grant_data_lake(role: iam.Role, *, bucket: s3.IBucket, key: kms.IKey, databases: list[str]) -> None:
+    """What a Spark job's role needs of the lake: its zones (read, and write where not read-only), its key,
+    the Glue catalog of ``databases`` and Lake Formation's credential vending."""
+    writable = [z for z in ZONES if z not in READ_ONLY_ZONES]
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="ListDataLake",
+            actions=["s3:ListBucket"],
+            resources=[bucket.bucket_arn],
+        )
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="ReadZones",
+            actions=["s3:GetObject"],
+            resources=[bucket.arn_for_objects(f"{zone_prefix(z)}*") for z in ZONES],
+        )
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="WriteZones",
+            actions=["s3:PutObject", "s3:DeleteObject"],
+            resources=[bucket.arn_for_objects(f"{zone_prefix(z)}*") for z in writable],
+        )
+    )
+    for zone in ZONES:
+        acknowledge(
+            role,
+            wildcard_resource_finding(role, bucket.arn_for_objects(f"{zone_prefix(zone)}*")),
+            f"Spark reads and writes files of any name under the {zone} zone prefix; access is scoped to the zone.",
+        )
+    key.grant(role, *KMS_DATA_ACTIONS)
+
+    catalog = f"arn:{Aws.PARTITION}:glue:{Aws.REGION}:{Aws.ACCOUNT_ID}"
+    # Spark's Hive client always looks up the `default` database at start.
+    database_arns = [f"{catalog}:database/{name}" for name in [*databases, "default"]]
+    table_arns = [f"{catalog}:table/{name}/*" for name in databases]
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="GlueCatalogRead",
+            actions=GLUE_READ_ACTIONS,
+            resources=[f"{catalog}:catalog", *database_arns, *table_arns],
+        )
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="GlueCatalogWrite",
+            actions=GLUE_WRITE_ACTIONS,
+            resources=[f"{catalog}:catalog", *database_arns, *table_arns],
+        )
+    )
+    for name in databases:
+        acknowledge(
+            role,
+            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/{name}/*]",
+            f"Jobs create and read tables of any name in the {name} database; access is scoped to it.",
+        )
+    # Lake Formation's credential vending has no resource-level permissions.
+    role.add_to_policy(
+        iam.PolicyStatement(sid="LakeFormationDataAccess", actions=["lakeformation:GetDataAccess"], resources=["*"])
+    )
+    acknowledge(
+        role,
+        "AwsSolutions-IAM5[Resource::*]",
+        "lakeformation:GetDataAccess supports no resource-level permissions; Lake Formation grants "
+        "decide which data the role gets.",
+    )
+
+
 class EmrInstanceRole(Construct):
     """The EMR nodes' role and instance profile: read the artifacts, write EMR's logs; exposes ``role`` and
     ``instance_profile``."""
@@ -66,30 +161,7 @@ class EmrInstanceRole(Construct):
         )
         self.instance_profile = iam.CfnInstanceProfile(self, "InstanceProfile", roles=[self.role.role_name])
         # Nodes read what the bootstrap and steps need, and write EMR's logs; nothing else.
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="ReadArtifacts",
-                actions=["s3:GetObject"],
-                resources=[artifacts_bucket.arn_for_objects(f"{p}*") for p in READ_PREFIXES],
-            )
-        )
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="WriteLogs",
-                actions=["s3:PutObject"],
-                resources=[artifacts_bucket.arn_for_objects(f"{LOGS_PREFIX}*")],
-            )
-        )
-        self.role.add_to_policy(
-            iam.PolicyStatement(sid="ListArtifacts", actions=["s3:ListBucket"], resources=[artifacts_bucket.bucket_arn])
-        )
-        for p in (*READ_PREFIXES, LOGS_PREFIX):
-            acknowledge(
-                self.role,
-                wildcard_resource_finding(self, artifacts_bucket.arn_for_objects(f"{p}*")),
-                f"Objects under {p} of the artifacts bucket are named at run time (scripts, jobs, "
-                "jar versions, log files); access is scoped to that prefix.",
-            )
+        grant_artifacts(self.role, artifacts_bucket, read_prefixes=READ_PREFIXES, logs_prefix=LOGS_PREFIX)
 
 
 class EmrServiceRole(Construct):
@@ -183,76 +255,7 @@ class EmrRoles(Construct):
                 )
             )
         self.job_role: iam.Role = self.runtime_role or self.instance_role
-        self._grant_data_lake(settings, data_lake_bucket, data_lake_key, glue_databases)
-
-    def _grant_data_lake(
-        self, settings: EnvironmentSettings, bucket: s3.IBucket, key: kms.IKey, databases: list[str]
-    ) -> None:
-        role = self.job_role
-        writable = [z for z in ZONES if z not in READ_ONLY_ZONES]
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="ListDataLake",
-                actions=["s3:ListBucket"],
-                resources=[bucket.bucket_arn],
-            )
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="ReadZones",
-                actions=["s3:GetObject"],
-                resources=[bucket.arn_for_objects(f"{zone_prefix(z)}*") for z in ZONES],
-            )
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="WriteZones",
-                actions=["s3:PutObject", "s3:DeleteObject"],
-                resources=[bucket.arn_for_objects(f"{zone_prefix(z)}*") for z in writable],
-            )
-        )
-        for zone in ZONES:
-            acknowledge(
-                role,
-                wildcard_resource_finding(self, bucket.arn_for_objects(f"{zone_prefix(zone)}*")),
-                f"Spark reads and writes files of any name under the {zone} zone prefix; access is scoped to the zone.",
-            )
-        key.grant(role, *KMS_DATA_ACTIONS)
-
-        catalog = f"arn:{Aws.PARTITION}:glue:{Aws.REGION}:{Aws.ACCOUNT_ID}"
-        # Spark's Hive client always looks up the `default` database at start.
-        database_arns = [f"{catalog}:database/{name}" for name in [*databases, "default"]]
-        table_arns = [f"{catalog}:table/{name}/*" for name in databases]
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="GlueCatalogRead",
-                actions=GLUE_READ_ACTIONS,
-                resources=[f"{catalog}:catalog", *database_arns, *table_arns],
-            )
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="GlueCatalogWrite",
-                actions=GLUE_WRITE_ACTIONS,
-                resources=[f"{catalog}:catalog", *database_arns, *table_arns],
-            )
-        )
-        for name in databases:
-            acknowledge(
-                role,
-                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/{name}/*]",
-                f"Jobs create and read tables of any name in the {name} database; access is scoped to it.",
-            )
-        # Lake Formation's credential vending has no resource-level permissions.
-        role.add_to_policy(
-            iam.PolicyStatement(sid="LakeFormationDataAccess", actions=["lakeformation:GetDataAccess"], resources=["*"])
-        )
-        acknowledge(
-            role,
-            "AwsSolutions-IAM5[Resource::*]",
-            "lakeformation:GetDataAccess supports no resource-level permissions; Lake Formation grants "
-            "decide which data the role gets.",
-        )
+        grant_data_lake(self.job_role, bucket=data_lake_bucket, key=data_lake_key, databases=glue_databases)
 
     def _read_gateway_api_key(self, secret: secretsmanager.ISecret) -> None:
         """The bootstrap reads the lineage gateway's API key with the instance role (docs/gateway.md).

@@ -2,7 +2,8 @@
 
 Artifacts bucket (bootstrap scripts, jobs, listener jar, logs), IAM roles, the security
 configuration and groups, Lake Formation grants, the launch spec for ephemeral clusters (SSM
-parameter, JSON) and, when configured, a long-running cluster built from the same request.
+parameter, JSON) and, when configured, a long-running cluster built from the same request and an
+EMR Serverless application with its job role (``emr_serverless.enabled``, stacks/emr/serverless.py).
 
 Everything it uses from other stacks arrives as a prop (``app.py`` passes it): the VPC, the
 lineage clients security group and the Marquez API URL, the data lake bucket, key and Glue
@@ -34,12 +35,14 @@ from stacks.emr.lake_formation_grants import LakeFormationGrants
 from stacks.emr.long_running import LongRunningCluster
 from stacks.emr.roles import EmrRoles
 from stacks.emr.security import EmrSecurity
+from stacks.emr.serverless import ServerlessApplication
 from stacks.shared.published import publish
 
 
 class EmrStack(Stack):
     """Exposes ``artifacts_bucket``, ``roles``, ``security``, ``launch_spec`` (the request
-    dict, with tokens) and ``long_running_cluster`` (or None)."""
+    dict, with tokens), ``long_running_cluster`` (or None) and ``serverless`` (or None; its application's
+    id is ``serverless_application_id``)."""
 
     def __init__(
         self,
@@ -107,7 +110,25 @@ class EmrStack(Stack):
                 self, "LongRunning", settings=settings, resources=resources
             ).cluster
             CfnOutput(self, "LongRunningClusterId", value=self.long_running_cluster.ref)
+        self.serverless: ServerlessApplication | None = None
+        if settings.emr_serverless.enabled:
+            self.serverless = ServerlessApplication(
+                self,
+                "Serverless",
+                settings=settings,
+                vpc=vpc,
+                lineage_clients_security_group=lineage_clients_security_group,
+                artifacts_bucket=self.artifacts_bucket,
+                data_lake_bucket=data_lake_bucket,
+                data_lake_key=data_lake_key,
+                glue_databases=glue_databases,
+            )
         self._publish(settings)
+
+    @property
+    def serverless_application_id(self) -> str | None:
+        """The EMR Serverless application's id (a token), or None when ``emr_serverless`` is off."""
+        return self.serverless.application.attr_application_id if self.serverless else None
 
     def _cluster_resources(
         self,
@@ -165,3 +186,20 @@ class EmrStack(Stack):
             description="emr-lineage artifacts bucket (bootstrap, jobs, listener jar, EMR logs)",
             output_id="ArtifactsBucketName",
         )
+        if self.serverless is not None:
+            publish(
+                self,
+                parameter_id="ServerlessApplicationIdParameter",
+                parameter_name=parameters.serverless_application_id(settings.name),
+                value=self.serverless.application.attr_application_id,
+                description="EMR Serverless Spark application of emr-lineage job runs",
+                output_id="ServerlessApplicationId",
+            )
+            publish(
+                self,
+                parameter_id="ServerlessJobRoleArnParameter",
+                parameter_name=parameters.serverless_job_role_arn(settings.name),
+                value=self.serverless.job_role.role_arn,
+                description="Runtime role of emr-lineage EMR Serverless job runs (the submitter needs iam:PassRole)",
+                output_id="ServerlessJobRoleArn",
+            )
