@@ -132,6 +132,7 @@ def monitoring_stack(
     *,
     lineage: LineageServiceStack,
     gateway: GatewayStack | None,
+    emr: EmrStack,
 ) -> MonitoringStack:
     return MonitoringStack(
         app,
@@ -153,6 +154,8 @@ def monitoring_stack(
         )
         if gateway
         else None,
+        # Its failed job runs alarm (None without emr_serverless): a Monitoring -> EMR reference.
+        serverless_application_id=emr.serverless_application_id,
         description="emr-lineage: alarms to one SNS topic, EMR failure events, lineage dashboard",
     )
 
@@ -170,8 +173,8 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
     if settings.gateway.enabled:
         gateway = gateway_stack(app, settings, env, network=network, lineage=lineage, data_lake=data_lake)
     emr = emr_stack(app, settings, env, network=network, lineage=lineage, data_lake=data_lake, gateway=gateway)
-    # Last: it watches the lineage stack and the gateway; nothing depends on it.
-    monitoring = monitoring_stack(app, settings, env, lineage=lineage, gateway=gateway)
+    # Last: it watches the lineage stack, the gateway and EMR Serverless job runs; nothing depends on it.
+    monitoring = monitoring_stack(app, settings, env, lineage=lineage, gateway=gateway, emr=emr)
 
     stacks: dict[str, cdk.Stack] = {
         "network": network,

@@ -1,9 +1,18 @@
-"""EmrFailureEvents: EMR clusters that end in error and steps that fail, as readable notifications.
+"""EmrFailureEvents: EMR clusters that end in error, steps and EMR Serverless job runs that fail, as
+readable notifications.
 
 EMR sends "EMR Cluster State Change" and "EMR Step Status Change" events to EventBridge; their
 ``detail`` carries ``state``, ``name``, ``clusterId`` and ``message`` (plus ``stepId`` for steps)
 (https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-emr.html,
 https://docs.aws.amazon.com/emr/latest/ManagementGuide/emr-manage-cloudwatch-events.html).
+
+EMR Serverless sends "EMR Serverless Job Run State Change" (source ``aws.emr-serverless``); its
+``detail`` carries ``applicationId``, ``jobRunId``, ``jobRunName``, ``state`` and ``previousState``,
+and its ``resources`` list is empty, so the rule matches the application by ``detail.applicationId``
+(https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-emr-serverless.html). A run that
+failed ends FAILED; one that ran past its deadline (``emr_serverless.job_timeout_minutes``) or was
+cancelled ends CANCELLED: both notify, since a cancelled run wrote no (or partial) output too.
+The reason is not in the event: ``aws emr-serverless get-job-run`` shows it (``stateDetails``).
 """
 
 from __future__ import annotations
@@ -20,6 +29,9 @@ CLUSTER_STATE_CHANGE = "EMR Cluster State Change"
 STEP_STATUS_CHANGE = "EMR Step Status Change"
 CLUSTER_FAILED = "TERMINATED_WITH_ERRORS"
 STEP_FAILED = "FAILED"
+SERVERLESS_SOURCE = "aws.emr-serverless"
+SERVERLESS_JOB_RUN_STATE_CHANGE = "EMR Serverless Job Run State Change"
+SERVERLESS_JOB_RUN_ENDED_BADLY = ("FAILED", "CANCELLED")
 
 
 def _field(name: str) -> str:
@@ -32,11 +44,18 @@ class EmrFailureEvents(Construct):
     Clusters are this environment's by name (the launch spec and the long-running cluster are
     named ``<resource prefix>-...``, stacks/emr/cluster_spec.py). Step events carry the step's name,
     not the cluster's, so failed steps are reported for every cluster of the account and region.
-    Exposes ``cluster_rule`` and ``step_rule``.
+    With ``serverless_application_id``, a third rule: that application's job runs that failed or were
+    cancelled. Exposes ``cluster_rule``, ``step_rule`` and ``serverless_rule`` (or None).
     """
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, topic: sns.ITopic
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: EnvironmentSettings,
+        topic: sns.ITopic,
+        serverless_application_id: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         prefix = settings.resource_prefix
@@ -79,3 +98,31 @@ class EmrFailureEvents(Construct):
                 ),
             )
         )
+        self.serverless_rule: events.Rule | None = None
+        if serverless_application_id is not None:
+            self.serverless_rule = self._serverless_rule(prefix, topic, serverless_application_id)
+
+    def _serverless_rule(self, prefix: str, topic: sns.ITopic, application_id: str) -> events.Rule:
+        rule = events.Rule(
+            self,
+            "ServerlessJobRunFailed",
+            description=f"{prefix}: EMR Serverless job runs of this environment's application that failed or "
+            "were cancelled (deadline included)",
+            event_pattern=events.EventPattern(
+                source=[SERVERLESS_SOURCE],
+                detail_type=[SERVERLESS_JOB_RUN_STATE_CHANGE],
+                detail={"applicationId": [application_id], "state": list(SERVERLESS_JOB_RUN_ENDED_BADLY)},
+            ),
+        )
+        rule.add_target(
+            targets.SnsTopic(
+                topic,
+                message=events.RuleTargetInput.from_text(
+                    f"[{prefix}] EMR Serverless job run {_field('jobRunName')} ({_field('jobRunId')}) of application "
+                    f"{_field('applicationId')} ended {_field('state')} (was {_field('previousState')}); its reason: "
+                    f"aws emr-serverless get-job-run --application-id {_field('applicationId')} "
+                    f"--job-run-id {_field('jobRunId')}"
+                ),
+            )
+        )
+        return rule

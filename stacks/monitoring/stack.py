@@ -1,11 +1,13 @@
 """MonitoringStack: every alarm of an environment, its EMR failure events and its dashboard.
 
 One SNS topic per environment (KMS-encrypted, TLS-only, an optional e-mail subscription from
-``alarms.email``) receives every alarm (when it fires and when it recovers) and every EMR
-cluster or step failure. The dashboard shows lineage events in, forwarded and failed, and
-Marquez's health. A stack of its own, last: it reads the lineage stack and, when the gateway is
-deployed, the gateway stack (``app.py`` passes what it watches), and nothing depends on it, so
-alarms can change without touching the stacks they watch.
+``alarms.email``) receives every alarm (when it fires and when it recovers), every EMR cluster or
+step failure and, with ``emr_serverless`` on, every failed or cancelled job run of the EMR stack's
+serverless application. The dashboard shows lineage events in, forwarded and failed, and
+Marquez's health. A stack of its own, last: it reads the lineage stack, the EMR stack (the
+serverless application's id) and, when the gateway is deployed, the gateway stack (``app.py``
+passes what it watches), and nothing depends on it, so alarms can change without touching the
+stacks they watch.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class MonitoringStack(Stack):
         web_target_group: elbv2.IApplicationTargetGroup,
         marquez_log_group: logs.ILogGroup,
         gateway: MonitoredGateway | None = None,
+        serverless_application_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -65,7 +68,13 @@ class MonitoringStack(Stack):
             add_gateway_alarms(alarms, settings, gateway)
         self.alarms = alarms.alarms
 
-        self.emr_events = EmrFailureEvents(self, "EmrFailures", settings=settings, topic=self.topic)
+        self.emr_events = EmrFailureEvents(
+            self,
+            "EmrFailures",
+            settings=settings,
+            topic=self.topic,
+            serverless_application_id=serverless_application_id,
+        )
         self.dashboard = LineageDashboard(
             self,
             "Dashboard",

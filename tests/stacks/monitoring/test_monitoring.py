@@ -271,7 +271,11 @@ def _rules(synth) -> dict[str, dict]:
 
 def test_emr_failures_reach_the_topic_as_readable_messages(synth):
     rules = _rules(synth)
-    assert set(rules) == {"EMR Cluster State Change", "EMR Step Status Change"}
+    # With emr_serverless on, a third rule (test_serverless_job_runs_that_end_badly_reach_the_topic).
+    assert set(rules) - {"EMR Serverless Job Run State Change"} == {
+        "EMR Cluster State Change",
+        "EMR Step Status Change",
+    }
     cluster, step = rules["EMR Cluster State Change"], rules["EMR Step Status Change"]
     # Clusters of this environment only (named after its resource prefix); steps of any cluster.
     assert cluster["EventPattern"] == {
@@ -294,6 +298,37 @@ def test_emr_failures_reach_the_topic_as_readable_messages(synth):
         template = json.loads(transformer["InputTemplate"])  # one JSON string: the e-mail's text
         assert template.startswith(f"[emr-lineage-{synth.env}] EMR ")
         assert all(f"<{key}>" in template for key in paths)
+
+
+def test_serverless_job_runs_that_end_badly_reach_the_topic(synths):
+    """prod has emr_serverless on: its application's FAILED (errors) and CANCELLED (deadline, or cancelled) runs."""
+    synth = synths["prod"]
+    monitoring = synth.template_json("monitoring")
+    application_id, _ = one(synth.template_json("emr"), "AWS::EMRServerless::Application")
+    (rule,) = [
+        r["Properties"]
+        for r in by_type(monitoring, "AWS::Events::Rule").values()
+        if r["Properties"]["EventPattern"]["source"] == ["aws.emr-serverless"]
+    ]
+    assert rule["EventPattern"] == {
+        "source": ["aws.emr-serverless"],
+        "detail-type": ["EMR Serverless Job Run State Change"],
+        # Its events' resources list is empty: the application is matched in detail.
+        "detail": {
+            "applicationId": [_imported(synth, "emr", {"Fn::GetAtt": [application_id, "ApplicationId"]})],
+            "state": ["FAILED", "CANCELLED"],
+        },
+    }
+    assert rule["State"] == "ENABLED"
+    (target,) = rule["Targets"]
+    assert target["Arn"] == {"Ref": _topic_id(synth)}
+    transformer = target["InputTransformer"]
+    paths = transformer["InputPathsMap"]
+    fields = {"jobRunName", "jobRunId", "applicationId", "state", "previousState"}
+    assert set(paths.values()) == {f"$.detail.{f}" for f in fields}
+    text = json.loads(transformer["InputTemplate"])
+    assert text.startswith("[emr-lineage-prod] EMR Serverless job run ")
+    assert all(f"<{key}>" in text for key in paths)
 
 
 def _dashboard(synth) -> dict:
