@@ -1,4 +1,5 @@
-"""``emr-lineage launch``: run one PySpark job on an ephemeral EMR cluster and wait for it.
+"""``emr-lineage launch``: run one PySpark job on an ephemeral EMR cluster and wait for it (with
+``--serverless``, as an EMR Serverless job run: :mod:`emr_lineage.cli.launch_serverless`).
 
 Exit codes (docs/cli.md): 0 step completed; 1 step failed/cancelled or cluster ended early;
 2 it could not launch (settings, job file, launch spec, AWS errors); 130 interrupted (Ctrl-C or
@@ -15,7 +16,15 @@ from rich.console import Console
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
-from emr_lineage.cli.options import job_option, poll_interval_option, settings_options
+from emr_lineage.cli.launch_serverless import launch_serverless, marquez_url, report_plan
+from emr_lineage.cli.options import (
+    conf_option,
+    dry_run_option,
+    job_option,
+    poll_interval_option,
+    serverless_option,
+    settings_options,
+)
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import Steps, cluster_poll_printer
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED
@@ -39,23 +48,34 @@ def stdin_is_interactive() -> bool:
     show_default=True,
     help="spark-submit deploy mode; client keeps the driver's output in the step log.",
 )
-@click.option("--no-wait", is_flag=True, help="Print the cluster id and return at once.")
+@click.option("--no-wait", is_flag=True, help="Print the cluster id (job run id) and return at once.")
 @poll_interval_option
+@serverless_option
+@conf_option
+@dry_run_option
 @click.argument("job_args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
 def launch(
+    ctx: click.Context,
     env: str,
     cdk_json: Path,
     job: Path,
     deploy_mode: str,
     no_wait: bool,
     poll_interval: float,
+    serverless: bool,
+    conf: dict[str, str],
+    dry_run: bool,
     job_args: tuple[str, ...],
 ) -> None:
-    """Run JOB on a new EMR cluster that terminates after it; arguments after -- go to the job.
+    """Run JOB on a new EMR cluster that terminates after it (--serverless: as an EMR Serverless job
+    run); arguments after -- go to the job.
 
     \b
     emr-lineage launch --env dev --job jobs/revenue_daily.py -- --date 2026-11-20
+    emr-lineage launch --env prod --serverless --job jobs/revenue_daily.py -- --date 2026-11-20
     """
+    _check_exclusive(ctx, serverless)
     console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     settings = load_settings(env, cdk_json)
     job = launch_plan.JobRequest(script=job, args=job_args, deploy_mode=deploy_mode)
@@ -63,6 +83,10 @@ def launch(
         parent = ParentContext.from_env()
     except ParentContextError as exc:
         fail(f"OPENLINEAGE_PARENT_* environment: {exc}")
+    if serverless:
+        options = {"no_wait": no_wait, "dry_run": dry_run, "poll_interval": poll_interval}
+        launch_serverless(settings, job, parent, conf=conf, **options)
+        return
 
     try:
         job.check()
@@ -101,26 +125,26 @@ def launch(
     click.echo(f"{outcome.message} on {cluster.cluster_id}; the cluster terminates on its own")
 
 
+def _check_exclusive(ctx: click.Context, serverless: bool) -> None:
+    """--deploy-mode is a cluster's; --conf and --dry-run a job run's: a wrong mix is exit 2."""
+    given = {
+        name
+        for name in ("deploy_mode", "conf", "dry_run")
+        if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+    }
+    if serverless and "deploy_mode" in given:
+        fail("--deploy-mode is for clusters: EMR Serverless places the driver itself (drop --deploy-mode)")
+    for name in sorted(given - {"deploy_mode"}):
+        if not serverless:
+            fail(f"--{name.replace('_', '-')} is for EMR Serverless job runs: add --serverless")
+
+
 def _report_plan(console: Console, plan: launch_plan.LaunchPlan) -> None:
-    for staged in plan.staged:
-        if staged.uploaded:
-            console.print(f"job {staged.request.script} uploaded to {staged.uri}")
-        else:
-            console.print(f"job {staged.request.script} unchanged at {staged.uri}, not re-uploaded")
-    p = plan.parent
-    job = f"job {p.parent_job_namespace}/{p.parent_job_name}"
-    if plan.parent_is_new:
-        console.print(f"parent run id {p.parent_run_id} (new; {job})")
-    else:
-        console.print(f"parent run id {p.parent_run_id} from OPENLINEAGE_PARENT_* ({job})")
+    report_plan(console, plan.staged, plan.parent, plan.parent_is_new)
 
 
 def _marquez_url(clients: aws_clients.AwsClients, plan: launch_plan.LaunchPlan) -> str:
-    web = launch_plan.marquez_web_url(clients.ssm, plan.env)
-    job_name = launch_plan.marquez_job_name(plan.staged[0].request.job_name, plan.parent)
-    if web is None:
-        return f"Marquez web URL unknown (deploy the Marquez stack); job {plan.namespace}/{job_name}"
-    return launch_plan.marquez_job_url(web, plan.namespace, job_name)
+    return marquez_url(clients.ssm, plan.env, plan.namespace, plan.staged[0].request.job_name, plan.parent)
 
 
 def _wait(

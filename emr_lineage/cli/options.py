@@ -109,6 +109,50 @@ def poll_interval_option(function: Any) -> Any:
     )(function)
 
 
+serverless_option = click.option(
+    "--serverless",
+    is_flag=True,
+    help="Run as EMR Serverless job runs on the environment's application (emr_serverless.enabled in cdk.json) "
+    "instead of on a new cluster; Ctrl-C or SIGTERM cancels the run.",
+)
+
+
+def _spark_properties(ctx: click.Context, param: click.Parameter, pairs: Sequence[str]) -> dict[str, str]:
+    """``KEY=VALUE`` pairs as a dict (later ones win); anything else is a usage error (exit 2)."""
+    properties = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r}: expected KEY=VALUE", param_hint="--conf")
+        properties[key.strip()] = value
+    return properties
+
+
+def conf_option(function: Any) -> Any:
+    """``--conf KEY=VALUE`` (repeatable), a Spark property of the run; the command gets a dict."""
+    from emr_lineage.spark.local import LOCAL_SPARK
+
+    return click.option(
+        "--conf",
+        "conf",
+        multiple=True,
+        metavar="KEY=VALUE",
+        callback=_spark_properties,
+        help="A Spark property for this run (repeatable). run-local: over its defaults "
+        + ", ".join(f"{key}={value}" for key, value in LOCAL_SPARK.items())
+        + "; launch --serverless: spark.openlineage.parent*/transport* keys given here replace emr-lineage's, "
+        "spark.jars and spark.extraListeners are appended to.",
+    )(function)
+
+
+dry_run_option = click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Show what would be done, and do nothing: replay counts what would be replayed and posts nothing; "
+    "launch --serverless prints the StartJobRun request (credentials masked), uploads and starts nothing.",
+)
+
+
 artifacts_bucket_option = click.option(
     "--bucket", default=None, metavar="NAME", help="The artifacts bucket's name (default: from SSM)."
 )

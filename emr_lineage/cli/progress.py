@@ -12,11 +12,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from emr_lineage.aws.emr import Snapshot
+from emr_lineage.aws.emr_serverless import RunSnapshot
 
 # Off a terminal, a progress line each tenth of the steps: a CI log stays short.
 PRINTED_STEPS = 10
@@ -108,12 +110,20 @@ def describe_cluster(snapshot: Snapshot) -> str:
     return f"cluster {snapshot.cluster_state}: {steps}"
 
 
-def cluster_poll_printer(
-    steps: Steps, describe: Callable[[Snapshot], str] = describe_cluster
-) -> Callable[[Snapshot], None]:
-    """An ``on_poll`` callback: the live line follows every poll, a printed line every change."""
+def describe_job_run(snapshot: RunSnapshot) -> str:
+    """``job run 00f1cbn5g4bb0c01: revenue_daily RUNNING`` (EMR Serverless), as a cluster's line."""
+    return f"job run {snapshot.job_run_id}: {snapshot.name} {snapshot.state}"
 
-    def show(snapshot: Snapshot) -> None:
+
+def cluster_poll_printer(steps: Steps, describe: Callable[[Any], str] = describe_cluster) -> Callable[[Any], None]:
+    """An ``on_poll`` callback: the live line follows every poll, a printed line every change (of a
+    cluster's :class:`Snapshot`, or of a job run's :class:`RunSnapshot` with :func:`describe_job_run`)."""
+
+    def show(snapshot: Snapshot | RunSnapshot) -> None:
         steps.state(describe(snapshot), snapshot.elapsed)
 
     return show
+
+
+def job_run_poll_printer(steps: Steps) -> Callable[[RunSnapshot], None]:
+    return cluster_poll_printer(steps, describe_job_run)

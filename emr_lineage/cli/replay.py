@@ -16,7 +16,14 @@ import click
 from emr_lineage.analysis.sources import parse_archive_uri, parse_instant
 from emr_lineage.aws.archive import ArchiveLocation
 from emr_lineage.aws.clients import aws_client
-from emr_lineage.cli.options import archive_option, marquez_option, since_option, timeout_option, until_option
+from emr_lineage.cli.options import (
+    archive_option,
+    dry_run_option,
+    marquez_option,
+    since_option,
+    timeout_option,
+    until_option,
+)
 from emr_lineage.cli.output import Command
 from emr_lineage.cli.progress import Steps
 from emr_lineage.errors import EXIT_CHECK_FAILED
@@ -55,7 +62,7 @@ def _window_text(since: str | None, until: str | None, arrived_since: str | None
 @click.option(
     "--run", "run_id", metavar="RUN_ID", help="Only this run (the root or parent run for a Spark application)."
 )
-@click.option("--dry-run", is_flag=True, help="Count what would be replayed; post nothing.")
+@dry_run_option
 @timeout_option()
 def replay_command(
     archive: str,

@@ -14,42 +14,25 @@ from pathlib import Path
 import click
 
 from emr_lineage.cli.gateway import api_key_from_env
-from emr_lineage.cli.options import output_option, settings_options, url_option
+from emr_lineage.cli.options import conf_option, output_option, settings_options, url_option
 from emr_lineage.cli.output import Command
 from emr_lineage.listener.maven import local_listener_jar
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import DRIVER_CLASSPATH, ListenerConfig, local_listener_properties
-from emr_lineage.spark.local import LOCAL_SPARK, run_script
-
-
-def _properties(pairs: Sequence[str]) -> dict[str, str]:
-    properties = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"{pair!r}: expected KEY=VALUE", param_hint="--conf")
-        properties[key.strip()] = value
-    return properties
+from emr_lineage.spark.local import run_script
 
 
 @click.command("run-local", cls=Command)
 @url_option
 @output_option(old="--events", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--conf",
-    "conf",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A Spark property for this run (repeatable); defaults: "
-    + ", ".join(f"{key}={value}" for key, value in LOCAL_SPARK.items()),
-)
+@conf_option
 @settings_options
 @click.argument("script", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 def run_local_command(
     url: str | None,
     output: Path | None,
-    conf: Sequence[str],
+    conf: dict[str, str],
     env: str,
     cdk_json: Path,
     script: Path,
@@ -68,7 +51,7 @@ def run_local_command(
     """
     if url is None and output is None:
         raise click.UsageError("give --url URL, -o/--output FILE or both: where the listener sends the events")
-    extra = _properties(conf)
+    extra = conf
     settings = load_settings(env, cdk_json)
     jar = local_listener_jar(settings.versions.openlineage_spark)
     listener = ListenerConfig.for_settings(

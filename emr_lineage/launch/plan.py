@@ -66,6 +66,24 @@ def job_s3_key(script: Path, sha256: str) -> str:
     return f"{STAGED_JOBS_PREFIX}{sha256[:JOB_KEY_HASH_CHARS]}/{script.name}"
 
 
+def check_jobs(jobs: Sequence[JobRequest]) -> list[str]:
+    """Every job's check, and their names (unique: a step's or a job run's name is the file stem)."""
+    if not jobs:
+        raise JobError("no job to launch")
+    for job in jobs:
+        job.check()
+    names = [j.job_name for j in jobs]
+    if len(set(names)) != len(names):
+        raise JobError("two jobs share a file name; step names must be unique: " + ", ".join(names))
+    return names
+
+
+def planned_stage(bucket: str, job: JobRequest) -> StagedJob:
+    """Where :func:`stage_job` would put ``job.script``, without uploading (dry runs)."""
+    sha256 = file_sha256(job.script)
+    return StagedJob(job, f"s3://{bucket}/{job_s3_key(job.script, sha256)}", sha256, uploaded=False)
+
+
 def stage_job(s3: Any, bucket: str, job: JobRequest) -> StagedJob:
     """Upload ``job.script`` to ``s3://<bucket>/staged-jobs/<sha256[:16]>/<file name>`` unless it is there."""
     sha256 = file_sha256(job.script)
@@ -139,13 +157,7 @@ def prepare_launch(
     ``parent`` is the orchestrator's context (``ParentContext.from_env()``); when None, one
     new parent run is created and shared by all steps.
     """
-    if not jobs:
-        raise JobError("no job to launch")
-    for job in jobs:
-        job.check()
-    names = [j.job_name for j in jobs]
-    if len(set(names)) != len(names):
-        raise JobError("two jobs share a file name; step names must be unique: " + ", ".join(names))
+    names = check_jobs(jobs)
     env = settings.name
     spec = load_launch_spec(clients.ssm, env)
     bucket = read_parameter(clients.ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")

@@ -35,6 +35,19 @@ AUTH_TYPE_PROPERTY = TRANSPORT_PREFIX + AUTH_TYPE_KEY
 AUTH_KEY_PROPERTY = TRANSPORT_PREFIX + AUTH_KEY_KEY
 AUTH_TYPE_API_KEY = "api_key"
 TRANSPORT_URL_PROPERTY = TRANSPORT_PREFIX + "url"
+GLUE_ACCOUNT_PROPERTY = "spark.glue.accountId"
+# EMR Serverless job runs: the jar travels with every run (no bootstrap action), Hive's Glue client
+# settings as Hadoop properties of spark-defaults, and the application's name.
+SPARK_JARS = "spark.jars"
+SPARK_APP_NAME = "spark.app.name"
+HADOOP_PREFIX = "spark.hadoop."
+EXTRA_LISTENERS = "spark.extraListeners"
+# Keys a caller (Airflow's EMR Serverless operator) may already have injected: when any key of a
+# group is there, none of ours of that group is added (apache/airflow PR #64807's rule).
+PARENT_GROUP_PREFIXES = ("spark.openlineage.parent", "spark.openlineage.rootParent")
+TRANSPORT_GROUP_PREFIX = "spark.openlineage.transport"
+# What stands for a secret in anything shown (dry runs, debug output).
+MASK = "****"
 # Parent-run keys, Spark side and environment side, in the same order.
 PARENT_KEYS = {
     "parent_job_namespace": ("spark.openlineage.parentJobNamespace", "OPENLINEAGE_PARENT_JOB_NAMESPACE"),
@@ -109,8 +122,8 @@ def _transports(config: ListenerConfig, api_key: str | None) -> dict[str, dict[s
 
 def listener_properties(config: ListenerConfig, *, api_key: str | None = None) -> dict[str, str]:
     """Spark properties that load the listener and point its transport at ``config``'s destination;
-    ``api_key`` is the HTTP transport's Bearer key (local runs only: on EMR the bootstrap action writes
-    it on the node, so it never is in a cluster's configuration).
+    ``api_key`` is the HTTP transport's Bearer key (local runs and EMR Serverless job runs: on a cluster
+    the bootstrap action writes it on the node, so it never is in a cluster's configuration).
 
     ``spark.extraListeners`` is not additive (a value given at submit time replaces the spark-defaults
     one: https://spark.apache.org/docs/3.5.6/configuration.html#dynamically-loading-spark-properties):
@@ -118,7 +131,7 @@ def listener_properties(config: ListenerConfig, *, api_key: str | None = None) -
     Transport keys, the composite one included: https://openlineage.io/docs/client/java/configuration
     """
     props = {
-        "spark.extraListeners": LISTENER_CLASS,
+        EXTRA_LISTENERS: LISTENER_CLASS,
         "spark.openlineage.namespace": config.namespace,
         "spark.openlineage.columnLineage.datasetLineageEnabled": "true" if config.column_lineage else "false",
     }
@@ -149,7 +162,7 @@ def glue_catalog_properties(catalog_id: str) -> tuple[dict[str, str], dict[str, 
     The catalog id is set explicitly so the listener can build Glue symlink names without an
     STS call, which fails in private subnets without an STS endpoint (OpenLineage #4163).
     """
-    spark_defaults = {"spark.glue.accountId": catalog_id}
+    spark_defaults = {GLUE_ACCOUNT_PROPERTY: catalog_id}
     hive_site = {
         "hive.metastore.client.factory.class": GLUE_CLIENT_FACTORY,
         "hive.metastore.glue.catalogid": catalog_id,
@@ -164,6 +177,14 @@ def emr_configurations(listener: ListenerConfig, *, glue_catalog_id: str) -> lis
         {"Classification": SPARK_DEFAULTS, "Properties": {**listener_properties(listener), **glue_defaults}},
         {"Classification": SPARK_HIVE_SITE, "Properties": hive_site},
     ]
+
+
+def spark_defaults_of(configurations: list[dict]) -> dict[str, str]:
+    """The ``spark-defaults`` properties of an EMR ``Configurations`` list (RunJobFlow shape; {} if none)."""
+    for configuration in configurations:
+        if configuration.get("Classification") == SPARK_DEFAULTS:
+            return dict(configuration.get("Properties") or {})
+    return {}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -226,3 +247,53 @@ def spark_submit_conf_args(properties: Mapping[str, str]) -> list[str]:
     for key in sorted(properties):
         args += ["--conf", f"{key}={properties[key]}"]
     return args
+
+
+def serverless_spark_defaults(
+    listener: ListenerConfig,
+    *,
+    jar_uri: str,
+    api_key: str | None,
+    parent: ParentContext,
+    glue_catalog_id: str,
+    app_name: str | None = None,
+    user_properties: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The ``spark-defaults`` of an EMR Serverless job run: what a cluster gets from its configurations
+    (:func:`listener_properties`, :func:`glue_catalog_properties`; Hive's as ``spark.hadoop.*``), its
+    bootstrap action (the jar, here ``spark.jars``, and the HTTP transport's ``api_key``) and its step
+    (the parent keys), merged into ``user_properties``.
+
+    The caller's keys win: a parent group (``spark.openlineage.parent*``/``rootParent*``) or transport
+    (``spark.openlineage.transport*``) already there is left whole, as Airflow's injection does;
+    ``spark.jars`` and ``spark.extraListeners`` are lists, ours appended to the caller's.
+    """
+    user = dict(user_properties or {})
+    glue_defaults, hive_site = glue_catalog_properties(glue_catalog_id)
+    ours = {
+        **listener_properties(listener, api_key=api_key),
+        **glue_defaults,
+        **{HADOOP_PREFIX + key: value for key, value in hive_site.items()},
+        **parent.spark_properties(),
+    }
+    if app_name:
+        ours[SPARK_APP_NAME] = app_name
+    if any(key.startswith(PARENT_GROUP_PREFIXES) for key in user):
+        ours = {k: v for k, v in ours.items() if not k.startswith(PARENT_GROUP_PREFIXES)}
+    if any(key.startswith(TRANSPORT_GROUP_PREFIX) for key in user):
+        ours = {k: v for k, v in ours.items() if not k.startswith(TRANSPORT_GROUP_PREFIX)}
+    merged = {**ours, **user}
+    for key, value in ((SPARK_JARS, jar_uri), (EXTRA_LISTENERS, LISTENER_CLASS)):
+        listed = [item for item in user.get(key, "").split(",") if item.strip()]
+        merged[key] = ",".join(listed if value in listed else [*listed, value])
+    return merged
+
+
+def is_secret(key: str) -> bool:
+    """A Spark property whose value is a credential (the HTTP transport's API key, any transport's)."""
+    return key.endswith("." + AUTH_KEY_KEY)
+
+
+def masked(properties: Mapping[str, str]) -> dict[str, str]:
+    """``properties`` with every credential's value replaced by :data:`MASK`: what may be shown."""
+    return {key: MASK if is_secret(key) else value for key, value in properties.items()}

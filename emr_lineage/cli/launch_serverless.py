@@ -1,0 +1,136 @@
+"""``emr-lineage launch --serverless``: run one PySpark job as an EMR Serverless job run and wait for it.
+
+Exit codes (docs/cli.md): 0 the run succeeded (or, with --no-wait/--dry-run, was started/shown); 1 it
+failed, was cancelled or outlived its deadline (emr_serverless.job_timeout_minutes; then it is
+cancelled); 2 it could not launch (EMR Serverless off for the env, settings, job file, a listener jar
+not staged, AWS errors); 130 Ctrl-C or SIGTERM, after the run was cancelled.
+
+The request holds the gateway's API key: only :func:`emr_lineage.launch.serverless.redacted` is shown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import click
+from rich.console import Console
+
+from emr_lineage.aws import emr_serverless
+from emr_lineage.aws.clients import AwsError
+from emr_lineage.cli.output import fail
+from emr_lineage.cli.progress import Steps, job_run_poll_printer
+from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED
+from emr_lineage.gateway.config import key_in
+from emr_lineage.launch import plan as launch_plan
+from emr_lineage.launch import serverless
+from emr_lineage.listener.artifact import listener_s3_key
+from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.spark.conf import ParentContext
+
+
+def report_plan(console: Console, staged: tuple[launch_plan.StagedJob, ...], parent: ParentContext, new: bool) -> None:
+    """The staged scripts and the parent run, as a cluster launch reports them."""
+    for job in staged:
+        if job.uploaded:
+            console.print(f"job {job.request.script} uploaded to {job.uri}")
+        else:
+            console.print(f"job {job.request.script} unchanged at {job.uri}, not re-uploaded")
+    where = f"job {parent.parent_job_namespace}/{parent.parent_job_name}"
+    if new:
+        console.print(f"parent run id {parent.parent_run_id} (new; {where})")
+    else:
+        console.print(f"parent run id {parent.parent_run_id} from OPENLINEAGE_PARENT_* ({where})")
+
+
+def listener_of(settings: EnvironmentSettings) -> serverless.Listener:
+    """The pinned jar's key in the artifacts bucket, and the ingest's rule for the gateway's secret."""
+    return serverless.Listener(listener_s3_key(settings.versions.openlineage_spark), key_in)
+
+
+def marquez_url(ssm: object, env: str, namespace: str, app_name: str, parent: ParentContext) -> str:
+    """The Marquez web page of the job's lineage (or, without the Marquez stack, its namespace and name)."""
+    web = launch_plan.marquez_web_url(ssm, env)
+    job_name = launch_plan.marquez_job_name(app_name, parent)
+    if web is None:
+        return f"Marquez web URL unknown (deploy the Marquez stack); job {namespace}/{job_name}"
+    return launch_plan.marquez_job_url(web, namespace, job_name)
+
+
+def launch_serverless(
+    settings: EnvironmentSettings,
+    job: launch_plan.JobRequest,
+    parent: ParentContext | None,
+    *,
+    conf: Mapping[str, str],
+    no_wait: bool,
+    dry_run: bool,
+    poll_interval: float,
+) -> None:
+    console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+    try:
+        serverless.require_enabled(settings)
+        job.check()
+        clients = serverless.ServerlessClients.for_settings(settings)
+        plan = serverless.prepare_serverless(
+            clients,
+            settings,
+            [job],
+            listener=listener_of(settings),
+            parent=parent,
+            user_properties=conf,
+            upload=not dry_run,
+        )
+        report_plan(console, plan.staged, plan.parent, plan.parent_is_new)
+        _report_listener(console, plan.target)
+        job_url = marquez_url(clients.ssm, plan.env, plan.namespace, job.job_name, plan.parent)
+        if dry_run:
+            click.echo(json.dumps(serverless.redacted(plan.requests[0]), indent=2))
+            console.print("dry run: the script was not uploaded and no job run was started")
+            return
+        run = emr_serverless.start_job_run(clients.emr_serverless, plan.requests[0])
+    except KeyboardInterrupt:
+        fail(
+            "interrupted before the job run was known; a run started by now ends on its own or at its deadline",
+            EXIT_INTERRUPTED,
+        )
+    console.print(f"job run {run.job_run_id} starting ({run.name}) on EMR Serverless application {run.application_id}")
+    if no_wait:
+        console.print(f"driver log: {run.driver_log_uri}")
+        console.print(f"lineage: {job_url}")
+        click.echo(run.job_run_id)
+        return
+    outcome = _wait(console, clients, run, poll_interval, plan.timeout_minutes)
+    for log_uri in outcome.log_uris:
+        click.echo(f"logs: {log_uri}", err=not outcome.succeeded)
+    click.echo(f"lineage: {job_url}", err=not outcome.succeeded)
+    if not outcome.succeeded:
+        fail(outcome.message, EXIT_CHECK_FAILED)
+    click.echo(f"{outcome.message} on EMR Serverless application {run.application_id}")
+
+
+def _report_listener(console: Console, target: serverless.Target) -> None:
+    auth = "with the gateway's API key from its secret" if target.api_key else "without an API key (gateway off)"
+    console.print(f"listener {target.jar_uri} reporting to {target.lineage_url} {auth}")
+
+
+def _wait(
+    console: Console,
+    clients: serverless.ServerlessClients,
+    run: emr_serverless.JobRun,
+    poll_interval: float,
+    timeout_minutes: int,
+) -> emr_serverless.RunOutcome:
+    try:
+        with Steps(f"job run {run.job_run_id}", console=console) as steps:
+            return serverless.wait_or_cancel(
+                clients.emr_serverless,
+                run,
+                poll_interval=poll_interval,
+                deadline_minutes=timeout_minutes,
+                on_poll=job_run_poll_printer(steps),
+            )
+    except serverless.RunInterruptedError as exc:
+        fail(f"interrupted; {exc.fate}", EXIT_INTERRUPTED)
+    except AwsError as exc:
+        fail(f"{exc}; the job run {run.job_run_id} goes on until it ends or its deadline", exc.exit_code)

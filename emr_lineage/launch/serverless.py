@@ -1,0 +1,328 @@
+"""Plan and run jobs on the environment's EMR Serverless application (``emr_serverless`` in cdk.json).
+
+A job run has no bootstrap action, so what a cluster gets from its launch spec and bootstrap action
+travels with every StartJobRun request, in ``configurationOverrides`` spark-defaults built by
+:func:`emr_lineage.spark.conf.serverless_spark_defaults` (the builder clusters use): the pinned
+listener jar staged in the artifacts bucket (``spark.jars``), the listener and its transport (the
+URL the clusters' launch spec gives: the lineage load balancer, where the gateway's ingest answers
+when the gateway is on and Marquez's API otherwise; with the gateway on, its API key read from its
+secret), the namespace, the Glue catalog and the parent run. The script is staged as for clusters
+(:func:`emr_lineage.launch.plan.stage_job`).
+
+The API key is in the request and nowhere else: :func:`redacted` is what may be shown, and
+:class:`Target` keeps the key out of its ``repr``.
+
+Two things come from the features beside this one (same layer, so the caller passes them in a
+:class:`Listener`): the jar's key in the bucket (``emr_lineage.listener.artifact.listener_s3_key``)
+and how a secret holds the gateway's key (``emr_lineage.gateway.config.key_in``, the ingest's rule).
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from emr_lineage.aws import emr_serverless, parameters
+from emr_lineage.aws.clients import AwsError, aws_message, clients_for, read_parameter
+from emr_lineage.aws.emr import load_launch_spec
+from emr_lineage.aws.upload import stored_sha256
+from emr_lineage.errors import EmrLineageError
+from emr_lineage.launch.plan import (
+    LAUNCH_PARENT_JOB,
+    JobError,
+    JobRequest,
+    StagedJob,
+    check_jobs,
+    planned_stage,
+    stage_job,
+)
+from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.spark.conf import (
+    GLUE_ACCOUNT_PROPERTY,
+    SPARK_DEFAULTS,
+    TRANSPORT_URL_PROPERTY,
+    ListenerConfig,
+    ParentContext,
+    masked,
+    serverless_spark_defaults,
+    spark_defaults_of,
+)
+
+try:  # the artifacts bucket's layout, once the EMR Serverless stack's prefix is there
+    from emr_lineage.aws.artifacts import SERVERLESS_LOGS_PREFIX
+except ImportError:  # pragma: no cover - until then, the name agreed with the stack's author
+    SERVERLESS_LOGS_PREFIX = "serverless-logs/"
+
+ENABLED_KEY = "emr_serverless.enabled"
+PUBLISHED_BY = "EMR Serverless stack"
+
+
+class ServerlessDisabledError(JobError):
+    """``emr_serverless.enabled`` is false for the environment: exit 2, naming the key to set."""
+
+
+def require_enabled(settings: EnvironmentSettings) -> None:
+    if not settings.emr_serverless.enabled:
+        key = f"emr-lineage.environments.{settings.name}.{ENABLED_KEY}"
+        raise ServerlessDisabledError(
+            f"EMR Serverless is off for env {settings.name!r}: set {key} to true in cdk.json and deploy "
+            f"(make deploy ENV={settings.name}), or launch on a cluster (without --serverless)"
+        )
+
+
+@dataclass(frozen=True)
+class ServerlessClients:
+    """The clients a job run needs, from one session of the environment (:func:`clients_for`)."""
+
+    ssm: Any
+    s3: Any
+    emr_serverless: Any
+    secretsmanager: Any
+
+    @classmethod
+    def for_settings(cls, settings: EnvironmentSettings) -> ServerlessClients:
+        made = clients_for(settings, ("ssm", "s3", emr_serverless.SERVICE, "secretsmanager"))
+        return cls(made["ssm"], made["s3"], made[emr_serverless.SERVICE], made["secretsmanager"])
+
+
+@dataclass(frozen=True)
+class Listener:
+    """The staged jar's key in the artifacts bucket, and the gateway's rule for reading its key from a
+    secret string (``parse(secret, secret_arn) -> key``, raising an ``EmrLineageError`` when unusable)."""
+
+    jar_key: str
+    parse_api_key: Callable[[str, str], str]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where and as whom job runs run, and where their listener reports (``api_key`` never shown)."""
+
+    application_id: str
+    role_arn: str
+    bucket: str
+    jar_uri: str
+    lineage_url: str
+    glue_catalog_id: str
+    api_key: str | None = field(default=None, repr=False)
+
+    @property
+    def log_uri(self) -> str:
+        return f"s3://{self.bucket}/{SERVERLESS_LOGS_PREFIX}"
+
+
+def gateway_api_key(clients: ServerlessClients, env: str, parse: Callable[[str, str], str]) -> str:
+    """The lineage gateway's API key, read from its secret (SSM names it) as the ingest reads it."""
+    arn = read_parameter(clients.ssm, parameters.gateway_api_key_secret(env), env=env, published_by="gateway stack")
+    try:
+        secret = clients.secretsmanager.get_secret_value(SecretId=arn).get("SecretString") or ""
+    except (ClientError, BotoCoreError) as exc:
+        raise AwsError(
+            f"cannot read the gateway's API key secret {arn} ({aws_message(exc)}): the caller needs "
+            "secretsmanager:GetSecretValue on it (and kms:Decrypt on its key)"
+        ) from None
+    try:
+        return parse(secret, arn)
+    except EmrLineageError as exc:
+        raise AwsError(str(exc)) from None
+
+
+def staged_jar_uri(clients: ServerlessClients, settings: EnvironmentSettings, bucket: str, key: str) -> str:
+    """The pinned listener jar in the artifacts bucket; not pinned or not staged is bad input."""
+    artifact = settings.versions.openlineage_spark
+    env = settings.name
+    if artifact.sha256 is None:
+        raise JobError(
+            "the listener jar is not pinned (versions.openlineage_spark.sha256 in cdk.json): "
+            "run emr-lineage fetch-listener --pin, then emr-lineage stage-listener --env " + env
+        )
+    if stored_sha256(clients.s3, bucket, key) != artifact.sha256:
+        raise JobError(
+            f"the pinned listener jar is not staged at s3://{bucket}/{key}: run emr-lineage stage-listener --env {env}"
+        )
+    return f"s3://{bucket}/{key}"
+
+
+def resolve_target(clients: ServerlessClients, settings: EnvironmentSettings, listener: Listener) -> Target:
+    """Read what the stacks publish (application, job role, bucket, the clusters' launch spec) and,
+    with the gateway on, its API key; check that the pinned jar is staged."""
+    env = settings.name
+    application_id = read_parameter(
+        clients.ssm, parameters.serverless_application_id(env), env=env, published_by=PUBLISHED_BY
+    )
+    role_arn = read_parameter(clients.ssm, parameters.serverless_job_role_arn(env), env=env, published_by=PUBLISHED_BY)
+    bucket = read_parameter(clients.ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")
+    cluster_defaults = spark_defaults_of(load_launch_spec(clients.ssm, env).get("Configurations", []))
+    lineage_url = cluster_defaults.get(TRANSPORT_URL_PROPERTY)
+    if not lineage_url:
+        raise AwsError(
+            f"launch spec at {parameters.emr_launch_spec(env)} has no {TRANSPORT_URL_PROPERTY} in spark-defaults: "
+            f"deploy the EMR stack (make deploy ENV={env})"
+        )
+    return Target(
+        application_id=application_id,
+        role_arn=role_arn,
+        bucket=bucket,
+        jar_uri=staged_jar_uri(clients, settings, bucket, listener.jar_key),
+        lineage_url=lineage_url,
+        glue_catalog_id=cluster_defaults.get(GLUE_ACCOUNT_PROPERTY) or role_arn.split(":")[4],
+        api_key=gateway_api_key(clients, env, listener.parse_api_key) if settings.gateway.enabled else None,
+    )
+
+
+def job_run_request(
+    target: Target,
+    staged: StagedJob,
+    parent: ParentContext,
+    settings: EnvironmentSettings,
+    *,
+    launched_by: str,
+    user_properties: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The StartJobRun request of one staged job (a new client token: a retry never starts it twice)."""
+    job = staged.request
+    listener = ListenerConfig.for_settings(settings.openlineage, api_url=target.lineage_url)
+    properties = serverless_spark_defaults(
+        listener,
+        jar_uri=target.jar_uri,
+        api_key=target.api_key,
+        parent=parent,
+        glue_catalog_id=target.glue_catalog_id,
+        app_name=job.job_name,
+        user_properties=user_properties,
+    )
+    spark_submit: dict[str, Any] = {"entryPoint": staged.uri}
+    if job.args:
+        spark_submit["entryPointArguments"] = list(job.args)
+    return {
+        "applicationId": target.application_id,
+        "executionRoleArn": target.role_arn,
+        "name": job.job_name[:256],
+        "clientToken": str(uuid.uuid4()),
+        "jobDriver": {"sparkSubmit": spark_submit},
+        "configurationOverrides": {
+            "applicationConfiguration": [{"classification": SPARK_DEFAULTS, "properties": properties}],
+            "monitoringConfiguration": {"s3MonitoringConfiguration": {"logUri": target.log_uri}},
+        },
+        "executionTimeoutMinutes": settings.emr_serverless.job_timeout_minutes,
+        "tags": {
+            "emr-lineage:job": job.job_name[:256],
+            "emr-lineage:parent-run-id": parent.parent_run_id,
+            "emr-lineage:launched-by": launched_by,
+        },
+    }
+
+
+def redacted(request: Mapping[str, Any]) -> dict[str, Any]:
+    """``request`` as it may be shown: every credential in its Spark properties masked."""
+    shown = copy.deepcopy(dict(request))
+    for configuration in shown.get("configurationOverrides", {}).get("applicationConfiguration", []):
+        configuration["properties"] = masked(configuration.get("properties", {}))
+    return shown
+
+
+@dataclass(frozen=True)
+class ServerlessPlan:
+    """Everything decided before the first job run starts (jobs are already staged)."""
+
+    env: str
+    target: Target
+    staged: tuple[StagedJob, ...]
+    parent: ParentContext
+    parent_is_new: bool
+    namespace: str
+    requests: tuple[dict[str, Any], ...]  # one per job, in order; they hold the API key: show redacted()
+    timeout_minutes: int
+
+
+def prepare_serverless(
+    clients: ServerlessClients,
+    settings: EnvironmentSettings,
+    jobs: Sequence[JobRequest],
+    *,
+    listener: Listener,
+    parent: ParentContext | None,
+    parent_job_name: str = LAUNCH_PARENT_JOB,
+    launched_by: str = "emr-lineage launch --serverless",
+    user_properties: Mapping[str, str] | None = None,
+    upload: bool = True,
+) -> ServerlessPlan:
+    """Check the jobs, read the target, stage every job (``upload`` False: only where it would go) and
+    build its StartJobRun request; ``parent`` None: one new parent run shared by every job run."""
+    require_enabled(settings)
+    check_jobs(jobs)
+    target = resolve_target(clients, settings, listener)
+    stage = (lambda job: stage_job(clients.s3, target.bucket, job)) if upload else partial(planned_stage, target.bucket)
+    staged = tuple(stage(job) for job in jobs)
+    namespace = settings.openlineage.namespace
+    parent_is_new = parent is None
+    if parent is None:
+        parent = ParentContext.new(namespace=namespace, job_name=parent_job_name)
+    requests = tuple(
+        job_run_request(target, s, parent, settings, launched_by=launched_by, user_properties=user_properties)
+        for s in staged
+    )
+    return ServerlessPlan(
+        env=settings.name,
+        target=target,
+        staged=staged,
+        parent=parent,
+        parent_is_new=parent_is_new,
+        namespace=namespace,
+        requests=requests,
+        timeout_minutes=settings.emr_serverless.job_timeout_minutes,
+    )
+
+
+class RunInterruptedError(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM while a job run was waited on, after it was cancelled (or that failed)."""
+
+    def __init__(self, run: emr_serverless.JobRun, cancel_error: str | None) -> None:
+        super().__init__(run.job_run_id)
+        self.run, self.cancel_error = run, cancel_error
+
+    @property
+    def fate(self) -> str:
+        what = f"job run {self.run.name} ({self.run.job_run_id})"
+        if self.cancel_error:
+            return (
+                f"{what} NOT cancelled: {self.cancel_error}; cancel it with: aws emr-serverless cancel-job-run "
+                f"--application-id {self.run.application_id} --job-run-id {self.run.job_run_id}"
+            )
+        return f"{what} cancelled"
+
+
+def wait_or_cancel(
+    client: Any,
+    run: emr_serverless.JobRun,
+    *,
+    poll_interval: float,
+    deadline_minutes: int,
+    on_poll: Callable[[emr_serverless.RunSnapshot], None] | None = None,
+) -> emr_serverless.RunOutcome:
+    """Wait for ``run``; past the deadline, or on Ctrl-C/SIGTERM (:class:`RunInterruptedError`), cancel it."""
+    try:
+        outcome = emr_serverless.wait_for_job_run(
+            client, run, poll_interval=poll_interval, deadline_seconds=deadline_minutes * 60, on_poll=on_poll
+        )
+    except KeyboardInterrupt:
+        raise RunInterruptedError(run, _cancel(client, run)) from None
+    if outcome.timed_out:
+        problem = _cancel(client, run)
+        note = f"; cancelling it failed: {problem}" if problem else "; cancelled"
+        outcome = emr_serverless.RunOutcome(False, outcome.last, outcome.message + note, outcome.log_uris, True)
+    return outcome
+
+
+def _cancel(client: Any, run: emr_serverless.JobRun) -> str | None:
+    try:
+        emr_serverless.cancel_job_run(client, run)
+    except AwsError as exc:
+        return str(exc)
+    return None
