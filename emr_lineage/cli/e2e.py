@@ -1,10 +1,13 @@
 """``emr-lineage e2e``: the sample pipeline on an ephemeral EMR cluster, its lineage checked in Marquez.
 
+With ``--serverless`` the jobs run one after the other as EMR Serverless job runs
+(:mod:`emr_lineage.pipeline.e2e_serverless`).
+
 Exit codes (docs/cli.md): 0 every step completed and the contract holds in Marquez; 1 a step
-failed, the cluster ended early, or the lineage did not match the contract before the deadline;
-2 it could not run (settings, missing SSM parameter or bucket, Marquez unreachable or not a
-Marquez, AWS errors, bad options); 130 Ctrl-C or SIGTERM (the cluster is terminated unless
---keep-cluster).
+(job run) failed, the cluster ended early, or the lineage did not match the contract before the
+deadline; 2 it could not run (settings, EMR Serverless off for the env, missing SSM parameter or
+bucket, Marquez unreachable or not a Marquez, AWS errors, bad options); 130 Ctrl-C or SIGTERM (the
+cluster is terminated unless --keep-cluster; the job run is cancelled).
 """
 
 from __future__ import annotations
@@ -14,13 +17,21 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from emr_lineage.cli.options import marquez_option, poll_interval_option, rows_option, settings_options
+from emr_lineage.cli.launch_serverless import listener_of
+from emr_lineage.cli.options import (
+    marquez_option,
+    poll_interval_option,
+    rows_option,
+    serverless_option,
+    settings_options,
+)
 from emr_lineage.cli.output import Command, fail, print_contract_rows
-from emr_lineage.cli.progress import Steps, cluster_poll_printer, elapsed
+from emr_lineage.cli.progress import Steps, cluster_poll_printer, elapsed, job_run_poll_printer
 from emr_lineage.errors import EXIT_INTERRUPTED
+from emr_lineage.launch.serverless import RunInterruptedError
 from emr_lineage.lineage.contracts.check import ContractResult
 from emr_lineage.pipeline import definition as pipeline
-from emr_lineage.pipeline import e2e, e2e_lineage
+from emr_lineage.pipeline import e2e, e2e_lineage, e2e_serverless
 from emr_lineage.settings.loader import load_settings
 
 
@@ -46,6 +57,7 @@ from emr_lineage.settings.loader import load_settings
     show_default=True,
     help="Seconds between two reads of Marquez.",
 )
+@serverless_option
 def e2e_command(
     env: str,
     cdk_json: Path,
@@ -55,13 +67,18 @@ def e2e_command(
     poll_interval: float,
     lineage_timeout: float,
     lineage_interval: float,
+    serverless: bool,
 ) -> None:
-    """Run the sample pipeline on a new EMR cluster and validate its lineage in Marquez.
+    """Run the sample pipeline on a new EMR cluster (--serverless: as EMR Serverless job runs) and
+    validate its lineage in Marquez.
 
     \b
     emr-lineage e2e --env dev
     emr-lineage e2e --env dev --marquez http://localhost:5080   # through an SSM port forward
+    emr-lineage e2e --env prod --serverless
     """
+    if serverless and keep_cluster:
+        fail("--keep-cluster is for clusters: EMR Serverless job runs leave no cluster (drop --keep-cluster)")
     console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     settings = load_settings(env, cdk_json)
     options = e2e.E2EOptions(
@@ -73,17 +90,25 @@ def e2e_command(
         lineage_interval=lineage_interval,
     )
     seen: list[e2e.E2EResult] = []
-    progress = Steps("cluster", console=console)
+    progress = Steps("job run" if serverless else "cluster", console=console)
     callbacks = e2e.Callbacks(
         say=console.print,
-        on_poll=cluster_poll_printer(progress),
+        on_poll=job_run_poll_printer(progress) if serverless else cluster_poll_printer(progress),
         on_attempt=_show_attempt(console),
         on_cluster=seen.append,
     )
     try:
         with progress:
-            result = e2e.run_e2e(settings, options, callbacks=callbacks)
+            if serverless:
+                listener = listener_of(settings)
+                result = e2e_serverless.run_e2e_serverless(settings, options, listener=listener, callbacks=callbacks)
+            else:
+                result = e2e.run_e2e(settings, options, callbacks=callbacks)
+    except RunInterruptedError as exc:  # the job run being waited on is cancelled
+        fail(f"interrupted; {exc.fate}", EXIT_INTERRUPTED)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: run_e2e has ended the cluster it started (unless kept)
+        if serverless:
+            fail("interrupted between job runs; none is left running", EXIT_INTERRUPTED)
         if not seen:
             fail(
                 "interrupted before the cluster was known; a cluster started by now terminates after its steps",
@@ -105,7 +130,7 @@ def e2e_command(
         )
     if result.exit_code:
         fail(result.message, result.exit_code)
-    click.echo(f"e2e passed on {result.cluster_id}: {result.message}")
+    click.echo(f"e2e passed on {result.ran_on}: {result.message}")
 
 
 def _show_attempt(console: Console):

@@ -35,6 +35,7 @@ from typing import Any
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
+from emr_lineage.aws.emr_serverless import RunOutcome
 from emr_lineage.aws.lake import glue_database_name, zone_prefix
 from emr_lineage.aws.upload import upload
 from emr_lineage.errors import EmrLineageError
@@ -217,11 +218,18 @@ class E2EResult:
     terminated: bool = False
     kept: bool = False
     terminate_error: str | None = None
-    steps: emr_cluster.Outcome | None = None
+    steps: emr_cluster.Outcome | RunOutcome | None = None  # the cluster's steps, or the last job run
     lineage: LineageOutcome | None = None
     graph_urls: list[str] = field(default_factory=list)
     message: str = ""
     exit_code: int = 1
+    application_id: str | None = None  # --serverless: the EMR Serverless application
+    job_runs: list[str] = field(default_factory=list)  # --serverless: the runs started, in order
+
+    @property
+    def ran_on(self) -> str:
+        """Where the pipeline ran: the cluster, or the EMR Serverless application."""
+        return self.cluster_id or f"EMR Serverless application {self.application_id}"
 
 
 @dataclass
@@ -229,9 +237,9 @@ class Callbacks:
     """How the CLI hears about progress (all optional)."""
 
     say: Callable[[str], None] = lambda _text: None
-    on_poll: Callable[[emr_cluster.Snapshot], None] | None = None
+    on_poll: Callable[[Any], None] | None = None  # a cluster's Snapshot, or a job run's RunSnapshot
     on_attempt: Callable[[LineageAttempt], None] | None = None
-    on_cluster: Callable[[E2EResult], None] | None = None  # cluster id known (Ctrl-C handling)
+    on_cluster: Callable[[E2EResult], None] | None = None  # cluster id (or a job run) known: Ctrl-C handling
 
 
 def graph_urls(targets: Targets, namespace: str, parent: ParentContext, options: E2EOptions) -> list[str]:
@@ -258,40 +266,57 @@ def run_e2e(
     an ``EmrLineageError`` before anything is uploaded or started; a KeyboardInterrupt
     propagates after the cluster was terminated (unless kept)."""
     cb = callbacks or Callbacks()
-    if options.rows < pipeline.MIN_ROWS:
-        raise EmrLineageError(f"--rows must be at least {pipeline.MIN_ROWS}, got {options.rows}")
-    contract = load_pipeline_contract()
-    parent, parent_is_new = choose_parent(settings, environ)
     clients = clients or aws_clients.AwsClients.for_settings(settings)
-    env = settings.name
-    targets = resolve_targets(clients, env, options.marquez_url)
-    values = contract_values(contract, settings, targets)
-    check_marquez(targets, options.marquez_timeout)
+    contract, values, result = start_e2e(settings, options, clients, environ)
+    env, targets, parent = settings.name, result.targets, result.parent
     # The launcher reads these again; reading them now keeps a missing one from costing an upload.
     emr_cluster.load_launch_spec(clients.ssm, env)
     aws_clients.read_parameter(clients.ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")
-    result = E2EResult(env=env, parent=parent, parent_is_new=parent_is_new, targets=targets)
-    result.graph_urls = graph_urls(targets, settings.openlineage.namespace, parent, options)
     cb.say(f"Marquez API {targets.marquez_api} answers (from {targets.marquez_api_from})")
 
     jobs = pipeline_jobs(settings, targets.lake, parent)
     for job in jobs:
         job.check()
-    staged_data = stage_sample_data(clients.s3, targets.lake_bucket, options.rows)
+    stage_data(clients.s3, targets, options.rows, cb)
+    plan = prepare_pipeline(clients, settings, jobs, parent, keep_cluster=options.keep_cluster)
+    report_staged(plan.staged, result, cb)
+    return _run_pipeline(clients, plan, contract, values, parent, options, cb, result)
+
+
+def start_e2e(
+    settings: EnvironmentSettings, options: E2EOptions, clients: Any, environ: Mapping[str, str] | None
+) -> tuple[Contract, dict[str, str], E2EResult]:
+    """What every e2e does first, before anything costs money: the options, the contract, the parent run,
+    the targets and a Marquez that answers. ``clients`` has ``ssm`` (cluster's or EMR Serverless')."""
+    if options.rows < pipeline.MIN_ROWS:
+        raise EmrLineageError(f"--rows must be at least {pipeline.MIN_ROWS}, got {options.rows}")
+    contract = load_pipeline_contract()
+    parent, parent_is_new = choose_parent(settings, environ)
+    targets = resolve_targets(clients, settings.name, options.marquez_url)
+    values = contract_values(contract, settings, targets)
+    check_marquez(targets, options.marquez_timeout)
+    result = E2EResult(env=settings.name, parent=parent, parent_is_new=parent_is_new, targets=targets)
+    result.graph_urls = graph_urls(targets, settings.openlineage.namespace, parent, options)
+    return contract, values, result
+
+
+def stage_data(s3: Any, targets: Targets, rows: int, cb: Callbacks) -> None:
+    staged_data = stage_sample_data(s3, targets.lake_bucket, rows)
     cb.say(
-        f"sample data: {options.rows} orders, {len(staged_data.uris)} files ({staged_data.bytes} bytes) "
+        f"sample data: {rows} orders, {len(staged_data.uris)} files ({staged_data.bytes} bytes) "
         f"uploaded to {targets.lake}/{zone_prefix('raw')}"
     )
-    plan = prepare_pipeline(clients, settings, jobs, parent, keep_cluster=options.keep_cluster)
-    for staged in plan.staged:
+
+
+def report_staged(staged_jobs: Sequence[launch_plan.StagedJob], result: E2EResult, cb: Callbacks) -> None:
+    for staged in staged_jobs:
         state = "uploaded to" if staged.uploaded else "unchanged at"
         cb.say(f"job {staged.request.job_name} {state} {staged.uri}")
-    origin = "new" if parent_is_new else "from OPENLINEAGE_PARENT_*"
+    parent = result.parent
+    origin = "new" if result.parent_is_new else "from OPENLINEAGE_PARENT_*"
     cb.say(
         f"parent run id {parent.parent_run_id} ({origin}; job {parent.parent_job_namespace}/{parent.parent_job_name})"
     )
-
-    return _run_pipeline(clients, plan, contract, values, parent, options, cb, result)
 
 
 def _run_pipeline(
@@ -325,12 +350,27 @@ def _run_pipeline(
     cb.say(
         f"all {len(cluster.steps)} steps completed; reading lineage from Marquez (up to {options.lineage_timeout:g}s)"
     )
+    check_lineage(result, contract, values, since, options, cb)
+    if result.terminate_error:
+        result.exit_code, result.message = 1, f"{result.message}; but {result.terminate_error}"
+    return result
+
+
+def check_lineage(
+    result: E2EResult,
+    contract: Contract,
+    values: Mapping[str, str],
+    since: datetime,
+    options: E2EOptions,
+    cb: Callbacks,
+) -> None:
+    """Read Marquez until the contract holds for this run's jobs (started after ``since``) or the deadline."""
     with MarquezClient(result.targets.marquez_api, timeout=options.marquez_timeout) as client:
         result.lineage = wait_for_lineage(
             client,
             contract,
             values,
-            parent,
+            result.parent,
             since,
             timeout=options.lineage_timeout,
             interval=options.lineage_interval,
@@ -339,9 +379,6 @@ def _run_pipeline(
         )
     result.message = result.lineage.message
     result.exit_code = 0 if result.lineage.ok else 1
-    if result.terminate_error:
-        result.exit_code, result.message = 1, f"{result.message}; but {result.terminate_error}"
-    return result
 
 
 def _end_cluster(clients: aws_clients.AwsClients, result: E2EResult, options: E2EOptions, cb: Callbacks) -> None:
