@@ -67,14 +67,15 @@ class DoctorClients:
     sqs: Any
     emr: Any
     secretsmanager: Any
+    emr_serverless: Any
 
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings, timeout: float) -> DoctorClients:
         # The region is resolved as every other command resolves it (aws_session: cdk.json, AWS_REGION, boto3).
         config = Config(connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "max_attempts": 2})
-        names = ("sts", "cloudformation", "iam", "s3", "ssm", "sqs", "emr", "secretsmanager")
+        names = ("sts", "cloudformation", "iam", "s3", "ssm", "sqs", "emr", "secretsmanager", "emr-serverless")
         clients = clients_for(settings, names, config)
-        return cls(region=clients["sts"].meta.region_name, **clients)
+        return cls(region=clients["sts"].meta.region_name, **{name.replace("-", "_"): c for name, c in clients.items()})
 
 
 def aws_call(call: Callable[[], Any]) -> tuple[Any, str | None]:
@@ -285,6 +286,29 @@ def dead_letter_queue(clients: DoctorClients, queue_url: str) -> CheckResult:
         )
         return CheckResult("dead-letter-queue", title, Status.FAIL, f"{count} message(s) in {arn}", fix)
     return CheckResult("dead-letter-queue", title, Status.PASS, f"{arn} is empty")
+
+
+# An application takes job runs in these states: a created or stopped one starts itself on the
+# first run (auto-start, https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/applications.html).
+SERVERLESS_USABLE_STATES = frozenset({"CREATED", "STARTING", "STARTED", "STOPPING", "STOPPED"})
+SERVERLESS_CHECK, SERVERLESS_TITLE = "emr-serverless", "EMR Serverless application"
+
+
+def serverless_application(clients: DoctorClients, settings: EnvironmentSettings, application_id: str) -> CheckResult:
+    """The application exists, takes job runs, and runs the release the clusters run."""
+    reply, problem = aws_call(lambda: clients.emr_serverless.get_application(applicationId=application_id))
+    deploy = f"redeploy the EMR stack: make deploy ENV={settings.name}"
+    if problem:
+        return CheckResult(SERVERLESS_CHECK, SERVERLESS_TITLE, Status.FAIL, f"{application_id}: {problem}", deploy)
+    application = reply["application"]
+    state, release = application.get("state", "?"), application.get("releaseLabel", "?")
+    seen = f"{application_id} ({application.get('name', '?')}): {state}, {release}"
+    if state not in SERVERLESS_USABLE_STATES:
+        return CheckResult(SERVERLESS_CHECK, SERVERLESS_TITLE, Status.FAIL, f"{seen}: takes no job runs", deploy)
+    if release != settings.emr.release_label:
+        detail = f"{seen}, but emr.release_label is {settings.emr.release_label}"
+        return CheckResult(SERVERLESS_CHECK, SERVERLESS_TITLE, Status.FAIL, detail, deploy)
+    return CheckResult(SERVERLESS_CHECK, SERVERLESS_TITLE, Status.PASS, seen)
 
 
 def skipped(check: str, title: str, needs: str) -> CheckResult:

@@ -110,7 +110,23 @@ def run_doctor(
 
     results += _http_checks(settings, options, values, reachable_aws=bool(clients and account))
     results += _gateway_aws_checks(settings, values, clients if account else None, options.clock())
+    results.append(_serverless_check(settings, values, clients if account else None))
     return Report(env, tuple(results))
+
+
+def _serverless_check(
+    settings: EnvironmentSettings, values: dict[str, str], clients: DoctorClients | None
+) -> CheckResult:
+    """The EMR Serverless application, when ``emr_serverless.enabled``."""
+    check, title = checks.SERVERLESS_CHECK, checks.SERVERLESS_TITLE
+    parameter = parameters.serverless_application_id(settings.name)
+    if not settings.emr_serverless.enabled:
+        return not_needed(check, title, "emr_serverless.enabled is false")
+    if clients is None:
+        return skipped(check, title, AWS_NEEDS)
+    if not values.get(parameter):
+        return skipped(check, title, f"SSM parameter {parameter}")
+    return checks.serverless_application(clients, settings, values[parameter])
 
 
 def _credentials(

@@ -36,7 +36,12 @@ SECURITY_CONFIGURATION = launch_spec()["SecurityConfiguration"]
 
 
 def cdk_json_copy(
-    tmp_path: Path, *, sha256: str | None = PIN, in_transit_encryption: bool = True, gateway: bool = True
+    tmp_path: Path,
+    *,
+    sha256: str | None = PIN,
+    in_transit_encryption: bool = True,
+    gateway: bool = True,
+    serverless: bool = False,
 ) -> Path:
     """cdk.json with the listener pin and the dev environment's switches set as given."""
     document = json.loads(CDK_JSON.read_text())
@@ -44,6 +49,7 @@ def cdk_json_copy(
     block["versions"]["openlineage_spark"]["sha256"] = sha256
     block["environments"][ENV]["emr"]["in_transit_encryption"] = in_transit_encryption
     block["environments"][ENV]["gateway"]["enabled"] = gateway
+    block["environments"][ENV]["emr_serverless"]["enabled"] = serverless
     path = tmp_path / "cdk.json"
     path.write_text(json.dumps(document))
     return path
@@ -90,13 +96,30 @@ class PreparedAccount:
     settings: EnvironmentSettings
     dead_letter_queue_url: str
     api_key_secret_arn: str
+    serverless_application_id: str | None = None
+
+
+SERVERLESS_JOB_ROLE = "arn:aws:iam::123456789012:role/emr-lineage-dev-serverless-job"
+
+
+def deploy_serverless_application(settings: EnvironmentSettings, release: str | None = None) -> str:
+    """The EMR stack's serverless application at ``release`` (default: the clusters'), and its SSM parameters."""
+    application = client("emr-serverless").create_application(
+        name=f"{settings.resource_prefix}-spark", releaseLabel=release or settings.emr.release_label, type="SPARK"
+    )["applicationId"]
+    ssm = client("ssm")
+    ssm.put_parameter(Name=parameters.serverless_application_id(ENV), Value=application, Type="String", Overwrite=True)
+    ssm.put_parameter(
+        Name=parameters.serverless_job_role_arn(ENV), Value=SERVERLESS_JOB_ROLE, Type="String", Overwrite=True
+    )
+    return application
 
 
 def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None = None) -> PreparedAccount:
     """Everything doctor checks, in place: bootstrap, the cleanup role, every stack, the SSM
     parameters, the pinned jar, the TLS zip (made by ``emr-lineage tls``'s own function at ``now``,
     default the real time: valid for a year), the gateway's API key secret (one value, never rotated)
-    and an empty dead-letter queue."""
+    and an empty dead-letter queue; with ``emr_serverless.enabled``, the serverless application."""
     settings = load_settings(ENV, cdk_json)
     template = {"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}, "Outputs": {"Topic": {"Value": "t"}}}
     cloudformation = client("cloudformation")
@@ -131,4 +154,5 @@ def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None
         parameters.gateway_api_key_secret(ENV): secret,
     }.items():
         ssm.put_parameter(Name=name, Value=value, Type="String")
-    return PreparedAccount(settings, dlq, secret)
+    serverless = deploy_serverless_application(settings) if settings.emr_serverless.enabled else None
+    return PreparedAccount(settings, dlq, secret, serverless)

@@ -88,7 +88,7 @@ def test_an_empty_account_names_each_missing_prerequisite_and_its_fix(aws, tmp_p
 
 def test_a_prepared_account_passes(aws, tmp_path: Path, marquez: FakeMarquez) -> None:
     gateway_in_front(marquez)
-    prepared = prepare_account(cdk_json_copy(tmp_path), marquez.url, now=NOW)
+    prepared = prepare_account(cdk_json_copy(tmp_path, serverless=True), marquez.url, now=NOW)
     report = run_doctor(prepared.settings, OPTIONS)
     assert report.passed, [r for r in report.results if r.status is not Status.PASS]
     assert {r.status for r in report.results} == {Status.PASS}
