@@ -29,6 +29,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws import emr_serverless, parameters
+from emr_lineage.aws.artifacts import SERVERLESS_LOGS_PREFIX
 from emr_lineage.aws.clients import AwsError, aws_message, clients_for, read_parameter
 from emr_lineage.aws.emr import load_launch_spec
 from emr_lineage.aws.upload import stored_sha256
@@ -53,11 +54,6 @@ from emr_lineage.spark.conf import (
     serverless_spark_defaults,
     spark_defaults_of,
 )
-
-try:  # the artifacts bucket's layout, once the EMR Serverless stack's prefix is there
-    from emr_lineage.aws.artifacts import SERVERLESS_LOGS_PREFIX
-except ImportError:  # pragma: no cover - until then, the name agreed with the stack's author
-    SERVERLESS_LOGS_PREFIX = "serverless-logs/"
 
 ENABLED_KEY = "emr_serverless.enabled"
 PUBLISHED_BY = "EMR Serverless stack"

@@ -1,0 +1,85 @@
+"""emr_lineage.spark.conf.serverless_spark_defaults: a job run's spark-defaults from the builder clusters use."""
+
+from __future__ import annotations
+
+from emr_lineage.spark.conf import (
+    LISTENER_CLASS,
+    MASK,
+    ListenerConfig,
+    ParentContext,
+    glue_catalog_properties,
+    listener_properties,
+    masked,
+    serverless_spark_defaults,
+)
+
+LISTENER = ListenerConfig(api_url="http://lineage.internal:80", namespace="emr-lineage-prod", timeout_ms=5000)
+PARENT = ParentContext(
+    parent_job_namespace="airflow",
+    parent_job_name="daily.run_spark",
+    parent_run_id="01234567-89ab-4cde-8f01-23456789abcd",
+    root_job_namespace="airflow",
+    root_job_name="daily",
+    root_run_id="11234567-89ab-4cde-8f01-23456789abcd",
+)
+JAR = "s3://artifacts/listener/openlineage-spark_2.12-1.53.0.jar"
+
+
+def build(user=None, api_key="k-123"):
+    return serverless_spark_defaults(
+        LISTENER, jar_uri=JAR, api_key=api_key, parent=PARENT, glue_catalog_id="123456789012", user_properties=user
+    )
+
+
+def test_it_is_the_clusters_listener_and_glue_conf_plus_jar_key_and_parent() -> None:
+    props = build()
+    glue_defaults, hive_site = glue_catalog_properties("123456789012")
+    expected = {
+        **listener_properties(LISTENER, api_key="k-123"),
+        **glue_defaults,
+        **{f"spark.hadoop.{k}": v for k, v in hive_site.items()},
+        **PARENT.spark_properties(),
+        "spark.jars": JAR,
+    }
+    assert props == expected
+    assert props["spark.extraListeners"] == LISTENER_CLASS
+    assert props["spark.openlineage.transport.auth.apiKey"] == "k-123"
+    assert props["spark.openlineage.rootParentRunId"] == PARENT.root_run_id
+
+
+def test_without_a_key_there_is_no_auth() -> None:
+    assert not any(".auth." in key for key in build(api_key=None))
+
+
+def test_a_callers_parent_group_is_kept_whole_and_ours_not_added() -> None:
+    props = build({"spark.openlineage.parentRunId": "21234567-89ab-4cde-8f01-23456789abcd"})
+    assert props["spark.openlineage.parentRunId"] == "21234567-89ab-4cde-8f01-23456789abcd"
+    assert not any(k.startswith(("spark.openlineage.parentJob", "spark.openlineage.rootParent")) for k in props)
+    assert props["spark.openlineage.transport.url"] == LISTENER.api_url  # the other group is still ours
+
+
+def test_a_callers_transport_is_kept_whole_and_no_key_of_ours_goes_with_it() -> None:
+    props = build({"spark.openlineage.transport.type": "console"})
+    transport = {k: v for k, v in props.items() if k.startswith("spark.openlineage.transport")}
+    assert transport == {"spark.openlineage.transport.type": "console"}
+    assert props["spark.openlineage.parentRunId"] == PARENT.parent_run_id
+
+
+def test_jars_and_listeners_are_appended_to_the_callers_once() -> None:
+    props = build({"spark.jars": "s3://mine/a.jar", "spark.extraListeners": f"com.example.Mine,{LISTENER_CLASS}"})
+    assert props["spark.jars"] == f"s3://mine/a.jar,{JAR}"
+    assert props["spark.extraListeners"] == f"com.example.Mine,{LISTENER_CLASS}"
+    assert build({"spark.executor.memory": "4g"})["spark.executor.memory"] == "4g"
+
+
+def test_masked_hides_every_transports_key() -> None:
+    props = {
+        "spark.openlineage.transport.auth.apiKey": "a",
+        "spark.openlineage.transport.transports.http.auth.apiKey": "b",
+        "spark.openlineage.namespace": "ns",
+    }
+    assert masked(props) == {
+        "spark.openlineage.transport.auth.apiKey": MASK,
+        "spark.openlineage.transport.transports.http.auth.apiKey": MASK,
+        "spark.openlineage.namespace": "ns",
+    }
