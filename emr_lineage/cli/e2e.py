@@ -108,7 +108,10 @@ def e2e_command(
         fail(f"interrupted; {exc.fate}", EXIT_INTERRUPTED)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: run_e2e has ended the cluster it started (unless kept)
         if serverless:
-            fail("interrupted between job runs; none is left running", EXIT_INTERRUPTED)
+            fail(
+                "interrupted while no job run was waited on; a run started by now ends on its own or at its deadline",
+                EXIT_INTERRUPTED,
+            )
         if not seen:
             fail(
                 "interrupted before the cluster was known; a cluster started by now terminates after its steps",

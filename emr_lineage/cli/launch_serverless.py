@@ -88,7 +88,7 @@ def launch_serverless(
             click.echo(json.dumps(serverless.redacted(plan.requests[0]), indent=2))
             console.print("dry run: the script was not uploaded and no job run was started")
             return
-        run = emr_serverless.start_job_run(clients.emr_serverless, plan.requests[0])
+        run = serverless.start_run(clients.emr_serverless, plan.requests[0])
     except KeyboardInterrupt:
         fail(
             "interrupted before the job run was known; a run started by now ends on its own or at its deadline",

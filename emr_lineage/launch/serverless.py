@@ -46,6 +46,7 @@ from emr_lineage.launch.plan import (
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark.conf import (
     GLUE_ACCOUNT_PROPERTY,
+    MASK,
     SPARK_DEFAULTS,
     TRANSPORT_URL_PROPERTY,
     ListenerConfig,
@@ -274,6 +275,29 @@ def prepare_serverless(
         requests=requests,
         timeout_minutes=settings.emr_serverless.job_timeout_minutes,
     )
+
+
+def start_run(client: Any, request: Mapping[str, Any]) -> emr_serverless.JobRun:
+    """Start the run of a request of a :class:`ServerlessPlan`; an AWS error's message never carries a
+    credential of the request (should AWS or botocore quote a property's value)."""
+    try:
+        return emr_serverless.start_job_run(client, dict(request))
+    except AwsError as exc:
+        message = str(exc)
+        for value in _secrets(request):
+            message = message.replace(value, MASK)
+        raise AwsError(message) from None
+
+
+def _secrets(request: Mapping[str, Any]) -> list[str]:
+    shown = redacted(request)["configurationOverrides"]["applicationConfiguration"]
+    sent = request["configurationOverrides"]["applicationConfiguration"]
+    return [
+        value
+        for ours, theirs in zip(sent, shown, strict=True)
+        for key, value in ours.get("properties", {}).items()
+        if value and theirs["properties"][key] != value
+    ]
 
 
 class RunInterruptedError(KeyboardInterrupt):

@@ -82,7 +82,7 @@ def _run(
     cb: e2e.Callbacks,
     result: e2e.E2EResult,
 ) -> emr_serverless.RunOutcome:
-    run = emr_serverless.start_job_run(clients.emr_serverless, request)
+    run = serverless.start_run(clients.emr_serverless, request)
     result.job_runs.append(run.job_run_id)
     cb.say(f"job run {run.job_run_id} starting ({run.name}) on EMR Serverless application {run.application_id}")
     if cb.on_cluster is not None:

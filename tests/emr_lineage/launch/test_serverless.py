@@ -118,3 +118,25 @@ def test_an_unpinned_jar_is_bad_input(clients, app_id, job, tmp_path) -> None:
     )
     with pytest.raises(launch_plan.JobError, match="the listener jar is not pinned"):
         serverless.prepare_serverless(clients, unpinned, [job], listener=listener_of(unpinned), parent=None)
+
+
+def test_an_aws_error_never_quotes_the_key(clients, app_id, job, tmp_path, monkeypatch) -> None:
+    settings = settings_for(tmp_path)
+    plan = serverless.prepare_serverless(clients, settings, [job], listener=listener_of(settings), parent=None)
+
+    def quoting(client, request):
+        raise AwsError(f"EMR Serverless refused to start the job run x (ValidationException: bad value {API_KEY})")
+
+    monkeypatch.setattr(serverless.emr_serverless, "start_job_run", quoting)
+    with pytest.raises(AwsError) as raised:
+        serverless.start_run(clients.emr_serverless, plan.requests[0])
+    assert API_KEY not in str(raised.value) and f"bad value {MASK}" in str(raised.value)
+
+
+def test_a_refused_start_is_one_aws_error(clients, app_id, job, tmp_path) -> None:
+    settings = settings_for(tmp_path)
+    plan = serverless.prepare_serverless(clients, settings, [job], listener=listener_of(settings), parent=None)
+    request = {**plan.requests[0], "executionRoleArn": "arn:aws:iam::999999999999:role/elsewhere"}
+    with pytest.raises(AwsError, match="Cross-account pass role is not allowed") as raised:
+        serverless.start_run(clients.emr_serverless, request)
+    assert "\n" not in str(raised.value) and API_KEY not in str(raised.value)
