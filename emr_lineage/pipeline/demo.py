@@ -27,10 +27,19 @@ from emr_lineage.lineage.graph.from_events import build_graph
 from emr_lineage.lineage.graph.model import LineageGraph
 from emr_lineage.lineage.report.html import write_html
 from emr_lineage.lineage.schemas.checks import require_schemas
-from emr_lineage.pipeline.definition import DEFAULT_ROWS, JOBS_DIR, MIN_ROWS, PIPELINE, SCENARIOS, STANDARD, Scenario
+from emr_lineage.pipeline.definition import (
+    DEFAULT_ROWS,
+    JOBS_DIR,
+    MIN_ROWS,
+    PIPELINE,
+    SCENARIOS,
+    STANDARD,
+    Scenario,
+    application_name,
+)
 from emr_lineage.pipeline.workdir import claimed_output_dir
 from emr_lineage.settings.model import OpenLineageSettings
-from emr_lineage.spark.conf import ListenerConfig, local_listener_properties
+from emr_lineage.spark.conf import APP_NAME_PROPERTY, ListenerConfig, local_listener_properties
 from emr_lineage.spark.local import run_script
 
 # What the demo creates in --out-dir (and may replace on a later run); nothing else there is touched.
@@ -146,7 +155,7 @@ def run_pipeline(
             status = run_script(
                 JOBS_DIR / f"{name}.py",
                 ["--lake", str(lake)],
-                properties,
+                {**properties, APP_NAME_PROPERTY: application_name(name)},
                 stdout=output,
                 stderr=output,
                 class_archive=class_archive,

@@ -35,6 +35,9 @@ AUTH_TYPE_PROPERTY = TRANSPORT_PREFIX + AUTH_TYPE_KEY
 AUTH_KEY_PROPERTY = TRANSPORT_PREFIX + AUTH_KEY_KEY
 AUTH_TYPE_API_KEY = "api_key"
 TRANSPORT_URL_PROPERTY = TRANSPORT_PREFIX + "url"
+# The application's job name in events, instead of the one the listener reads from the SparkContext
+# at application start, which it can miss under load and send as "unknown" (seen with 1.53.0).
+APP_NAME_PROPERTY = "spark.openlineage.appName"
 GLUE_ACCOUNT_PROPERTY = "spark.glue.accountId"
 # EMR Serverless job runs: the jar travels with every run (no bootstrap action), Hive's Glue client
 # settings as Hadoop properties of spark-defaults, and the application's name.

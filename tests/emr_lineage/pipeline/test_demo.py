@@ -282,3 +282,20 @@ def test_events_have_the_shape_of_the_spark_integration_fixtures(demo, reference
     assert _missing_paths(expected, event) == []
     if "parent" in expected.get("run", {}).get("facets", {}):
         assert event["run"]["facets"]["parent"]["job"]["name"] == job.split(".")[0]
+
+
+def test_each_job_names_its_application_to_the_listener(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The application's job name is given, not left to the listener's read of the SparkContext at start,
+    which under load can come back "unknown" (and then no action folds into its application)."""
+    from emr_lineage.pipeline import demo
+    from emr_lineage.spark.conf import APP_NAME_PROPERTY
+
+    named: list[tuple[str, str]] = []
+
+    def run_script(script: Path, args: list[str], properties: dict[str, str], **_: object) -> int:
+        named.append((Path(script).stem, properties[APP_NAME_PROPERTY]))
+        return 0
+
+    monkeypatch.setattr(demo, "run_script", run_script)
+    run_pipeline(tmp_path, {"k": "v"}, log=tmp_path / "spark.log", jobs=("ingest_orders", "revenue_daily_v2"))
+    assert named == [("ingest_orders", "ingest_orders"), ("revenue_daily_v2", "revenue_daily")]
