@@ -10,8 +10,9 @@ Guarantees (standard library + a boto3 S3 and SQS client):
 * ``POST`` :data:`~emr_lineage.marquez.api.LINEAGE_ENDPOINT` takes one event (201);
   :data:`~emr_lineage.marquez.api.LINEAGE_BATCH_ENDPOINT` a JSON array of them, each checked on
   its own, the answer saying which were stored and which not and why (:func:`batch_answer`);
-* the archive keeps every event as it arrived, decompressed
-  (:func:`~emr_lineage.aws.archive.archive_key`; a batch's events each as its own JSON text); the
+* the archive keeps every event as it arrived, decompressed, on one line
+  (:func:`~emr_lineage.aws.archive.archive_key`; a batch's events each as its own JSON text; see
+  :func:`one_line_json`); the
   queue gets the canonical event (sorted keys, compact, ASCII) with MessageGroupId = its FIFO
   group (a run's root or parent run, or the run; a static event's job or dataset), so the events
   of one run, and of an application with its actions, reach Marquez in order, and
@@ -59,7 +60,7 @@ class Accepted:
     """A checked event and where its raw bytes go in the archive."""
 
     checked: CheckedEvent
-    raw: bytes  # what the archive keeps: the event as it arrived (decompressed)
+    raw: bytes  # what the archive keeps: the event as it arrived (decompressed, on one line)
     archive_key: str
 
     @property
@@ -120,12 +121,19 @@ def endpoint(path: str | None) -> str | None:
     return clean if clean in (LINEAGE_ENDPOINT, LINEAGE_BATCH_ENDPOINT) else None
 
 
+def one_line_json(raw: bytes) -> bytes:
+    """JSON text on one line: its CR and LF bytes made spaces. Valid JSON has line breaks only as
+    whitespace between tokens (inside strings they must be escaped, RFC 8259 section 7), so the value
+    is the same and a compact body is unchanged; Athena's line-based SerDes read one event per line."""
+    return raw.replace(b"\r", b" ").replace(b"\n", b" ")
+
+
 def _accepted(value: Any, raw: bytes, *, max_bytes: int, received: dt.datetime) -> Accepted | Rejected:
     checked = check_event(value, max_bytes=max_bytes)
     if isinstance(checked, Rejected):
         return checked
     key = archive_key(received, checked.group_id, checked.event_time, checked.dedup_id)
-    return Accepted(checked=checked, raw=raw, archive_key=key)
+    return Accepted(checked=checked, raw=one_line_json(raw), archive_key=key)
 
 
 def _body(

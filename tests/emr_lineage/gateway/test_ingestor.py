@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from moto import mock_aws
 
 from emr_lineage.gateway.event import DATASET_EVENT, JOB_EVENT, RUN_EVENT
-from emr_lineage.gateway.ingest import DEDUP_WINDOW, Ingestor
+from emr_lineage.gateway.ingest import DEDUP_WINDOW, Accepted, Ingestor, check_request
 from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, RECEIVED, RUN_ID, auth, body, clock, event
 from tests.emr_lineage.gateway.test_event import dataset_event, job_event
 from tests.helpers import fake_aws_credentials
@@ -69,7 +69,8 @@ def test_an_accepted_event_is_archived_raw_and_queued_canonical(aws: Aws) -> Non
     assert reply["status"] == "accepted" and reply["runId"] == RUN_ID and reply["groupId"] == PARENT_RUN_ID
     (key,) = aws.archive_keys()
     assert key.startswith(f"raw/date=2026-11-23/hour=17/{PARENT_RUN_ID}/")
-    assert aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == raw
+    # As received, on one line (body() pretty-prints: its line breaks are the only change).
+    assert aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == raw.replace(b"\n", b" ")
     (message,) = aws.messages()
     assert message["Attributes"]["MessageGroupId"] == PARENT_RUN_ID
     assert message["Attributes"]["MessageDeduplicationId"] == reply["dedupId"]
@@ -171,6 +172,28 @@ BATCH = "/api/v1/lineage/batch"
 
 def archived(aws: Aws) -> list[Any]:
     return [json.loads(aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()) for key in aws.archive_keys()]
+
+
+def test_a_pretty_printed_body_is_archived_on_one_line_with_the_same_value(aws: Aws) -> None:
+    # CRLF and LF line breaks, and an escaped newline inside a string that must stay escaped.
+    value = event()
+    value["job"]["facets"] = {"documentation": {"description": "line one\nline two"}}
+    raw = json.dumps(value, indent=4).replace("\n", "\r\n").encode()
+    assert aws.ingestor().handle(auth(), raw)[0] == 201
+    (key,) = aws.archive_keys()
+    archived_body = aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    assert b"\n" not in archived_body and b"\r" not in archived_body
+    assert json.loads(archived_body) == value
+    assert archived_body == raw.replace(b"\r\n", b"  ")  # every other byte as received
+    # Replay and the analysis commands re-check archived bodies with the gateway's checks: they pass.
+    assert isinstance(check_request(auth(), archived_body, api_keys=(KEY,), max_bytes=1 << 20), Accepted)
+
+
+def test_a_compact_body_is_archived_byte_for_byte(aws: Aws) -> None:
+    raw = json.dumps(event(), separators=(",", ":"), ensure_ascii=False).encode()
+    assert aws.ingestor().handle(auth(), raw)[0] == 201
+    (key,) = aws.archive_keys()
+    assert aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == raw
 
 
 def test_gzip_with_or_without_the_header_is_one_event(aws: Aws) -> None:
