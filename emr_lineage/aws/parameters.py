@@ -65,3 +65,18 @@ def gateway_dead_letter_queue_url(env: str) -> str:
 def gateway_api_key_secret(env: str) -> str:
     """ARN of the Secrets Manager secret holding the gateway's API key (a Bearer token)."""
     return _name(env, "gateway/api-key-secret-arn")
+
+
+def gateway_athena_workgroup(env: str) -> str:
+    """Name of the Athena workgroup that queries the archive (encrypted results, a scan limit)."""
+    return _name(env, "gateway/athena-workgroup")
+
+
+def gateway_archive_database(env: str) -> str:
+    """Name of the Glue database of the archive's tables (``events``, ``events_raw``)."""
+    return _name(env, "gateway/archive-database")
+
+
+def gateway_athena_results(env: str) -> str:
+    """The S3 location (``s3://bucket/prefix/``) of the archive workgroup's query results."""
+    return _name(env, "gateway/athena-results")

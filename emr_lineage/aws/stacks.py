@@ -46,6 +46,9 @@ def tool_parameters(settings: EnvironmentSettings) -> dict[str, str]:
             parameters.gateway_queue_url(env): GATEWAY,
             parameters.gateway_dead_letter_queue_url(env): GATEWAY,
             parameters.gateway_api_key_secret(env): GATEWAY,
+            parameters.gateway_athena_workgroup(env): GATEWAY,
+            parameters.gateway_archive_database(env): GATEWAY,
+            parameters.gateway_athena_results(env): GATEWAY,
         }
     if settings.emr_serverless.enabled:
         names |= {

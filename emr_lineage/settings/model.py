@@ -242,6 +242,11 @@ class GatewaySettings(Strict):
     # stack derives the queue's maxReceiveCount from it. At most 3 days: the queue keeps a message
     # 4 days (SQS's default retention), so it reaches the dead-letter queue before it expires.
     dead_letter_after_hours: Annotated[int, Field(ge=1, le=MAX_DEAD_LETTER_AFTER_HOURS)]
+    # The archive's Athena workgroup cancels a query past this many MB (10^6 bytes) scanned: Athena's
+    # minimum is 10 MB, and CloudFormation takes the cutoff as a 32-bit integer (< 2147 MB).
+    athena_scan_limit_mb: Annotated[int, Field(ge=10, le=2147)] = 1000
+    # Roles that may query the archive's tables (Lake Formation SELECT/DESCRIBE): the platform team's.
+    archive_readers: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")]] = []
 
     @field_validator("max_event_bytes")
     @classmethod

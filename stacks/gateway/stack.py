@@ -37,6 +37,7 @@ from constructs import Construct
 
 from emr_lineage.aws import parameters
 from emr_lineage.settings.model import EnvironmentSettings
+from stacks.gateway.archive_catalog import ArchiveCatalog
 from stacks.gateway.asset import gateway_code
 from stacks.gateway.functions import FORWARD_BATCH_SIZE, ForwardFunction, IngestFunction, forwarder_timeout_seconds
 from stacks.gateway.routing import FORWARD_LISTENER_PORT, forward_listener, route_lineage_posts
@@ -51,7 +52,8 @@ VISIBILITY_TIMEOUT_FACTOR = 6
 
 
 class GatewayStack(Stack):
-    """Exposes ``key``, ``archive_bucket``, ``queue``, ``dead_letter_queue``, ``api_key``,
+    """Exposes ``key``, ``archive_bucket``, ``archive_catalog`` (its Athena tables, workgroup and queries),
+    ``queue``, ``dead_letter_queue``, ``api_key``,
     ``ingest_function``, ``ingest_target_group``, ``ingest_rule``, ``deny_writes_rule``,
     ``forward_function``, ``forward_security_group`` and ``forward_listener``."""
 
@@ -90,6 +92,10 @@ class GatewayStack(Stack):
             * forwarder_timeout_seconds(settings.gateway.forward_retries),
         )
         self.api_key = api_key_secret(self, settings=settings, key=self.key)
+        # The archive as Athena tables, its workgroup and named queries, Lake Formation for its readers.
+        self.archive_catalog = ArchiveCatalog(
+            self, "ArchiveCatalog", settings=settings, bucket=self.archive_bucket, key=self.key
+        )
 
         code = gateway_code()
         self.ingest_function = IngestFunction(
@@ -182,6 +188,24 @@ class GatewayStack(Stack):
                 "dead-letter queue URL",
             ),
             ("ApiKeySecretArn", parameters.gateway_api_key_secret, self.api_key.secret_arn, "API key secret ARN"),
+            (
+                "AthenaWorkgroup",
+                parameters.gateway_athena_workgroup,
+                self.archive_catalog.workgroup.ref,
+                "archive's Athena workgroup",
+            ),
+            (
+                "ArchiveDatabase",
+                parameters.gateway_archive_database,
+                self.archive_catalog.database_name,
+                "archive's Glue database",
+            ),
+            (
+                "AthenaResults",
+                parameters.gateway_athena_results,
+                self.archive_catalog.results_location,
+                "archive's Athena results location",
+            ),
         )
         for construct_id, name, value, what in published:
             publish(

@@ -23,6 +23,8 @@ from stacks.shared.storage import private_bucket
 API_KEY_LENGTH = 48
 ARCHIVE_IA_AFTER_DAYS = 30
 ARCHIVE_NONCURRENT_EXPIRATION_DAYS = 30
+ATHENA_RESULTS_PREFIX = "athena-results/"
+ATHENA_RESULTS_EXPIRATION_DAYS = 7
 
 
 def max_receive_count(dead_letter_after_hours: int) -> int:
@@ -54,7 +56,9 @@ def archive_bucket(
                 ],
                 noncurrent_version_expiration=Duration.days(ARCHIVE_NONCURRENT_EXPIRATION_DAYS),
                 abort_incomplete_multipart_upload_after=Duration.days(7),
-            )
+            ),
+            # Athena's query results (the archive workgroup's, stacks/gateway/archive_catalog.py) are copies.
+            s3.LifecycleRule(prefix=ATHENA_RESULTS_PREFIX, expiration=Duration.days(ATHENA_RESULTS_EXPIRATION_DAYS)),
         ],
         # Never auto-emptied: CloudFormation refuses to delete a non-empty bucket.
         removal_policy=removal_policy(settings),

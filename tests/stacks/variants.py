@@ -31,6 +31,8 @@ COGNITO_UI_AUTH = {
     "user_pool_client_id": "4example5client6id7",
     "user_pool_domain": "emr-lineage-dev",
 }
+# The platform team's role, granted the archive's Athena tables (gateway.archive_readers).
+ARCHIVE_READER = "arn:aws:iam::123456789012:role/platform-team"
 ECR_MIRROR = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/docker-hub/marquezproject"
 
 
@@ -40,10 +42,11 @@ def cdk_json_context(repo_root: Path) -> dict:
 
 def _optional_variant(context: dict) -> dict:
     """prod with the optional parts switched on: long-running cluster, Lake Formation runtime role,
-    HTTPS (certificate and domain name) and OIDC sign-in on the web UI."""
+    HTTPS (certificate and domain name), OIDC sign-in on the web UI and readers of the archive's tables."""
     variant = copy.deepcopy(context)
     prod = variant["emr-lineage"]["environments"]["prod"]
     prod["emr"].update(long_running_cluster=True, lake_formation_runtime_role=True, ec2_key_name="platform-ops")
+    prod["gateway"]["archive_readers"] = [ARCHIVE_READER]
     # A real prod: with its certificate it no longer allows plain HTTP (README, configuration reference).
     prod["marquez"].update(
         certificate_arn=CERTIFICATE_ARN, domain_name="lineage.prod.example.com", ui_auth=OIDC_UI_AUTH

@@ -152,6 +152,9 @@ def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None
         parameters.gateway_queue_url(ENV): queue,
         parameters.gateway_dead_letter_queue_url(ENV): dlq,
         parameters.gateway_api_key_secret(ENV): secret,
+        parameters.gateway_athena_workgroup(ENV): "emr-lineage-dev-lineage-archive",
+        parameters.gateway_archive_database(ENV): "emr_lineage_dev_lineage_archive",
+        parameters.gateway_athena_results(ENV): "s3://emr-lineage-dev-archive/athena-results/",
     }.items():
         ssm.put_parameter(Name=name, Value=value, Type="String")
     serverless = deploy_serverless_application(settings) if settings.emr_serverless.enabled else None

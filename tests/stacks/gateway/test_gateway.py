@@ -116,7 +116,8 @@ def test_archive_bucket_is_kms_encrypted_versioned_tls_only_and_logged(synth):
         "DestinationBucketName": {"Fn::ImportValue": export_name(data_lake, {"Ref": logs_bucket})},
         "LogFilePrefix": "gateway-archive/",
     }
-    (rule,) = props["LifecycleConfiguration"]["Rules"]
+    # The archive's rule; Athena's results expire under their prefix (test_archive_catalog.py).
+    (rule,) = [r for r in props["LifecycleConfiguration"]["Rules"] if "Prefix" not in r]
     assert rule["Transitions"] == [{"StorageClass": "STANDARD_IA", "TransitionInDays": 30}]
     assert "NoncurrentVersionExpiration" in rule
     _, policy = one(tpl, "AWS::S3::BucketPolicy")
@@ -342,6 +343,7 @@ def test_gateway_names_are_published_for_the_tools(synth):
     bucket_id, _ = one(tpl, "AWS::S3::Bucket")
     queue_id, _, dlq_id, _ = _queues(tpl)
     secret_id, _ = one(tpl, "AWS::SecretsManager::Secret")
+    workgroup_id, _ = one(tpl, "AWS::Athena::WorkGroup")
     published = {
         p["Properties"]["Name"]: p["Properties"]["Value"] for p in by_type(tpl, "AWS::SSM::Parameter").values()
     }
@@ -350,9 +352,14 @@ def test_gateway_names_are_published_for_the_tools(synth):
         parameters.gateway_queue_url(synth.env): {"Ref": queue_id},
         parameters.gateway_dead_letter_queue_url(synth.env): {"Ref": dlq_id},
         parameters.gateway_api_key_secret(synth.env): {"Ref": secret_id},
+        parameters.gateway_athena_workgroup(synth.env): {"Ref": workgroup_id},
+        parameters.gateway_archive_database(synth.env): f"emr_lineage_{synth.env}_lineage_archive",
+        parameters.gateway_athena_results(synth.env): {
+            "Fn::Join": ["", ["s3://", {"Ref": bucket_id}, "/athena-results/"]]
+        },
     }
-    outputs = {o["Value"]["Ref"] for o in tpl["Outputs"].values() if "Export" not in o}
-    assert outputs == {bucket_id, queue_id, dlq_id, secret_id}
+    outputs = [o["Value"] for o in tpl["Outputs"].values() if "Export" not in o]
+    assert sorted(map(json.dumps, outputs)) == sorted(map(json.dumps, published.values()))
 
 
 def test_a_disabled_gateway_adds_no_stack(cdk_context):
