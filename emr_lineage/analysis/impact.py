@@ -46,6 +46,36 @@ class Lineage:
         events = list(events)
         return cls(build_graph(events, level="application"), column_graph(events))
 
+    @classmethod
+    def of_graph(cls, graph: LineageGraph) -> Lineage:
+        """The lineage a graph file holds (``graph --format json``): its dataset graph, and its column
+        edges read back into (namespace, name, field) with the ids of the graph's own datasets."""
+        datasets = {
+            f"{node['namespace']}:{node['name']}": (node["namespace"], node["name"])
+            for node in graph.nodes.values()
+            if node.get("type") == "DATASET"
+        }
+        columns = nx.DiGraph()
+        for edge in graph.column_edges:
+            source, target = _column(edge["source"], datasets), _column(edge["target"], datasets)
+            if source[2] and target[2]:
+                columns.add_edge(source, target)
+        return cls(graph, columns)
+
+
+def _column(node_id: str, datasets: Mapping[str, tuple[str, str]]) -> Column:
+    """(namespace, name, field) of a ``datasetField:<namespace>:<name>:<field>`` id: the longest
+    known dataset before a colon; else the namespace ends at the first colon after its scheme."""
+    body = node_id.removeprefix("datasetField:")
+    end = len(body)
+    while (end := body.rfind(":", 0, end)) > 0:
+        if body[:end] in datasets:
+            return (*datasets[body[:end]], body[end + 1 :])
+    rest, _, field = body.rpartition(":")
+    start = rest.find("://") + 3 if "://" in rest else 0
+    split = rest.find(":", start)
+    return (rest[:split], rest[split + 1 :], field) if split > 0 else (UNKNOWN_NAMESPACE, rest, field)
+
 
 def column_graph(events: Iterable[Mapping[str, Any]]) -> nx.DiGraph:
     """Input field -> output field, from the ``columnLineage`` facets of the events' outputs."""

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.archive import ArchiveLocation, copy_id, event_time_prefixes
@@ -32,6 +33,7 @@ from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.ingest import check_request
 from emr_lineage.gateway.verdict import Rejected
 from emr_lineage.lineage.events.reader import load_events
+from emr_lineage.lineage.graph.model import GraphError, LineageGraph
 from emr_lineage.lineage.times import event_time, parse_time
 from emr_lineage.marquez.client import MarquezClient
 
@@ -154,6 +156,21 @@ def read_archive(
         source.notes.append(f"skipped {len(rejected)} archived body(ies) that fail the gateway's checks")
         source.notes.extend(f"skipped {line}" for line in rejected[:_MAX_NOTES])
     return source
+
+
+def read_graph_file(path: str) -> LineageGraph:
+    """The graph a ``graph --format json`` file holds (``--graph FILE``)."""
+    try:
+        with open(path, "rb") as handle:
+            data = orjson.loads(handle.read())
+    except OSError as exc:
+        raise AnalysisError(f"--graph {path}: {exc.strerror or exc}") from None
+    except orjson.JSONDecodeError as exc:
+        raise AnalysisError(f"--graph {path}: not JSON ({exc})") from None
+    try:
+        return LineageGraph.from_dict(data)
+    except GraphError as exc:
+        raise AnalysisError(f"--graph {path}: {exc}") from None
 
 
 def archive_s3_client() -> Any:

@@ -17,6 +17,9 @@ from emr_lineage.cli.output import Command
 from emr_lineage.cli.sources import print_notes, print_table, read_source
 from emr_lineage.lineage.naming import dataset_uri
 
+# What audit and runs read that a graph file does not hold (it keeps per job a count of runs and their final states).
+_RUNS = "the runs (their ids, times, inputs and outputs, input versions)"
+
 
 def _time(run: RunRecord, which: str) -> str:
     moment = getattr(run, which)
@@ -66,9 +69,10 @@ def audit_command(
     until: str | None,
     timeout: float,
     skip_invalid: bool,
+    graph_file: str | None,
 ) -> None:
     """List the runs that read or wrote a dataset in a time window, with the input versions each read."""
-    source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid)
+    source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid, graph_file, _RUNS)
     _print_audit(audit(source, dataset, level=level, since=since, until=until), fmt)
 
 
@@ -88,9 +92,10 @@ def runs_command(
     until: str | None,
     timeout: float,
     skip_invalid: bool,
+    graph_file: str | None,
 ) -> None:
     """List runs: state (the final eventType), start, end, duration, inputs and outputs."""
-    source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid)
+    source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid, graph_file, _RUNS)
     window = f" from {since or 'the start'} to {until or 'the end'}" if since or until else ""
     runs = select_runs(collect_runs(source.events, level), job, where=f"{source.label}{window}")
     if fmt == "json":

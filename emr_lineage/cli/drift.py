@@ -62,9 +62,12 @@ def drift_command(
     until: str | None,
     timeout: float,
     skip_invalid: bool,
+    graph_file: str | None,
 ) -> None:
     """Show a dataset's schema history (fields added, removed, retyped per run) and what each change reaches."""
-    source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid)
+    source = read_source(
+        events, marquez_url, archive, since, until, timeout, skip_invalid, graph_file, "each run's schema of a dataset"
+    )
     report = drift(source.events, dataset)
     _print_drift(report, fmt)
     if fail_on_change and report.changes:

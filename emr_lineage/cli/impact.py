@@ -11,11 +11,11 @@ import sys
 
 import click
 
-from emr_lineage.analysis.impact import Impact, Lineage, impact
+from emr_lineage.analysis.impact import Impact, impact
 from emr_lineage.analysis.sources import dump
 from emr_lineage.cli.options import dataset_option, deprecated_alias, depth_option, format_option, source_options
 from emr_lineage.cli.output import Command, fail
-from emr_lineage.cli.sources import print_notes, print_table, read_source
+from emr_lineage.cli.sources import print_notes, print_table, read_lineage
 from emr_lineage.errors import EXIT_CHECK_FAILED
 
 
@@ -60,13 +60,14 @@ def impact_command(
     until: str | None,
     timeout: float,
     skip_invalid: bool,
+    graph_file: str | None,
 ) -> None:
     """List the jobs, datasets and columns a change to a dataset reaches, with their distance."""
     if fail_on_downstream and upstream:
         fail("--fail-on-downstream does not apply with --upstream")
-    source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid)
+    lineage = read_lineage(events, marquez_url, archive, since, until, timeout, skip_invalid, graph_file)
     direction = "upstream" if upstream else "downstream"
-    report = impact(Lineage.of(source.events), dataset, column=column, direction=direction, depth=depth)
+    report = impact(lineage, dataset, column=column, direction=direction, depth=depth)
     _print_impact(report, fmt)
     if fail_on_downstream and report.reached:
         sys.exit(EXIT_CHECK_FAILED)

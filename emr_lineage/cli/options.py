@@ -240,13 +240,31 @@ skip_invalid_option = click.option(
 )
 
 
+graph_file_option = click.option(
+    "--graph",
+    "graph_file",
+    metavar="FILE",
+    help="A lineage graph as graph --format json writes it (graph --spark/--on-emr too): impact reads it; drift, "
+    "audit and runs need the events.",
+)
+spark_option = click.option(
+    "--spark", "spark_master", metavar="MASTER", help="Build the graph with a Spark job on this master, e.g. local[2]."
+)
+on_emr_option = click.option(
+    "--on-emr",
+    is_flag=True,
+    help="Build the graph of --archive with a Spark job on a new EMR cluster; -o FILE gets it.",
+)
+
+
 def source_options(function: Any) -> Any:
-    """``--events``/``--marquez``/``--archive`` (one of them), ``--since``/``--until``, ``--timeout``,
+    """``--events``/``--marquez``/``--archive``/``--graph`` (one of them), ``--since``/``--until``, ``--timeout``,
     ``--skip-invalid``: where an analysis command reads its events."""
     options = [
         events_option(),
         marquez_option(),
         archive_option(),
+        graph_file_option,
         since_option,
         until_option,
         timeout_option(),

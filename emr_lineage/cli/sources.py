@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from emr_lineage.analysis.impact import Lineage
 from emr_lineage.analysis.sources import (
     AnalysisError,
     EventSource,
@@ -19,6 +20,7 @@ from emr_lineage.analysis.sources import (
     parse_instant,
     read_archive,
     read_files,
+    read_graph_file,
     read_marquez,
 )
 from emr_lineage.cli.output import fail
@@ -36,10 +38,18 @@ def read_source(
     until: str | None,
     timeout: float,
     skip_invalid: bool,
+    graph_file: str | None = None,
+    needs: str = "the events",
 ) -> EventSource:
-    """The events of the one source given, in the window; its notes go to stderr."""
-    if sum(bool(s) for s in (events, marquez_url, archive)) != 1:
-        fail("give one source: --events PATH..., --marquez URL or --archive s3://bucket[/prefix]")
+    """The events of the one source given, in the window; its notes go to stderr. A graph file
+    (``--graph``) holds no events: refused, saying what the command ``needs`` of them."""
+    if sum(bool(s) for s in (events, marquez_url, archive, graph_file)) != 1:
+        fail("give one source: --events PATH..., --marquez URL, --archive s3://bucket[/prefix] or --graph FILE")
+    if graph_file:
+        raise AnalysisError(
+            f"--graph {graph_file}: a graph file holds the merged graph, not {needs}; give the events it was "
+            "built from: --events, --archive or --marquez"
+        )
     window = Window(
         parse_instant(since, "--since") if since is not None else None,
         parse_instant(until, "--until") if until is not None else None,
@@ -57,6 +67,26 @@ def read_source(
         where = " in the window" if not window.is_open else ""
         raise AnalysisError(f"{source.label}: no events{where} to analyse")
     return source
+
+
+def read_lineage(
+    events: Sequence[str],
+    marquez_url: str | None,
+    archive: str | None,
+    since: str | None,
+    until: str | None,
+    timeout: float,
+    skip_invalid: bool,
+    graph_file: str | None,
+) -> Lineage:
+    """The dataset and column lineage of the one source given: a graph file's own, or built from the events."""
+    if not graph_file or events or marquez_url or archive:
+        return Lineage.of(
+            read_source(events, marquez_url, archive, since, until, timeout, skip_invalid, graph_file).events
+        )
+    if since is not None or until is not None:
+        fail("--since/--until select events by their time; a graph file holds none (build it from that window)")
+    return Lineage.of_graph(read_graph_file(graph_file))
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

@@ -222,6 +222,23 @@ class LineageGraph:
         columns = sorted(self.column_edges, key=COLUMN_EDGE_ORDER)
         return {"level": self.level, "nodes": nodes, "edges": edges, "columnEdges": columns}
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str = "file") -> LineageGraph:
+        """The graph of :meth:`to_dict`'s form (what ``graph --format json`` writes): its inverse.
+        Raises :class:`GraphError` for anything else."""
+        try:
+            graph = cls(data["level"], source)
+            nodes = [(node["id"], dict(node)) for node in data["nodes"]]
+            edges = [(edge["source"], edge["target"]) for edge in data["edges"]]
+            columns = [dict(edge) for edge in data.get("columnEdges") or ()]
+        except (KeyError, TypeError) as exc:
+            raise GraphError(
+                f"not the JSON form of a lineage graph (docs/graph.md): missing or malformed {exc}"
+            ) from None
+        graph.add_bulk(nodes, edges)
+        graph.column_edges = columns
+        return graph
+
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 

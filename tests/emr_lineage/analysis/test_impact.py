@@ -3,6 +3,8 @@ hand-built column lineage."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from emr_lineage.analysis.impact import Lineage, dataset_matcher, impact
@@ -147,3 +149,18 @@ def test_an_unknown_column_and_a_column_without_lineage() -> None:
 def test_a_bad_dataset_name_is_an_error(text: str, message: str) -> None:
     with pytest.raises(AnalysisError, match=message):
         dataset_matcher(text)
+
+
+def test_a_graph_file_answers_as_the_events_do(demo_lineage) -> None:
+    """impact --graph FILE: the same datasets, jobs and columns as from the events the graph came from."""
+    from emr_lineage.lineage.graph.model import LineageGraph
+
+    lineage, out = demo_lineage
+    from_file = Lineage.of_graph(LineageGraph.from_dict(json.loads(lineage.graph.to_json())))
+    assert sorted(from_file.columns.edges) == sorted(lineage.columns.edges)
+    for column in (None, "unit_price"):
+        for direction in ("downstream", "upstream"):
+            dataset = f"{out}/lake/raw/orders" if direction == "downstream" else f"{out}/lake/curated/revenue_daily"
+            column_here = column if direction == "downstream" else None
+            expected = impact(lineage, dataset, column=column_here, direction=direction).as_dict()
+            assert impact(from_file, dataset, column=column_here, direction=direction).as_dict() == expected

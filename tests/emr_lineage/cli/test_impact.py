@@ -105,3 +105,21 @@ def test_ctrl_c_exits_130_with_one_line(command: list[str], events: str, monkeyp
     monkeypatch.setattr("emr_lineage.cli.sources.read_files", interrupted)
     result = _run(*command, "--events", events)
     assert result.exit_code == 130 and result.stderr.strip() == "error: interrupted"
+
+
+def test_a_graph_file_is_a_source_for_impact_only(events: str, tmp_path: Path) -> None:
+    graph = tmp_path / "graph.json"
+    assert _run("graph", "--events", events, "-o", str(graph)).exit_code == 0
+    from_events = _run("impact", "--events", events, "--dataset", "s3://lake/raw", "--column", "price")
+    from_graph = _run("impact", "--graph", str(graph), "--dataset", "s3://lake/raw", "--column", "price")
+    assert from_graph.exit_code == 0, from_graph.output
+    assert from_graph.stdout == from_events.stdout and "s3://lake/clean" in from_graph.stdout
+    for command, lacks in (("drift", "each run's schema"), ("audit", "the runs"), ("runs", "the runs")):
+        args = [command, "--graph", str(graph)] + ([] if command == "runs" else ["--dataset", "s3://lake/raw"])
+        one_error_line(_run(*args), f"holds the merged graph, not {lacks}")
+    one_error_line(_run("impact", "--graph", str(graph), "--events", events, "--dataset", "x"), "give one source")
+    one_error_line(_run("impact", "--graph", str(graph), "--since", "2026-11-23", "--dataset", "x"), "--since/--until")
+    (tmp_path / "other.json").write_text('{"nodes": []}')
+    one_error_line(_run("impact", "--graph", str(tmp_path / "other.json"), "--dataset", "x"), "not the JSON form")
+    one_error_line(_run("impact", "--graph", events, "--dataset", "x"), "not JSON")
+    one_error_line(_run("impact", "--graph", str(tmp_path / "none.json"), "--dataset", "x"), "No such file")

@@ -446,3 +446,13 @@ def test_static_lineage_job_and_dataset_events() -> None:
         "dataset:s3://lake:raw/orders",
     ]
     assert graph.inputs_of("job:airflow:nightly.load") == ["dataset:s3://lake:raw/orders"]
+
+
+@pytest.mark.parametrize("level", ["application", "action"])
+def test_from_dict_is_the_inverse_of_to_dict(pipeline_events, level: str) -> None:
+    graph = build_graph(pipeline_events, level)
+    again = LineageGraph.from_dict(orjson.loads(json_bytes(graph)))
+    assert again.to_dict() == graph.to_dict() and again.column_edges and again.level == level
+    assert again.inputs_of(again.jobs()[0]) == graph.inputs_of(graph.jobs()[0])
+    with pytest.raises(GraphError, match="not the JSON form of a lineage graph"):
+        LineageGraph.from_dict({"nodes": []})
