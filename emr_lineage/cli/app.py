@@ -17,6 +17,7 @@ from emr_lineage.cli.output import DEBUG_ENV_VAR, Group
 # Commands from their own modules, imported when named (keep this table sorted): `emr-lineage graph`
 # does not pay for importing Spark, boto3 and the AWS commands it never runs.
 LAZY_COMMANDS = {
+    "archive": "emr_lineage.cli.archive:archive_group",
     "audit": "emr_lineage.cli.audit:audit_command",
     "config": "emr_lineage.cli.config:config_command",
     "demo": "emr_lineage.cli.demo:demo_command",

@@ -17,6 +17,8 @@ from tests.paths import CDK_JSON
 
 # Every command, with the arguments that get it past option parsing.
 COMMANDS = {
+    "archive list": [],
+    "archive query": ["late_events", "--since", "2026-11-20"],
     "config": [],
     "demo": ["--out-dir", "OUT", "--rows", "200"],
     "e2e": [],
@@ -38,6 +40,7 @@ COMMANDS = {
     "runs": ["--events", "EVENTS"],
 }
 SETTINGS_COMMANDS = (
+    "archive query",
     "config",
     "demo",
     "doctor",

@@ -202,6 +202,27 @@ def test_unknown_environment_names_the_known_ones(block):
             5,
             r"environments\.dev\.gateway\.max_receive_count: unknown key",
         ),
+        # Athena's cutoff minimum is 10 MB; CloudFormation takes it as a 32-bit integer of bytes.
+        (
+            "gateway.athena_scan_limit_mb",
+            9,
+            r"gateway\.athena_scan_limit_mb: Input should be greater than or equal to 10",
+        ),
+        (
+            "gateway.athena_scan_limit_mb",
+            2148,
+            r"gateway\.athena_scan_limit_mb: Input should be less than or equal to 2147",
+        ),
+        (
+            "gateway.athena_scan_limit",
+            100,
+            r"environments\.dev\.gateway\.athena_scan_limit: unknown key \(did you mean 'athena_scan_limit_mb'\?\)",
+        ),
+        (
+            "gateway.archive_readers",
+            ["arn:aws:iam::123456789012:user/someone"],
+            r"gateway\.archive_readers\.0: String should match pattern",
+        ),
     ],
 )
 def test_bad_values_fail_with_a_message_naming_the_key(block, path, value, message):
