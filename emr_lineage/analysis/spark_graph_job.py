@@ -183,12 +183,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     spark = SparkSession.builder.appName(APP_NAME).getOrCreate()
     try:
         report = run(spark.sparkContext, args)
+        line = json.dumps(report, sort_keys=True)
+        print(line, flush=True)
+        if args.report:
+            Path(args.report).write_text(line + "\n", encoding="utf-8")
+        if _is_uri(args.output):  # beside the graph, for whoever downloads it (graph --on-emr)
+            write_output(spark.sparkContext, line.encode() + b"\n", args.output + ".report.json")
     finally:
         spark.stop()
-    line = json.dumps(report, sort_keys=True)
-    print(line, flush=True)
-    if args.report:
-        Path(args.report).write_text(line + "\n", encoding="utf-8")
     if report["error"]:
         print(f"error: {report['error']}", file=sys.stderr)
     return EXIT_BAD_INPUT if report["error"] else EXIT_OK

@@ -19,17 +19,24 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from emr_lineage.cli.graph_spark import GraphJob, check_request, spark_graph
 from emr_lineage.cli.options import (
+    archive_option,
     depth_option,
     events_option,
     format_option,
     level_option,
     marquez_option,
+    on_emr_option,
     output_option,
     schema_dir_option,
+    settings_options,
+    since_option,
     skip_invalid_option,
+    spark_option,
     strict_option,
     timeout_option,
+    until_option,
 )
 from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.cli.output_paths import refuse_overwriting_inputs, write_output
@@ -179,6 +186,12 @@ def _write_while(path: Path, data: bytes, meanwhile: Callable[[], None]) -> None
 @strict_option
 @schema_dir_option()
 @timeout_option()
+@spark_option
+@on_emr_option
+@archive_option()
+@since_option
+@until_option
+@functools.partial(settings_options, light=True)
 @_without_cyclic_gc
 def graph_command(
     events: tuple[str, ...],
@@ -194,9 +207,22 @@ def graph_command(
     strict: bool,
     schema_dir: str | None,
     timeout: float,
+    spark_master: str | None,
+    on_emr: bool,
+    archive: str | None,
+    since: str | None,
+    until: str | None,
+    env: str | None,
+    cdk_json: Path | None,
 ) -> None:
-    """Print the lineage graph of OpenLineage events, or of Marquez around a node (-o FILE: write it there)."""
+    """Print the lineage graph of OpenLineage events, or of Marquez around a node (-o FILE: write it there).
 
+    With --spark MASTER (events or the archive) or --on-emr (the archive), a Spark job builds it."""
+
+    if spark_master or on_emr or archive or since or until:
+        job = GraphJob(events, archive, since, until, level, strict, skip_invalid, schema_dir)
+        settings_given = env is not None or cdk_json is not None
+        _graph_on_spark(spark_master, on_emr, job, fmt, marquez_url or node_id, settings_given, env, cdk_json, output)
     if bool(events) == bool(marquez_url):
         fail("give either --events PATH... or --marquez URL --node ID")
     _check_events_paths(events)
@@ -224,6 +250,26 @@ def graph_command(
             else render(graph, fmt)
         )
     _emit(text, output, graph.clear)
+    sys.exit(EXIT_OK)
+
+
+def _graph_on_spark(
+    master: str | None,
+    on_emr: bool,
+    job: GraphJob,
+    fmt: str,
+    marquez: str | None,
+    settings_given: bool,
+    env: str | None,
+    cdk_json: Path | None,
+    output: str | None,
+) -> None:
+    """``graph --spark MASTER`` / ``graph --on-emr``: the Spark job's graph (:mod:`emr_lineage.cli.graph_spark`)."""
+    check_request(master, on_emr, job, fmt, marquez, settings_given)
+    _check_events_paths(job.events)
+    if output is not None:
+        refuse_overwriting_inputs("--output", output, job.events)
+    _emit(spark_graph(master, on_emr, job, env, cdk_json), output)
     sys.exit(EXIT_OK)
 
 

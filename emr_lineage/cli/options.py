@@ -76,18 +76,22 @@ def deprecated_alias(
 # ---- Settings and EMR.
 
 
-def settings_options(function: Any) -> Any:
-    """``--env NAME`` and ``--cdk-json PATH``, in that order."""
-    from emr_lineage.settings.loader import DEFAULT_CDK_JSON, DEFAULT_ENV
+_ENV_HELP = "Environment name in cdk.json."
 
-    env = click.option(
-        "--env", "env", default=DEFAULT_ENV, show_default=True, metavar="NAME", help="Environment name in cdk.json."
-    )
+
+def settings_options(function: Any, light: bool = False) -> Any:
+    """``--env NAME``, ``--cdk-json PATH``; ``light``: None unless given (graph starts without the settings)."""
+    defaults: tuple[str | None, str | None] = (None, None)
+    if not light:
+        from emr_lineage.settings.loader import DEFAULT_CDK_JSON, DEFAULT_ENV
+
+        defaults = (DEFAULT_ENV, str(DEFAULT_CDK_JSON))
+    env = click.option("--env", default=defaults[0], show_default=not light, metavar="NAME", help=_ENV_HELP)
     cdk_json = click.option(
         "--cdk-json",
         "cdk_json",
-        default=str(DEFAULT_CDK_JSON),
-        show_default=True,
+        default=defaults[1],
+        show_default=not light,
         type=click.Path(path_type=Path),
         metavar="PATH",
         help="The cdk.json that holds the emr-lineage settings.",
@@ -241,20 +245,10 @@ skip_invalid_option = click.option(
 
 
 graph_file_option = click.option(
-    "--graph",
-    "graph_file",
-    metavar="FILE",
-    help="A lineage graph as graph --format json writes it (graph --spark/--on-emr too): impact reads it; drift, "
-    "audit and runs need the events.",
+    "--graph", "graph_file", metavar="FILE", help="A graph as graph --format json writes it (impact only: no runs)."
 )
-spark_option = click.option(
-    "--spark", "spark_master", metavar="MASTER", help="Build the graph with a Spark job on this master, e.g. local[2]."
-)
-on_emr_option = click.option(
-    "--on-emr",
-    is_flag=True,
-    help="Build the graph of --archive with a Spark job on a new EMR cluster; -o FILE gets it.",
-)
+spark_option = click.option("--spark", "spark_master", metavar="MASTER", help="Build the graph on this Spark master.")
+on_emr_option = click.option("--on-emr", is_flag=True, help="Build the graph of --archive on a new EMR cluster.")
 
 
 def source_options(function: Any) -> Any:
