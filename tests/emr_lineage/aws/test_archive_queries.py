@@ -20,6 +20,7 @@ from emr_lineage.aws.archive_queries import (
     sql_string,
     window_values,
 )
+from tests.paths import REPO_ROOT
 
 SINCE = dt.datetime(2026, 11, 20, 8, 30, tzinfo=dt.UTC)
 UNTIL = dt.datetime(2026, 11, 23, 12, 0, 0, 123456, tzinfo=dt.UTC)
@@ -116,3 +117,9 @@ def test_the_dataset_matches_as_the_ingest_normalises_it() -> None:
     sql = _render("runs_for_dataset", **DATASET)
     assert "regexp_replace(rtrim(d.namespace, '/'), '^s3[an]?://', 's3://') = 's3://lake'" in sql
     assert "CROSS JOIN UNNEST(w.inputs)" in sql and "CROSS JOIN UNNEST(w.outputs)" in sql
+
+
+def test_docs_show_each_query_as_it_is() -> None:
+    docs = (REPO_ROOT / "docs" / "analysis.md").read_text(encoding="utf-8")
+    for query in QUERIES.values():
+        assert f"```sql\n{query.sql}\n```" in docs, query.name
