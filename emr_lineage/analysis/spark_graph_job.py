@@ -109,11 +109,16 @@ def build_on_spark(
     window: Window | None = None,
 ) -> tuple[LineageGraph, Summary]:
     """The graph of ``events`` (files, directories) or of ``archive`` in ``window``, built on ``sc``."""
+    return merge_parts(collect_parts(sc, options, events, archive, window), options)
+
+
+def collect_parts(
+    sc: Any, options: BuildOptions, events: Sequence[str], archive: str | None, window: Window | None
+) -> list[Any]:
+    """What the partitions merged, collected on the driver."""
     if archive:
-        parts = parts_of_archive(sc, archive, window or Window(), options)
-    else:
-        parts = parts_of_events(sc, events, options)
-    return merge_parts(parts, options)
+        return parts_of_archive(sc, archive, window or Window(), options)
+    return parts_of_events(sc, events, options)
 
 
 def write_output(sc: Any, data: bytes, output: str) -> None:
@@ -159,20 +164,27 @@ def _refusal(args: argparse.Namespace, summary: Summary) -> str | None:
 def run(sc: Any, args: argparse.Namespace) -> dict[str, Any]:
     """Build and write the graph; the report (``error`` set when the input is refused)."""
     started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     options = BuildOptions(args.level, not args.no_column_lineage, args.strict, args.schema_dir)
     window = Window(
         parse_instant(args.since, "--since") if args.since else None,
         parse_instant(args.until, "--until") if args.until else None,
     )
-    graph, summary = build_on_spark(sc, options, args.events or (), args.archive, window)
+    parts = collect_parts(sc, options, args.events or (), args.archive, window)
+    collected = time.perf_counter()
+    graph, summary = merge_parts(parts, options)
+    del parts
     built = time.perf_counter()
     report: dict[str, Any] = {**summary.as_dict(), "source": "archive" if args.archive else "events"}
     report["error"] = _refusal(args, summary)
     if report["error"] is None:
         write_output(sc, json_bytes(graph), args.output)
         report["nodes"] = len(graph.nodes)
-    report["seconds"] = {"build": round(built - started, 3), "total": round(time.perf_counter() - started, 3)}
-    report["driver_peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    seconds = {"partitions": collected - started, "merge": built - collected, "build": built - started}
+    report["seconds"] = {key: round(value, 3) for key, value in seconds.items()}
+    report["seconds"]["total"] = round(time.perf_counter() - started, 3)
+    report["driver_rss_at_start"] = before
+    report["driver_peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return report
 
 

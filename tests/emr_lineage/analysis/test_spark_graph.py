@@ -147,3 +147,21 @@ def test_archived_objects_are_checked_as_the_gateway_checks_them() -> None:
     assert checked is not None and isinstance(line, bytes) and b"\n" not in line
     assert archive_line(b"{not json")[0] is None
     assert merge_parts([], BuildOptions())[1].events == 0
+
+
+def test_the_job_refuses_invalid_events_unless_skipped_and_an_empty_source(sc, tmp_path: Path) -> None:
+    """The job's run() (what spark-submit runs, here on the tests' session): its report and output."""
+    from emr_lineage.analysis.spark_graph_job import _arguments, run
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(_events()[0]) + '\n{"eventType": "START", "eventType": "COMPLETE"}\n')
+    output = tmp_path / "graph.json"
+    refused = run(sc, _arguments(["--events", str(path), "--output", str(output)]))
+    assert "duplicate key 'eventType'" in refused["error"] and "--skip-invalid skips them" in refused["error"]
+    assert not output.exists()
+    skipped = run(sc, _arguments(["--events", str(path), "--output", str(output), "--skip-invalid"]))
+    assert skipped["error"] is None and skipped["problems"] == 1 and skipped["nodes"] == 1 and output.is_file()
+    assert skipped["driver_peak_rss"] >= skipped["driver_rss_at_start"] > 0
+    (tmp_path / "archive").mkdir()
+    empty = run(sc, _arguments(["--archive", str(tmp_path / "archive"), "--output", str(tmp_path / "g.json")]))
+    assert empty["error"].endswith("archive: no events to build a graph from")
