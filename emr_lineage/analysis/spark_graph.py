@@ -109,7 +109,9 @@ def json_files_part(options: BuildOptions, index: int, paths: Iterable[str]) -> 
     part = Part(index)
     paths = list(paths)
     if paths:
-        stream = stream_events(paths, skip_invalid=True, strict=options.strict, schema_directory=options.schema_dir)
+        stream = stream_events(
+            paths, skip_invalid=True, strict=options.strict, schema_directory=options.schema_dir, parallel=False
+        )  # the partition is the unit of parallelism: no second process
         merger = stream.merge(options.make_merger)
         part.exported, part.events = merger.export(), stream.count
         part.problems, part.details = stream.skipped, stream.skipped_details[:MAX_DETAILS]

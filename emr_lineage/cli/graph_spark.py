@@ -15,6 +15,7 @@ Exit status: 0 the graph is written; 1 the cluster's step failed (or the cluster
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 from dataclasses import dataclass
@@ -127,7 +128,7 @@ def spark_graph(master: str | None, on_emr: bool, job: GraphJob, env: str | None
             from emr_lineage.lineage.events.sources import event_sources
 
             event_sources(job.events)  # a path that cannot be read fails here, as graph --events says it
-            job = GraphJob(**{**job.__dict__, "events": tuple(str(Path(p).resolve()) for p in job.events)})
+            job = dataclasses.replace(job, events=tuple(str(Path(p).resolve()) for p in job.events))
         return graph_on_spark(master, job)
     from emr_lineage.aws.emr import DEFAULT_POLL_SECONDS
     from emr_lineage.cli.graph_emr import graph_on_emr
