@@ -18,6 +18,7 @@ from emr_lineage.settings.loader import CONTEXT_KEY, ENV_CONTEXT_KEY, ConfigErro
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.data_lake import DataLakeStack
 from stacks.emr import EmrStack
+from stacks.emr.roles import GatewayAccess
 from stacks.gateway import GatewayStack
 from stacks.lineage_service import LineageServiceStack
 from stacks.monitoring import MonitoredGateway, MonitoringStack
@@ -116,7 +117,7 @@ def emr_stack(
         data_lake_key=data_lake.key,
         glue_databases=data_lake.databases,
         access_logs_bucket=data_lake.access_logs_bucket,
-        gateway_api_key=gateway.api_key if gateway else None,
+        gateway=GatewayAccess(gateway.api_key, gateway.archive_bucket, gateway.key) if gateway else None,
         description="emr-lineage: EMR roles, security, launch spec and optional long-running cluster",
     )
     # Not implied by any reference: the Lake Formation grants need the Glue databases (passed by

@@ -7,6 +7,8 @@ access (S3 paths, KMS, Glue, Lake Formation) goes to the job role only.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aws_cdk import Aws
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -14,6 +16,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
+from emr_lineage.aws.archive import ARCHIVE_ROOT
 from emr_lineage.aws.artifacts import (
     BOOTSTRAP_PREFIX,
     JOBS_PREFIX,
@@ -228,7 +231,7 @@ class EmrRoles(Construct):
         data_lake_bucket: s3.IBucket,
         data_lake_key: kms.IKey,
         glue_databases: list[str],
-        gateway_api_key: secretsmanager.ISecret | None = None,
+        gateway: GatewayAccess | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         prefix = settings.resource_prefix
@@ -240,8 +243,8 @@ class EmrRoles(Construct):
             artifacts_bucket=artifacts_bucket,
         )
         self.instance_role, self.instance_profile = instance.role, instance.instance_profile
-        if gateway_api_key is not None:
-            self._read_gateway_api_key(gateway_api_key)
+        if gateway is not None:
+            self._read_gateway_api_key(gateway.api_key)
         self.service_role = EmrServiceRole(self, "Service", prefix=prefix, instance_role=self.instance_role).role
 
         self.runtime_role: iam.Role | None = None
@@ -256,6 +259,8 @@ class EmrRoles(Construct):
             )
         self.job_role: iam.Role = self.runtime_role or self.instance_role
         grant_data_lake(self.job_role, bucket=data_lake_bucket, key=data_lake_key, databases=glue_databases)
+        if gateway is not None:
+            read_archive(self.job_role, gateway)
 
     def _read_gateway_api_key(self, secret: secretsmanager.ISecret) -> None:
         """The bootstrap reads the lineage gateway's API key with the instance role (docs/gateway.md).
@@ -280,3 +285,41 @@ class EmrRoles(Construct):
                     conditions={"StringEquals": {"kms:ViaService": f"secretsmanager.{Aws.REGION}.amazonaws.com"}},
                 )
             )
+
+
+@dataclass(frozen=True)
+class GatewayAccess:
+    """What EMR jobs use of the lineage gateway: its API key (the bootstrap) and its archive (the graph job)."""
+
+    api_key: secretsmanager.ISecret
+    archive_bucket: s3.IBucket
+    archive_key: kms.IKey
+
+
+def read_archive(role: iam.IRole, gateway: GatewayAccess) -> None:
+    """``graph --on-emr --archive`` reads the raw events: list the bucket, get ``raw/``, decrypt with its key.
+
+    Identity policy only, as for the API key: a grant would put the role in the gateway key's and
+    bucket's policies, a gateway -> EMR reference on top of EMR -> gateway (a cycle).
+    """
+    bucket = gateway.archive_bucket
+    role.add_to_principal_policy(
+        iam.PolicyStatement(sid="ListGatewayArchive", actions=["s3:ListBucket"], resources=[bucket.bucket_arn])
+    )
+    objects = bucket.arn_for_objects(f"{ARCHIVE_ROOT}*")
+    role.add_to_principal_policy(
+        iam.PolicyStatement(sid="ReadGatewayArchive", actions=["s3:GetObject"], resources=[objects])
+    )
+    acknowledge(
+        role,
+        wildcard_resource_finding(role, objects),
+        f"The archive's objects under {ARCHIVE_ROOT} are named by arrival hour, run and event (read only).",
+    )
+    role.add_to_principal_policy(
+        iam.PolicyStatement(
+            sid="DecryptGatewayArchive",
+            actions=["kms:Decrypt"],
+            resources=[gateway.archive_key.key_arn],
+            conditions={"StringEquals": {"kms:ViaService": f"s3.{Aws.REGION}.amazonaws.com"}},
+        )
+    )

@@ -33,7 +33,7 @@ from stacks.emr.artifacts_bucket import ArtifactsBucket
 from stacks.emr.cluster_spec import ClusterResources, job_flow_request
 from stacks.emr.lake_formation_grants import LakeFormationGrants
 from stacks.emr.long_running import LongRunningCluster
-from stacks.emr.roles import EmrRoles
+from stacks.emr.roles import EmrRoles, GatewayAccess
 from stacks.emr.security import EmrSecurity
 from stacks.emr.serverless import ServerlessApplication
 from stacks.shared.published import publish
@@ -57,7 +57,7 @@ class EmrStack(Stack):
         data_lake_key: kms.IKey,
         glue_databases: Mapping[str, str],
         access_logs_bucket: s3.IBucket,
-        gateway_api_key: secretsmanager.ISecret | None = None,
+        gateway: GatewayAccess | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -76,7 +76,7 @@ class EmrStack(Stack):
             data_lake_bucket=data_lake_bucket,
             data_lake_key=data_lake_key,
             glue_databases=list(glue_databases.values()),
-            gateway_api_key=gateway_api_key,
+            gateway=gateway,
         )
         self.security = EmrSecurity(
             self,
@@ -101,7 +101,7 @@ class EmrStack(Stack):
             vpc=vpc,
             lineage_clients_security_group=lineage_clients_security_group,
             marquez_api_url=marquez_api_url,
-            gateway_api_key=gateway_api_key,
+            gateway_api_key=gateway.api_key if gateway else None,
         )
         self.launch_spec = job_flow_request(settings, resources, long_running=False)
         self.long_running_cluster: emr.CfnCluster | None = None

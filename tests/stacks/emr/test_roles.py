@@ -103,3 +103,22 @@ def test_instance_role_reads_only_the_gateways_api_key_through_secrets_manager(s
     # The gateway key's policy lets the account's IAM policies grant its use (the role is not in it).
     policy = json.dumps(gateway["Resources"][key_id]["Properties"]["KeyPolicy"])
     assert ":root" in policy and "InstanceRole" not in policy
+
+
+def test_the_job_role_reads_only_the_gateways_raw_archive(synth, render):
+    """graph --on-emr --archive reads raw events with the clusters' job role: list the archive bucket, get
+    raw/ objects, decrypt with the gateway key through S3 only."""
+    tpl, gateway = synth.template_json("emr"), synth.template_json("gateway")
+    by_sid = {s.get("Sid"): s for s in _statements(tpl, _id(tpl, "RolesInstanceRole", "AWS::IAM::Role"))}
+    (bucket_id,) = (b for b in _by_type(gateway, "AWS::S3::Bucket") if "Archive" in b)
+    (key_id,) = _by_type(gateway, "AWS::KMS::Key")
+    assert by_sid["ListGatewayArchive"]["Action"] == "s3:ListBucket"
+    assert render(by_sid["ListGatewayArchive"]["Resource"]) == render(
+        {"Fn::ImportValue": export_name(gateway, {"Fn::GetAtt": [bucket_id, "Arn"]})}
+    )
+    assert by_sid["ReadGatewayArchive"]["Action"] == "s3:GetObject"
+    assert render(by_sid["ReadGatewayArchive"]["Resource"]).endswith("/raw/*")
+    decrypt = by_sid["DecryptGatewayArchive"]
+    assert decrypt["Action"] == "kms:Decrypt"
+    assert decrypt["Resource"] == {"Fn::ImportValue": export_name(gateway, {"Fn::GetAtt": [key_id, "Arn"]})}
+    assert render(decrypt["Condition"]["StringEquals"]["kms:ViaService"]) == "s3.{Ref:AWS::Region}.amazonaws.com"

@@ -18,6 +18,8 @@ APPLICATION = "AWS::EMRServerless::Application"
 ROLE = "AWS::IAM::Role"
 # The statements only the artifacts bucket concerns: a job run reads other prefixes and writes other logs.
 ARTIFACT_SIDS = {"ReadArtifacts", "WriteLogs", "ListArtifacts"}
+# The cluster job role reads the gateway's archive (graph --on-emr); serverless job runs do not.
+ARCHIVE_SIDS = {"ListGatewayArchive", "ReadGatewayArchive", "DecryptGatewayArchive"}
 
 
 def _imported(synth, stack: str, value: dict) -> dict:
@@ -150,7 +152,7 @@ def test_job_role_has_the_cluster_job_roles_data_lake_access_and_its_own_artifac
     def data_lake(found: list[dict]) -> list[dict]:
         # The instance role's own statements (artifacts, the runtime role, the gateway key for the bootstrap,
         # the nodes' local disk key) are not the lake's.
-        cluster_only = {"AssumeRuntimeRole", "ReadGatewayApiKey", "DecryptGatewayApiKey"}
+        cluster_only = {"AssumeRuntimeRole", "ReadGatewayApiKey", "DecryptGatewayApiKey"} | ARCHIVE_SIDS
         return [
             s for s in found if s.get("Sid") not in ARTIFACT_SIDS | cluster_only and s["Resource"] != local_disk_key
         ]
