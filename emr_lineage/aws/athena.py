@@ -20,6 +20,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.clients import AwsError, aws_message
+from emr_lineage.aws.polling import poll_until
 
 SUCCEEDED = "SUCCEEDED"
 ENDED = frozenset({SUCCEEDED, "FAILED", "CANCELLED"})
@@ -102,14 +103,16 @@ def wait_for_query(
 ) -> QuerySnapshot:
     """Poll until the query ends; past ``deadline_seconds`` the last snapshot, not finished (the caller
     stops the query, as it does on a KeyboardInterrupt)."""
-    started = clock()
-    while True:
-        snapshot = poll(client, query_id, clock() - started)
-        if on_poll is not None:
-            on_poll(snapshot)
-        if snapshot.finished or snapshot.elapsed + poll_interval > deadline_seconds:
-            return snapshot
-        pause(poll_interval)
+    snapshot, _ = poll_until(
+        lambda elapsed: poll(client, query_id, elapsed),
+        lambda snapshot: snapshot.finished,
+        poll_interval=poll_interval,
+        pause=pause,
+        clock=clock,
+        deadline_seconds=deadline_seconds,
+        on_poll=on_poll,
+    )
+    return snapshot
 
 
 def _pages(client: Any, query_id: str) -> Iterator[dict[str, Any]]:

@@ -24,6 +24,7 @@ from botocore.validate import ParamValidator
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsError, aws_message, read_parameter
+from emr_lineage.aws.polling import poll_until
 
 DEFAULT_POLL_SECONDS = 15.0
 STEP_DONE = "COMPLETED"
@@ -221,14 +222,17 @@ def wait_for_steps(
     KeyboardInterrupt from it or from the pause propagates: the caller decides what to do
     with the still-running cluster.
     """
-    started = time.monotonic() if started is None else started
-    while True:
-        snapshot = poll(emr, cluster, started)
-        if on_poll is not None:
-            on_poll(snapshot)
-        if snapshot.finished:
-            return outcome_of(snapshot, cluster)
-        pause(poll_interval)
+    began = time.monotonic() if started is None else started
+    snapshot, _ = poll_until(
+        lambda _: poll(emr, cluster, began),
+        lambda snapshot: snapshot.finished,
+        poll_interval=poll_interval,
+        pause=pause,
+        clock=time.monotonic,
+        started=began,
+        on_poll=on_poll,
+    )
+    return outcome_of(snapshot, cluster)
 
 
 def outcome_of(snapshot: Snapshot, cluster: LaunchedCluster) -> Outcome:

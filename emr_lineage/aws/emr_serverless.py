@@ -20,6 +20,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.clients import AwsError, aws_message
+from emr_lineage.aws.polling import poll_until
 
 SUCCESS = "SUCCESS"
 ENDED = frozenset({SUCCESS, "FAILED", "CANCELLED"})
@@ -128,24 +129,25 @@ def wait_for_job_run(
 ) -> RunOutcome:
     """Poll until the run ends or ``deadline_seconds`` (from now) pass; the caller cancels a run
     that outlived the deadline, or one interrupted (a KeyboardInterrupt propagates)."""
-    started = clock()
-    while True:
-        snapshot = poll(client, run, clock() - started)
-        if on_poll is not None:
-            on_poll(snapshot)
-        if snapshot.finished:
-            return outcome_of(snapshot, run)
-        if snapshot.elapsed + poll_interval > deadline_seconds:
-            minutes = deadline_seconds / 60
-            return RunOutcome(
-                False,
-                snapshot,
-                f"job run {run.name} ({run.job_run_id}) still {snapshot.state} at its deadline "
-                f"({minutes:g} minutes, emr_serverless.job_timeout_minutes)",
-                (run.driver_log_uri,),
-                timed_out=True,
-            )
-        pause(poll_interval)
+    snapshot, finished = poll_until(
+        lambda elapsed: poll(client, run, elapsed),
+        lambda snapshot: snapshot.finished,
+        poll_interval=poll_interval,
+        pause=pause,
+        clock=clock,
+        deadline_seconds=deadline_seconds,
+        on_poll=on_poll,
+    )
+    if finished:
+        return outcome_of(snapshot, run)
+    return RunOutcome(
+        False,
+        snapshot,
+        f"job run {run.name} ({run.job_run_id}) still {snapshot.state} at its deadline "
+        f"({deadline_seconds / 60:g} minutes, emr_serverless.job_timeout_minutes)",
+        (run.driver_log_uri,),
+        timed_out=True,
+    )
 
 
 def outcome_of(snapshot: RunSnapshot, run: JobRun) -> RunOutcome:
