@@ -31,7 +31,7 @@ from typing import Any
 
 from emr_lineage.analysis.sources import Window
 from emr_lineage.aws.archive import ARCHIVE_ROOT, event_time_prefixes
-from emr_lineage.gateway.ingest import check_request
+from emr_lineage.gateway.ingest import check_request, one_line_json
 from emr_lineage.gateway.verdict import Rejected
 from emr_lineage.lineage.events.merging import MakeMerger, cyclic_gc_paused
 from emr_lineage.lineage.events.reader import stream_events
@@ -121,7 +121,7 @@ def json_files_part(options: BuildOptions, index: int, paths: Iterable[str]) -> 
 def archive_line(body: bytes) -> tuple[dict[str, Any] | None, bytes | str]:
     """(event, its canonical JSON line) of one archived object, or (None, why the gateway refuses it).
     The object's text is one event; a pretty-printed one is put on one line first."""
-    line = body.replace(b"\r", b" ").replace(b"\n", b" ")
+    line = one_line_json(body)
     checked = check_request(None, line, api_keys=None, max_bytes=_NO_SIZE_LIMIT)
     if isinstance(checked, Rejected):
         return None, checked.reason
