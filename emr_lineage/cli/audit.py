@@ -12,9 +12,9 @@ import click
 from emr_lineage.analysis.audit import Audit, audit, input_versions
 from emr_lineage.analysis.runs import RunRecord, collect_runs, format_duration, select_runs
 from emr_lineage.analysis.sources import dump
-from emr_lineage.cli.options import dataset_option, format_option, job_option, level_option, source_options
+from emr_lineage.cli.options import dataset_option, format_option, job_option, level_option
 from emr_lineage.cli.output import Command
-from emr_lineage.cli.sources import print_notes, print_table, read_source
+from emr_lineage.cli.sources import SourceRequest, print_notes, print_table, read_source, source_options
 from emr_lineage.lineage.naming import dataset_uri
 
 # What audit and runs read that a graph file does not hold (it keeps per job a count of runs and their final states).
@@ -62,18 +62,11 @@ def audit_command(
     dataset: str,
     level: str,
     fmt: str,
-    events: tuple[str, ...],
-    marquez_url: str | None,
-    archive: str | None,
-    since: str | None,
-    until: str | None,
-    timeout: float,
-    skip_invalid: bool,
-    graph_file: str | None,
+    source: SourceRequest,
 ) -> None:
     """List the runs that read or wrote a dataset in a time window, with the input versions each read."""
-    source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid, graph_file, _RUNS)
-    _print_audit(audit(source, dataset, level=level, since=since, until=until), fmt)
+    events = read_source(source, _RUNS)
+    _print_audit(audit(events, dataset, level=level, since=source.since, until=source.until), fmt)
 
 
 @click.command("runs", cls=Command)
@@ -85,21 +78,15 @@ def runs_command(
     job: str | None,
     level: str,
     fmt: str,
-    events: tuple[str, ...],
-    marquez_url: str | None,
-    archive: str | None,
-    since: str | None,
-    until: str | None,
-    timeout: float,
-    skip_invalid: bool,
-    graph_file: str | None,
+    source: SourceRequest,
 ) -> None:
     """List runs: state (the final eventType), start, end, duration, inputs and outputs."""
-    source = read_source(events, marquez_url, archive, since, until, timeout, skip_invalid, graph_file, _RUNS)
+    events = read_source(source, _RUNS)
+    since, until = source.since, source.until
     window = f" from {since or 'the start'} to {until or 'the end'}" if since or until else ""
-    runs = select_runs(collect_runs(source.events, level), job, where=f"{source.label}{window}")
+    runs = select_runs(collect_runs(events.events, level), job, where=f"{events.label}{window}")
     if fmt == "json":
-        click.echo(dump({"source": source.kind, "runs": [r.as_dict() for r in runs]}))
+        click.echo(dump({"source": events.kind, "runs": [r.as_dict() for r in runs]}))
         return
     rows = [
         (

@@ -12,9 +12,9 @@ import click
 
 from emr_lineage.analysis.drift import Drift, drift
 from emr_lineage.analysis.sources import dump
-from emr_lineage.cli.options import dataset_option, format_option, source_options
+from emr_lineage.cli.options import dataset_option, format_option
 from emr_lineage.cli.output import Command
-from emr_lineage.cli.sources import print_notes, print_table, read_source
+from emr_lineage.cli.sources import SourceRequest, print_notes, print_table, read_source, source_options
 from emr_lineage.errors import EXIT_CHECK_FAILED
 
 
@@ -55,20 +55,10 @@ def drift_command(
     dataset: str,
     fmt: str,
     fail_on_change: bool,
-    events: tuple[str, ...],
-    marquez_url: str | None,
-    archive: str | None,
-    since: str | None,
-    until: str | None,
-    timeout: float,
-    skip_invalid: bool,
-    graph_file: str | None,
+    source: SourceRequest,
 ) -> None:
     """Show a dataset's schema history (fields added, removed, retyped per run) and what each change reaches."""
-    source = read_source(
-        events, marquez_url, archive, since, until, timeout, skip_invalid, graph_file, "each run's schema of a dataset"
-    )
-    report = drift(source.events, dataset)
+    report = drift(read_source(source, "each run's schema of a dataset").events, dataset)
     _print_drift(report, fmt)
     if fail_on_change and report.changes:
         sys.exit(EXIT_CHECK_FAILED)

@@ -13,9 +13,9 @@ import click
 
 from emr_lineage.analysis.impact import Impact, impact
 from emr_lineage.analysis.sources import dump
-from emr_lineage.cli.options import dataset_option, deprecated_alias, depth_option, format_option, source_options
+from emr_lineage.cli.options import dataset_option, deprecated_alias, depth_option, format_option
 from emr_lineage.cli.output import Command, fail
-from emr_lineage.cli.sources import print_notes, print_table, read_lineage
+from emr_lineage.cli.sources import SourceRequest, print_notes, print_table, read_lineage, source_options
 from emr_lineage.errors import EXIT_CHECK_FAILED
 
 
@@ -53,19 +53,12 @@ def impact_command(
     depth: int | None,
     fmt: str,
     fail_on_downstream: bool,
-    events: tuple[str, ...],
-    marquez_url: str | None,
-    archive: str | None,
-    since: str | None,
-    until: str | None,
-    timeout: float,
-    skip_invalid: bool,
-    graph_file: str | None,
+    source: SourceRequest,
 ) -> None:
     """List the jobs, datasets and columns a change to a dataset reaches, with their distance."""
     if fail_on_downstream and upstream:
         fail("--fail-on-downstream does not apply with --upstream")
-    lineage = read_lineage(events, marquez_url, archive, since, until, timeout, skip_invalid, graph_file)
+    lineage = read_lineage(source)
     direction = "upstream" if upstream else "downstream"
     report = impact(lineage, dataset, column=column, direction=direction, depth=depth)
     _print_impact(report, fmt)

@@ -251,22 +251,6 @@ spark_option = click.option("--spark", "spark_master", metavar="MASTER", help="B
 on_emr_option = click.option("--on-emr", is_flag=True, help="Build the graph of --archive on a new EMR cluster.")
 
 
-def source_options(function: Any) -> Any:
-    """``--events``/``--marquez``/``--archive``/``--graph`` (one of them), ``--since``/``--until``, ``--timeout``,
-    ``--skip-invalid``: where an analysis command reads its events."""
-    options = [
-        events_option(),
-        marquez_option(),
-        archive_option(),
-        graph_file_option,
-        since_option,
-        until_option,
-        timeout_option(),
-        skip_invalid_option,
-    ]
-    return _apply(function, options)
-
-
 url_option = click.option(
     "--url",
     metavar="URL",

@@ -1,11 +1,13 @@
 """Where the analysis commands (impact, drift, audit, runs) read their events, and how they print
-tables and notes; their options are ``emr_lineage.cli.options.source_options``."""
+tables and notes: :func:`source_options` gives a command its source as one :class:`SourceRequest`."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import click
@@ -23,6 +25,16 @@ from emr_lineage.analysis.sources import (
     read_graph_file,
     read_marquez,
 )
+from emr_lineage.cli.options import (
+    archive_option,
+    events_option,
+    graph_file_option,
+    marquez_option,
+    since_option,
+    skip_invalid_option,
+    timeout_option,
+    until_option,
+)
 from emr_lineage.cli.output import fail
 from emr_lineage.marquez.client import MarquezClient
 
@@ -30,19 +42,50 @@ from emr_lineage.marquez.client import MarquezClient
 _UNFOLDED_WIDTH = 400
 
 
-def read_source(
-    events: Sequence[str],
-    marquez_url: str | None,
-    archive: str | None,
-    since: str | None,
-    until: str | None,
-    timeout: float,
-    skip_invalid: bool,
-    graph_file: str | None = None,
-    needs: str = "the events",
-) -> EventSource:
+@dataclass(frozen=True)
+class SourceRequest:
+    """Where an analysis command reads: the values of its source options (one source of four)."""
+
+    events: tuple[str, ...]
+    marquez_url: str | None
+    archive: str | None
+    graph_file: str | None
+    since: str | None
+    until: str | None
+    timeout: float
+    skip_invalid: bool
+
+
+def source_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--events``/``--marquez``/``--archive``/``--graph`` (one of them), ``--since``/``--until``,
+    ``--timeout``, ``--skip-invalid`` (each declared in :mod:`emr_lineage.cli.options`), passed to the
+    command as one ``source``: :class:`SourceRequest`."""
+    names = [f.name for f in fields(SourceRequest)]
+
+    @functools.wraps(function)
+    def command(**kwargs: Any) -> Any:
+        return function(source=SourceRequest(**{name: kwargs.pop(name) for name in names}), **kwargs)
+
+    options = [
+        events_option(),
+        marquez_option(),
+        archive_option(),
+        graph_file_option,
+        since_option,
+        until_option,
+        timeout_option(),
+        skip_invalid_option,
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def read_source(request: SourceRequest, needs: str = "the events") -> EventSource:
     """The events of the one source given, in the window; its notes go to stderr. A graph file
     (``--graph``) holds no events: refused, saying what the command ``needs`` of them."""
+    events, marquez_url, archive, graph_file = request.events, request.marquez_url, request.archive, request.graph_file
+    since, until = request.since, request.until
     if sum(bool(s) for s in (events, marquez_url, archive, graph_file)) != 1:
         fail("give one source: --events PATH..., --marquez URL, --archive s3://bucket[/prefix] or --graph FILE")
     if graph_file:
@@ -55,9 +98,9 @@ def read_source(
         parse_instant(until, "--until") if until is not None else None,
     )
     if events:
-        source = read_files(events, window, skip_invalid)
+        source = read_files(events, window, request.skip_invalid)
     elif marquez_url:
-        with MarquezClient(marquez_url, timeout=timeout) as client:
+        with MarquezClient(marquez_url, timeout=request.timeout) as client:
             source = read_marquez(client, window)
     else:
         source = read_archive(archive_s3_client(), parse_archive_uri(archive or ""), window)
@@ -69,24 +112,13 @@ def read_source(
     return source
 
 
-def read_lineage(
-    events: Sequence[str],
-    marquez_url: str | None,
-    archive: str | None,
-    since: str | None,
-    until: str | None,
-    timeout: float,
-    skip_invalid: bool,
-    graph_file: str | None,
-) -> Lineage:
+def read_lineage(request: SourceRequest) -> Lineage:
     """The dataset and column lineage of the one source given: a graph file's own, or built from the events."""
-    if not graph_file or events or marquez_url or archive:
-        return Lineage.of(
-            read_source(events, marquez_url, archive, since, until, timeout, skip_invalid, graph_file).events
-        )
-    if since is not None or until is not None:
+    if not request.graph_file or request.events or request.marquez_url or request.archive:
+        return Lineage.of(read_source(request).events)
+    if request.since is not None or request.until is not None:
         fail("--since/--until select events by their time; a graph file holds none (build it from that window)")
-    return Lineage.of_graph(read_graph_file(graph_file))
+    return Lineage.of_graph(read_graph_file(request.graph_file))
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
