@@ -116,17 +116,11 @@ def wait_for_query(
 
 
 def _pages(client: Any, query_id: str) -> Iterator[dict[str, Any]]:
-    token = None
-    while True:
-        kwargs = {"QueryExecutionId": query_id, **({"NextToken": token} if token else {})}
-        try:
-            page = client.get_query_results(**kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            raise AwsError(f"cannot read the results of the Athena query {query_id} ({aws_message(exc)})") from None
-        yield page
-        token = page.get("NextToken")
-        if not token:
-            return
+    """The result pages, through boto3's paginator (it follows NextToken)."""
+    try:
+        yield from client.get_paginator("get_query_results").paginate(QueryExecutionId=query_id)
+    except (ClientError, BotoCoreError) as exc:
+        raise AwsError(f"cannot read the results of the Athena query {query_id} ({aws_message(exc)})") from None
 
 
 def query_results(client: Any, query_id: str) -> QueryResult:

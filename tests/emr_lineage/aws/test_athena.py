@@ -5,35 +5,39 @@ from __future__ import annotations
 
 from typing import Any
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
+from botocore.stub import Stubber
 
 from emr_lineage.aws import athena
 from emr_lineage.aws.clients import AwsError
+from emr_lineage.aws.session import new_client
 
 
 def _row(*values: str | None) -> dict[str, Any]:
     return {"Data": [{} if v is None else {"VarCharValue": v} for v in values]}
 
 
-class Pages:
-    """A stub of get_query_results with two pages (moto gives one page only)."""
-
-    def __init__(self) -> None:
-        self.tokens: list[str | None] = []
-
-    def get_query_results(self, QueryExecutionId: str, NextToken: str | None = None) -> dict[str, Any]:
-        self.tokens.append(NextToken)
-        info = {"ResultSetMetadata": {"ColumnInfo": [{"Name": "job"}, {"Name": "runs"}]}}
-        if NextToken is None:
-            return {"ResultSet": {"Rows": [_row("job", "runs"), _row("a", "1")], **info}, "NextToken": "t2"}
-        return {"ResultSet": {"Rows": [_row("b", None)], **info}}
+def _two_pages() -> tuple[Any, Stubber]:
+    """A real boto3 Athena client whose get_query_results answers two pages (moto gives one page only)."""
+    client = new_client("athena", session=boto3.session.Session(region_name="eu-west-1"))
+    stubber = Stubber(client)
+    info = {
+        "ResultSetMetadata": {"ColumnInfo": [{"Name": "job", "Type": "varchar"}, {"Name": "runs", "Type": "bigint"}]}
+    }
+    first = {"ResultSet": {"Rows": [_row("job", "runs"), _row("a", "1")], **info}, "NextToken": "t2"}
+    stubber.add_response("get_query_results", first, {"QueryExecutionId": "q-1"})
+    last = {"ResultSet": {"Rows": [_row("b", None)], **info}}
+    stubber.add_response("get_query_results", last, {"QueryExecutionId": "q-1", "NextToken": "t2"})
+    return client, stubber
 
 
 def test_results_are_read_page_by_page_without_the_header_row() -> None:
-    pages = Pages()
-    result = athena.query_results(pages, "q-1")
-    assert pages.tokens == [None, "t2"]
+    client, stubber = _two_pages()
+    with stubber:
+        result = athena.query_results(client, "q-1")
+    stubber.assert_no_pending_responses()  # both pages asked for, the second with the first's NextToken
     assert result == athena.QueryResult(("job", "runs"), (("a", "1"), ("b", None)))
 
 
