@@ -136,7 +136,6 @@ def spark(tmp_path_factory):
     """
     from pyspark.sql import SparkSession
 
-    from emr_lineage.processes import SHORT_LIVED_JVM
     from emr_lineage.spark import class_archive
     from emr_lineage.spark.conf import DRIVER_CLASSPATH
 
@@ -150,7 +149,7 @@ def spark(tmp_path_factory):
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.warehouse.dir", str(base / "warehouse"))
     )
-    java_options = f"-Dderby.system.home={base} {SHORT_LIVED_JVM}"
+    java_options = f"-Dderby.system.home={base}"
     archived = _listener_class_archive()
     if archived:
         jar, archive = archived
