@@ -9,13 +9,12 @@ record of what was read; Marquez's raw events say it only while Marquez keeps th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from emr_lineage.analysis.impact import Lineage, find_datasets
-from emr_lineage.analysis.runs import RunRecord, collect_runs
-from emr_lineage.analysis.sources import EventSource
+from emr_lineage.analysis.runs import RunRecord
 from emr_lineage.lineage.naming import dataset_uri
 
 MARQUEZ_VERSIONS_NOTE = (
@@ -75,30 +74,30 @@ def _versions(side: Mapping[tuple[str, str], set[str]], keys: set[tuple[str, str
 
 
 def audit(
-    source: EventSource,
+    runs: Iterable[RunRecord],
+    lineage: Lineage,
     dataset: str,
     *,
-    level: str = "application",
+    source: str,
     since: str | None = None,
     until: str | None = None,
-    lineage: Lineage | None = None,
 ) -> Audit:
-    """The runs of ``source``'s events that read or wrote ``dataset``, oldest first."""
-    lineage = lineage or Lineage.of(source.events)
+    """The runs (:func:`~emr_lineage.analysis.runs.collect_runs`, oldest first) that read or wrote
+    ``dataset``; ``source`` is where they were read (events, marquez, archive or graph)."""
     matched = find_datasets(lineage.graph, dataset)
     keys = {(lineage.graph.nodes[n]["namespace"], lineage.graph.nodes[n]["name"]) for n in matched}
     report = Audit(
         dataset=dataset,
         matched=sorted({_uri(lineage, n) for n in matched}),
-        source=source.kind,
+        source=source,
         since=since,
         until=until,
     )
-    for run in collect_runs(source.events, level):
+    for run in runs:
         read, wrote = bool(keys & run.inputs.keys()), bool(keys & run.outputs.keys())
         if read or wrote:
             report.accesses.append(Access(run, read, wrote, _versions(run.inputs, keys), _versions(run.outputs, keys)))
-    if source.kind == "marquez":
+    if source == "marquez":
         report.notes.append(MARQUEZ_VERSIONS_NOTE)
     if report.accesses and not any(
         v for a in report.accesses for v in (*a.run.inputs.values(), *a.run.outputs.values())

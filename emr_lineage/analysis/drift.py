@@ -10,16 +10,15 @@ that writes a table in two actions gives one version. Nested fields are named ``
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from emr_lineage.analysis.impact import Affected, Lineage, column_reach, dataset_reach, find_datasets
-from emr_lineage.lineage.graph.model import UNKNOWN_NAMESPACE
+from emr_lineage.analysis.runs import RunRecord, collect_runs
+from emr_lineage.lineage.graph.history import INPUT, OUTPUT, RunHistory, later
 from emr_lineage.lineage.naming import dataset_uri
-from emr_lineage.lineage.times import by_event_time, event_time
-
-_EMPTY: Mapping[str, Any] = {}
 
 
 @dataclass
@@ -107,43 +106,17 @@ class Drift:
         }
 
 
-def _flatten(fields: Any, prefix: str = "") -> dict[str, str]:
-    flat: dict[str, str] = {}
-    for column in fields or ():
-        if not isinstance(column, Mapping) or not column.get("name"):
-            continue
-        name = f"{prefix}{column['name']}"
-        flat[name] = str(column.get("type") or "")
-        flat.update(_flatten(column.get("fields"), f"{name}."))
-    return flat
-
-
-def _run_of(event: Mapping[str, Any]) -> tuple[str, str]:
-    """(run id, job name) of an event, an action's folded into its application's."""
-    run, job = event.get("run") or _EMPTY, event.get("job") or _EMPTY
-    name = str(job.get("name") or "")
-    parent = (run.get("facets") or _EMPTY).get("parent") or _EMPTY
-    parent_job = (parent.get("job") or _EMPTY).get("name")
-    parent_run = (parent.get("run") or _EMPTY).get("runId")
-    if parent_run and parent_job and name.startswith(f"{parent_job}."):
-        return str(parent_run), str(parent_job)
-    return str(run.get("runId") or name), name
-
-
-def schema_history(events: Iterable[Mapping[str, Any]], keys: set[tuple[str, str]], role: str) -> list[SchemaVersion]:
-    """The schema versions of the datasets ``keys`` as ``role`` (``outputs``/``inputs``), one per run."""
-    latest: dict[str, SchemaVersion] = {}
-    for event in by_event_time(events):
-        for dataset in event.get(role) or ():
-            key = (dataset.get("namespace") or UNKNOWN_NAMESPACE, dataset.get("name") or "")
-            schema = (dataset.get("facets") or _EMPTY).get("schema")
-            if key not in keys or not isinstance(schema, Mapping):
-                continue
-            run_id, job = _run_of(event)
-            # Later events of a run replace its schema: the last one it reported stands.
-            latest[run_id] = SchemaVersion(run_id, job, event_time(event), role[:-1], _flatten(schema.get("fields")))
+def schema_history(runs: Iterable[RunRecord], keys: set[tuple[str, str]], role: str) -> list[SchemaVersion]:
+    """The schema versions of the datasets ``keys`` as ``role`` (``output``/``input``), one per run:
+    the schema the run reported last (:func:`~emr_lineage.lineage.graph.history.later`), by time."""
+    versions = []
+    for run in runs:
+        reported = [run.schemas[(role, key)] for key in keys if (role, key) in run.schemas]
+        if reported:
+            time, fields = functools.reduce(later, reported)
+            versions.append(SchemaVersion(run.run_id, run.job, time, role, dict(fields)))
     far = dt.datetime.max.replace(tzinfo=dt.UTC)
-    return sorted(latest.values(), key=lambda v: (v.time or far, v.run_id))
+    return sorted(versions, key=lambda v: (v.time or far, v.run_id))
 
 
 def _diff(before: SchemaVersion, after: SchemaVersion) -> SchemaChange:
@@ -156,17 +129,16 @@ def _diff(before: SchemaVersion, after: SchemaVersion) -> SchemaChange:
     return change
 
 
-def drift(events: Iterable[Mapping[str, Any]], dataset: str, lineage: Lineage | None = None) -> Drift:
-    """The schema history of ``dataset`` and what each change reaches downstream."""
-    events = list(events)
-    lineage = lineage or Lineage.of(events)
+def drift(runs: Sequence[RunRecord], lineage: Lineage, dataset: str) -> Drift:
+    """The schema history of ``dataset`` and what each change reaches downstream (``runs``: at the
+    application level, :func:`~emr_lineage.analysis.runs.collect_runs`)."""
     matched = find_datasets(lineage.graph, dataset)
     nodes = [lineage.graph.nodes[n] for n in matched]
     keys = {(n["namespace"], n["name"]) for n in nodes}
     report = Drift(dataset, sorted(dataset_uri(n["namespace"], n["name"]) for n in nodes))
-    report.versions = schema_history(events, keys, "outputs")
+    report.versions = schema_history(runs, keys, OUTPUT)
     if not report.versions:
-        report.versions = schema_history(events, keys, "inputs")
+        report.versions = schema_history(runs, keys, INPUT)
         if report.versions:
             report.notes.append("no run writes this dataset here: its history is the schema its readers saw")
     if not report.versions:
@@ -187,14 +159,15 @@ def drift(events: Iterable[Mapping[str, Any]], dataset: str, lineage: Lineage | 
 
 def schema_changes(events: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """The schema changes of every dataset of the events that has any, by dataset node id (what
-    the HTML report shows for a selected dataset); one graph and one time order for all of them."""
-    events = by_event_time(events)
+    the HTML report shows for a selected dataset); one graph and one history for all of them."""
+    events = list(events)
     lineage = Lineage.of(events)
+    runs = collect_runs(RunHistory.of(events))
     changes: dict[str, list[dict[str, Any]]] = {}
     for node_id, node in lineage.graph.nodes.items():
         if node.get("type") != "DATASET":
             continue
-        report = drift(events, dataset_uri(node["namespace"], node["name"]), lineage)
+        report = drift(runs, lineage, dataset_uri(node["namespace"], node["name"]))
         if report.changes:
             changes[node_id] = [change.as_dict() for change in report.changes]
     return changes

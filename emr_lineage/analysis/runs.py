@@ -19,16 +19,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emr_lineage.analysis.sources import AnalysisError
+from emr_lineage.lineage.graph.history import Dataset, Moment, RunHistory, Schema, later
 from emr_lineage.lineage.graph.model import LEVELS, UNKNOWN_NAMESPACE, UNNAMED_JOB, check_level
 from emr_lineage.lineage.naming import dataset_uri
-from emr_lineage.lineage.times import event_time
 
 FINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})
 # Among events of one instant, the later state in a run's life wins.
 _STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 2, "COMPLETE": 3, "ABORT": 4, "FAIL": 5}
-_EMPTY: Mapping[str, Any] = {}
+_NO_JOB = (UNKNOWN_NAMESPACE, UNNAMED_JOB)
+_EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
 
-Dataset = tuple[str, str]  # (namespace, name) as reported
+
+def _moment_order(moment: Moment) -> tuple[dt.datetime, str]:
+    return moment[0] or _EARLIEST, moment[1]
 
 
 @dataclass
@@ -47,6 +50,8 @@ class RunRecord:
     actions: set[str] = field(default_factory=set)  # job names of the folded action runs
     inputs: dict[Dataset, set[str]] = field(default_factory=dict)  # dataset -> versions read
     outputs: dict[Dataset, set[str]] = field(default_factory=dict)  # dataset -> versions written
+    # (role, dataset) -> the schema reported last (its event's time, its fields): the run's and its actions'
+    schemas: dict[tuple[str, Dataset], Schema] = field(default_factory=dict)
 
     @property
     def _latest(self) -> tuple[dt.datetime | None, str] | None:
@@ -98,45 +103,25 @@ class RunRecord:
         }
 
 
-def _version(dataset: Mapping[str, Any]) -> str | None:
-    facets = dataset.get("facets") or _EMPTY
-    version = facets.get("version") if isinstance(facets, Mapping) else None
-    value = version.get("datasetVersion") if isinstance(version, Mapping) else None
-    return str(value) if value not in (None, "") else None
-
-
-def _add_datasets(side: dict[Dataset, set[str]], datasets: Any) -> None:
-    for dataset in datasets or ():
-        if not isinstance(dataset, Mapping):
-            continue
-        versions = side.setdefault((dataset.get("namespace") or UNKNOWN_NAMESPACE, dataset.get("name") or ""), set())
-        version = _version(dataset)
-        if version:
-            versions.add(version)
-
-
-def _records(events: Iterable[Mapping[str, Any]]) -> dict[str, RunRecord]:
-    """One record per runId, each event merged into its run (order-free)."""
+def _records(history: RunHistory) -> dict[str, RunRecord]:
+    """One record per run of the history (a copy: folding changes the records, never the history)."""
     runs: dict[str, RunRecord] = {}
-    for event in events:
-        job = event.get("job") or _EMPTY
-        run = event.get("run") or _EMPTY
-        namespace, name = job.get("namespace") or UNKNOWN_NAMESPACE, job.get("name") or UNNAMED_JOB
-        run_id = str(run.get("runId") or f"{namespace}:{name}")
-        record = runs.get(run_id)
-        if record is None:
-            record = runs[run_id] = RunRecord(run_id, namespace, name)
-        if len(name) > len(record.job):
-            record.job = name  # the most specific name: early events may carry a generic one
-        parent = (run.get("facets") or _EMPTY).get("parent") or _EMPTY
-        if parent.get("run", _EMPTY).get("runId"):
-            record.parent_run = str(parent["run"]["runId"])
-            record.parent_job = (parent.get("job") or _EMPTY).get("name")
-        job_type = (job.get("facets") or _EMPTY).get("jobType") or _EMPTY
-        record.is_application |= job_type.get("jobType") == "APPLICATION"
-        record.own_events.append((event_time(event), str(event.get("eventType") or "OTHER")))
-        _add_datasets(record.inputs, event.get("inputs"))
-        _add_datasets(record.outputs, event.get("outputs"))
+    for run_id, run in history.runs.items():
+        # The most specific job name: early events may carry a generic one.
+        namespace, name = max(run.jobs, key=lambda job: (len(job[1]), job[1], job[0]), default=_NO_JOB)
+        parent_run, parent_job = max(run.parents, default=(None, None))
+        runs[run_id] = RunRecord(
+            run_id,
+            namespace,
+            name,
+            parent_run=parent_run,
+            parent_job=parent_job or None,
+            is_application=run.application,
+            own_events=sorted(run.moments, key=_moment_order),
+            inputs={dataset: set(versions) for dataset, versions in run.inputs.items()},
+            outputs={dataset: set(versions) for dataset, versions in run.outputs.items()},
+            schemas=dict(run.schemas),
+        )
     return runs
 
 
@@ -147,10 +132,10 @@ def _folds_into(record: RunRecord, runs: Mapping[str, RunRecord]) -> bool:
     return parent_known or bool(record.parent_job and record.job.startswith(record.parent_job + "."))
 
 
-def collect_runs(events: Iterable[Mapping[str, Any]], level: str = "application") -> list[RunRecord]:
-    """The runs of ``events`` at ``level`` (``application`` or ``action``), by start time then id."""
+def collect_runs(history: RunHistory, level: str = "application") -> list[RunRecord]:
+    """The runs of ``history`` at ``level`` (``application`` or ``action``), by start time then id."""
     check_level(level)
-    runs = _records(events)
+    runs = _records(history)
     if level == LEVELS[0]:
         for record in [r for r in runs.values() if _folds_into(r, runs)]:
             parent = runs.get(record.parent_run or "")
@@ -164,6 +149,8 @@ def collect_runs(events: Iterable[Mapping[str, Any]], level: str = "application"
             for mine, theirs in ((parent.inputs, record.inputs), (parent.outputs, record.outputs)):
                 for dataset, versions in theirs.items():
                     mine.setdefault(dataset, set()).update(versions)
+            for where, schema in record.schemas.items():
+                parent.schemas[where] = later(parent.schemas.get(where), schema)
             del runs[record.run_id]
     far = dt.datetime.max.replace(tzinfo=dt.UTC)
     return sorted(runs.values(), key=lambda r: (r.start or far, r.run_id))

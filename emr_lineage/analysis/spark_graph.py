@@ -54,6 +54,7 @@ class BuildOptions:
     column_lineage: bool = True
     strict: bool = False
     schema_dir: str | None = None
+    runs: bool = False  # with the runs' history (graph --with-runs)
 
     def __post_init__(self) -> None:
         check_level(self.level)
@@ -61,7 +62,7 @@ class BuildOptions:
     @property
     def make_merger(self) -> MakeMerger:
         """The factory ``build_graph_streamed`` merges with (the same for every part)."""
-        return functools.partial(GraphBuilder, self.column_lineage)
+        return functools.partial(GraphBuilder, self.column_lineage, self.runs)
 
     def schemas(self) -> Schemas | None:
         return require_schemas(self.schema_dir) if self.strict else load_schemas(self.schema_dir)

@@ -145,6 +145,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-column-lineage", action="store_true")
     parser.add_argument("--strict", action="store_true")
     parser.add_argument("--skip-invalid", action="store_true")
+    parser.add_argument("--with-runs", action="store_true")
     parser.add_argument("--schema-dir")
     parser.add_argument("--output", required=True)
     parser.add_argument("--report")
@@ -165,7 +166,7 @@ def run(sc: Any, args: argparse.Namespace) -> dict[str, Any]:
     """Build and write the graph; the report (``error`` set when the input is refused)."""
     started = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
-    options = BuildOptions(args.level, not args.no_column_lineage, args.strict, args.schema_dir)
+    options = BuildOptions(args.level, not args.no_column_lineage, args.strict, args.schema_dir, args.with_runs)
     window = Window(
         parse_instant(args.since, "--since") if args.since else None,
         parse_instant(args.until, "--until") if args.until else None,

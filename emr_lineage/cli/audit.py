@@ -14,11 +14,8 @@ from emr_lineage.analysis.runs import RunRecord, collect_runs, format_duration, 
 from emr_lineage.analysis.sources import dump
 from emr_lineage.cli.options import dataset_option, format_option, job_option, level_option
 from emr_lineage.cli.output import Command
-from emr_lineage.cli.sources import SourceRequest, print_notes, print_table, read_source, source_options
+from emr_lineage.cli.sources import SourceRequest, print_notes, print_table, read_runs, source_options
 from emr_lineage.lineage.naming import dataset_uri
-
-# What audit and runs read that a graph file does not hold (it keeps per job a count of runs and their final states).
-_RUNS = "the runs (their ids, times, inputs and outputs, input versions)"
 
 
 def _time(run: RunRecord, which: str) -> str:
@@ -65,8 +62,10 @@ def audit_command(
     source: SourceRequest,
 ) -> None:
     """List the runs that read or wrote a dataset in a time window, with the input versions each read."""
-    events = read_source(source, _RUNS)
-    _print_audit(audit(events, dataset, level=level, since=source.since, until=source.until), fmt)
+    recorded = read_runs(source)
+    runs = collect_runs(recorded.history, level)
+    report = audit(runs, recorded.lineage(), dataset, source=recorded.source, since=source.since, until=source.until)
+    _print_audit(report, fmt)
 
 
 @click.command("runs", cls=Command)
@@ -81,12 +80,12 @@ def runs_command(
     source: SourceRequest,
 ) -> None:
     """List runs: state (the final eventType), start, end, duration, inputs and outputs."""
-    events = read_source(source, _RUNS)
+    recorded = read_runs(source)
     since, until = source.since, source.until
     window = f" from {since or 'the start'} to {until or 'the end'}" if since or until else ""
-    runs = select_runs(collect_runs(events.events, level), job, where=f"{events.label}{window}")
+    runs = select_runs(collect_runs(recorded.history, level), job, where=f"{recorded.label}{window}")
     if fmt == "json":
-        click.echo(dump({"source": events.kind, "runs": [r.as_dict() for r in runs]}))
+        click.echo(dump({"source": recorded.source, "runs": [r.as_dict() for r in runs]}))
         return
     rows = [
         (

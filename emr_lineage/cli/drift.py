@@ -11,10 +11,11 @@ import sys
 import click
 
 from emr_lineage.analysis.drift import Drift, drift
+from emr_lineage.analysis.runs import collect_runs
 from emr_lineage.analysis.sources import dump
 from emr_lineage.cli.options import dataset_option, format_option
 from emr_lineage.cli.output import Command
-from emr_lineage.cli.sources import SourceRequest, print_notes, print_table, read_source, source_options
+from emr_lineage.cli.sources import SourceRequest, print_notes, print_table, read_runs, source_options
 from emr_lineage.errors import EXIT_CHECK_FAILED
 
 
@@ -58,7 +59,8 @@ def drift_command(
     source: SourceRequest,
 ) -> None:
     """Show a dataset's schema history (fields added, removed, retyped per run) and what each change reaches."""
-    report = drift(read_source(source, "each run's schema of a dataset").events, dataset)
+    recorded = read_runs(source)
+    report = drift(collect_runs(recorded.history), recorded.lineage(), dataset)
     _print_drift(report, fmt)
     if fail_on_change and report.changes:
         sys.exit(EXIT_CHECK_FAILED)

@@ -67,13 +67,15 @@ def _load(
     level: str,
     schema_dir: str | None,
     column_lineage: bool = True,
+    runs: bool = False,
 ) -> LineageGraph:
     """The graph of the events, built as they stream in: memory holds the graph, not the events
-    (``column_lineage=False``: without column edges, which a contract check does not read)."""
+    (``column_lineage=False``: without column edges, which a contract check does not read; ``runs``:
+    with the runs' history)."""
     events = stream_events(paths, skip_invalid=skip_invalid, strict=strict, schema_directory=schema_dir)
     if events.schema_note:
         click.echo(f"warning: {events.schema_note}", err=True)
-    graph = build_graph_streamed(events, level, column_lineage)
+    graph = build_graph_streamed(events, level, column_lineage, runs)
     if not events.count:
         skipped = f" ({events.skipped} invalid skipped; first: {events.skipped_details[0]})" if events.skipped else ""
         raise EventsError(f"{', '.join(paths)}: no events to build a graph from{skipped}")
@@ -182,6 +184,12 @@ def _write_while(path: Path, data: bytes, meanwhile: Callable[[], None]) -> None
     is_flag=True,
     help=f"With --marquez: also read GET {API_ROOT}/column-lineage for the node.",
 )
+@click.option(
+    "--with-runs",
+    is_flag=True,
+    help="With --format json: also write the runs (states, times, inputs and outputs with their versions, "
+    "schemas), so drift, audit and runs can read the file (--graph FILE).",
+)
 @skip_invalid_option
 @strict_option
 @schema_dir_option()
@@ -203,6 +211,7 @@ def graph_command(
     output: str | None,
     title: str,
     with_columns: bool,
+    with_runs: bool,
     skip_invalid: bool,
     strict: bool,
     schema_dir: str | None,
@@ -219,8 +228,10 @@ def graph_command(
 
     With --spark MASTER (events or the archive) or --on-emr (the archive), a Spark job builds it."""
 
+    if with_runs and (fmt != "json" or marquez_url):
+        fail("--with-runs writes the runs read from events into the JSON form: --events or --archive, --format json")
     if spark_master or on_emr or archive or since or until:
-        job = GraphJob(events, archive, since, until, level, strict, skip_invalid, schema_dir)
+        job = GraphJob(events, archive, since, until, level, strict, skip_invalid, schema_dir, with_runs)
         settings_given = env is not None or cdk_json is not None
         _graph_on_spark(spark_master, on_emr, job, fmt, marquez_url or node_id, settings_given, env, cdk_json, output)
     if bool(events) == bool(marquez_url):
@@ -240,7 +251,7 @@ def graph_command(
     else:
         if node_id:
             fail("--node only applies with --marquez")
-        graph = _load(events, skip_invalid, strict, level, schema_dir)
+        graph = _load(events, skip_invalid, strict, level, schema_dir, runs=with_runs)
     if fmt == "json":
         text: str | bytes = json_bytes(graph)
     else:

@@ -41,6 +41,7 @@ class GraphJob:
     strict: bool = False
     skip_invalid: bool = False
     schema_dir: str | None = None
+    with_runs: bool = False
 
     def arguments(self, output: str, report: str | None = None) -> list[str]:
         args = ["--events", *self.events] if self.events else ["--archive", self.archive or ""]
@@ -50,6 +51,7 @@ class GraphJob:
         args += ["--level", self.level, "--output", output]
         args += ["--strict"] if self.strict else []
         args += ["--skip-invalid"] if self.skip_invalid else []
+        args += ["--with-runs"] if self.with_runs else []
         return args + (["--report", report] if report else [])
 
 

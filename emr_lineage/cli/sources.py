@@ -36,6 +36,7 @@ from emr_lineage.cli.options import (
     until_option,
 )
 from emr_lineage.cli.output import fail
+from emr_lineage.lineage.graph.history import RunHistory
 from emr_lineage.marquez.client import MarquezClient
 
 # Off a terminal (CI logs, pipes, tests) tables are not folded: identifiers stay whole and greppable.
@@ -81,18 +82,13 @@ def source_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def read_source(request: SourceRequest, needs: str = "the events") -> EventSource:
-    """The events of the one source given, in the window; its notes go to stderr. A graph file
-    (``--graph``) holds no events: refused, saying what the command ``needs`` of them."""
+def read_source(request: SourceRequest) -> EventSource:
+    """The events of the one source given (not a graph file: :func:`read_lineage` and :func:`read_runs`
+    read those), in the window; its notes go to stderr."""
     events, marquez_url, archive, graph_file = request.events, request.marquez_url, request.archive, request.graph_file
     since, until = request.since, request.until
     if sum(bool(s) for s in (events, marquez_url, archive, graph_file)) != 1:
         fail("give one source: --events PATH..., --marquez URL, --archive s3://bucket[/prefix] or --graph FILE")
-    if graph_file:
-        raise AnalysisError(
-            f"--graph {graph_file}: a graph file holds the merged graph, not {needs}; give the events it was "
-            "built from: --events, --archive or --marquez"
-        )
     window = Window(
         parse_instant(since, "--since") if since is not None else None,
         parse_instant(until, "--until") if until is not None else None,
@@ -112,13 +108,46 @@ def read_source(request: SourceRequest, needs: str = "the events") -> EventSourc
     return source
 
 
-def read_lineage(request: SourceRequest) -> Lineage:
-    """The dataset and column lineage of the one source given: a graph file's own, or built from the events."""
+def _graph_only(request: SourceRequest) -> str | None:
+    """The graph file, when it is the one source given (``--since``/``--until`` do not apply to it)."""
     if not request.graph_file or request.events or request.marquez_url or request.archive:
-        return Lineage.of(read_source(request).events)
+        return None
     if request.since is not None or request.until is not None:
         fail("--since/--until select events by their time; a graph file holds none (build it from that window)")
-    return Lineage.of_graph(read_graph_file(request.graph_file))
+    return request.graph_file
+
+
+def read_lineage(request: SourceRequest) -> Lineage:
+    """The dataset and column lineage of the one source given: a graph file's own, or built from the events."""
+    graph_file = _graph_only(request)
+    if graph_file is None:
+        return Lineage.of(read_source(request).events)
+    return Lineage.of_graph(read_graph_file(graph_file))
+
+
+@dataclass
+class Recorded:
+    """The runs of the one source given (``source``: events, marquez, archive or graph) and its lineage."""
+
+    source: str
+    label: str
+    history: RunHistory
+    lineage: Callable[[], Lineage]  # made when asked for (runs never asks)
+
+
+def read_runs(request: SourceRequest) -> Recorded:
+    """The runs of the one source given: a graph file's history (``graph --with-runs``), or the events'."""
+    graph_file = _graph_only(request)
+    if graph_file is not None:
+        graph = read_graph_file(graph_file)
+        if graph.history is None:
+            raise AnalysisError(
+                f"--graph {graph_file}: this graph file holds no runs; build it with them (emr-lineage graph "
+                "--with-runs ... -o FILE) or give the events it was built from: --events, --archive or --marquez"
+            )
+        return Recorded("graph", graph_file, graph.history, lambda: Lineage.of_graph(graph))
+    source = read_source(request)
+    return Recorded(source.kind, source.label, RunHistory.of(source.events), lambda: Lineage.of(source.events))
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

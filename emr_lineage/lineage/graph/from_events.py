@@ -18,6 +18,7 @@ from orjson import JSONEncodeError, dumps
 
 from emr_lineage.lineage.events.merging import cyclic_gc_paused
 from emr_lineage.lineage.graph.assembly import DatasetRecord, RunRecord, assemble, union_of_types
+from emr_lineage.lineage.graph.history import RunEvents, RunHistory
 from emr_lineage.lineage.graph.model import _EMPTY, UNKNOWN_NAMESPACE, UNNAMED_JOB, LineageGraph, check_level
 
 if TYPE_CHECKING:
@@ -45,18 +46,26 @@ def _width(facet: Any) -> int:
     return len(fields) if type(fields) is list or type(fields) is dict else 0
 
 
-# runs, datasets and column edges of a builder, in plain containers (GraphBuilder.export)
-Exported = tuple[dict[Any, tuple[Any, ...]], dict[tuple[str, str], tuple[Any, ...]], dict[Any, dict[str, set[Any]]]]
+# runs, datasets and column edges of a builder, in plain containers, and its history (GraphBuilder.export)
+Exported = tuple[
+    dict[Any, tuple[Any, ...]],
+    dict[tuple[str, str], tuple[Any, ...]],
+    dict[Any, dict[str, set[Any]]],
+    dict[str, RunEvents] | None,
+]
 
 
 class GraphBuilder:
     """Merges events per run and per dataset (order-free, so builders of parts of the events can
     be merged into one); :meth:`graph` assembles the graph. Phase 1 of :func:`build_graph`."""
 
-    def __init__(self, column_lineage: bool = True) -> None:
+    def __init__(self, column_lineage: bool = True, runs: bool = False) -> None:
         # column_lineage=False: columnLineage facets are not read (for a graph whose column edges
         # nobody asks for, e.g. a contract check): about 0.5 us an event less, and less to assemble.
         self.column_lineage = column_lineage
+        # runs=True: each run's history is kept too (RunHistory, for drift, audit and runs from the
+        # graph file), at a cost per event; off, the loop below is as it was.
+        self.history = RunHistory() if runs else None
         self.runs: dict[Any, RunRecord] = {}
         self.datasets: dict[tuple[str, str], DatasetRecord] = {}
         # (out ns, out name) -> out field -> {(in ns, in name, in field, transformation types)}: per
@@ -81,6 +90,8 @@ class GraphBuilder:
         of plain subscripts and local names for complete events; any missing piece sends the
         event to the tolerant path. Both only add to sets, so a fast path cut short is harmless.
         """
+        if self.history is not None:
+            events = self.history.recording(events)
         runs, datasets, add_facets, tolerant = self.runs, self.datasets, self._add_dataset_facets, self._add_tolerant
         new_run, new_dataset, unknown, unnamed = RunRecord, DatasetRecord, UNKNOWN_NAMESPACE, UNNAMED_JOB
         keys, shared_key = self.keys, self.key
@@ -139,11 +150,16 @@ class GraphBuilder:
             key: (run.jobs, run.parents, run.inputs, run.outputs, run.states, run.is_application)
             for key, run in self.runs.items()
         }
-        return runs, {key: (info.aliases, info.fields) for key, info in self.datasets.items()}, self.columns
+        datasets = {key: (info.aliases, info.fields) for key, info in self.datasets.items()}
+        return runs, datasets, self.columns, None if self.history is None else self.history.export()
 
     def merge(self, exported: Exported) -> None:
         """Add what another builder merged (its :meth:`export`, e.g. from another process)."""
-        their_runs, their_datasets, their_columns = exported
+        their_runs, their_datasets, their_columns, their_history = exported
+        if their_history is not None:
+            if self.history is None:
+                raise ValueError("a builder without runs cannot merge one with them (make both with runs=True)")
+            self.history.merge(their_history)
         runs, datasets, columns = self.runs, self.datasets, self.columns
         for key, (jobs, parents, inputs, outputs, states, is_application) in their_runs.items():
             mine = runs.get(key)
@@ -184,7 +200,9 @@ class GraphBuilder:
         if self.assembled:
             raise RuntimeError("a GraphBuilder assembles its graph once (its records went into it)")
         self.assembled = True
-        return assemble(self.runs, self.datasets, self.columns, level)
+        graph = assemble(self.runs, self.datasets, self.columns, level)
+        graph.history, self.history = self.history, None
+        return graph
 
     def _add_tolerant(self, event: Mapping[str, Any]) -> None:
         """Merge one event that may lack any field (fragments of the Spark integration tests).
@@ -320,26 +338,30 @@ class GraphBuilder:
                     sources.add((_kept(edge[0]), _kept(edge[1]), _kept(edge[2]), _kept(edge[3])))
 
 
-def build_graph(events: Iterable[Mapping[str, Any]], level: str = "application") -> LineageGraph:
+def build_graph(events: Iterable[Mapping[str, Any]], level: str = "application", runs: bool = False) -> LineageGraph:
     """Build the lineage graph of OpenLineage run events (dicts in the JSON shape).
 
     ``level`` is ``"application"`` (default: action jobs folded into their application job)
     or ``"action"``. Accepts events in any order, with duplicates and partial fragments;
     events of the ``openlineage.client`` classes can be passed through
-    :func:`emr_lineage.lineage.events.reader.to_dict` first. Raises :class:`GraphError` for a bad level.
+    :func:`emr_lineage.lineage.events.reader.to_dict` first. ``runs``: with the runs' history
+    (:mod:`emr_lineage.lineage.graph.history`). Raises :class:`GraphError` for a bad level.
     """
     check_level(level)
-    builder = GraphBuilder()
+    builder = GraphBuilder(runs=runs)
     with cyclic_gc_paused():
         builder.add_all(events)
         return builder.graph(level)
 
 
-def build_graph_streamed(events: EventStream, level: str = "application", column_lineage: bool = True) -> LineageGraph:
+def build_graph_streamed(
+    events: EventStream, level: str = "application", column_lineage: bool = True, runs: bool = False
+) -> LineageGraph:
     """:func:`build_graph` of a stream of events (read once, instead of iterating it): each line of
     a JSON Lines source is decoded once, by the process that merges it. ``column_lineage=False``:
-    without column edges (their facets are not read; see :class:`GraphBuilder`)."""
+    without column edges (their facets are not read; see :class:`GraphBuilder`); ``runs``: with the
+    runs' history (:mod:`emr_lineage.lineage.graph.history`)."""
     check_level(level)
-    builder = events.merge(functools.partial(GraphBuilder, column_lineage))
+    builder = events.merge(functools.partial(GraphBuilder, column_lineage, runs))
     assert isinstance(builder, GraphBuilder)
     return builder.graph(level)

@@ -29,6 +29,8 @@ from emr_lineage.lineage.naming import dataset_node_id, job_node_id
 if TYPE_CHECKING:
     import networkx as nx
 
+    from emr_lineage.lineage.graph.history import RunHistory
+
 LEVELS = ("application", "action")
 UNNAMED_JOB = "(unnamed)"
 UNKNOWN_NAMESPACE = "(unknown)"
@@ -56,6 +58,7 @@ class LineageGraph:
     for datasets, ``aliases``/``fields``; for jobs, ``runs``/``states``/``actions``).
     ``column_edges`` holds ``{"source", "target", "transformation"}`` between
     ``datasetField:<ns>:<dataset>:<field>`` ids, in no particular order (``to_dict`` sorts).
+    ``history``: the runs themselves, when the graph was built with them (``graph --with-runs``).
     """
 
     def __init__(self, level: str = "application", source: str = "events") -> None:
@@ -63,6 +66,7 @@ class LineageGraph:
         self.level = level
         self.source = source
         self.column_edges: list[dict[str, Any]] = []
+        self.history: RunHistory | None = None
         self._digraph: nx.DiGraph | None = None
         # What add_bulk added before the networkx graph is asked for: the JSON form, the contract
         # check and the job/dataset lists of a graph built from events need neither networkx's
@@ -125,6 +129,7 @@ class LineageGraph:
         if self._digraph is not None:
             self._digraph.clear()
         self._added, self._bulk_nodes, self._bulk_edges, self._neighbours, self.column_edges = [], {}, {}, None, []
+        self.history = None
 
     def add_dataset(self, namespace: str, name: str, **attrs: Any) -> str:
         node_id = dataset_node_id(namespace, name)
@@ -211,8 +216,9 @@ class LineageGraph:
         return [sorted(layer) for layer in layers if layer]
 
     def to_dict(self, copy: bool = True) -> dict[str, Any]:
-        """The documented JSON form: sorted ``nodes``, ``edges`` and ``columnEdges``. ``copy=False``:
-        the nodes are the graph's own attribute dicts (for a writer that only reads them)."""
+        """The documented JSON form: sorted ``nodes``, ``edges`` and ``columnEdges`` (and ``runs`` when the
+        graph has its history). ``copy=False``: the nodes are the graph's own attribute dicts (for a writer
+        that only reads them)."""
         # Node attributes are copied unsorted: every JSON writer sorts the keys.
         attributes = self.nodes
         nodes = [attributes[n] for n in sorted(attributes)]
@@ -220,23 +226,30 @@ class LineageGraph:
             nodes = [dict(node) for node in nodes]
         edges = [{"source": s, "target": t} for s, t in self.edges()]
         columns = sorted(self.column_edges, key=COLUMN_EDGE_ORDER)
-        return {"level": self.level, "nodes": nodes, "edges": edges, "columnEdges": columns}
+        form = {"level": self.level, "nodes": nodes, "edges": edges, "columnEdges": columns}
+        if self.history is not None:
+            form["runs"] = self.history.to_dict()
+        return form
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "file") -> LineageGraph:
         """The graph of :meth:`to_dict`'s form (what ``graph --format json`` writes): its inverse.
         Raises :class:`GraphError` for anything else."""
+        from emr_lineage.lineage.graph.history import RunHistory  # it imports this module
+
         try:
             graph = cls(data["level"], source)
             nodes = [(node["id"], dict(node)) for node in data["nodes"]]
             edges = [(edge["source"], edge["target"]) for edge in data["edges"]]
             columns = [dict(edge) for edge in data.get("columnEdges") or ()]
-        except (KeyError, TypeError) as exc:
+            history = RunHistory.from_dict(data["runs"]) if "runs" in data else None
+        except (KeyError, TypeError, ValueError) as exc:
             raise GraphError(
                 f"not the JSON form of a lineage graph (docs/graph.md): missing or malformed {exc}"
             ) from None
         graph.add_bulk(nodes, edges)
         graph.column_edges = columns
+        graph.history = history
         return graph
 
     def to_json(self) -> str:

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from emr_lineage.analysis.drift import drift
+from emr_lineage.analysis.drift import Drift, drift
+from emr_lineage.analysis.impact import Lineage
+from emr_lineage.analysis.runs import collect_runs
+from emr_lineage.lineage.graph.history import RunHistory
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.demo_run import DemoRun
 
 LAKE = "s3://lake"
 V1 = {"id": "string", "amount": "double", "note": "string"}
 V2 = {"id": "string", "amount": "decimal(10,2)", "country": "string"}
+
+
+def _drift(events: list[dict], name: str) -> Drift:
+    return drift(collect_runs(RunHistory.of(events)), Lineage.of(events), name)
 
 
 def _writes(fields: dict[str, str], minutes: float) -> list[dict]:
@@ -36,7 +43,7 @@ def _reader() -> list[dict]:
 def test_added_removed_and_retyped_fields_per_run_in_time_order() -> None:
     # Events out of order: the history follows event time, not arrival.
     events = _reader() + _writes(V2, 20) + _writes(V1, 0) + _writes(V1, 10)
-    report = drift(events, "s3://lake/clean")
+    report = _drift(events, "s3://lake/clean")
     assert [v.fields for v in report.versions] == [V1, V1, V2]
     assert [v.job for v in report.versions] == ["clean", "clean", "clean"]
     [change] = report.changes
@@ -56,7 +63,7 @@ def test_a_dataset_nobody_writes_is_followed_as_an_input() -> None:
     events = app_run("a", at(0), inputs=[dataset(f"{LAKE}/src", {"x": "int"})]) + app_run(
         "b", at(5), inputs=[dataset(f"{LAKE}/src", {"x": "bigint"})]
     )
-    report = drift(events, "s3://lake/src")
+    report = _drift(events, "s3://lake/src")
     assert [v.role for v in report.versions] == ["input", "input"]
     assert report.changes[0].retyped == {"x": ("int", "bigint")}
     assert "its readers saw" in report.notes[0]
@@ -68,13 +75,13 @@ def test_nested_fields_and_no_schema() -> None:
     later[2]["outputs"][0]["facets"]["schema"]["fields"].append(
         {"name": "address", "type": "struct", "fields": [{"name": "city", "type": "string"}]}
     )
-    report = drift(events + later, f"{LAKE}/clean")
+    report = _drift(events + later, f"{LAKE}/clean")
     assert report.changes[0].added == {"address": "struct", "address.city": "string"}
-    empty = drift(app_run("c", at(0), inputs=[dataset(f"{LAKE}/bare")]), f"{LAKE}/bare")
+    empty = _drift(app_run("c", at(0), inputs=[dataset(f"{LAKE}/bare")]), f"{LAKE}/bare")
     assert empty.versions == [] and empty.notes == ["no schema facet reports this dataset"]
 
 
 def test_the_demo_tables_have_one_version_each(demo_run: DemoRun) -> None:
-    report = drift(demo_run.events(), "table:customer_ltv")
+    report = _drift(demo_run.events(), "table:customer_ltv")
     [version] = report.versions
     assert version.job == "customer_ltv" and "lifetime_value" in version.fields and report.changes == []

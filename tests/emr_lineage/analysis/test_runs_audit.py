@@ -5,13 +5,23 @@ from __future__ import annotations
 
 import datetime as dt
 
-from emr_lineage.analysis.audit import MARQUEZ_VERSIONS_NOTE, audit, input_versions
-from emr_lineage.analysis.runs import collect_runs, format_duration, select_runs
-from emr_lineage.analysis.sources import EventSource
+from emr_lineage.analysis.audit import MARQUEZ_VERSIONS_NOTE, Audit, audit, input_versions
+from emr_lineage.analysis.impact import Lineage
+from emr_lineage.analysis.runs import RunRecord, format_duration, select_runs
+from emr_lineage.analysis.runs import collect_runs as collect_history_runs
+from emr_lineage.lineage.graph.history import RunHistory
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.demo_run import DemoRun
 
 LAKE = "s3://lake"
+
+
+def collect_runs(events: list[dict], level: str = "application") -> list[RunRecord]:
+    return collect_history_runs(RunHistory.of(events), level)
+
+
+def _audit(events: list[dict], dataset: str, source: str = "events") -> Audit:
+    return audit(collect_runs(events), Lineage.of(events), dataset, source=source)
 
 
 def _pipeline() -> list[dict]:
@@ -48,7 +58,7 @@ def test_a_run_still_going_has_no_end() -> None:
 
 
 def test_audit_lists_readers_and_writers_with_versions() -> None:
-    report = audit(EventSource("events", "x", _pipeline()), "s3a://lake/orders/")
+    report = _audit(_pipeline(), "s3a://lake/orders/")
     assert [(a.run.job, a.access, a.versions_read, a.versions_written) for a in report.accesses] == [
         ("load", "write", (), ("1",)),
         ("load", "write", (), ("2",)),
@@ -61,7 +71,7 @@ def test_audit_lists_readers_and_writers_with_versions() -> None:
 
 
 def test_audit_from_marquez_says_where_versions_are_kept() -> None:
-    report = audit(EventSource("marquez", "http://m", _pipeline()), f"{LAKE}/orders")
+    report = _audit(_pipeline(), f"{LAKE}/orders", "marquez")
     assert MARQUEZ_VERSIONS_NOTE in report.notes and "#2733" in MARQUEZ_VERSIONS_NOTE
 
 
@@ -69,7 +79,7 @@ def test_the_demo_runs(demo_run: DemoRun) -> None:
     runs = collect_runs(demo_run.events())
     assert [r.job for r in runs] == ["ingest_orders", "revenue_daily", "customer_ltv", "train_model", "score_stream"]
     assert all(r.state == "COMPLETE" and r.duration and r.duration > dt.timedelta(0) for r in runs)
-    report = audit(EventSource("events", "demo", demo_run.events()), f"{demo_run.out}/lake/clean/orders_clean")
+    report = _audit(demo_run.events(), f"{demo_run.out}/lake/clean/orders_clean")
     assert [(a.run.job, a.access) for a in report.accesses] == [
         ("ingest_orders", "write"),
         ("revenue_daily", "read"),

@@ -95,15 +95,16 @@ def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         yield tmp_path / "archive", s3
 
 
-def _local_archive_graph(s3, window: Window, level: str = "application") -> LineageGraph:
-    return build_graph(read_archive(s3, ArchiveLocation(BUCKET), window, now=lambda: at(600)).events, level)
+def _local_archive_graph(s3, window: Window, level: str = "application", runs: bool = False) -> LineageGraph:
+    return build_graph(read_archive(s3, ArchiveLocation(BUCKET), window, now=lambda: at(600)).events, level, runs)
 
 
-@pytest.mark.parametrize("level", ["application", "action"])
-def test_the_spark_graph_of_an_archive_is_the_local_loaders(sc, archive, level: str) -> None:
+@pytest.mark.parametrize(("level", "runs"), [("application", False), ("action", True)])
+def test_the_spark_graph_of_an_archive_is_the_local_loaders(sc, archive, level: str, runs: bool) -> None:
     directory, s3 = archive
-    graph, summary = build_on_spark(sc, BuildOptions(level), archive=str(directory), window=Window())
-    assert graph.to_dict() == _local_archive_graph(s3, Window(), level).to_dict()
+    graph, summary = build_on_spark(sc, BuildOptions(level, runs=runs), archive=str(directory), window=Window())
+    assert graph.to_dict() == _local_archive_graph(s3, Window(), level, runs).to_dict()
+    assert ("runs" in graph.to_dict()) is runs
     assert summary.parts >= 2 and summary.problems == 1 and "JSON array" in summary.details[0]
     assert {n["namespace"] for n in graph.to_dict()["nodes"] if n["type"] == "DATASET"} == {"s3://lake"}
     assert graph.to_dict()["columnEdges"]
@@ -125,9 +126,9 @@ def test_the_spark_graph_of_event_files_is_the_local_loaders(sc, tmp_path: Path)
     write_jsonl(tmp_path / "in" / "more" / "b.ndjson", events[9:] + events[:3])  # repeats merge to nothing new
     (tmp_path / "c.json").write_text(json.dumps(events[5:12]))
     paths = [str(tmp_path / "in"), str(tmp_path / "c.json")]
-    for options in (BuildOptions(), BuildOptions("action", column_lineage=False)):
+    for options in (BuildOptions(), BuildOptions("action", column_lineage=False, runs=True)):
         graph, summary = build_on_spark(sc, options, events=paths)
-        local = build_graph_streamed(stream_events(paths), options.level, options.column_lineage)
+        local = build_graph_streamed(stream_events(paths), options.level, options.column_lineage, options.runs)
         assert graph.to_dict() == local.to_dict()
         assert summary.events == len(events) + 3 + 7 and summary.problems == 0
 

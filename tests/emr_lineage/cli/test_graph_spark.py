@@ -46,12 +46,13 @@ def events(tmp_path: Path) -> Path:
 
 
 def test_graph_on_local_spark_writes_what_graph_events_writes(events: Path, tmp_path: Path) -> None:
-    on_spark = _run(
-        "graph", "--spark", "local[2]", "--events", str(events), "--skip-invalid", "-o", str(tmp_path / "s.json")
-    )
+    # --with-runs: the job's own option too (without it, tests/emr_lineage/analysis/test_spark_graph.py)
+    args = ["--events", str(events), "--skip-invalid", "--with-runs"]
+    on_spark = _run("graph", "--spark", "local[2]", *args, "-o", str(tmp_path / "s.json"))
     assert on_spark.exit_code == 0, on_spark.output
-    local = _run("graph", "--events", str(events), "--skip-invalid", "-o", str(tmp_path / "l.json"))
+    local = _run("graph", *args, "-o", str(tmp_path / "l.json"))
     assert (tmp_path / "s.json").read_bytes() == (tmp_path / "l.json").read_bytes()
+    assert json.loads((tmp_path / "s.json").read_bytes())["runs"]
     assert "skipped 1 invalid event(s) (first: duplicate key 'eventType'" in on_spark.stderr
     assert "8 event(s) merged in" in on_spark.stderr and local.exit_code == 0
 

@@ -107,16 +107,73 @@ def test_ctrl_c_exits_130_with_one_line(command: list[str], events: str, monkeyp
     assert result.exit_code == 130 and result.stderr.strip() == "error: interrupted"
 
 
-def test_a_graph_file_is_a_source_for_impact_only(events: str, tmp_path: Path) -> None:
+def _history_events(tmp_path: Path) -> str:
+    """Two runs of ``clean`` (its schema changes, Iceberg snapshots 1 and 2), a failed reader of snapshot 2."""
+
+    def clean(fields: dict[str, str], minutes: float, version: str) -> list[dict]:
+        columns = {"amount": [("s3://lake/raw", "price")]}
+        out = dataset("s3://lake/clean", fields, columns=columns, version=version, output=True)
+        return app_run("clean", at(minutes), inputs=[dataset("s3://lake/raw", {"price": "double"})], outputs=[out])
+
+    reader = app_run(
+        "report",
+        at(30),
+        inputs=[dataset("s3://lake/clean", version="2")],
+        outputs=[
+            dataset(
+                "s3://lake/report", {"total": "double"}, columns={"total": [("s3://lake/clean", "amount")]}, output=True
+            )
+        ],
+        final="FAIL",
+    )
+    changed = clean({"amount": "decimal(10,2)", "country": "string"}, 20, "2")
+    events = reader + changed + clean({"amount": "double", "note": "string"}, 0, "1")  # out of time order
+    return str(write_jsonl(tmp_path / "history.jsonl", events))
+
+
+def test_a_graph_file_with_runs_answers_drift_audit_and_runs_as_its_events(tmp_path: Path) -> None:
+    events, graph = _history_events(tmp_path), tmp_path / "graph.json"
+    assert _run("graph", "--events", events, "--with-runs", "-o", str(graph)).exit_code == 0
+    for command in (
+        ["drift", "--dataset", "s3://lake/clean"],
+        ["audit", "--dataset", "s3://lake/clean"],
+        ["audit", "--dataset", "s3://lake/clean", "--level", "action"],
+        ["runs"],
+        ["runs", "--job", "report"],
+    ):
+        for fmt in ("table", "json"):
+            from_events = _run(*command, "--format", fmt, "--events", events)
+            from_graph = _run(*command, "--format", fmt, "--graph", str(graph))
+            assert from_events.exit_code == from_graph.exit_code == 0, from_graph.output
+            expected = from_events.stdout.replace('"source": "events"', '"source": "graph"').replace(
+                "(from events)", "(from graph)"
+            )
+            assert from_graph.stdout == expected, command
+    drift = json.loads(_run("drift", "--dataset", "s3://lake/clean", "--format", "json", "--graph", str(graph)).stdout)
+    [change] = drift["changes"]
+    assert [f["name"] for f in change["added"]] == ["country"] and change["readers"][0]["name"] == "report"
+    audit = json.loads(_run("audit", "--dataset", "s3://lake/clean", "--format", "json", "--graph", str(graph)).stdout)
+    assert [(r["job"], r["access"], r["state"]) for r in audit["runs"]] == [
+        ("clean", "write", "COMPLETE"),
+        ("clean", "write", "COMPLETE"),
+        ("report", "read", "FAIL"),
+    ]
+    assert audit["runs"][2]["versionsRead"] == ["2"] and audit["source"] == "graph"
+
+
+def test_a_graph_file_without_runs_is_a_source_for_impact_only(events: str, tmp_path: Path) -> None:
     graph = tmp_path / "graph.json"
     assert _run("graph", "--events", events, "-o", str(graph)).exit_code == 0
     from_events = _run("impact", "--events", events, "--dataset", "s3://lake/raw", "--column", "price")
     from_graph = _run("impact", "--graph", str(graph), "--dataset", "s3://lake/raw", "--column", "price")
     assert from_graph.exit_code == 0, from_graph.output
     assert from_graph.stdout == from_events.stdout and "s3://lake/clean" in from_graph.stdout
-    for command, lacks in (("drift", "each run's schema"), ("audit", "the runs"), ("runs", "the runs")):
+    for command in ("drift", "audit", "runs"):
         args = [command, "--graph", str(graph)] + ([] if command == "runs" else ["--dataset", "s3://lake/raw"])
-        one_error_line(_run(*args), f"holds the merged graph, not {lacks}")
+        one_error_line(_run(*args), "holds no runs; build it with them (emr-lineage graph --with-runs")
+    one_error_line(_run("runs", "--graph", str(graph), "--until", "2026-11-23"), "--since/--until")
+    for refused in (["--format", "dot"], ["--marquez", "http://127.0.0.1:9", "--node", "job:a:b"]):
+        one_error_line(_run("graph", "--with-runs", *refused), "--with-runs writes the runs")
     one_error_line(_run("impact", "--graph", str(graph), "--events", events, "--dataset", "x"), "give one source")
     one_error_line(_run("impact", "--graph", str(graph), "--since", "2026-11-23", "--dataset", "x"), "--since/--until")
     (tmp_path / "other.json").write_text('{"nodes": []}')

@@ -447,6 +447,20 @@ def test_building_uses_the_worker_as_soon_as_it_is_started(
 
 
 @pytest.mark.parametrize("parallel", [False, True])
+def test_a_graph_with_runs_is_the_graph_and_the_history_of_its_events(
+    tmp_path: Path, gen, checker_at_once, parallel: bool
+) -> None:
+    from emr_lineage.lineage.graph.history import RunHistory
+
+    events = gen.pipeline("s3://lake", "ns") * 40
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(event) + b"\n" for event in events))
+    with_runs = build_graph_streamed(stream_events([path], parallel=parallel), runs=True).to_dict()
+    assert with_runs == build_graph(events).to_dict() | {"runs": RunHistory.of(events).to_dict()}
+    assert with_runs["runs"]
+
+
+@pytest.mark.parametrize("parallel", [False, True])
 def test_a_graph_without_column_lineage_is_the_graph_less_its_column_edges(
     tmp_path: Path, gen, checker_at_once, parallel: bool
 ) -> None:

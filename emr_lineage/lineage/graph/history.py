@@ -1,0 +1,250 @@
+"""What the events say of each run, kept for the questions about runs (``runs``, ``audit``, ``drift``):
+its job names, parents, whether it is an application, the time and type of each of its events,
+the datasets it read and wrote with their versions (the ``version`` facet), and per dataset the
+schema it reported last.
+
+Like the graph's own records, everything is a set or a choice by a fixed rule (the latest event
+time, then the larger value), so any order or repetition of the events gives the same history, and
+histories of parts of the events are combined with ``merge(other.export())``. A graph built with
+``graph --with-runs`` carries its history, written into the JSON form as ``runs``
+(:meth:`RunHistory.to_dict`) and read back by :meth:`RunHistory.from_dict`: ``drift``, ``audit``
+and ``runs`` then answer from the graph file as from the events it was built from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from emr_lineage.lineage.graph.model import UNKNOWN_NAMESPACE, UNNAMED_JOB
+from emr_lineage.lineage.times import event_time, parse_time
+
+INPUT, OUTPUT = "input", "output"  # a dataset's role in a run
+_EMPTY: Mapping[str, Any] = {}
+_EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
+
+Dataset = tuple[str, str]  # (namespace, name) as reported
+Fields = tuple[tuple[str, str], ...]  # (field, type) as reported, nested fields as ``parent.child``
+Schema = tuple[dt.datetime | None, Fields]  # a reported schema and the time of its event
+Moment = tuple[dt.datetime | None, str]  # (event time, eventType) of one event
+
+
+def _kept(value: str) -> str:
+    """One copy of a name that thousands of events repeat (see ``from_events._kept``)."""
+    return sys.intern(value)
+
+
+def later(first: Schema | None, second: Schema) -> Schema:
+    """The schema reported last: the later event time (an event without one counts as the latest,
+    as :func:`~emr_lineage.lineage.times.by_event_time` places it), then the larger field list."""
+    if first is None:
+        return second
+    rank = [(time is None, time or _EARLIEST, fields) for time, fields in (first, second)]
+    return first if rank[0] >= rank[1] else second
+
+
+def flatten(fields: Any, prefix: str = "") -> Fields:
+    """A ``schema`` facet's fields as (name, type), nested ones named ``parent.child``."""
+    flat: list[tuple[str, str]] = []
+    for column in fields or ():
+        if not isinstance(column, Mapping) or not column.get("name"):
+            continue
+        name = f"{prefix}{column['name']}"
+        flat.append((_kept(name), _kept(str(column.get("type") or ""))))
+        flat.extend(flatten(column.get("fields"), f"{name}."))
+    return tuple(flat)
+
+
+@dataclass(slots=True)
+class RunEvents:
+    """What the events of one run (one ``runId``) say, merged."""
+
+    jobs: set[tuple[str, str]] = field(default_factory=set)
+    parents: set[tuple[str, str]] = field(default_factory=set)  # (parent runId, parent job name or "")
+    application: bool = False
+    moments: set[Moment] = field(default_factory=set)
+    inputs: dict[Dataset, set[str]] = field(default_factory=dict)  # dataset -> versions read
+    outputs: dict[Dataset, set[str]] = field(default_factory=dict)  # dataset -> versions written
+    schemas: dict[tuple[str, Dataset], Schema] = field(default_factory=dict)  # (role, dataset) -> latest
+
+    def merge(self, other: RunEvents) -> None:
+        self.jobs |= other.jobs
+        self.parents |= other.parents
+        self.application = self.application or other.application
+        self.moments |= other.moments
+        for mine, theirs in ((self.inputs, other.inputs), (self.outputs, other.outputs)):
+            for dataset, versions in theirs.items():
+                mine.setdefault(dataset, set()).update(versions)
+        for key, schema in other.schemas.items():
+            self.schemas[key] = later(self.schemas.get(key), schema)
+
+
+def _version(facets: Any) -> str | None:
+    version = facets.get("version") if isinstance(facets, Mapping) else None
+    value = version.get("datasetVersion") if isinstance(version, Mapping) else None
+    return str(value) if value not in (None, "") else None
+
+
+class RunHistory:
+    """The runs of a set of events, by run id (a run without ``runId``: ``<job namespace>:<job name>``)."""
+
+    def __init__(self, runs: dict[str, RunEvents] | None = None) -> None:
+        self.runs: dict[str, RunEvents] = runs if runs is not None else {}
+
+    @classmethod
+    def of(cls, events: Iterable[Mapping[str, Any]]) -> RunHistory:
+        history = cls()
+        history.add_all(events)
+        return history
+
+    def add_all(self, events: Iterable[Mapping[str, Any]]) -> None:
+        for event in events:
+            self.add(event)
+
+    def recording(self, events: Iterable[Any]) -> Iterator[Any]:
+        """``events`` passed on unchanged, each added here first (to merge one stream twice)."""
+        add = self.add
+        for event in events:
+            add(event)
+            yield event
+
+    def add(self, event: Mapping[str, Any]) -> None:
+        """Merge one event. Any part may be missing (a static DatasetEvent, without job and run, adds
+        nothing); of a malformed one (read without schema checks), what it holds up to the malformed part."""
+        if not isinstance(event, Mapping) or ("job" not in event and "run" not in event):
+            return
+        try:
+            self._add(event)
+        except (AttributeError, TypeError):
+            pass
+
+    def _add(self, event: Mapping[str, Any]) -> None:
+        job, run = event.get("job") or _EMPTY, event.get("run") or _EMPTY
+        namespace = str(job.get("namespace") or UNKNOWN_NAMESPACE)
+        name = str(job.get("name") or UNNAMED_JOB)
+        run_id = str(run.get("runId") or f"{namespace}:{name}")
+        record = self.runs.get(run_id)
+        if record is None:
+            record = self.runs[run_id] = RunEvents()
+        record.jobs.add((_kept(namespace), _kept(name)))
+        parent = (run.get("facets") or _EMPTY).get("parent") or _EMPTY
+        parent_run = (parent.get("run") or _EMPTY).get("runId")
+        if parent_run:
+            record.parents.add((str(parent_run), str((parent.get("job") or _EMPTY).get("name") or "")))
+        job_type = (job.get("facets") or _EMPTY).get("jobType") or _EMPTY
+        record.application = record.application or job_type.get("jobType") == "APPLICATION"
+        time = event_time(event)
+        record.moments.add((time, _kept(str(event.get("eventType") or "OTHER"))))
+        sides = ((INPUT, record.inputs, event.get("inputs")), (OUTPUT, record.outputs, event.get("outputs")))
+        for role, side, datasets in sides:
+            for dataset in datasets or ():
+                if isinstance(dataset, Mapping):
+                    self._add_dataset(record, role, side, dataset, time)
+
+    @staticmethod
+    def _add_dataset(
+        record: RunEvents,
+        role: str,
+        side: dict[Dataset, set[str]],
+        dataset: Mapping[str, Any],
+        time: dt.datetime | None,
+    ) -> None:
+        key = (_kept(str(dataset.get("namespace") or UNKNOWN_NAMESPACE)), _kept(str(dataset.get("name") or "")))
+        versions = side.get(key)
+        if versions is None:
+            versions = side[key] = set()
+        facets = dataset.get("facets") or _EMPTY
+        version = _version(facets)
+        if version:
+            versions.add(version)
+        schema = facets.get("schema") if isinstance(facets, Mapping) else None
+        if isinstance(schema, Mapping):
+            where = (role, key)
+            record.schemas[where] = later(record.schemas.get(where), (time, flatten(schema.get("fields"))))
+
+    def export(self) -> dict[str, RunEvents]:
+        return self.runs
+
+    def merge(self, exported: dict[str, RunEvents]) -> None:
+        """Add another history's runs (its :meth:`export`)."""
+        for run_id, theirs in exported.items():
+            mine = self.runs.get(run_id)
+            if mine is None:
+                self.runs[run_id] = theirs
+            else:
+                mine.merge(theirs)
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        """The JSON form (the ``runs`` of a graph file, docs/graph.md): runs by id, every list sorted."""
+        return [_run_dict(run_id, self.runs[run_id]) for run_id in sorted(self.runs)]
+
+    @classmethod
+    def from_dict(cls, runs: Any) -> RunHistory:
+        """The history of :meth:`to_dict`'s form. Raises ``KeyError``/``TypeError``/``ValueError`` for anything else."""
+        if not isinstance(runs, list):
+            raise TypeError("'runs' is not a list")
+        return cls({str(run["runId"]): _run_of_dict(run) for run in runs})
+
+
+def _iso(time: dt.datetime | None) -> str | None:
+    return time.isoformat() if time else None
+
+
+def _parsed(value: str | None) -> dt.datetime | None:
+    return parse_time(value) if value is not None else None
+
+
+def _by_time(moment: Moment) -> tuple[bool, dt.datetime, str]:
+    return moment[0] is None, moment[0] or _EARLIEST, moment[1]
+
+
+def _run_dict(run_id: str, run: RunEvents) -> dict[str, Any]:
+    def datasets(side: dict[Dataset, set[str]]) -> list[dict[str, Any]]:
+        return [{"namespace": ns, "name": n, "versions": sorted(side[(ns, n)])} for ns, n in sorted(side)]
+
+    return {
+        "runId": run_id,
+        "jobs": [{"namespace": ns, "name": name} for ns, name in sorted(run.jobs)],
+        "parents": [{"runId": parent, "job": job} for parent, job in sorted(run.parents)],
+        "application": run.application,
+        "events": [{"eventTime": _iso(time), "eventType": kind} for time, kind in sorted(run.moments, key=_by_time)],
+        "inputs": datasets(run.inputs),
+        "outputs": datasets(run.outputs),
+        "schemas": [
+            {
+                "role": role,
+                "namespace": ns,
+                "name": name,
+                "eventTime": _iso(time),
+                "fields": [{"name": f, "type": t} for f, t in fields],
+            }
+            for (role, (ns, name)), (time, fields) in sorted(run.schemas.items())
+        ],
+    }
+
+
+def _run_of_dict(run: Mapping[str, Any]) -> RunEvents:
+    def datasets(side: Any) -> dict[Dataset, set[str]]:
+        return {(str(d["namespace"]), str(d["name"])): {str(v) for v in d["versions"]} for d in side}
+
+    schemas: dict[tuple[str, Dataset], Schema] = {}
+    for schema in run["schemas"]:
+        if schema["role"] not in (INPUT, OUTPUT):
+            raise ValueError(f"schema role {schema['role']!r} (expected {INPUT} or {OUTPUT})")
+        fields = tuple((str(f["name"]), str(f["type"])) for f in schema["fields"])
+        schemas[(schema["role"], (str(schema["namespace"]), str(schema["name"])))] = (
+            _parsed(schema["eventTime"]),
+            fields,
+        )
+    return RunEvents(
+        jobs={(str(j["namespace"]), str(j["name"])) for j in run["jobs"]},
+        parents={(str(p["runId"]), str(p["job"])) for p in run["parents"]},
+        application=bool(run["application"]),
+        moments={(_parsed(e["eventTime"]), str(e["eventType"])) for e in run["events"]},
+        inputs=datasets(run["inputs"]),
+        outputs=datasets(run["outputs"]),
+        schemas=schemas,
+    )

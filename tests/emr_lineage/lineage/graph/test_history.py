@@ -1,0 +1,114 @@
+"""The runs' history a graph carries (``graph --with-runs``): order-free, mergeable in parts, written
+into the graph's JSON form and read back exactly; malformed events add what they hold."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import orjson
+import pytest
+
+from emr_lineage.lineage.graph.from_events import GraphBuilder, build_graph
+from emr_lineage.lineage.graph.history import INPUT, OUTPUT, RunHistory
+from emr_lineage.lineage.graph.model import GraphError, LineageGraph
+from tests.emr_lineage.analysis.builders import app_run, at, dataset
+
+LAKE = "s3://lake"
+
+
+def _events() -> list[dict]:
+    """``clean`` twice (its schema changes, snapshots 1 and 2), ``report`` reading snapshot 2 and failing."""
+
+    def clean(fields: dict[str, str], minutes: float, version: str) -> list[dict]:
+        out = dataset(f"{LAKE}/clean", fields, version=version, output=True)
+        return app_run("clean", at(minutes), inputs=[dataset(f"{LAKE}/raw", {"price": "double"})], outputs=[out])
+
+    reader = app_run("report", at(30), inputs=[dataset(f"{LAKE}/clean", version="2")], final="FAIL")
+    return clean({"a": "int"}, 0, "1") + clean({"a": "bigint", "b": "string"}, 20, "2") + reader
+
+
+def test_any_order_and_repetition_gives_the_same_history() -> None:
+    events = _events()
+    expected = RunHistory.of(events).to_dict()
+    shuffled = events + copy.deepcopy(events[:5])
+    random.Random(7).shuffle(shuffled)
+    assert RunHistory.of(shuffled).to_dict() == expected
+    assert len(expected) == 6  # three applications, one action each
+    [report_action] = [run for run in expected if run["jobs"][0]["name"] == "report.write"]
+    assert report_action["inputs"] == [{"namespace": LAKE, "name": "clean", "versions": ["2"]}]
+    assert [e["eventType"] for e in report_action["events"]] == ["START", "FAIL"]
+    assert report_action["parents"][0]["job"] == "report"
+
+
+def test_the_latest_schema_of_a_run_stands_and_a_timeless_one_counts_as_latest() -> None:
+    first, second = _events()[1:3]  # the first run's action: START (an input schema) and COMPLETE
+    later = copy.deepcopy(second)
+    later["eventTime"] = at(9).isoformat()
+    later["outputs"][0]["facets"]["schema"]["fields"] = [{"name": "z", "type": "int"}]
+    run_id = first["run"]["runId"]
+    for events in ([first, second, later], [later, second, first]):
+        schemas = RunHistory.of(events).runs[run_id].schemas
+        assert schemas[(OUTPUT, (LAKE, "clean"))] == (at(9), (("z", "int"),))
+        assert schemas[(INPUT, (LAKE, "raw"))][1] == (("price", "double"),)
+    timeless = copy.deepcopy(second)
+    del timeless["eventTime"]
+    schemas = RunHistory.of([later, timeless]).runs[run_id].schemas
+    assert schemas[(OUTPUT, (LAKE, "clean"))] == (None, (("a", "int"),))
+
+
+def test_histories_of_parts_merge_into_the_history_of_the_whole() -> None:
+    events = _events()
+    whole = build_graph(events, runs=True)
+    parts = [GraphBuilder(runs=True) for _ in range(3)]
+    for index, event in enumerate(events):
+        parts[index % 3].add_all([event])
+    merged = GraphBuilder(runs=True)
+    for part in parts:
+        merged.merge(part.export())
+    assert merged.graph().to_dict() == whole.to_dict()
+    assert whole.to_dict()["runs"] == RunHistory.of(events).to_dict()
+    with pytest.raises(ValueError, match="runs=True"):
+        GraphBuilder().merge(GraphBuilder(runs=True).export())
+    assert "runs" not in build_graph(events).to_dict()
+
+
+def test_the_json_form_reads_back_exactly() -> None:
+    graph = build_graph(_events(), runs=True)
+    data = orjson.loads(orjson.dumps(graph.to_dict()))
+    again = LineageGraph.from_dict(data)
+    assert again == graph and again.history is not None
+    assert orjson.dumps(again.to_dict()) == orjson.dumps(graph.to_dict())
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        "not a list",
+        [{"runId": "r"}],
+        [{**RunHistory.of(_events()[:1]).to_dict()[0], "schemas": [{"role": "sideways"}]}],
+        [{**RunHistory.of(_events()[:1]).to_dict()[0], "events": [{"eventTime": "noon", "eventType": "START"}]}],
+    ],
+)
+def test_a_malformed_runs_section_is_not_a_graph(runs: object) -> None:
+    data = build_graph(_events()).to_dict() | {"runs": runs}
+    with pytest.raises(GraphError, match="not the JSON form of a lineage graph"):
+        LineageGraph.from_dict(data)
+
+
+def test_malformed_events_add_what_they_hold() -> None:
+    good = _events()[1]
+    bad_facets = copy.deepcopy(good) | {"inputs": [{"namespace": LAKE, "name": "x", "facets": ["not", "a", "map"]}]}
+    history = RunHistory.of(
+        [
+            bad_facets,
+            {"eventType": "START", "run": {"runId": "only-a-run"}},
+            {"dataset": {"namespace": LAKE, "name": "static"}},  # a DatasetEvent: no run
+            ["not", "an", "event"],
+            {"job": {"namespace": "ns", "name": "j"}, "run": {"runId": "r2", "facets": ["broken"]}},
+        ]
+    )
+    assert set(history.runs) == {good["run"]["runId"], "only-a-run", "r2"}
+    assert history.runs[good["run"]["runId"]].inputs == {(LAKE, "x"): set()}
+    assert history.runs["only-a-run"].jobs == {("(unknown)", "(unnamed)")}
+    assert history.runs["r2"].jobs == {("ns", "j")} and not history.runs["r2"].moments  # stopped at the facets
