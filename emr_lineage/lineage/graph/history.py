@@ -50,7 +50,7 @@ def flatten(fields: Any, prefix: str = "") -> Fields:
     """A ``schema`` facet's fields as (name, type), nested ones named ``parent.child``."""
     flat: list[tuple[str, str]] = []
     for column in fields or ():
-        if not isinstance(column, Mapping) or not column.get("name"):
+        if type(column) is not dict or not column.get("name"):
             continue
         name = f"{prefix}{column['name']}"
         flat.append((_kept(name), _kept(str(column.get("type") or ""))))
@@ -82,17 +82,12 @@ class RunEvents:
             self.schemas[key] = later(self.schemas.get(key), schema)
 
 
-def _version(facets: Any) -> str | None:
-    version = facets.get("version") if isinstance(facets, Mapping) else None
-    value = version.get("datasetVersion") if isinstance(version, Mapping) else None
-    return str(value) if value not in (None, "") else None
-
-
 class RunHistory:
     """The runs of a set of events, by run id (a run without ``runId``: ``<job namespace>:<job name>``)."""
 
     def __init__(self, runs: dict[str, RunEvents] | None = None) -> None:
         self.runs: dict[str, RunEvents] = runs if runs is not None else {}
+        self._pairs: dict[tuple[Any, Any], tuple[str, str]] = {}
 
     @classmethod
     def of(cls, events: Iterable[Mapping[str, Any]]) -> RunHistory:
@@ -114,22 +109,29 @@ class RunHistory:
     def add(self, event: Mapping[str, Any]) -> None:
         """Merge one event. Any part may be missing (a static DatasetEvent, without job and run, adds
         nothing); of a malformed one (read without schema checks), what it holds up to the malformed part."""
-        if not isinstance(event, Mapping) or ("job" not in event and "run" not in event):
+        if type(event) is not dict or ("job" not in event and "run" not in event):
             return
         try:
             self._add(event)
         except (AttributeError, TypeError):
             pass
 
-    def _add(self, event: Mapping[str, Any]) -> None:
+    def _pair(self, first: Any, second: Any) -> tuple[str, str]:
+        """One shared tuple of two interned names (a job's, a dataset's), as the graph builder keeps its keys."""
+        pair = (first, second)
+        shared = self._pairs.get(pair)
+        if shared is None:
+            shared = self._pairs[pair] = (_kept(str(first)), _kept(str(second)))
+        return shared
+
+    def _add(self, event: dict[str, Any]) -> None:
         job, run = event.get("job") or _EMPTY, event.get("run") or _EMPTY
-        namespace = str(job.get("namespace") or UNKNOWN_NAMESPACE)
-        name = str(job.get("name") or UNNAMED_JOB)
-        run_id = str(run.get("runId") or f"{namespace}:{name}")
+        job_key = self._pair(job.get("namespace") or UNKNOWN_NAMESPACE, job.get("name") or UNNAMED_JOB)
+        run_id = str(run.get("runId") or f"{job_key[0]}:{job_key[1]}")
         record = self.runs.get(run_id)
         if record is None:
             record = self.runs[run_id] = RunEvents()
-        record.jobs.add((_kept(namespace), _kept(name)))
+        record.jobs.add(job_key)
         parent = (run.get("facets") or _EMPTY).get("parent") or _EMPTY
         parent_run = (parent.get("run") or _EMPTY).get("runId")
         if parent_run:
@@ -141,27 +143,31 @@ class RunHistory:
         sides = ((INPUT, record.inputs, event.get("inputs")), (OUTPUT, record.outputs, event.get("outputs")))
         for role, side, datasets in sides:
             for dataset in datasets or ():
-                if isinstance(dataset, Mapping):
+                if type(dataset) is dict:
                     self._add_dataset(record, role, side, dataset, time)
 
-    @staticmethod
     def _add_dataset(
+        self,
         record: RunEvents,
         role: str,
         side: dict[Dataset, set[str]],
-        dataset: Mapping[str, Any],
+        dataset: dict[str, Any],
         time: dt.datetime | None,
     ) -> None:
-        key = (_kept(str(dataset.get("namespace") or UNKNOWN_NAMESPACE)), _kept(str(dataset.get("name") or "")))
+        key = self._pair(dataset.get("namespace") or UNKNOWN_NAMESPACE, dataset.get("name") or "")
         versions = side.get(key)
         if versions is None:
             versions = side[key] = set()
-        facets = dataset.get("facets") or _EMPTY
-        version = _version(facets)
+        facets = dataset.get("facets")
+        if not facets or type(facets) is not dict:
+            return
+        version = facets.get("version")
         if version:
-            versions.add(version)
-        schema = facets.get("schema") if isinstance(facets, Mapping) else None
-        if isinstance(schema, Mapping):
+            value = version.get("datasetVersion")
+            if value not in (None, ""):
+                versions.add(str(value))
+        schema = facets.get("schema")
+        if type(schema) is dict:
             where = (role, key)
             record.schemas[where] = later(record.schemas.get(where), (time, flatten(schema.get("fields"))))
 
