@@ -145,7 +145,7 @@ def test_graph_on_emr_runs_one_step_and_downloads_the_graph(launch_aws, monkeypa
     _emr_runs_the_job(monkeypatch, launch_aws.s3, "COMPLETED", report, graph)
     out = tmp_path / "graph.json"
     args = ["--on-emr", "--archive", "s3://lineage-archive", "--since", "2026-11-23", "--env", "dev", "-o", str(out)]
-    result = CliRunner().invoke(main, ["graph", *args])
+    result = CliRunner().invoke(main, ["graph", *args, "--with-runs"])
     assert result.exit_code == 0, result.output
     assert out.read_bytes() == graph
     assert "skipped 1 archived body(ies) that fail the gateway's checks (first: k: not JSON)" in result.stderr
@@ -157,6 +157,7 @@ def test_graph_on_emr_runs_one_step_and_downloads_the_graph(launch_aws, monkeypa
     assert step.args[script].endswith("/spark_graph_job.py") and script > at_py_files
     assert step.args[script + 1 :][:4] == ["--archive", "s3://lineage-archive", "--since", "2026-11-23"]
     assert f"s3://{BUCKET}/{RESULTS_PREFIX}" in step.args[step.args.index("--output") + 1]
+    assert "--with-runs" in step.args[script + 1 :]
     bootstrap = [a for a in _only_cluster().bootstrap_actions if a.name == "emr-lineage-graph-python"]
     assert bootstrap and "staged-jobs/" in bootstrap[0].script_path
     staged = launch_aws.s3.get_object(Bucket=BUCKET, Key=bootstrap[0].script_path.split(f"{BUCKET}/", 1)[1])
