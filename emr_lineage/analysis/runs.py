@@ -19,13 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emr_lineage.analysis.sources import AnalysisError
+from emr_lineage.lineage.graph.assembly import STATE_RANK
 from emr_lineage.lineage.graph.history import Dataset, Moment, RunHistory, Schema, later
 from emr_lineage.lineage.graph.model import LEVELS, UNKNOWN_NAMESPACE, UNNAMED_JOB, check_level
 from emr_lineage.lineage.naming import dataset_uri
 
 FINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})
-# Among events of one instant, the later state in a run's life wins.
-_STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 2, "COMPLETE": 3, "ABORT": 4, "FAIL": 5}
 _NO_JOB = (UNKNOWN_NAMESPACE, UNNAMED_JOB)
 _EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
 
@@ -59,7 +58,7 @@ class RunRecord:
         if not events:
             return None
         low = dt.datetime.min.replace(tzinfo=dt.UTC)
-        return max(events, key=lambda e: (e[0] or low, _STATE_RANK.get(e[1], 0), e[1]))
+        return max(events, key=lambda e: (e[0] or low, STATE_RANK.get(e[1], 0), e[1]))
 
     @property
     def state(self) -> str:

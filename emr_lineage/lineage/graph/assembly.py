@@ -13,8 +13,9 @@ from typing import Any
 from emr_lineage.lineage.graph.model import LineageGraph
 from emr_lineage.lineage.naming import job_node_id
 
-# Order of run states, so the merged state of a run does not depend on event order.
-_STATE_RANK = {"START": 1, "RUNNING": 2, "OTHER": 0, "COMPLETE": 3, "ABORT": 4, "FAIL": 5}
+# Order of run states, so the merged state of a run does not depend on event order (and, among a
+# run's events of one instant, the later state in its life wins: analysis/runs.py).
+STATE_RANK = {"OTHER": 0, "START": 1, "RUNNING": 2, "COMPLETE": 3, "ABORT": 4, "FAIL": 5}
 
 
 @dataclass(slots=True)
@@ -73,8 +74,8 @@ def _field_type(types: str | set[Any]) -> str:
 
 
 # The known states from the highest rank down; a set holding none of them (only OTHER or states the
-# schema does not know, in events read without checks) is ranked by _STATE_RANK, then by name.
-_BY_RANK = tuple(sorted((state for state, rank in _STATE_RANK.items() if rank > 0), key=_STATE_RANK.__getitem__))[::-1]
+# schema does not know, in events read without checks) is ranked by STATE_RANK, then by name.
+_BY_RANK = tuple(sorted((state for state, rank in STATE_RANK.items() if rank > 0), key=STATE_RANK.__getitem__))[::-1]
 
 
 def _final_state(states: set[str]) -> str:
@@ -82,7 +83,7 @@ def _final_state(states: set[str]) -> str:
     for state in _BY_RANK:
         if state in states:
             return state
-    return max(states, key=lambda state: (_STATE_RANK.get(state, 0), state))
+    return max(states, key=lambda state: (STATE_RANK.get(state, 0), state))
 
 
 def _application_of(
