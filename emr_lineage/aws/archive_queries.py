@@ -40,6 +40,8 @@ _WINDOWED = f"""WITH w AS (
 )"""
 _IN_WINDOW = "w.event_time BETWEEN from_iso8601_timestamp('${since}') AND from_iso8601_timestamp('${until}')"
 # A dataset as the ingest normalises it: s3a:// and s3n:// are s3://, a trailing slash does not count.
+# ``d`` is the row of an UNNEST of inputs or outputs: Trino (Athena engine 3) expands an array of
+# rows into one column per field, so its alias names both (``AS d(namespace, name)``).
 _DATASET = (
     "regexp_replace(rtrim(d.namespace, '/'), '^s3[an]?://', 's3://') = '${dataset_namespace}' "
     "AND rtrim(d.name, '/') = '${dataset_name}'"
@@ -74,11 +76,11 @@ _DATASET_RUNS = NamedQuery(
 accesses AS (
   SELECT w.run.runid AS run_id, w.job.namespace AS job_namespace, w.job.name AS job_name,
          'read' AS access, w.event_time
-  FROM w CROSS JOIN UNNEST(w.inputs) AS t(d)
+  FROM w CROSS JOIN UNNEST(w.inputs) AS d(namespace, name)
   WHERE {_IN_WINDOW} AND {_DATASET}
   UNION ALL
   SELECT w.run.runid, w.job.namespace, w.job.name, 'write', w.event_time
-  FROM w CROSS JOIN UNNEST(w.outputs) AS t(d)
+  FROM w CROSS JOIN UNNEST(w.outputs) AS d(namespace, name)
   WHERE {_IN_WINDOW} AND {_DATASET}
 )
 SELECT run_id, job_namespace, job_name, access,
