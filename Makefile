@@ -39,14 +39,14 @@ CDK_FLAGS := --no-notices -c env=$(ENV)
 # Maven (the OpenLineage listener jar), GnuPG (its signature) and python3-venv (Debian ships venv
 # support separately).
 
-.PHONY: help setup schemas listener test format synth lint diff deploy destroy lock clean stage-listener e2e demo
+.PHONY: help setup schemas listener trino test format synth lint diff deploy destroy lock clean stage-listener e2e demo
 
 help: ## List the targets
 	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
-setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed schemas listener ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages and the pinned listener jar (idempotent)
+setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed schemas listener trino ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages, the pinned listener jar and the tests' Trino (idempotent)
 	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
 
 $(STAMPS)/apt: Makefile
@@ -98,6 +98,10 @@ schemas: $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the us
 # No stamp file: it would outlive a cleared cache, the command's own check does not.
 listener: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned OpenLineage listener jar with Maven into the user cache and verify it; local Spark's class archive for it (once)
 	@$(BIN)/emr-lineage fetch-listener --class-archive
+
+# Idempotent by itself: a marker in the unpacked server's folder; missing, Maven fetches the pinned server.
+trino: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned Trino server (the engine of Athena's engine version 3) with Maven for the named queries' test, and unpack its libraries and Hive plugin into the user cache
+	@$(BIN)/python -m tests.trino install
 
 lock: ## Re-resolve pyproject.toml's dependencies (with the spark extra) and requirements.in into requirements.lock, and requirements-checkov.in into requirements-checkov.lock (then run make setup)
 	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links --extra spark \

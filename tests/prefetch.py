@@ -2,7 +2,8 @@
 
 The CDK synths (``tests/stacks/synth_cache.py``), checkov's scan of their templates right after them
 (``tests/stacks/checkov_scan.py``, the same process) and the two real Spark demos
-(``tests/emr_lineage/demo_run.py``) take most of two minutes of CPU. Each is made under a file lock by
+(``tests/emr_lineage/demo_run.py``) take most of two minutes of CPU; Trino with its moto_server
+(``tests/trino.py``) takes about ten seconds to start. Each is made under a file lock by
 whoever asks first, and the others wait for it: a worker that reaches a test needing one while
 another worker makes it sits idle. Started by the controller before the workers are (one process
 each), they are usually done, or under way, when the first test asks, and the two cores stay busy.
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from tests import trino
 from tests.emr_lineage.demo_run import SHARED_RUNS
 from tests.paths import REPO_ROOT, SYNTH_FOLDER, run_shared_dir
 
@@ -43,7 +45,7 @@ def start(config: pytest.Config) -> list[subprocess.Popen]:
         return []
     root = run_shared_dir(config._tmp_path_factory.getbasetemp())
     modules = {SYNTH_FOLDER: "tests.stacks.checkov_scan", **dict.fromkeys(SHARED_RUNS, "tests.prefetch")}
-    return [
+    return [trino.start_serving(root / trino.FOLDER, os.getpid())] + [
         subprocess.Popen(
             [sys.executable, "-m", module, str(root / folder)],
             cwd=REPO_ROOT,

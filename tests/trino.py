@@ -1,0 +1,269 @@
+"""Trino, the engine Athena's engine version 3 is built on, for the test that runs the archive's named
+queries (``tests/emr_lineage/aws/test_archive_queries_trino.py``): the real server from Maven Central,
+its Hive connector reading the Glue catalog and S3 of a moto_server, as Athena reads the stack's.
+
+``python -m tests.trino install`` (``make setup``) fetches the pinned server with ``mvn`` and unpacks its
+libraries and the Hive plugin (the only one the tests load) into the user cache; again, it checks a
+marker and is done. ``python -m tests.trino serve DIR PID`` starts moto_server and Trino for one test run
+and writes ``DIR/endpoints.json`` once both answer (``DIR/error`` if they cannot), then waits until it
+is stopped or the run's pytest (process PID) has ended; its children end with it (one process group:
+``tests/prefetch.py`` starts it with a run of the whole suite, the fixture for a chosen subset).
+
+Trino 476 runs on Java 24 or later (https://trino.io/docs/476/installation/deployment.html); the JDK is
+found under /usr/lib/jvm (``$TRINO_JAVA_HOME`` overrides).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+TRINO_VERSION = "476"
+ARTIFACT = f"io.trino:trino-server:{TRINO_VERSION}:tar.gz"
+MINIMUM_JAVA = 24
+REGION = "us-east-1"
+CREDENTIALS = ("testing", "testing")  # moto's fake keys
+START_SECONDS = 240  # Trino starts in about 10 s alone, longer beside the suite's other work
+ENDPOINTS, ERROR, STARTED = "endpoints.json", "error", "started"
+FOLDER = "trino"  # in the test run's shared directory (tests/paths.run_shared_dir)
+
+
+class TrinoSetupError(RuntimeError):
+    """Trino cannot be installed or started here (the message says what to do)."""
+
+
+def home() -> Path:
+    """Where the unpacked server lies (``$EMR_LINEAGE_TRINO_DIR``, else the user cache)."""
+    from platformdirs import user_cache_dir
+
+    return Path(os.environ.get("EMR_LINEAGE_TRINO_DIR") or Path(user_cache_dir("emr-lineage")) / "trino") / (
+        f"trino-server-{TRINO_VERSION}"
+    )
+
+
+def java_home() -> Path:
+    """A JDK of :data:`MINIMUM_JAVA` or later: ``$TRINO_JAVA_HOME``, else the newest under /usr/lib/jvm."""
+    given = os.environ.get("TRINO_JAVA_HOME")
+    candidates = [Path(given)] if given else sorted(Path("/usr/lib/jvm").glob("*"), reverse=True)
+    for candidate in candidates:
+        release = candidate / "release"
+        if (candidate / "bin" / "java").is_file() and release.is_file():
+            version = next((line for line in release.read_text().splitlines() if line.startswith("JAVA_VERSION=")), "")
+            major = version.split("=", 1)[-1].strip('"').split(".")[0]
+            if major.isdigit() and int(major) >= MINIMUM_JAVA:
+                return candidate
+    raise TrinoSetupError(
+        f"Trino {TRINO_VERSION} needs Java {MINIMUM_JAVA}+ and none is under /usr/lib/jvm: install one "
+        "(e.g. a Temurin JDK) or set TRINO_JAVA_HOME"
+    )
+
+
+def install() -> Path:
+    """The unpacked server, fetched with ``mvn``, unpacked and started once (for its class archive)
+    unless it is there."""
+    target = home()
+    marker = target / ".installed"
+    if marker.is_file():
+        return target
+    java = java_home()  # fail here, at setup, rather than in the test
+    fetched = subprocess.run(
+        ["mvn", "-q", "dependency:get", f"-Dartifact={ARTIFACT}", "-Dtransitive=false"], capture_output=True, text=True
+    )
+    if fetched.returncode != 0:
+        tail = (fetched.stdout + fetched.stderr).strip().splitlines()[-1:]
+        raise TrinoSetupError(f"mvn could not fetch {ARTIFACT}: {tail[0] if tail else fetched.returncode}")
+    repository = Path(os.environ.get("MAVEN_REPOSITORY", Path.home() / ".m2" / "repository"))
+    archive = repository / "io/trino/trino-server" / TRINO_VERSION / f"trino-server-{TRINO_VERSION}.tar.gz"
+    shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    wanted = (f"trino-server-{TRINO_VERSION}/lib/", f"trino-server-{TRINO_VERSION}/plugin/hive/")
+    with tarfile.open(archive) as tar:
+        members = [m for m in tar.getmembers() if m.name.startswith(wanted)]
+        tar.extractall(target.parent, members=members, filter="data")
+    with tempfile.TemporaryDirectory(prefix="trino-") as directory:  # one start writes the class archive
+        process, _ = _start(target, java, Path(directory), moto="http://127.0.0.1:9")
+        stop_process(process)
+    marker.touch()
+    return target
+
+
+def _command(server: Path, java: Path, directory: Path) -> list[str]:
+    """Trino's JVM, started as a short-lived one: C1 only, one GC thread, and the class archive of
+    its libraries (made by the first start, :func:`install`): 4 s of CPU to start instead of 12."""
+    return [
+        str(java / "bin" / "java"),
+        "-Xmx1G",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-XX:+AutoCreateSharedArchive",
+        f"-XX:SharedArchiveFile={server / 'trino.jsa'}",
+        "-XX:+EnableDynamicAgentLoading",
+        "-Djdk.attach.allowAttachSelf=true",
+        f"-Daws.region={REGION}",
+        "-Dconfig=etc/config.properties",
+        "-Dnode.environment=test",
+        "-Dnode.id=emr-lineage-tests",
+        f"-Dnode.data-dir={directory / 'data'}",
+        f"-Dplugin.dir={server / 'plugin'}",
+        "-cp",
+        f"{server / 'lib'}/*",
+        "io.trino.server.TrinoServer",
+    ]
+
+
+def _start(server: Path, java: Path, directory: Path, moto: str) -> tuple[subprocess.Popen, str]:
+    """Trino in ``directory`` (its configuration, data and log), answering at the URL returned once started."""
+    from tests.helpers import free_port
+
+    port = free_port()
+    _write_config(directory, port, moto)
+    with (directory / "trino.log").open("wb") as log:
+        process = subprocess.Popen(
+            _command(server, java, directory), cwd=directory, stdout=log, stderr=subprocess.STDOUT
+        )
+    url = f"http://127.0.0.1:{port}"
+    _wait(lambda: _answers(f"{url}/v1/info", '"starting":false'), [process], directory)
+    return process, url
+
+
+def _wait(ready: Callable[[], bool], processes: list[subprocess.Popen], directory: Path) -> None:
+    deadline = time.monotonic() + START_SECONDS
+    while not ready():
+        if any(process.poll() is not None for process in processes) or time.monotonic() > deadline:
+            raise TrinoSetupError(f"Trino or moto_server did not start (see {directory / 'trino.log'})")
+        time.sleep(0.2)
+
+
+def _write_config(directory: Path, port: int, moto: str) -> None:
+    etc = directory / "etc"
+    (etc / "catalog").mkdir(parents=True, exist_ok=True)
+    (etc / "config.properties").write_text(
+        "coordinator=true\nnode-scheduler.include-coordinator=true\n"
+        f"http-server.http.port={port}\ndiscovery.uri=http://127.0.0.1:{port}\n"
+        "node.internal-address=127.0.0.1\nquery.max-memory=256MB\nquery.max-memory-per-node=256MB\n"
+    )
+    key, secret = CREDENTIALS
+    (etc / "catalog" / "hive.properties").write_text(
+        "connector.name=hive\n"
+        # The archive's objects lie in <group>/ folders below each hour's partition: read them.
+        "hive.recursive-directories=true\n"
+        "hive.partition-projection-enabled=true\n"
+        f"hive.metastore=glue\nhive.metastore.glue.region={REGION}\nhive.metastore.glue.endpoint-url={moto}\n"
+        f"hive.metastore.glue.aws-access-key={key}\nhive.metastore.glue.aws-secret-key={secret}\n"
+        f"fs.native-s3.enabled=true\ns3.endpoint={moto}\ns3.path-style-access=true\ns3.region={REGION}\n"
+        f"s3.aws-access-key={key}\ns3.aws-secret-key={secret}\n"
+    )
+
+
+def _answers(url: str, check: str = "") -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as reply:
+            return check in reply.read().decode()
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def serve(directory: Path, owner: int) -> None:
+    """moto_server and Trino for one test run, until this process is stopped or process ``owner`` (the
+    run's pytest) has ended; then its process group, moto_server and Trino with it."""
+    from tests.helpers import free_port
+
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        server, java = install(), java_home()
+        moto_port = free_port()
+        moto = f"http://127.0.0.1:{moto_port}"
+        command = [str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(moto_port)]
+        motoserver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, trino = _start(server, java, directory, moto)
+        _wait(lambda: _answers(f"{moto}/moto-api/"), [motoserver], directory)
+    except (TrinoSetupError, OSError) as exc:
+        (directory / ERROR).write_text(str(exc))
+        raise
+    (directory / ENDPOINTS).write_text(json.dumps({"trino": trino, "moto": moto}))
+    while _alive(owner):
+        time.sleep(1)
+    os.killpg(os.getpgid(0), signal.SIGTERM)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def start_serving(directory: Path, owner: int) -> subprocess.Popen:
+    """``serve`` started in the background for ``directory`` until process ``owner`` ends (marked started
+    first, so that a test asking for it waits for this one instead of starting another)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / STARTED).touch()
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.trino", "serve", str(directory), str(owner)],
+        cwd=Path(__file__).resolve().parent.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: stopping it stops moto_server and Trino
+    )
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Stop what :func:`start_serving` started (its process group)."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+    process.wait()
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    """Stop one Trino (SIGTERM: it shuts down, and the JVM writes its class archive as it exits)."""
+    process.terminate()
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def endpoints(directory: Path, process: subprocess.Popen | None = None) -> dict[str, str]:
+    """``{"trino": URL, "moto": URL}`` once ``serve`` has both up (waiting for them, as long as it may)."""
+    deadline = time.monotonic() + START_SECONDS + 60
+    while time.monotonic() < deadline:
+        if (directory / ENDPOINTS).is_file():
+            return json.loads((directory / ENDPOINTS).read_text())
+        if (directory / ERROR).is_file():
+            raise TrinoSetupError((directory / ERROR).read_text())
+        if process is not None and process.poll() is not None:
+            raise TrinoSetupError(f"python -m tests.trino serve ended (exit {process.returncode})")
+        time.sleep(0.2)
+    raise TrinoSetupError(f"Trino did not start within {START_SECONDS + 60} s (see {directory / 'trino.log'})")
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["install"]:
+        try:
+            print(f"Trino {TRINO_VERSION}: {install()} (Java: {java_home()})")
+        except TrinoSetupError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    if argv[:1] == ["serve"] and len(argv) == 3 and argv[2].isdigit():
+        serve(Path(argv[1]), int(argv[2]))
+        return 0
+    print("usage: python -m tests.trino install | serve DIR OWNER_PID", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
