@@ -189,10 +189,18 @@ class RunHistory:
 
     @classmethod
     def from_dict(cls, runs: Any) -> RunHistory:
-        """The history of :meth:`to_dict`'s form. Raises ``KeyError``/``TypeError``/``ValueError`` for anything else."""
+        """The history of :meth:`to_dict`'s form. Raises ``ValueError`` naming the first run that is not."""
         if not isinstance(runs, list):
-            raise TypeError("'runs' is not a list")
-        return cls({str(run["runId"]): _run_of_dict(run) for run in runs})
+            raise ValueError("'runs' is not a list")
+        history = cls()
+        for index, run in enumerate(runs):
+            try:
+                history.runs[str(run["runId"])] = _run_of_dict(run)
+            except KeyError as exc:
+                raise ValueError(f"runs[{index}] has no {exc}") from None
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"runs[{index}] is malformed ({exc})") from None
+        return history
 
 
 def _iso(time: dt.datetime | None) -> str | None:

@@ -242,11 +242,14 @@ class LineageGraph:
             nodes = [(node["id"], dict(node)) for node in data["nodes"]]
             edges = [(edge["source"], edge["target"]) for edge in data["edges"]]
             columns = [dict(edge) for edge in data.get("columnEdges") or ()]
-            history = RunHistory.from_dict(data["runs"]) if "runs" in data else None
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError) as exc:
             raise GraphError(
                 f"not the JSON form of a lineage graph (docs/graph.md): missing or malformed {exc}"
             ) from None
+        try:
+            history = RunHistory.from_dict(data["runs"]) if "runs" in data else None
+        except ValueError as exc:
+            raise GraphError(f"not the JSON form of a lineage graph (docs/graph.md): {exc}") from None
         graph.add_bulk(nodes, edges)
         graph.column_edges = columns
         graph.history = history

@@ -82,17 +82,23 @@ def test_the_json_form_reads_back_exactly() -> None:
 
 
 @pytest.mark.parametrize(
-    "runs",
+    ("runs", "says"),
     [
-        "not a list",
-        [{"runId": "r"}],
-        [{**RunHistory.of(_events()[:1]).to_dict()[0], "schemas": [{"role": "sideways"}]}],
-        [{**RunHistory.of(_events()[:1]).to_dict()[0], "events": [{"eventTime": "noon", "eventType": "START"}]}],
+        ("not a list", "'runs' is not a list"),
+        ([{"runId": "r"}], r"runs\[0\] has no 'schemas'"),
+        (
+            [{**RunHistory.of(_events()[:1]).to_dict()[0], "schemas": [{"role": "sideways"}]}],
+            r"runs\[0\] is malformed \(schema role 'sideways'",
+        ),
+        (
+            [{**RunHistory.of(_events()[:1]).to_dict()[0], "events": [{"eventTime": "noon", "eventType": "START"}]}],
+            r"runs\[0\] is malformed \(Invalid isoformat string: 'noon'\)",
+        ),
     ],
 )
-def test_a_malformed_runs_section_is_not_a_graph(runs: object) -> None:
+def test_a_malformed_runs_section_is_not_a_graph_and_says_which_run(runs: object, says: str) -> None:
     data = build_graph(_events()).to_dict() | {"runs": runs}
-    with pytest.raises(GraphError, match="not the JSON form of a lineage graph"):
+    with pytest.raises(GraphError, match=f"not the JSON form of a lineage graph .*: {says}"):
         LineageGraph.from_dict(data)
 
 
