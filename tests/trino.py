@@ -1,5 +1,5 @@
 """Trino, the engine Athena's engine version 3 is built on, for the test that runs the archive's named
-queries (``tests/emr_lineage/aws/test_archive_queries_trino.py``): the real server from Maven Central,
+queries (``tests/stacks/gateway/test_archive_on_trino.py``): the real server from Maven Central,
 its Hive connector reading the Glue catalog and S3 of a moto_server, as Athena reads the stack's.
 
 ``python -m tests.trino install`` (``make setup``) fetches the pinned server with ``mvn`` and unpacks its
@@ -72,11 +72,21 @@ def java_home() -> Path:
 def install() -> Path:
     """The unpacked server, fetched with ``mvn``, unpacked and started once (for its class archive)
     unless it is there."""
+    from filelock import FileLock
+
     target = home()
     marker = target / ".installed"
     if marker.is_file():
         return target
-    java = java_home()  # fail here, at setup, rather than in the test
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(target.parent / "install.lock"):  # two checkouts' setups, or a setup and a test run
+        if not marker.is_file():
+            _unpack(target, java_home())  # the JDK is looked for first: fail here, at setup, not in a test
+            marker.touch()
+    return target
+
+
+def _unpack(target: Path, java: Path) -> None:
     fetched = subprocess.run(
         ["mvn", "-q", "dependency:get", f"-Dartifact={ARTIFACT}", "-Dtransitive=false"], capture_output=True, text=True
     )
@@ -86,7 +96,6 @@ def install() -> Path:
     repository = Path(os.environ.get("MAVEN_REPOSITORY", Path.home() / ".m2" / "repository"))
     archive = repository / "io/trino/trino-server" / TRINO_VERSION / f"trino-server-{TRINO_VERSION}.tar.gz"
     shutil.rmtree(target, ignore_errors=True)
-    target.parent.mkdir(parents=True, exist_ok=True)
     wanted = (f"trino-server-{TRINO_VERSION}/lib/", f"trino-server-{TRINO_VERSION}/plugin/hive/")
     with tarfile.open(archive) as tar:
         members = [m for m in tar.getmembers() if m.name.startswith(wanted)]
@@ -94,8 +103,6 @@ def install() -> Path:
     with tempfile.TemporaryDirectory(prefix="trino-") as directory:  # one start writes the class archive
         process, _ = _start(target, java, Path(directory), moto="http://127.0.0.1:9")
         stop_process(process)
-    marker.touch()
-    return target
 
 
 def _command(server: Path, java: Path, directory: Path) -> list[str]:
@@ -133,7 +140,11 @@ def _start(server: Path, java: Path, directory: Path, moto: str) -> tuple[subpro
             _command(server, java, directory), cwd=directory, stdout=log, stderr=subprocess.STDOUT
         )
     url = f"http://127.0.0.1:{port}"
-    _wait(lambda: _answers(f"{url}/v1/info", '"starting":false'), [process], directory)
+    try:
+        _wait(lambda: _answers(f"{url}/v1/info", '"starting":false'), [process], directory)
+    except BaseException:
+        stop_process(process)
+        raise
     return process, url
 
 
@@ -180,21 +191,32 @@ def serve(directory: Path, owner: int) -> None:
     from tests.helpers import free_port
 
     directory.mkdir(parents=True, exist_ok=True)
+    started: list[subprocess.Popen] = []
     try:
         server, java = install(), java_home()
         moto_port = free_port()
         moto = f"http://127.0.0.1:{moto_port}"
         command = [str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(moto_port)]
-        motoserver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, trino = _start(server, java, directory, moto)
-        _wait(lambda: _answers(f"{moto}/moto-api/"), [motoserver], directory)
+        started.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        process, trino = _start(server, java, directory, moto)
+        started.append(process)
+        _wait(lambda: _answers(f"{moto}/moto-api/"), started[:1], directory)
     except (TrinoSetupError, OSError) as exc:
-        (directory / ERROR).write_text(str(exc))
+        for process in started:
+            stop_process(process)
+        _write(directory / ERROR, str(exc))
         raise
-    (directory / ENDPOINTS).write_text(json.dumps({"trino": trino, "moto": moto}))
+    _write(directory / ENDPOINTS, json.dumps({"trino": trino, "moto": moto}))
     while _alive(owner):
         time.sleep(1)
     os.killpg(os.getpgid(0), signal.SIGTERM)
+
+
+def _write(path: Path, text: str) -> None:
+    """``text`` into ``path`` at once (another process polls for it: never a half-written file)."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)
 
 
 def _alive(pid: int) -> bool:
@@ -202,6 +224,8 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
+    except PermissionError:  # a process of another user: there is one
+        return True
     return True
 
 

@@ -19,18 +19,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emr_lineage.analysis.sources import AnalysisError
-from emr_lineage.lineage.graph.assembly import STATE_RANK
+from emr_lineage.lineage.graph.assembly import STATE_RANK, pick_job
 from emr_lineage.lineage.graph.history import Dataset, Moment, RunHistory, Schema, later
 from emr_lineage.lineage.graph.model import LEVELS, UNKNOWN_NAMESPACE, UNNAMED_JOB, check_level
 from emr_lineage.lineage.naming import dataset_uri
+from emr_lineage.lineage.times import placed
 
 FINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})
 _NO_JOB = (UNKNOWN_NAMESPACE, UNNAMED_JOB)
-_EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
 
 
 def _moment_order(moment: Moment) -> tuple[dt.datetime, str]:
-    return moment[0] or _EARLIEST, moment[1]
+    return placed(moment[0]), moment[1]
 
 
 @dataclass
@@ -57,8 +57,7 @@ class RunRecord:
         events = self.own_events or self.folded_events
         if not events:
             return None
-        low = dt.datetime.min.replace(tzinfo=dt.UTC)
-        return max(events, key=lambda e: (e[0] or low, STATE_RANK.get(e[1], 0), e[1]))
+        return max(events, key=lambda e: (placed(e[0]), STATE_RANK.get(e[1], 0), e[1]))
 
     @property
     def state(self) -> str:
@@ -107,7 +106,7 @@ def _records(history: RunHistory) -> dict[str, RunRecord]:
     runs: dict[str, RunRecord] = {}
     for run_id, run in history.runs.items():
         # The most specific job name: early events may carry a generic one.
-        namespace, name = max(run.jobs, key=lambda job: (len(job[1]), job[1], job[0]), default=_NO_JOB)
+        namespace, name = pick_job(run.jobs) if run.jobs else _NO_JOB  # the graph's choice
         parent_run, parent_job = max(run.parents, default=(None, None))
         runs[run_id] = RunRecord(
             run_id,

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 _LAST = dt.datetime.max.replace(tzinfo=dt.UTC)
+_FIRST = dt.datetime.min.replace(tzinfo=dt.UTC)
 
 
 class NoOffset(ValueError):
@@ -43,8 +44,14 @@ def event_time(event: Mapping[str, Any]) -> dt.datetime | None:
         return None
     try:
         return parse_time(value)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: 0001-01-01T00:00+01:00 is before datetime.min in UTC
         return None
+
+
+def placed(moment: dt.datetime | None) -> dt.datetime:
+    """``moment`` to compare which came later, an unknown time counting as the earliest: an event that
+    cannot be placed never overrides one that can (a run's state, the schema it reported last)."""
+    return _FIRST if moment is None else moment
 
 
 def by_event_time(items: Iterable[T], event_of: Callable[[T], Mapping[str, Any]] = lambda item: item) -> list[T]:

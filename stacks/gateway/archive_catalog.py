@@ -35,6 +35,8 @@ from stacks.shared.nag import acknowledge, wildcard_resource_finding
 
 ENGINE_VERSION = "Athena engine version 3"
 BYTES_PER_MB = 1_000_000  # Athena's cutoff minimum is 10,000,000 bytes: 10 MB
+# A dataset's fields. runs_for_dataset (emr_lineage/aws/archive_queries.py) unnests inputs and outputs
+# AS d(namespace, name): Trino, Athena engine 3's engine, wants one alias per field here.
 _NAME_AND_NAMESPACE = "struct<namespace:string,name:string>"
 EVENT_COLUMNS = (
     ("eventtype", "string"),

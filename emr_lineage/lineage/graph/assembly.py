@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from emr_lineage.lineage.graph.model import LineageGraph
+from emr_lineage.lineage.graph.model import UNNAMED_JOB, LineageGraph
 from emr_lineage.lineage.naming import job_node_id
 
 # Order of run states, so the merged state of a run does not depend on event order (and, among a
@@ -46,12 +46,14 @@ class DatasetRecord:
     last_facets: bytes | None = None
 
 
-def _pick(candidates: set[tuple[str, str]]) -> tuple[str, str]:
-    # The most specific name wins: Spark may report a generic name in early events of a run.
+def pick_job(candidates: set[tuple[str, str]]) -> tuple[str, str]:
+    """A run's job among the (namespace, name) its events gave: the most specific name (Spark may report
+    a generic one in early events of a run), a real name over the placeholder of events without one."""
     if len(candidates) == 1:
         for only in candidates:
             return only
-    return max(candidates, key=lambda job: (len(job[1]), job))
+    named = [job for job in candidates if job[1] != UNNAMED_JOB] or candidates
+    return max(named, key=lambda job: (len(job[1]), job))
 
 
 def union_of_types(first: str | set[Any], second: str | set[Any]) -> str | set[Any]:
@@ -144,7 +146,7 @@ def assemble(
     """The graph of what was merged. Empties the three maps as it goes: the memory of the runs and
     datasets is reused for the graph's nodes instead of adding to the peak (1M events: ~150 MiB)."""
     graph = LineageGraph(level=level, source="events")
-    runs = [(_pick(run.jobs), run) for run in merged_runs.values()]
+    runs = [(pick_job(run.jobs), run) for run in merged_runs.values()]
     merged_runs.clear()
     folded = _application_of(runs) if level == "application" else {}
     job_runs: dict[tuple[str, str], int] = defaultdict(int)

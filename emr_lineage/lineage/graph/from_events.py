@@ -156,9 +156,9 @@ class GraphBuilder:
     def merge(self, exported: Exported) -> None:
         """Add what another builder merged (its :meth:`export`, e.g. from another process)."""
         their_runs, their_datasets, their_columns, their_history = exported
-        if their_history is not None:
-            if self.history is None:
-                raise ValueError("a builder without runs cannot merge one with them (make both with runs=True)")
+        if (their_history is None) != (self.history is None):
+            raise ValueError("builders with and without runs cannot be merged (make both with the same runs=)")
+        if self.history is not None:
             self.history.merge(their_history)
         runs, datasets, columns = self.runs, self.datasets, self.columns
         for key, (jobs, parents, inputs, outputs, states, is_application) in their_runs.items():

@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emr_lineage.lineage.graph.model import UNKNOWN_NAMESPACE, UNNAMED_JOB
-from emr_lineage.lineage.times import event_time, parse_time
+from emr_lineage.lineage.times import event_time, parse_time, placed
 
 INPUT, OUTPUT = "input", "output"  # a dataset's role in a run
 _EMPTY: Mapping[str, Any] = {}
-_EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
 
 Dataset = tuple[str, str]  # (namespace, name) as reported
 Fields = tuple[tuple[str, str], ...]  # (field, type) as reported, nested fields as ``parent.child``
@@ -38,12 +37,11 @@ def _kept(value: str) -> str:
 
 
 def later(first: Schema | None, second: Schema) -> Schema:
-    """The schema reported last: the later event time (an event without one counts as the latest,
-    as :func:`~emr_lineage.lineage.times.by_event_time` places it), then the larger field list."""
+    """The schema reported last: the later event time (:func:`~emr_lineage.lineage.times.placed`: an
+    event without one counts as the earliest), then the larger field list."""
     if first is None:
         return second
-    rank = [(time is None, time or _EARLIEST, fields) for time, fields in (first, second)]
-    return first if rank[0] >= rank[1] else second
+    return first if (placed(first[0]), first[1]) >= (placed(second[0]), second[1]) else second
 
 
 def flatten(fields: Any, prefix: str = "") -> Fields:
@@ -117,11 +115,14 @@ class RunHistory:
             pass
 
     def _pair(self, first: Any, second: Any) -> tuple[str, str]:
-        """One shared tuple of two interned names (a job's, a dataset's), as the graph builder keeps its keys."""
+        """One shared tuple of two interned names (a job's, a dataset's), as the graph builder keeps its keys.
+        Only names that are strings are shared: ``1``, ``1.0`` and ``True`` are equal keys but three names."""
+        if type(first) is not str or type(second) is not str:
+            return (_kept(str(first)), _kept(str(second)))
         pair = (first, second)
         shared = self._pairs.get(pair)
         if shared is None:
-            shared = self._pairs[pair] = (_kept(str(first)), _kept(str(second)))
+            shared = self._pairs[pair] = (_kept(first), _kept(second))
         return shared
 
     def _add(self, event: dict[str, Any]) -> None:
@@ -144,7 +145,10 @@ class RunHistory:
         for role, side, datasets in sides:
             for dataset in datasets or ():
                 if type(dataset) is dict:
-                    self._add_dataset(record, role, side, dataset, time)
+                    try:
+                        self._add_dataset(record, role, side, dataset, time)
+                    except (AttributeError, TypeError):  # a malformed facet: the other datasets still count
+                        pass
 
     def _add_dataset(
         self,
@@ -162,7 +166,7 @@ class RunHistory:
         if not facets or type(facets) is not dict:
             return
         version = facets.get("version")
-        if version:
+        if type(version) is dict:
             value = version.get("datasetVersion")
             if value not in (None, ""):
                 versions.add(str(value))
@@ -195,7 +199,7 @@ class RunHistory:
         history = cls()
         for index, run in enumerate(runs):
             try:
-                history.runs[str(run["runId"])] = _run_of_dict(run)
+                history.merge({str(run["runId"]): _run_of_dict(run)})  # a run given twice: both, merged
             except KeyError as exc:
                 raise ValueError(f"runs[{index}] has no {exc}") from None
             except (TypeError, ValueError) as exc:
@@ -207,12 +211,16 @@ def _iso(time: dt.datetime | None) -> str | None:
     return time.isoformat() if time else None
 
 
-def _parsed(value: str | None) -> dt.datetime | None:
-    return parse_time(value) if value is not None else None
+def _parsed(value: Any) -> dt.datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"time {value!r} is not a string")
+    return parse_time(value)
 
 
-def _by_time(moment: Moment) -> tuple[bool, dt.datetime, str]:
-    return moment[0] is None, moment[0] or _EARLIEST, moment[1]
+def _by_time(moment: Moment) -> tuple[dt.datetime, str]:
+    return placed(moment[0]), moment[1]
 
 
 def _run_dict(run_id: str, run: RunEvents) -> dict[str, Any]:

@@ -87,3 +87,22 @@ def test_the_demo_runs(demo_run: DemoRun) -> None:
         ("train_model", "read"),
     ]
     assert "no run carries a version facet" in report.notes[0]
+
+
+def test_a_run_is_named_as_the_graph_names_its_job() -> None:
+    """The same choice among the names a run's events give: the most specific, a real one over the
+    placeholder of an event without a job name, then the larger (namespace, name)."""
+    from emr_lineage.lineage.graph.from_events import build_graph
+
+    def event(kind: str, run_id: str, job: dict) -> dict:
+        return {"eventType": kind, "eventTime": at(0).isoformat(), "run": {"runId": run_id}, "job": job}
+
+    events = [
+        event("START", "r1", {"namespace": "a"}),  # no name yet: the placeholder
+        event("COMPLETE", "r1", {"namespace": "a", "name": "etl"}),
+        event("START", "r2", {"namespace": "nsA", "name": "abd"}),
+        event("COMPLETE", "r2", {"namespace": "nsB", "name": "abc"}),
+    ]
+    jobs = {(node["namespace"], node["name"]) for node in build_graph(events).nodes.values() if node["type"] == "JOB"}
+    runs = {(run.namespace, run.job) for run in collect_runs(events)}
+    assert runs == jobs == {("a", "etl"), ("nsB", "abc")}

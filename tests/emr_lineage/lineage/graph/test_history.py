@@ -41,7 +41,7 @@ def test_any_order_and_repetition_gives_the_same_history() -> None:
     assert report_action["parents"][0]["job"] == "report"
 
 
-def test_the_latest_schema_of_a_run_stands_and_a_timeless_one_counts_as_latest() -> None:
+def test_the_latest_schema_of_a_run_stands_and_a_timeless_one_counts_as_earliest() -> None:
     first, second = _events()[1:3]  # the first run's action: START (an input schema) and COMPLETE
     later = copy.deepcopy(second)
     later["eventTime"] = at(9).isoformat()
@@ -53,8 +53,10 @@ def test_the_latest_schema_of_a_run_stands_and_a_timeless_one_counts_as_latest()
         assert schemas[(INPUT, (LAKE, "raw"))][1] == (("price", "double"),)
     timeless = copy.deepcopy(second)
     del timeless["eventTime"]
-    schemas = RunHistory.of([later, timeless]).runs[run_id].schemas
-    assert schemas[(OUTPUT, (LAKE, "clean"))] == (None, (("a", "int"),))
+    for events in ([later, timeless], [timeless, later]):  # it cannot be placed: the timed one stands
+        schemas = RunHistory.of(events).runs[run_id].schemas
+        assert schemas[(OUTPUT, (LAKE, "clean"))] == (at(9), (("z", "int"),))
+    assert RunHistory.of([timeless]).runs[run_id].schemas[(OUTPUT, (LAKE, "clean"))] == (None, (("a", "int"),))
 
 
 def test_histories_of_parts_merge_into_the_history_of_the_whole() -> None:
@@ -68,8 +70,9 @@ def test_histories_of_parts_merge_into_the_history_of_the_whole() -> None:
         merged.merge(part.export())
     assert merged.graph().to_dict() == whole.to_dict()
     assert whole.to_dict()["runs"] == RunHistory.of(events).to_dict()
-    with pytest.raises(ValueError, match="runs=True"):
-        GraphBuilder().merge(GraphBuilder(runs=True).export())
+    for mine, theirs in ((GraphBuilder(), GraphBuilder(runs=True)), (GraphBuilder(runs=True), GraphBuilder())):
+        with pytest.raises(ValueError, match="with and without runs cannot be merged"):
+            mine.merge(theirs.export())
     assert "runs" not in build_graph(events).to_dict()
 
 
@@ -93,6 +96,10 @@ def test_the_json_form_reads_back_exactly() -> None:
         (
             [{**RunHistory.of(_events()[:1]).to_dict()[0], "events": [{"eventTime": "noon", "eventType": "START"}]}],
             r"runs\[0\] is malformed \(Invalid isoformat string: 'noon'\)",
+        ),
+        (
+            [{**RunHistory.of(_events()[:1]).to_dict()[0], "events": [{"eventTime": 5, "eventType": "START"}]}],
+            r"runs\[0\] is malformed \(time 5 is not a string\)",
         ),
     ],
 )
@@ -118,3 +125,27 @@ def test_malformed_events_add_what_they_hold() -> None:
     assert history.runs[good["run"]["runId"]].inputs == {(LAKE, "x"): set()}
     assert history.runs["only-a-run"].jobs == {("(unknown)", "(unnamed)")}
     assert history.runs["r2"].jobs == {("ns", "j")} and not history.runs["r2"].moments  # stopped at the facets
+
+
+def test_a_run_given_twice_in_the_json_form_is_both_merged() -> None:
+    events = _events()  # an action's START and COMPLETE: one run
+    first, second = RunHistory.of(events[1:2]).to_dict()[0], RunHistory.of(events[2:3]).to_dict()[0]
+    assert RunHistory.from_dict([first, second]).to_dict() == RunHistory.of(events[1:3]).to_dict()
+
+
+def test_an_event_time_out_of_range_and_a_malformed_version_lose_nothing_else() -> None:
+    event = copy.deepcopy(_events()[2])  # an action's COMPLETE: an input and an output
+    event["eventTime"] = "0001-01-01T00:00:00+01:00"  # before datetime.min once in UTC
+    event["inputs"].insert(0, {"namespace": LAKE, "name": "odd", "facets": {"version": "not a facet"}})
+    [run] = RunHistory.of([event]).runs.values()
+    assert run.moments == {(None, "COMPLETE")}
+    assert set(run.inputs) == {(LAKE, "odd"), (LAKE, "raw")} and set(run.outputs) == {(LAKE, "clean")}
+
+
+def test_names_that_are_not_strings_are_not_taken_for_one_another() -> None:
+    events = [
+        {"eventType": "START", "run": {"runId": f"r{i}"}, "job": {"namespace": ns, "name": "j"}}
+        for i, ns in enumerate((True, 1))
+    ]
+    history = RunHistory.of(events)
+    assert {run_id: run.jobs for run_id, run in history.runs.items()} == {"r0": {("True", "j")}, "r1": {("1", "j")}}
