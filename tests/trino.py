@@ -197,7 +197,9 @@ def serve(directory: Path, owner: int) -> None:
         moto_port = free_port()
         moto = f"http://127.0.0.1:{moto_port}"
         command = [str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(moto_port)]
-        started.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        # Its recorder (POST /moto-api/recorder/start-recording) writes here: what S3 calls a query made.
+        env = {**os.environ, "MOTO_RECORDER_FILEPATH": str(directory / "moto-recording")}
+        started.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         process, trino = _start(server, java, directory, moto)
         started.append(process)
         _wait(lambda: _answers(f"{moto}/moto-api/"), started[:1], directory)

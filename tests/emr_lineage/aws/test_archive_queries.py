@@ -46,26 +46,33 @@ def test_every_query_prunes_on_the_partition_key_of_its_table(name: str) -> None
     table = RAW_TABLE if f'"{RAW_TABLE}"' in sql else EVENTS_TABLE
     assert f'FROM "{table}"' in sql
     assert re.search(r"\b[a-z]\.dt BETWEEN '\$\{since_date\}' AND '\$\{until_date\}'", sql)
+    # and by hour on the first and last day
+    assert re.search(r"\b[a-z]\.dt > '\$\{since_date\}' OR [a-z]\.hour >= CAST\('\$\{since_hour\}' AS integer\)", sql)
+    assert re.search(r"\b[a-z]\.dt < '\$\{until_date\}' OR [a-z]\.hour <= CAST\('\$\{until_hour\}' AS integer\)", sql)
 
 
-def test_the_window_is_event_time_and_the_partitions_a_day_wider() -> None:
+def test_the_window_is_event_time_and_the_partitions_an_hour_before_and_a_day_after() -> None:
     values = window_values(QUERIES["runs_for_dataset"], SINCE, UNTIL)
     assert values == {
         "since": "2026-11-20T08:30:00.000Z",
         "until": "2026-11-23T12:00:00.123Z",
-        "since_date": "2026-11-19",
+        "since_date": "2026-11-20",
+        "since_hour": "7",
         "until_date": "2026-11-24",
+        "until_hour": "12",
     }
     # Late events are looked for up to a week after the window.
-    assert window_values(QUERIES["late_events"], SINCE, UNTIL)["until_date"] == "2026-11-30"
+    late = window_values(QUERIES["late_events"], SINCE, UNTIL)
+    assert (late["until_date"], late["until_hour"]) == ("2026-11-30", "12")
+    # An hour before midnight: the day before.
+    assert window_values(QUERIES["runs_for_dataset"], SINCE.replace(hour=0), UNTIL)["since_date"] == "2026-11-19"
 
 
 def test_times_with_an_offset_are_utc_and_the_projection_start_bounds_the_dates() -> None:
     tokyo = dt.datetime(2026, 1, 1, 3, 0, tzinfo=dt.timezone(dt.timedelta(hours=9)))
     assert iso_utc(tokyo) == "2025-12-31T18:00:00.000Z"
-    assert window_values(QUERIES["late_events"], dt.datetime(2020, 1, 1, tzinfo=dt.UTC), UNTIL)["since_date"] == (
-        "2024-01-01"
-    )
+    early = window_values(QUERIES["late_events"], dt.datetime(2020, 1, 1, 5, tzinfo=dt.UTC), UNTIL)
+    assert (early["since_date"], early["since_hour"]) == ("2024-01-01", "0")
     with pytest.raises(QueryValueError, match="is before --since"):
         window_values(QUERIES["late_events"], UNTIL, SINCE)
 

@@ -20,14 +20,16 @@ import datetime as dt
 import json
 import os
 import pickle
+import urllib.request
 from collections import Counter
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 import boto3
 import pytest
 import trino.dbapi
 from filelock import FileLock
 
+from emr_lineage.aws.archive import ARRIVAL_SLACK, archive_prefixes
 from emr_lineage.aws.archive_queries import QUERIES, render, window_values
 from emr_lineage.gateway.ingest import check_request
 from emr_lineage.lineage.graph.history import RunHistory
@@ -136,7 +138,36 @@ def _archive(trino_endpoints: dict[str, str], synth) -> dict:
     objects[f"raw/date=2026-11-23/hour=09/broken/{'e' * 16}.json"] = b"{not json"
     for object_key, body in objects.items():
         s3.put_object(Bucket=BUCKET, Key=object_key, Body=body)
-    return {"database": database_input["Name"], "checked": checked, "objects": objects}
+    made = {"database": database_input["Name"], "checked": checked, "objects": objects}
+    return made | {"listed": _listed(trino_endpoints, made["database"], "events_per_producer_per_day")}
+
+
+def _listed(endpoints: dict[str, str], database: str, name: str) -> list[str]:
+    """The S3 prefixes Trino lists to answer query ``name`` (moto_server's recorder: made here, before
+    any test runs a query, so that no other query's calls are recorded)."""
+
+    def recorder(action: str) -> bytes:
+        url = f"{endpoints['moto']}/moto-api/recorder/{action}"
+        method = "GET" if action.startswith("download") else "POST"
+        with urllib.request.urlopen(
+            urllib.request.Request(url, method=method, data=None if method == "GET" else b"")
+        ) as reply:
+            return reply.read()
+
+    recorder("reset-recording")
+    recorder("start-recording")
+    try:
+        _query(endpoints, database, name)
+    finally:
+        recorder("stop-recording")
+    calls = [json.loads(line) for line in recorder("download-recording").splitlines() if line.strip()]
+    return sorted(
+        {
+            query["prefix"][0]
+            for call in calls
+            if call.get("method") == "GET" and (query := parse_qs(urlparse(call.get("url", "")).query)).get("list-type")
+        }
+    )
 
 
 def _query(endpoints: dict[str, str], database: str, name: str, explain: bool = False, **values: str) -> list[list]:
@@ -222,8 +253,11 @@ def test_unreadable_lines_are_the_lines_that_are_not_an_event(trino_endpoints, a
     assert len(expected) == 3 and max(expected.values()) > 20  # the pretty-printed event, [1, 2], {not json
 
 
-def test_the_window_prunes_the_projected_partitions(trino_endpoints, archive) -> None:
-    sales = {"dataset_namespace": "s3://lake", "dataset_name": "sales"}
-    plan = "\n".join(row[0] for row in _query(trino_endpoints, archive["database"], "runs_for_dataset", True, **sales))
-    # the arrival dates from a day before SINCE to a day after UNTIL, not the projection's whole range
-    assert "2026-11-22" in plan and "2026-11-25" in plan and "2024-01-01" not in plan and "2026-11-26" not in plan
+def test_a_query_lists_only_the_hours_its_window_can_hold(archive) -> None:
+    """Projection prunes by date and hour: the archive is listed from an hour before --since (an event
+    may arrive that much before its eventTime, as the archive reader allows) to the query's days after
+    --until (events_per_producer_per_day: one), hour by hour, and nowhere else."""
+    query = QUERIES["events_per_producer_per_day"]
+    expected = archive_prefixes(SINCE - ARRIVAL_SLACK, UNTIL + dt.timedelta(days=query.days_after))
+    assert archive["listed"] == sorted(expected)
+    assert len(expected) == 44  # 2026-11-23 07:00 to 2026-11-25 02:00, not three days of 24 hours
