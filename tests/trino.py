@@ -25,6 +25,7 @@ import tarfile
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -101,7 +102,7 @@ def _unpack(target: Path, java: Path) -> None:
         members = [m for m in tar.getmembers() if m.name.startswith(wanted)]
         tar.extractall(target.parent, members=members, filter="data")
     with tempfile.TemporaryDirectory(prefix="trino-") as directory:  # one start writes the class archive
-        process, _ = _start(target, java, Path(directory), moto="http://127.0.0.1:9")
+        process, _ = _start(target, java, Path(directory), moto="http://127.0.0.1:9", catalog=False)
         stop_process(process)
 
 
@@ -129,7 +130,7 @@ def _command(server: Path, java: Path, directory: Path) -> list[str]:
     ]
 
 
-def _start(server: Path, java: Path, directory: Path, moto: str) -> tuple[subprocess.Popen, str]:
+def _start(server: Path, java: Path, directory: Path, moto: str, catalog: bool = True) -> tuple[subprocess.Popen, str]:
     """Trino in ``directory`` (its configuration, data and log), answering at the URL returned once started."""
     from tests.helpers import free_port
 
@@ -141,7 +142,11 @@ def _start(server: Path, java: Path, directory: Path, moto: str) -> tuple[subpro
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait(lambda: _answers(f"{url}/v1/info", '"starting":false'), [process], directory)
+        _wait(
+            lambda: _answers(f"{url}/v1/info", '"starting":false') and _runs_queries(port, catalog),
+            [process],
+            directory,
+        )
     except BaseException:
         stop_process(process)
         raise
@@ -177,6 +182,20 @@ def _write_config(directory: Path, port: int, moto: str) -> None:
     )
 
 
+def _runs_queries(port: int, catalog: bool) -> bool:
+    """Trino runs queries (just after it starts: ``NO_NODES_AVAILABLE``), on the Hive catalog too when
+    ``catalog`` (its metastore, moto_server, must answer)."""
+    import trino.dbapi
+    from trino.exceptions import TrinoQueryError
+
+    cursor = trino.dbapi.connect(host="127.0.0.1", port=port, user="tests").cursor()
+    try:
+        cursor.execute("SHOW SCHEMAS FROM hive" if catalog else "SELECT 1")
+        return bool(cursor.fetchall())
+    except TrinoQueryError:
+        return False
+
+
 def _answers(url: str, check: str = "") -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as reply:
@@ -200,9 +219,9 @@ def serve(directory: Path, owner: int) -> None:
         # Its recorder (POST /moto-api/recorder/start-recording) writes here: what S3 calls a query made.
         env = {**os.environ, "MOTO_RECORDER_FILEPATH": str(directory / "moto-recording")}
         started.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+        _wait(lambda: _answers(f"{moto}/moto-api/"), started[:1], directory)
         process, trino = _start(server, java, directory, moto)
         started.append(process)
-        _wait(lambda: _answers(f"{moto}/moto-api/"), started[:1], directory)
     except (TrinoSetupError, OSError) as exc:
         for process in started:
             stop_process(process)
@@ -229,6 +248,27 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # a process of another user: there is one
         return True
     return True
+
+
+def run_query(endpoints: dict[str, str], sql: str, schema: str) -> list[list]:
+    """The rows of ``sql`` on the Hive catalog's ``schema``. Just after Trino starts, its own node is not
+    yet one the catalog schedules on (``NO_NODES_AVAILABLE``, for a few seconds): asked again until it is."""
+    import trino.dbapi
+    from trino.exceptions import TrinoQueryError
+
+    url = urllib.parse.urlparse(endpoints["trino"])
+    deadline = time.monotonic() + START_SECONDS
+    while True:
+        cursor = trino.dbapi.connect(
+            host=url.hostname, port=url.port, user="tests", catalog="hive", schema=schema
+        ).cursor()
+        try:
+            cursor.execute(sql)
+            return cursor.fetchall()
+        except TrinoQueryError as exc:
+            if exc.error_name != "NO_NODES_AVAILABLE" or time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
 
 
 def start_serving(directory: Path, owner: int) -> subprocess.Popen:

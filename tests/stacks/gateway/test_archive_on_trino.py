@@ -26,7 +26,6 @@ from urllib.parse import parse_qs, urlparse
 
 import boto3
 import pytest
-import trino.dbapi
 from filelock import FileLock
 
 from emr_lineage.aws.archive import ARRIVAL_SLACK, archive_prefixes
@@ -170,15 +169,10 @@ def _listed(endpoints: dict[str, str], database: str, name: str) -> list[str]:
     )
 
 
-def _query(endpoints: dict[str, str], database: str, name: str, explain: bool = False, **values: str) -> list[list]:
-    """The rows of named query ``name`` over the window, as ``archive query`` renders it (or its plan)."""
+def _query(endpoints: dict[str, str], database: str, name: str, **values: str) -> list[list]:
+    """The rows of named query ``name`` over the window, as ``archive query`` renders it."""
     query = QUERIES[name]
-    sql = render(query, {**window_values(query, SINCE, UNTIL), **values})
-    url = urlparse(endpoints["trino"])
-    connection = trino.dbapi.connect(host=url.hostname, port=url.port, user="tests", catalog="hive", schema=database)
-    cursor = connection.cursor()
-    cursor.execute(f"EXPLAIN {sql}" if explain else sql)
-    return cursor.fetchall()
+    return trino_server.run_query(endpoints, render(query, {**window_values(query, SINCE, UNTIL), **values}), database)
 
 
 def _json_object(line: bytes) -> bool:
