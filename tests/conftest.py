@@ -75,10 +75,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[_PREFETCH_KEY] = prefetch.start(session.config)
 
 
-# Fixtures whose result one background process makes for the whole run (tests/prefetch.py): Trino and
-# the two Spark demos. Tests that need them run last, in this order, so that workers do the rest
-# meanwhile instead of waiting for them.
-_LATE_FIXTURES = ("trino_endpoints", "demo_run", "schema_change_run")
+# Fixtures whose result one background process makes for the whole run (tests/prefetch.py): the two
+# Spark demos. Tests that need them run last, in this order, so that workers do the rest meanwhile
+# instead of waiting for a demo.
+_LATE_FIXTURES = ("demo_run", "schema_change_run")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

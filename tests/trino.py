@@ -6,8 +6,8 @@ its Hive connector reading the Glue catalog and S3 of a moto_server, as Athena r
 libraries and the Hive plugin (the only one the tests load) into the user cache; again, it checks a
 marker and is done. ``python -m tests.trino serve DIR PID`` starts moto_server and Trino for one test run
 and writes ``DIR/endpoints.json`` once both answer (``DIR/error`` if they cannot), then waits until it
-is stopped or the run's pytest (process PID) has ended; its children end with it (one process group:
-``tests/prefetch.py`` starts it with a run of the whole suite, the fixture for a chosen subset).
+is stopped or the run's pytest (process PID) has ended; its children end with it (one process group,
+which the test's fixture starts when it is first asked for).
 
 Trino 476 runs on Java 24 or later (https://trino.io/docs/476/installation/deployment.html); the JDK is
 found under /usr/lib/jvm (``$TRINO_JAVA_HOME`` overrides).

@@ -46,8 +46,8 @@ SINCE, UNTIL = at(-60), at(17.5 * 60)  # 2026-11-23T08:00Z to 2026-11-24T02:30Z:
 
 @pytest.fixture(scope="session")
 def trino_endpoints(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Trino and its moto_server: the run's (tests/prefetch.py starts them), else started here, until
-    this run's pytest ends (the controller of the xdist workers)."""
+    """Trino and its moto_server, started by the first xdist worker that asks (the other waits for them)
+    and stopped when this run's pytest ends (the controller of the workers)."""
     directory = run_shared_dir(tmp_path_factory.getbasetemp()) / trino_server.FOLDER
     directory.parent.mkdir(parents=True, exist_ok=True)
     started = None
@@ -138,12 +138,13 @@ def _archive(trino_endpoints: dict[str, str], synth) -> dict:
     for object_key, body in objects.items():
         s3.put_object(Bucket=BUCKET, Key=object_key, Body=body)
     made = {"database": database_input["Name"], "checked": checked, "objects": objects}
-    return made | {"listed": _listed(trino_endpoints, made["database"], "events_per_producer_per_day")}
+    rows, listed = _recorded(trino_endpoints, made["database"], "events_per_producer_per_day")
+    return made | {"per_producer": rows, "listed": listed}
 
 
-def _listed(endpoints: dict[str, str], database: str, name: str) -> list[str]:
-    """The S3 prefixes Trino lists to answer query ``name`` (moto_server's recorder: made here, before
-    any test runs a query, so that no other query's calls are recorded)."""
+def _recorded(endpoints: dict[str, str], database: str, name: str) -> tuple[list[list], list[str]]:
+    """The rows of query ``name`` and the S3 prefixes Trino lists to answer it (moto_server's recorder:
+    made here, before any test runs a query, so that no other query's calls are recorded)."""
 
     def recorder(action: str) -> bytes:
         url = f"{endpoints['moto']}/moto-api/recorder/{action}"
@@ -156,11 +157,11 @@ def _listed(endpoints: dict[str, str], database: str, name: str) -> list[str]:
     recorder("reset-recording")
     recorder("start-recording")
     try:
-        _query(endpoints, database, name)
+        rows = _query(endpoints, database, name)
     finally:
         recorder("stop-recording")
     calls = [json.loads(line) for line in recorder("download-recording").splitlines() if line.strip()]
-    return sorted(
+    return rows, sorted(
         {
             query["prefix"][0]
             for call in calls
@@ -217,8 +218,8 @@ def test_failed_runs_per_job(trino_endpoints, archive) -> None:
     ] == ["reader_job"]
 
 
-def test_events_per_producer_per_day(trino_endpoints, archive) -> None:
-    rows = _query(trino_endpoints, archive["database"], "events_per_producer_per_day")
+def test_events_per_producer_per_day(archive) -> None:
+    rows = archive["per_producer"]  # run while recording its S3 calls (_recorded)
     expected = Counter(
         (event_time.date(), producer)
         for event_time, producer in ((a.checked.event_time, a.checked.event["producer"]) for a, _ in archive["checked"])
