@@ -77,7 +77,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 # Fixtures whose result one background process makes for the whole run (tests/prefetch.py): the two
 # Spark demos. Tests that need them run last, in this order, so that workers do the rest meanwhile
-# instead of waiting for a demo.
+# instead of waiting for a demo. (Trino, also started there, is ready long before its tests run.)
 _LATE_FIXTURES = ("demo_run", "schema_change_run")
 
 

@@ -2,9 +2,9 @@
 
 The CDK synths (``tests/stacks/synth_cache.py``), checkov's scan of their templates right after them
 (``tests/stacks/checkov_scan.py``, the same process) and the two real Spark demos
-(``tests/emr_lineage/demo_run.py``) take most of two minutes of CPU. (Trino, ``tests/trino.py``, is
-not started here: its start is 4 s of CPU, but it would then idle, about 1 s of CPU every 30 s, until
-its tests run near the end; the first of them starts it.) Each is made under a file lock by
+(``tests/emr_lineage/demo_run.py``) take most of two minutes of CPU. Trino (``tests/trino.py``) starts
+here too (4 s of CPU, then about 1 s every 30 s idle): started by its first test instead, both xdist
+workers waited for it, and the run took longer. Each is made under a file lock by
 whoever asks first, and the others wait for it: a worker that reaches a test needing one while
 another worker makes it sits idle. Started by the controller before the workers are (one process
 each), they are usually done, or under way, when the first test asks, and the two cores stay busy.
@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from tests import trino
 from tests.emr_lineage.demo_run import SHARED_RUNS
 from tests.paths import REPO_ROOT, SYNTH_FOLDER, run_shared_dir
 
@@ -45,7 +46,7 @@ def start(config: pytest.Config) -> list[subprocess.Popen]:
         return []
     root = run_shared_dir(config._tmp_path_factory.getbasetemp())
     modules = {SYNTH_FOLDER: "tests.stacks.checkov_scan", **dict.fromkeys(SHARED_RUNS, "tests.prefetch")}
-    return [
+    return [trino.start_serving(root / trino.FOLDER, os.getpid())] + [
         subprocess.Popen(
             [sys.executable, "-m", module, str(root / folder)],
             cwd=REPO_ROOT,

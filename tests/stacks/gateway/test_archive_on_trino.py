@@ -46,8 +46,8 @@ SINCE, UNTIL = at(-60), at(17.5 * 60)  # 2026-11-23T08:00Z to 2026-11-24T02:30Z:
 
 @pytest.fixture(scope="session")
 def trino_endpoints(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Trino and its moto_server, started by the first xdist worker that asks (the other waits for them)
-    and stopped when this run's pytest ends (the controller of the workers)."""
+    """Trino and its moto_server: the run's (tests/prefetch.py starts them), else started here; both
+    stop when this run's pytest ends (the controller of the xdist workers)."""
     directory = run_shared_dir(tmp_path_factory.getbasetemp()) / trino_server.FOLDER
     directory.parent.mkdir(parents=True, exist_ok=True)
     started = None
