@@ -143,7 +143,7 @@ def _start(server: Path, java: Path, directory: Path, moto: str, catalog: bool =
     url = f"http://127.0.0.1:{port}"
     try:
         _wait(
-            lambda: _answers(f"{url}/v1/info", '"starting":false') and _runs_queries(port, catalog),
+            lambda: _answers(f"{url}/v1/info", '"starting":false') and _runs_queries(url, catalog),
             [process],
             directory,
         )
@@ -182,16 +182,26 @@ def _write_config(directory: Path, port: int, moto: str) -> None:
     )
 
 
-def _runs_queries(port: int, catalog: bool) -> bool:
+def _rows(url: str, sql: str, schema: str | None = None) -> list[list]:
+    """The rows of ``sql`` on the Trino at ``url`` (its Hive catalog, ``schema`` there)."""
+    import trino.dbapi
+
+    address = urllib.parse.urlparse(url)
+    connection = trino.dbapi.connect(
+        host=address.hostname, port=address.port, user="tests", catalog="hive", schema=schema
+    )
+    cursor = connection.cursor()
+    cursor.execute(sql)
+    return cursor.fetchall()
+
+
+def _runs_queries(url: str, catalog: bool) -> bool:
     """Trino runs queries (just after it starts: ``NO_NODES_AVAILABLE``), on the Hive catalog too when
     ``catalog`` (its metastore, moto_server, must answer)."""
-    import trino.dbapi
     from trino.exceptions import TrinoQueryError
 
-    cursor = trino.dbapi.connect(host="127.0.0.1", port=port, user="tests").cursor()
     try:
-        cursor.execute("SHOW SCHEMAS FROM hive" if catalog else "SELECT 1")
-        return bool(cursor.fetchall())
+        return bool(_rows(url, "SHOW SCHEMAS FROM hive" if catalog else "SELECT 1"))
     except TrinoQueryError:
         return False
 
@@ -253,18 +263,12 @@ def _alive(pid: int) -> bool:
 def run_query(endpoints: dict[str, str], sql: str, schema: str) -> list[list]:
     """The rows of ``sql`` on the Hive catalog's ``schema``. Just after Trino starts, its own node is not
     yet one the catalog schedules on (``NO_NODES_AVAILABLE``, for a few seconds): asked again until it is."""
-    import trino.dbapi
     from trino.exceptions import TrinoQueryError
 
-    url = urllib.parse.urlparse(endpoints["trino"])
     deadline = time.monotonic() + START_SECONDS
     while True:
-        cursor = trino.dbapi.connect(
-            host=url.hostname, port=url.port, user="tests", catalog="hive", schema=schema
-        ).cursor()
         try:
-            cursor.execute(sql)
-            return cursor.fetchall()
+            return _rows(endpoints["trino"], sql, schema)
         except TrinoQueryError as exc:
             if exc.error_name != "NO_NODES_AVAILABLE" or time.monotonic() > deadline:
                 raise

@@ -20,17 +20,13 @@ from typing import Any
 
 from emr_lineage.analysis.sources import AnalysisError
 from emr_lineage.lineage.graph.assembly import STATE_RANK, pick_job
-from emr_lineage.lineage.graph.history import Dataset, Moment, RunHistory, Schema, later
+from emr_lineage.lineage.graph.history import Dataset, RunHistory, Schema, merge_datasets, moment_order
 from emr_lineage.lineage.graph.model import LEVELS, UNKNOWN_NAMESPACE, UNNAMED_JOB, check_level
 from emr_lineage.lineage.naming import dataset_uri
 from emr_lineage.lineage.times import placed
 
 FINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})
 _NO_JOB = (UNKNOWN_NAMESPACE, UNNAMED_JOB)
-
-
-def _moment_order(moment: Moment) -> tuple[dt.datetime, str]:
-    return placed(moment[0]), moment[1]
 
 
 @dataclass
@@ -115,7 +111,7 @@ def _records(history: RunHistory) -> dict[str, RunRecord]:
             parent_run=parent_run,
             parent_job=parent_job or None,
             is_application=run.application,
-            own_events=sorted(run.moments, key=_moment_order),
+            own_events=sorted(run.moments, key=moment_order),
             inputs={dataset: set(versions) for dataset, versions in run.inputs.items()},
             outputs={dataset: set(versions) for dataset, versions in run.outputs.items()},
             schemas=dict(run.schemas),
@@ -144,11 +140,7 @@ def collect_runs(history: RunHistory, level: str = "application") -> list[RunRec
                 )
             parent.folded_events.extend(record.own_events + record.folded_events)
             parent.actions.add(record.job)
-            for mine, theirs in ((parent.inputs, record.inputs), (parent.outputs, record.outputs)):
-                for dataset, versions in theirs.items():
-                    mine.setdefault(dataset, set()).update(versions)
-            for where, schema in record.schemas.items():
-                parent.schemas[where] = later(parent.schemas.get(where), schema)
+            merge_datasets(parent, record)
             del runs[record.run_id]
     far = dt.datetime.max.replace(tzinfo=dt.UTC)
     return sorted(runs.values(), key=lambda r: (r.start or far, r.run_id))

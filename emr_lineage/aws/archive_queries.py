@@ -34,14 +34,22 @@ PROJECTION_START = "2024-01-01"  # the first projected date (projection.dt.range
 PLACEHOLDER = re.compile(r"\$\{([a-z_]+)\}")
 WINDOW = ("since", "until", "since_date", "since_hour", "until_date", "until_hour")  # what window_values fills in
 
+
+def _partitions(table: str, indent: str) -> str:
+    """The arrival hours to read of ``table`` (its alias): dates, then the hours of the first and last."""
+    return (
+        f"{table}.dt BETWEEN '${{since_date}}' AND '${{until_date}}'\n"
+        f"{indent}AND ({table}.dt > '${{since_date}}' OR {table}.hour >= CAST('${{since_hour}}' AS integer))\n"
+        f"{indent}AND ({table}.dt < '${{until_date}}' OR {table}.hour <= CAST('${{until_hour}}' AS integer))"
+    )
+
+
 # The window every query starts from: the partitions to read (pruned by projection) and each event's
 # time, parsed once (NULL when it is not an ISO 8601 time Athena reads: such events fall outside).
 _WINDOWED = f"""WITH w AS (
   SELECT e.*, "$path" AS object_key, try(from_iso8601_timestamp(e.eventtime)) AS event_time
   FROM "{EVENTS_TABLE}" e
-  WHERE e.dt BETWEEN '${{since_date}}' AND '${{until_date}}'
-    AND (e.dt > '${{since_date}}' OR e.hour >= CAST('${{since_hour}}' AS integer))
-    AND (e.dt < '${{until_date}}' OR e.hour <= CAST('${{until_hour}}' AS integer))
+  WHERE {_partitions("e", "    ")}
 )"""
 _IN_WINDOW = "w.event_time BETWEEN from_iso8601_timestamp('${since}') AND from_iso8601_timestamp('${until}')"
 # A dataset as the ingest normalises it: s3a:// and s3n:// are s3://, a trailing slash does not count.
@@ -143,9 +151,7 @@ _UNREADABLE = NamedQuery(
     "one-line rule), per object, by arrival date",
     f"""SELECT r.dt, "$path" AS object_key, count(*) AS lines
 FROM "{RAW_TABLE}" r
-WHERE r.dt BETWEEN '${{since_date}}' AND '${{until_date}}'
-  AND (r.dt > '${{since_date}}' OR r.hour >= CAST('${{since_hour}}' AS integer))
-  AND (r.dt < '${{until_date}}' OR r.hour <= CAST('${{until_hour}}' AS integer))
+WHERE {_partitions("r", "  ")}
   AND try(CAST(json_parse(r.raw) AS map(varchar, json))) IS NULL
 GROUP BY r.dt, "$path"
 ORDER BY r.dt, object_key""",

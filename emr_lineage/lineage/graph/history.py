@@ -17,7 +17,7 @@ import datetime as dt
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from emr_lineage.lineage.graph.model import UNKNOWN_NAMESPACE, UNNAMED_JOB
 from emr_lineage.lineage.times import event_time, parse_time, placed
@@ -73,11 +73,24 @@ class RunEvents:
         self.parents |= other.parents
         self.application = self.application or other.application
         self.moments |= other.moments
-        for mine, theirs in ((self.inputs, other.inputs), (self.outputs, other.outputs)):
-            for dataset, versions in theirs.items():
-                mine.setdefault(dataset, set()).update(versions)
-        for key, schema in other.schemas.items():
-            self.schemas[key] = later(self.schemas.get(key), schema)
+        merge_datasets(self, other)
+
+
+class WithDatasets(Protocol):
+    """A run's datasets: a :class:`RunEvents`, or a run of the analysis (``analysis.runs.RunRecord``)."""
+
+    inputs: dict[Dataset, set[str]]
+    outputs: dict[Dataset, set[str]]
+    schemas: dict[tuple[str, Dataset], Schema]
+
+
+def merge_datasets(into: WithDatasets, other: WithDatasets) -> None:
+    """``other``'s datasets merged into ``into``'s: versions united, per (role, dataset) the later schema."""
+    for mine, theirs in ((into.inputs, other.inputs), (into.outputs, other.outputs)):
+        for dataset, versions in theirs.items():
+            mine.setdefault(dataset, set()).update(versions)
+    for key, schema in other.schemas.items():
+        into.schemas[key] = later(into.schemas.get(key), schema)
 
 
 class RunHistory:
@@ -219,7 +232,8 @@ def _parsed(value: Any) -> dt.datetime | None:
     return parse_time(value)
 
 
-def _by_time(moment: Moment) -> tuple[dt.datetime, str]:
+def moment_order(moment: Moment) -> tuple[dt.datetime, str]:
+    """How a run's (time, eventType) pairs are ordered: by :func:`~emr_lineage.lineage.times.placed` time."""
     return placed(moment[0]), moment[1]
 
 
@@ -232,7 +246,9 @@ def _run_dict(run_id: str, run: RunEvents) -> dict[str, Any]:
         "jobs": [{"namespace": ns, "name": name} for ns, name in sorted(run.jobs)],
         "parents": [{"runId": parent, "job": job} for parent, job in sorted(run.parents)],
         "application": run.application,
-        "events": [{"eventTime": _iso(time), "eventType": kind} for time, kind in sorted(run.moments, key=_by_time)],
+        "events": [
+            {"eventTime": _iso(time), "eventType": kind} for time, kind in sorted(run.moments, key=moment_order)
+        ],
         "inputs": datasets(run.inputs),
         "outputs": datasets(run.outputs),
         "schemas": [
