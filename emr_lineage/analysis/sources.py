@@ -30,15 +30,13 @@ from emr_lineage.aws.archive import ArchiveLocation, copy_id, event_time_prefixe
 from emr_lineage.aws.archive import parse_archive_uri as archive_location
 from emr_lineage.aws.clients import AwsError, aws_client, aws_message
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.gateway.ingest import check_request
+from emr_lineage.gateway.ingest import check_archived
 from emr_lineage.gateway.verdict import Rejected
 from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.lineage.graph.model import GraphError, LineageGraph
 from emr_lineage.lineage.times import event_time, parse_time
 from emr_lineage.marquez.client import MarquezClient
 
-# The archive holds bodies the gateway accepted under its own size limit: read them all.
-_NO_SIZE_LIMIT = 1 << 40
 _MAX_NOTES = 5
 
 
@@ -147,7 +145,7 @@ def read_archive(
                 body = s3.get_object(Bucket=location.bucket, Key=key)["Body"].read()
             except (BotoCoreError, ClientError) as exc:
                 raise AnalysisError(f"cannot read s3://{location.bucket}/{key}: {aws_message(exc)}") from None
-            checked = check_request(None, body, api_keys=None, max_bytes=_NO_SIZE_LIMIT)
+            checked = check_archived(body)
             if isinstance(checked, Rejected):
                 rejected.append(f"{key}: {checked.reason}")
             elif window.contains(checked.event):

@@ -13,7 +13,7 @@ split of the events gives the graph ``emr-lineage graph --events`` gives.
 * ``.json`` files (an array or one event): a partition reads whole files with the loader itself
   (:func:`~emr_lineage.lineage.events.reader.stream_events`, then ``merge``);
 * the gateway's archive: one event per object, possibly pretty-printed: its text with CR and LF
-  turned into spaces goes through the gateway's ``check_request`` (namespaces normalised as
+  turned into spaces goes through the gateway's ``check_archived`` (namespaces normalised as
   ``read_archive`` normalises them), then the window on the event time, then ``BlockWork``
   (structural checks only, as the analysis commands read the archive).
 
@@ -31,7 +31,7 @@ from typing import Any
 
 from emr_lineage.analysis.sources import Window
 from emr_lineage.aws.archive import ARCHIVE_ROOT, event_time_prefixes
-from emr_lineage.gateway.ingest import check_request, one_line_json
+from emr_lineage.gateway.ingest import check_archived, one_line_json
 from emr_lineage.gateway.verdict import Rejected
 from emr_lineage.lineage.events.merging import MakeMerger, cyclic_gc_paused
 from emr_lineage.lineage.events.reader import stream_events
@@ -43,7 +43,6 @@ from emr_lineage.lineage.schemas.checks import Schemas, load_schemas, require_sc
 
 BLOCK_LINES = 4096  # lines handed to BlockWork at a time (the loader's blocks are 1-4 MiB)
 MAX_DETAILS = 20  # problems worded per part (all are counted)
-_NO_SIZE_LIMIT = 1 << 40  # the archive holds bodies the gateway accepted under its own limit
 
 
 @dataclass(frozen=True)
@@ -123,7 +122,7 @@ def archive_line(body: bytes) -> tuple[dict[str, Any] | None, bytes | str]:
     """(event, its canonical JSON line) of one archived object, or (None, why the gateway refuses it).
     The object's text is one event; a pretty-printed one is put on one line first."""
     line = one_line_json(body)
-    checked = check_request(None, line, api_keys=None, max_bytes=_NO_SIZE_LIMIT)
+    checked = check_archived(line)
     if isinstance(checked, Rejected):
         return None, checked.reason
     return checked.event, checked.canonical

@@ -28,12 +28,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.archive import ArchiveLocation, archive_prefixes, event_time_prefixes, group_of
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.gateway.ingest import check_request
+from emr_lineage.gateway.ingest import check_archived
 from emr_lineage.gateway.verdict import Rejected
 from emr_lineage.lineage.times import parse_time
-
-# Replay re-checks archived bodies, which the gateway accepted under its own size limit.
-_NO_SIZE_LIMIT = 1 << 40
 
 
 class ReplayError(EmrLineageError):
@@ -155,7 +152,7 @@ def replay(
                 body = s3.get_object(Bucket=location.bucket, Key=key)["Body"].read()
             except (BotoCoreError, ClientError) as exc:
                 raise ReplayError(f"cannot read s3://{location.bucket}/{key}: {' '.join(str(exc).split())}") from None
-            checked = check_request(None, body, api_keys=None, max_bytes=_NO_SIZE_LIMIT)
+            checked = check_archived(body)
             if isinstance(checked, Rejected):
                 result.skipped.append(f"{key}: {checked.reason}")
             else:
