@@ -13,12 +13,12 @@ Standard library only (the ingest Lambda's asset). What the OpenLineage clients 
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import Mapping
 from typing import Any
 
 from emr_lineage.gateway.verdict import Rejected, one_line
+from emr_lineage.lineage.event_json import JsonRuleError, decode_batch, decode_event
 
 GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952, https://www.rfc-editor.org/rfc/rfc1952#section-2.3.1
 GZIP_ENCODINGS = frozenset({"gzip", "x-gzip"})  # x-gzip: RFC 9110 section 8.4.1.3
@@ -66,14 +66,41 @@ def decoded(headers: Mapping[str, str] | None, body: bytes, *, max_bytes: int) -
     return body
 
 
-def parsed(data: bytes) -> Any | Rejected:
-    """The JSON value of UTF-8 bytes (a leading byte order mark is allowed, as RFC 8259 section 8.1 lets
-    a parser do)."""
+def _text(data: bytes) -> str | Rejected:
+    """UTF-8 text (a leading byte order mark is allowed, as RFC 8259 section 8.1 lets a parser do)."""
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return Rejected(400, f"the body is not UTF-8 (byte {exc.start} is {data[exc.start : exc.start + 1]!r})")
+
+
+def parsed(data: bytes) -> Any | Rejected:
+    """The JSON value of UTF-8 bytes, held to the JSON rule of every door (:mod:`emr_lineage.lineage.event_json`)."""
+    text = _text(data)
+    if isinstance(text, Rejected):
+        return text
     try:
-        return json.loads(text)
-    except ValueError as exc:
-        return Rejected(400, f"the body is not JSON: {one_line(str(exc))}")
+        return decode_event(text)
+    except JsonRuleError as exc:
+        return Rejected(400, f"the body {_reason(exc)}")
+
+
+def parsed_batch(data: bytes) -> Any | Rejected:
+    """A batch's JSON value: a list whose events are each the value or the :class:`Rejected` of what it
+    broke (so it is refused alone), or any other JSON value as it is."""
+    text = _text(data)
+    if isinstance(text, Rejected):
+        return text
+    try:
+        value = decode_batch(text)
+    except JsonRuleError as exc:
+        return Rejected(400, f"the body {_reason(exc)}")
+    if not isinstance(value, list):
+        return value
+    return [Rejected(400, f"the event {_reason(item)}") if isinstance(item, JsonRuleError) else item for item in value]
+
+
+def _reason(error: JsonRuleError) -> str:
+    """``is not JSON: ...`` or ``breaks the JSON rule: ...``, on one line."""
+    reason = one_line(error.reason)
+    return f"is {reason}" if reason.startswith("not JSON") else f"breaks the JSON rule: {reason}"

@@ -65,6 +65,8 @@ ASSET_FILES = (
     "emr_lineage/aws/archive.py",
     "emr_lineage/aws/session.py",
     "emr_lineage/lineage/__init__.py",
+    "emr_lineage/lineage/event_json.py",
+    "emr_lineage/lineage/event_rule.py",
     "emr_lineage/lineage/naming.py",
     "emr_lineage/lineage/times.py",
     "emr_lineage/marquez/__init__.py",

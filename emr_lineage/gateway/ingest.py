@@ -37,7 +37,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.archive import archive_key
-from emr_lineage.gateway.body import decoded, header, parsed
+from emr_lineage.gateway.body import decoded, header, parsed, parsed_batch
 from emr_lineage.gateway.config import MAX_BATCH_EVENTS
 from emr_lineage.gateway.event import CheckedEvent, check_event
 from emr_lineage.gateway.verdict import Rejected, one_line
@@ -137,7 +137,12 @@ def _accepted(value: Any, raw: bytes, *, max_bytes: int, received: dt.datetime) 
 
 
 def _body(
-    headers: Mapping[str, str] | None, body: bytes, *, api_keys: Collection[str] | None, max_bytes: int
+    headers: Mapping[str, str] | None,
+    body: bytes,
+    *,
+    api_keys: Collection[str] | None,
+    max_bytes: int,
+    parse: Callable[[bytes], Any] = parsed,
 ) -> Any | Rejected:
     """The key, then the body decoded and parsed (within ``max_bytes``), as (JSON value, its bytes)."""
     if api_keys is not None and not authorized(headers, api_keys):
@@ -145,7 +150,7 @@ def _body(
     data = decoded(headers, body, max_bytes=max_bytes)
     if isinstance(data, Rejected):
         return data
-    value = parsed(data)
+    value = parse(data)
     return value if isinstance(value, Rejected) else (value, data)
 
 
@@ -194,7 +199,7 @@ def check_batch(
 ) -> list[Accepted | Rejected] | Rejected:
     """Check a batch request (a JSON array of events): the request as a whole (key, size, an array),
     then each event on its own, in order. Each event's archived bytes are its JSON text as sent."""
-    got = _body(headers, body, api_keys=api_keys, max_bytes=max_batch_bytes)
+    got = _body(headers, body, api_keys=api_keys, max_bytes=max_batch_bytes, parse=parsed_batch)
     if isinstance(got, Rejected):
         return got
     events = got[0]
@@ -207,6 +212,9 @@ def check_batch(
     received = clock()
     checked: list[Accepted | Rejected] = []
     for value in events:
+        if isinstance(value, Rejected):  # it broke the JSON rule: refused alone
+            checked.append(value)
+            continue
         raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         checked.append(_accepted(value, raw, max_bytes=max_bytes, received=received))
     return checked

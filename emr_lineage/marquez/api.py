@@ -6,6 +6,7 @@ client both take their paths from here.
 
 from __future__ import annotations
 
+import datetime as dt
 from urllib.parse import urlsplit
 
 API_ROOT = "/api/v1"
@@ -16,6 +17,13 @@ LINEAGE_ENDPOINT = f"{API_ROOT}/lineage"  # POST: OpenLineage events; GET: the l
 # (https://github.com/MarquezProject/marquez/issues/2918): the lineage gateway serves it and
 # forwards each event to LINEAGE_ENDPOINT.
 LINEAGE_BATCH_ENDPOINT = f"{LINEAGE_ENDPOINT}/batch"
+EVENTS_ENDPOINT = f"{API_ROOT}/events/lineage"  # GET: the raw events Marquez stored, by event time
+# The event times Marquez lists back. GET /events/lineage reads event_time >= after and < before, with
+# after=1970-01-01T00:00Z and before=2030-01-01T00:00Z unless given (OpenLineageResource.java,
+# OpenLineageDao.java): readers send both ends, events are held to this range where they come in
+# (emr_lineage.lineage.event_rule), and the end stays a day short of the last day Python's datetime holds.
+EARLIEST_EVENT_TIME = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+LATEST_EVENT_TIME = dt.datetime(9999, 12, 31, tzinfo=dt.UTC)  # exclusive
 
 
 def base_url(url: str) -> str:

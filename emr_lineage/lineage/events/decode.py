@@ -12,6 +12,10 @@ error messages differ. So there:
 * a repeated key is caught by cheap evidence (:func:`may_repeat_a_key`): the number of keys the
   text can hold against the number the decoded value holds. Only when they differ is the text
   parsed again by the slow pure-Python decoder that names the repeated key and its offset.
+
+Every way holds the line to the JSON rule of every door (:mod:`emr_lineage.lineage.event_json`): jiter
+refuses NaN, Infinity, lone surrogates and values nested deeper than the rule's limit (its own), and
+a line with a NUL escape goes the careful way, which holds its value to the whole rule.
 """
 
 from __future__ import annotations
@@ -25,6 +29,16 @@ from typing import Any
 import jiter
 import orjson
 
+from emr_lineage.lineage.event_json import (
+    DECODER,
+    TOO_DEEP,
+    DuplicateKey,
+    JsonRuleError,
+    needs_walk,
+    same_value,
+    value_problem,
+)
+
 
 def usual_value(raw: bytes) -> Any:
     """The JSON value of a usual line, decoded in one pass, or None for any line that needs a
@@ -35,6 +49,8 @@ def usual_value(raw: bytes) -> Any:
     64 bits stay integers, as in the standard library. Object keys are cached: every event has
     the same few dozen names. Replaces an orjson decode plus :func:`may_repeat_a_key` (about 1 us
     a line less)."""
+    if b"\\u0000" in raw:  # a NUL, which jiter decodes: the careful way refuses it
+        return None
     try:
         return _from_json(raw, catch_duplicate_keys=True, cache_mode="keys", allow_inf_nan=False)
     except ValueError:
@@ -58,37 +74,6 @@ class Problem:
     message: str
 
 
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str, offset: int | None = None) -> None:
-        super().__init__(key)
-        self.key, self.offset = key, offset
-
-
-def same_value(first: Any, second: Any) -> bool:
-    """True when two decoded JSON values are the same JSON (``1`` is not ``true`` nor ``1.0``; key order
-    does not matter). A key repeated with the same value is no ambiguity: the OpenLineage Spark
-    listener repeats facets that way (1.53.0 writes ``run.facets.processing_engine`` twice)."""
-    if first is second:
-        return True
-    try:
-        return orjson.dumps(first, option=orjson.OPT_SORT_KEYS) == orjson.dumps(second, option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits
-        return json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook`` of the C decoder: a dict, or _DuplicateKey (no position) for a key
-    repeated with another value."""
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        first: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in first and not same_value(first[key], value):
-                raise _DuplicateKey(key)
-            first.setdefault(key, value)
-    return result
-
-
 def _locating_object(
     s_and_end: tuple[str, int],
     strict: bool,
@@ -99,7 +84,7 @@ def _locating_object(
     _w: Any = WHITESPACE.match,
 ) -> tuple[dict[str, Any], int]:
     """``parse_object`` of the pure Python decoder: like json's, but a key repeated with another value
-    raises _DuplicateKey with the key's offset. Only used to locate a duplicate."""
+    raises DuplicateKey with the key's offset. Only used to locate a duplicate."""
     text, end = s_and_end
     pairs: dict[str, Any] = {}
     end = _w(text, end).end()
@@ -119,7 +104,7 @@ def _locating_object(
         except StopIteration as exc:
             raise json.JSONDecodeError("Expecting value", text, exc.value) from None
         if key in pairs and not same_value(pairs[key], value):
-            raise _DuplicateKey(key, key_at)
+            raise DuplicateKey(key, key_at)
         pairs.setdefault(key, value)
         end = _w(text, end).end()
         char = text[end : end + 1]
@@ -131,8 +116,8 @@ def _locating_object(
         end = _w(text, end).end()
 
 
-CHECKING_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
-PLAIN_DECODER = json.JSONDecoder()
+# The .json reader's (sources.py): no duplicate check (it locates one afterwards), the rule's numbers.
+PLAIN_DECODER = json.JSONDecoder(parse_int=DECODER.parse_int, parse_float=DECODER.parse_float)
 _LOCATING_DECODER = json.JSONDecoder()
 _LOCATING_DECODER.parse_object = _locating_object  # type: ignore[assignment]
 _LOCATING_DECODER.scan_once = py_make_scanner(_LOCATING_DECODER)
@@ -143,12 +128,12 @@ def duplicate_at(text: str, start: int) -> tuple[str, int] | None:
     ``start``; None when every repeated key repeats its value."""
     try:
         _LOCATING_DECODER.raw_decode(text, start)
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         return exc.key, exc.offset if exc.offset is not None else start
     except RecursionError:  # deeper than the pure-Python parser goes: the C one finds the key, not where
         try:
-            CHECKING_DECODER.raw_decode(text, start)
-        except _DuplicateKey as exc:
+            DECODER.raw_decode(text, start)
+        except DuplicateKey as exc:
             return exc.key, start
         except (ValueError, RecursionError):
             return None
@@ -180,8 +165,8 @@ def may_repeat_a_key(raw: bytes, value: Any) -> bool:
 def _slow_line(text: str) -> Any:
     """The value of one JSONL line by the standard library, or a Problem for a repeated key."""
     try:
-        return CHECKING_DECODER.decode(text)
-    except _DuplicateKey as exc:
+        return DECODER.decode(text)
+    except DuplicateKey as exc:
         located = duplicate_at(text, len(text) - len(text.lstrip(" \t\r"))) or (exc.key, None)
         column = f" (column {located[1] + 1})" if located[1] is not None else ""
         return Problem(f"duplicate key {located[0]!r}{column}")
@@ -196,7 +181,8 @@ class NotUtf8(ValueError):
 
 
 def decode_line(raw: bytes) -> Any:
-    """The JSON value of one JSONL line (bytes), or a Problem (invalid JSON, repeated key).
+    """The JSON value of one JSONL line (bytes), or a Problem (invalid JSON, a repeated key, what else the
+    JSON rule refuses).
 
     Raises :class:`NotUtf8` for bytes that are not UTF-8 (the whole source is unreadable).
     """
@@ -208,11 +194,26 @@ def decode_line(raw: bytes) -> Any:
         except UnicodeDecodeError as exc:
             raise NotUtf8(exc.reason, exc.start) from None
         try:
-            return _slow_line(text)
+            value = _slow_line(text)
         except json.JSONDecodeError as exc:
             return Problem(f"invalid JSON: {exc.msg} (column {exc.colno})")
         except RecursionError:  # deeper than the standard library's decoder goes (about 1,000 levels)
-            return Problem("invalid JSON: nested too deeply")
+            return Problem(TOO_DEEP)
+        except JsonRuleError as exc:  # a number the rule refuses
+            return Problem(exc.reason)
+        return _held_to_the_rule(text, value)
+    text = raw.decode("utf-8").removesuffix("\n")
     if may_repeat_a_key(raw, value):
-        return _slow_line(raw.decode("utf-8").removesuffix("\n"))
-    return value
+        try:
+            value = _slow_line(text)
+        except JsonRuleError as exc:
+            return Problem(exc.reason)
+    return _held_to_the_rule(text, value)
+
+
+def _held_to_the_rule(text: str, value: Any) -> Any:
+    """``value``, or a Problem when it breaks what only the decoded value shows (nesting, NaN, NULs...)."""
+    if type(value) is Problem or not needs_walk(text):
+        return value
+    problem = value_problem(value)
+    return value if problem is None else Problem(problem)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.lineage.event_json import TOO_DEEP, JsonRuleError, needs_walk, value_problem
 from emr_lineage.lineage.events.decode import PLAIN_DECODER, Problem, duplicate_at, may_repeat_a_key
 
 STDIN = "-"
@@ -188,7 +189,9 @@ class _Text:
             try:
                 value, end = PLAIN_DECODER.raw_decode(self.text, position)
             except RecursionError:  # deeper than the standard library's decoder goes (about 1,000 levels)
-                raise json.JSONDecodeError("nested too deeply", self.text, position) from None
+                raise _RuleBroken(TOO_DEEP, self.text, position) from None
+            except JsonRuleError as exc:  # a number the rule refuses: where the item ends is not known
+                raise _RuleBroken(exc.reason, self.text, position) from None
             except json.JSONDecodeError as exc:
                 near_end = exc.pos >= len(self.text) - 8 or exc.msg.startswith("Unterminated string")
                 if near_end and self.more(len(self.text)):
@@ -199,18 +202,31 @@ class _Text:
             self.more()  # a number may go on in the next chunk
 
 
+class _RuleBroken(json.JSONDecodeError):
+    """An item the JSON rule refuses while decoding it: it ends the file as a syntax error does (where the
+    item ends is not known), worded as the rule words it."""
+
+
 def _checked_item(window: _Text, position: int, value: Any, end: int) -> tuple[int, Any]:
-    """(line, value) of a decoded item, or (line of the repeated key, Problem)."""
+    """(line, value) of a decoded item, or (line of the repeated key, Problem), or (line, Problem) of what
+    else the JSON rule of every door refuses (:mod:`emr_lineage.lineage.event_json`)."""
     raw = window.text[position:end].encode("utf-8")
     if may_repeat_a_key(raw, value):
         located = duplicate_at(window.text, position)
         if located is not None:
             return window.line(located[1]), Problem(f"duplicate key {located[0]!r}")
-    return window.line(position), value
+    problem = value_problem(value) if needs_walk(window.text, position, end) else None
+    return window.line(position), value if problem is None else Problem(problem)
 
 
 def _error(window: _Text, message: str, position: int) -> tuple[int, Problem]:
     return window.line(position), Problem(f"invalid JSON: {message}")
+
+
+def _failed(window: _Text, exc: json.JSONDecodeError) -> tuple[int, Problem]:
+    if isinstance(exc, _RuleBroken):
+        return window.line(exc.pos), Problem(exc.msg)
+    return _error(window, exc.msg, exc.pos)
 
 
 def read_json(source: Source, stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
@@ -232,7 +248,7 @@ def _json_values(window: _Text, position: int) -> Iterator[tuple[int, Any]]:
         try:
             value, end = window.decode(position)
         except json.JSONDecodeError as exc:
-            yield _error(window, exc.msg, exc.pos)
+            yield _failed(window, exc)
             return
         item = _checked_item(window, position, value, end)
         rest = window.skip_space(end)
@@ -265,7 +281,7 @@ def _json_values(window: _Text, position: int) -> Iterator[tuple[int, Any]]:
         try:
             value, end = window.decode(position)
         except json.JSONDecodeError as exc:
-            yield _error(window, exc.msg, exc.pos)
+            yield _failed(window, exc)
             return
         yield _checked_item(window, position, value, end)
         position, expect_item, count = end, False, count + 1

@@ -26,6 +26,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
+from emr_lineage.lineage.event_rule import event_problem
 from emr_lineage.lineage.schemas.compiled import CompiledEventChecks, compile_event_checks
 from emr_lineage.lineage.schemas.store import (
     EVENT_SCHEMA,
@@ -291,11 +292,11 @@ def check_event_with(event: Any, strict: bool, schemas: Schemas | None) -> str |
     if schemas is None and strict:
         raise SchemasMissingError(schema_dir())
     if schemas is not None and schemas.compiled.is_valid(event, strict):
-        return None  # the compiled check includes the structural rules
+        return None  # the compiled check includes the structural rules and the event rule
     problem = _structural_problem(event)
-    if problem is not None or schemas is None:
-        return problem
-    return detailed_problem(event, strict, schemas)
+    if problem is None and schemas is not None:
+        problem = detailed_problem(event, strict, schemas)
+    return problem or event_problem(event)
 
 
 def detailed_problem(event: Mapping[str, Any], strict: bool, schemas: Schemas) -> str | None:

@@ -7,7 +7,8 @@ the detailed ``jsonschema`` checks of :mod:`emr_lineage.lineage.schemas.checks`,
 problem and have the last say. So the compiled schema must never accept what the detailed checks
 reject (it may reject more; that only costs time). It is built as:
 
-* both: the structural rules every event must meet (:data:`_STRUCTURE`);
+* both: the structural rules every event must meet (:data:`_STRUCTURE`) and the event rule of every
+  door as schema (:mod:`emr_lineage.lineage.schemas.rule_schema`);
 * strict: ``RunEvent`` of ``OpenLineage.json``, and every facet map (run, job, dataset facets,
   input/output facets) also checked against each facet schema of the store, as the detailed
   checks do by facet key;
@@ -35,6 +36,8 @@ from typing import Any
 
 import jsonschema_rs
 from jsonschema import FormatChecker
+
+from emr_lineage.lineage.schemas.rule_schema import rule_schema
 
 _FACET_MAP_PLACES = {
     "run": ("facets",),
@@ -73,13 +76,10 @@ def _without(node: Any, drop_required: bool, formats: frozenset[str]) -> Any:
 # keeps (a character class of every character Python counts as whitespace, not a ``\\s`` whose
 # meaning depends on the regex engine). So the Python structural check only runs to word a problem.
 _WHITESPACE = "".join(chr(code) for code in range(0x3001) if chr(code).isspace())
+_NAME = {"type": "string", "pattern": f"[^{_WHITESPACE}]"}
 _NAMED_DATASETS = {
     "type": "array",
-    "items": {
-        "type": "object",
-        "required": ["name"],
-        "properties": {"name": {"type": "string", "pattern": f"[^{_WHITESPACE}]"}},
-    },
+    "items": {"type": "object", "required": ["name"], "properties": {"name": _NAME}},
 }
 _STRUCTURE = {
     "type": "object",
@@ -143,6 +143,7 @@ def _event_schema(event_id: str, facet_documents: list[Mapping[str, Any]]) -> di
                     "outputs": named_datasets("outputs"),
                 },
             },
+            rule_schema(_NAME, _MONTH_DAY),
         ],
     }
 

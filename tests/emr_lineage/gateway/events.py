@@ -17,16 +17,26 @@ def clock() -> dt.datetime:
     return RECEIVED
 
 
+PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.40.0/integration/spark"
+
+
+def facet(schema: str, **fields: Any) -> dict[str, Any]:
+    """A facet with the two fields every facet has (the event rule refuses one without them)."""
+    return {"_producer": PRODUCER, "_schemaURL": f"https://openlineage.io/spec/facets/{schema}", **fields}
+
+
 def event(*, parent: str | None = None, root: Any = None, run_id: str = RUN_ID, **changes: Any) -> dict[str, Any]:
     facets: dict[str, Any] = {}
     if parent:
-        facets["parent"] = {"run": {"runId": parent}, "job": {"namespace": "emr-lineage-dev", "name": "app"}}
+        facets["parent"] = facet(
+            "1-1-0/ParentRunFacet.json", run={"runId": parent}, job={"namespace": "emr-lineage-dev", "name": "app"}
+        )
         if root is not None:
             facets["parent"]["root"] = {"run": {"runId": root}, "job": {"namespace": "airflow", "name": "dag"}}
     base: dict[str, Any] = {
         "eventType": "COMPLETE",
         "eventTime": "2026-11-21T12:00:03.250+01:00",
-        "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.40.0/integration/spark",
+        "producer": PRODUCER,
         "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
         "run": {"runId": run_id, "facets": facets},
         "job": {"namespace": "emr-lineage-dev", "name": "app.write"},
@@ -36,9 +46,14 @@ def event(*, parent: str | None = None, root: Any = None, run_id: str = RUN_ID, 
                 "namespace": "s3n://lake/",
                 "name": "clean/orders",
                 "facets": {
-                    "columnLineage": {
-                        "fields": {"amount": {"inputFields": [{"namespace": "s3a://lake", "name": "raw/orders"}]}}
-                    }
+                    "columnLineage": facet(
+                        "1-2-0/ColumnLineageDatasetFacet.json",
+                        fields={
+                            "amount": {
+                                "inputFields": [{"namespace": "s3a://lake", "name": "raw/orders", "field": "amount"}]
+                            }
+                        },
+                    )
                 },
             }
         ],

@@ -79,8 +79,13 @@ def test_a_dataset_event_groups_by_its_dataset_once_normalised() -> None:
         (job_event(job="nightly"), "job is missing or not an object"),
         (job_event(outputs=[{"name": "x"}]), "outputs[0].namespace is missing"),
         (dataset_event(dataset={"name": "x"}), "dataset.namespace is missing"),
-        (dataset_event(eventTime="noon"), "not an ISO 8601 date-time"),
-        ({"eventTime": "2026-11-21T12:00:00Z", "producer": "p"}, "no run, job or dataset"),
+        (dataset_event(eventTime="noon"), "eventTime: 'noon' is not an RFC 3339 date-time"),
+        # The kind is what the schemaURL names (as Marquez reads it), so an event of no kind is refused
+        # for what that kind lacks.
+        ({"eventTime": "2026-11-21T12:00:00Z", "producer": "p"}, "schemaURL is missing or not a string"),
+        (job_event(schemaURL=f"{SPEC}#/$defs/RunEvent"), "eventType is missing or not a string"),
+        ({**job_event(), "job": None}, "job is missing or not an object"),
+        ({**dataset_event(), "dataset": None}, "dataset is missing or not an object"),
         ([event()], "JSON list, not an object"),
     ],
 )

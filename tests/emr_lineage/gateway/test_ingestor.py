@@ -16,7 +16,7 @@ from moto import mock_aws
 
 from emr_lineage.gateway.event import DATASET_EVENT, JOB_EVENT, RUN_EVENT
 from emr_lineage.gateway.ingest import DEDUP_WINDOW, Accepted, Ingestor, check_request
-from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, RECEIVED, RUN_ID, auth, body, clock, event
+from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, RECEIVED, RUN_ID, auth, body, clock, event, facet
 from tests.emr_lineage.gateway.test_event import dataset_event, job_event
 from tests.helpers import fake_aws_credentials
 
@@ -177,7 +177,9 @@ def archived(aws: Aws) -> list[Any]:
 def test_a_pretty_printed_body_is_archived_on_one_line_with_the_same_value(aws: Aws) -> None:
     # CRLF and LF line breaks, and an escaped newline inside a string that must stay escaped.
     value = event()
-    value["job"]["facets"] = {"documentation": {"description": "line one\nline two"}}
+    value["job"]["facets"] = {
+        "documentation": facet("1-1-0/DocumentationJobFacet.json", description="line one\nline two")
+    }
     raw = json.dumps(value, indent=4).replace("\n", "\r\n").encode()
     assert aws.ingestor().handle(auth(), raw)[0] == 201
     (key,) = aws.archive_keys()
@@ -224,7 +226,7 @@ def test_a_batch_is_checked_event_by_event_and_stored_in_order(aws: Aws) -> None
     assert reply["summary"] == {"received": 5, "successful": 4, "failed": 1, "retriable": 0, "non_retriable": 1}
     (failed,) = reply["failed_events"]
     assert (failed["index"], failed["status"], failed["retriable"]) == (2, 400, False)
-    assert "no run, job or dataset" in failed["reason"]
+    assert failed["reason"] == "producer is missing or not a string"
     assert [(a["index"], a["kind"]) for a in reply["accepted"]] == [
         (0, RUN_EVENT),
         (1, JOB_EVENT),
@@ -251,7 +253,7 @@ def test_a_batch_refused_as_a_whole_stores_nothing(aws: Aws) -> None:
         (auth(), b"[]", 400, "the batch is empty"),
         (auth(), json.dumps([{}] * 101).encode(), 413, "the batch has 101 events; the limit is 100"),
         (auth(), gzip.compress(json.dumps([event()] * 50).encode()), 413, "decompressed"),
-        (auth(), json.dumps([{"eventTime": "2026-11-21T12:00:00Z"}]).encode(), 400, "no run, job or dataset"),
+        (auth(), json.dumps([{"eventTime": "2026-11-21T12:00:00Z"}]).encode(), 400, "producer is missing"),
     ]
     for headers, raw, status, fragment in cases:
         got_status, reply = ingestor.answer(BATCH, headers, raw)

@@ -17,9 +17,10 @@ from typing import Any
 import orjson
 import pytest
 
+from emr_lineage.lineage.event_json import DECODER
 from emr_lineage.lineage.events import blocks as event_blocks
 from emr_lineage.lineage.events import sources as event_sources
-from emr_lineage.lineage.events.decode import CHECKING_DECODER, decode_line, may_repeat_a_key, usual_value
+from emr_lineage.lineage.events.decode import decode_line, may_repeat_a_key, usual_value
 from emr_lineage.lineage.events.reader import EventsError, load_events, stream_events
 from emr_lineage.lineage.graph.from_events import build_graph, build_graph_streamed
 
@@ -213,7 +214,7 @@ def _repeat_a_key(text: str, rng: random.Random) -> str | None:
 
 def _has_repeated_key(text: str) -> bool:
     try:
-        CHECKING_DECODER.decode(text)
+        DECODER.decode(text)
     except ValueError:
         return True
     return False
@@ -694,27 +695,33 @@ def test_worker_messages_survive_reads_and_writes_cut_short(at_most: int) -> Non
 
 
 def _nested(depth: int) -> str:
-    return '{"job": {"namespace": "n", "name": "j"}, "x": ' + "[" * depth + "]" * depth + "}"
+    """An event whose field ``x`` holds ``depth`` arrays, the innermost inside ``depth`` objects and arrays."""
+    event = json.dumps(_event("j"))
+    return event[:-1] + ', "x": ' + "[" * depth + "]" * depth + "}"
 
 
-def test_deep_nesting_is_read_or_one_problem_with_its_line(tmp_path: Path) -> None:
-    """Deeper than orjson (255) and the pure-Python parser go is still read; deeper than the
-    standard library goes (about 1,000) is one problem, never a RecursionError."""
+def test_deep_nesting_is_read_to_the_limit_or_one_problem_with_its_line(tmp_path: Path) -> None:
+    """Up to the JSON rule's limit (200 objects and arrays, jiter's own) an event is read, and a repeated
+    key found in it; deeper is one problem naming its line, in a JSONL file as in a JSON file's list, also
+    as deep as the standard library cannot go (about 1,000: never a RecursionError)."""
     lines, listed = tmp_path / "e.jsonl", tmp_path / "e.json"
-    lines.write_bytes(_jsonl("a") + _nested(1200).encode() + b"\n" + _jsonl("b"))
-    with pytest.raises(EventsError, match=r"e.jsonl:2: invalid JSON: nested too deeply"):
-        load_events([lines])
-    loaded = load_events([lines], skip_invalid=True)
-    assert (_names(loaded), loaded.skipped) == (["a", "b"], 1)
-    for path, text in ((lines, _nested(600)), (listed, f"[{_nested(600)}]")):
+    # The rule's words, also past the standard library's recursion.
+    too_deep = {depth: r"a value is nested in more than 200 objects and arrays" for depth in (201, 1200)}
+    for depth, problem in too_deep.items():
+        lines.write_bytes(_jsonl("a") + _nested(depth).encode() + b"\n" + _jsonl("b"))
+        with pytest.raises(EventsError, match=rf"e.jsonl:2: {problem}"):
+            load_events([lines])
+        loaded = load_events([lines], skip_invalid=True)
+        assert (_names(loaded), loaded.skipped) == (["a", "b"], 1)
+        listed.write_text(f"[{json.dumps(_event('a'))},\n{_nested(depth)}]")
+        with pytest.raises(EventsError, match=rf"e.json:2: {problem}"):
+            load_events([listed])
+    for path, text in ((lines, _nested(200)), (listed, f"[{_nested(200)}]")):
         path.write_text(text)
         assert len(load_events([path])) == 1
         path.write_text(text.replace('"name": "j"', '"name": "j", "name": "k"'))
         with pytest.raises(EventsError, match=r":1: duplicate key 'name'"):
             load_events([path])
-    listed.write_text(f"[{_nested(1200)}]")
-    with pytest.raises(EventsError, match=r"e.json:1: invalid JSON: nested too deeply"):
-        load_events([listed])
 
 
 @pytest.mark.parametrize("line", [b"[1]", b'"x"', b"null"])

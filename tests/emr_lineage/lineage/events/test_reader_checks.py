@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +13,7 @@ from emr_lineage.errors import EXIT_CANNOT_RUN
 from emr_lineage.lineage.events.reader import EventsError, load_events, stream_events, to_dict
 from emr_lineage.lineage.schemas.checks import SchemasMissingError, check_event, load_schemas
 from emr_lineage.lineage.schemas.store import SCHEMA_DIR_ENV_VAR, SchemaStoreError
+from tests.emr_lineage.lineage.rule_events import ENVELOPE, RUN_ID, completed, facet, run_event, with_envelope
 
 
 def test_the_tests_check_against_the_reference_schemas(reference_dir: Path) -> None:
@@ -19,10 +22,51 @@ def test_the_tests_check_against_the_reference_schemas(reference_dir: Path) -> N
     assert schemas.directory == reference_dir / "openlineage" / "spec"
 
 
-def test_real_fixture_fragments_load_in_lenient_mode(ol_fixtures_dir: Path) -> None:
+# What each Spark integration fragment lacks first of what the event rule demands once it has the envelope.
+FRAGMENT_GAPS = {
+    "ol_container_applicationLevelStartApplication.json": "run.facets.parent._producer is missing or not a string",
+    "ol_container_applicationLevelStartJob.json": "run.facets.parent._producer is missing or not a string",
+    "ol_container_columnLineageSingleInputComplete.json": "inputs[0].namespace is missing or not a string",
+    "ol_container_pysparkCTASWithColumnLineageEnd.json": "job.name is missing or not a string",
+    "ol_container_pysparkHadoopFSEndEvent.json": "inputs[0].facets.dataSource._producer is missing or not a string",
+    "ol_container_pysparkSymlinksComplete.json": "job.name is missing or not a string",
+}
+
+
+def write_fragments(ol_fixtures_dir: Path, target: Path, complete: Callable[[Any], Any] = completed) -> list[Path]:
+    """The Spark integration's fragments, each made an event by ``complete``, as files of ``target``."""
+    target.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for path in sorted(ol_fixtures_dir.glob("ol_container_*.json")):
+        (target / path.name).write_text(json.dumps(complete(json.loads(path.read_text())), indent=2))
+        paths.append(target / path.name)
+    return paths
+
+
+def test_real_fixture_fragments_are_refused_naming_the_missing_field(ol_fixtures_dir: Path, tmp_path: Path) -> None:
+    """The OpenLineage Spark integration's fragments lack the envelope (eventTime, producer...): the event
+    rule, which lenient mode does not relax, refuses each naming what it lacks first, file and line."""
     files = sorted(ol_fixtures_dir.glob("ol_container_*.json"))
-    loaded = load_events(files)
-    assert len(loaded) == len(files) == 6
+    assert sorted(f.name for f in files) == sorted(FRAGMENT_GAPS)
+    for path in files:
+        with pytest.raises(EventsError) as info:
+            load_events([path])
+        assert str(info.value) == f"{path}:1: eventTime is missing or not a string"
+    for path in write_fragments(ol_fixtures_dir, tmp_path, with_envelope):
+        with pytest.raises(EventsError) as info:
+            load_events([path])
+        assert str(info.value) == f"{path}:1: {FRAGMENT_GAPS[path.name]}"
+    loaded = load_events(files + write_fragments(ol_fixtures_dir, tmp_path / "completed"), skip_invalid=True)
+    assert (len(loaded), loaded.skipped) == (6, 6)
+
+
+def test_real_fixture_fragments_completed_with_the_envelope_load_in_lenient_mode(
+    ol_fixtures_dir: Path, tmp_path: Path
+) -> None:
+    """With the envelope (eventTime, producer, schemaURL, eventType, runId) and the rest the rule demands
+    (job names, dataset namespaces, facets' _producer and _schemaURL), lenient mode takes what they hold."""
+    loaded = load_events(write_fragments(ol_fixtures_dir, tmp_path))
+    assert len(loaded) == 6 and loaded.skipped == 0
     assert loaded.schema_checked
     assert {e["job"]["namespace"] for e in loaded} >= {"symlinks", "generic-namespace", "testCreateAsSelectAndLoad"}
 
@@ -41,9 +85,12 @@ def test_generated_events_pass_strict_mode(gen, tmp_path: Path) -> None:
     assert len(loaded) == 5 * 5 and loaded.skipped == 0
 
 
-def test_bare_facet_file_is_not_an_event(ol_fixtures_dir: Path) -> None:
-    with pytest.raises(EventsError, match=r"ol_spec_tests_ColumnLineageDatasetFacet_2.json:1: event has no 'job'"):
-        load_events([ol_fixtures_dir])
+def test_bare_facet_file_is_not_an_event(ol_fixtures_dir: Path, tmp_path: Path) -> None:
+    write_fragments(ol_fixtures_dir, tmp_path)  # read first (sorted), and taken
+    facet_file = "ol_spec_tests_ColumnLineageDatasetFacet_2.json"
+    (tmp_path / facet_file).write_bytes((ol_fixtures_dir / facet_file).read_bytes())
+    with pytest.raises(EventsError, match=rf"{facet_file}:1: event has no 'job'"):
+        load_events([tmp_path])
 
 
 def test_directory_is_read_recursively_and_sorted(gen, tmp_path: Path) -> None:
@@ -69,13 +116,7 @@ def _lines(tmp_path: Path, text: str, name: str = "e.jsonl") -> Path:
     return path
 
 
-GOOD = json.dumps(
-    {
-        "eventType": "START",
-        "job": {"namespace": "ns", "name": "j"},
-        "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"},
-    }
-)
+GOOD = json.dumps(run_event("ns", "j"))
 
 
 @pytest.mark.parametrize(
@@ -216,13 +257,9 @@ def test_base_facet_fields_are_checked_in_every_facet_map() -> None:
 
 
 def test_strict_and_lenient_results_are_not_mixed_up() -> None:
-    facet = {
-        "parent": {"job": {"namespace": "n", "name": "app"}, "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"}}
-    }
-    event = {
-        "job": {"namespace": "n", "name": "a"},
-        "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8", "facets": facet},
-    }
+    # The version facet's datasetVersion is required by its schema (strict) and not by the event rule.
+    version = facet("1-0-1/DatasetVersionDatasetFacet.json")
+    event = run_event("n", "a", outputs=[{"namespace": "n", "name": "d", "facets": {"version": version}}])
     assert check_event(event) is None
     problem = check_event(event, strict=True)
     assert problem is not None and "required property" in problem
@@ -275,11 +312,16 @@ def test_structural_checks_still_run_without_schemas(tmp_path: Path) -> None:
 
 
 def test_the_schema_directory_asked_for_is_the_one_used(tmp_path: Path) -> None:
-    # The environment points at the reference schemas, which refuse this eventType; the
-    # directory given to load_events has none, so only the structural checks run.
-    events = _lines(tmp_path, '{"job": {"namespace": "n", "name": "j"}, "eventType": "DONE"}\n')
+    # The environment points at the reference schemas, which refuse this dataset version (a number,
+    # where the event rule does not look); the directory given to load_events has none, so only the
+    # structural checks and the event rule run.
+    version = facet("1-0-1/DatasetVersionDatasetFacet.json", datasetVersion=5)
+    event = run_event("n", "j", outputs=[{"namespace": "n", "name": "d", "facets": {"version": version}}])
+    events = _lines(tmp_path, json.dumps(event) + "\n")
     assert len(load_events([events], schema_directory=tmp_path / "no-schemas")) == 1
-    with pytest.raises(EventsError, match=r"e.jsonl:1: event.eventType: 'DONE' is not one of"):
+    with pytest.raises(
+        EventsError, match=r"e.jsonl:1: event.outputs\[0\].facets.version.datasetVersion: 5 is not of type"
+    ):
         load_events([events])
 
 
@@ -359,15 +401,25 @@ def test_only_schema_patterns_are_compiled_not_data_that_looks_like_one() -> Non
 @pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085"])
 def test_jsonl_splits_on_newline_only(tmp_path: Path, separator: str) -> None:
     """str.splitlines() also breaks at these, but they are valid, unescaped, inside JSON strings."""
-    event = json.loads(GOOD)
-    event["job"]["name"] = f"before{separator}after"
+    text = f"before{separator}after"
+    event = run_event("ns", "k", run={"runId": RUN_ID, "facets": {"note": facet(text=text)}})
     path = tmp_path / "e.jsonl"
     path.write_text(GOOD + "\n" + json.dumps(event, ensure_ascii=False) + "\n" + GOOD + "\n", encoding="utf-8")
     loaded = load_events([path])
-    assert [e["job"]["name"] for e in loaded] == ["j", f"before{separator}after", "j"]
+    assert [e["job"]["name"] for e in loaded] == ["j", "k", "j"]
+    assert loaded.events[1]["run"]["facets"]["note"]["text"] == text
     path.write_text(GOOD + "\n" + json.dumps(event, ensure_ascii=False) + "\n{oops\n", encoding="utf-8")
     with pytest.raises(EventsError, match=r"e.jsonl:3: invalid JSON"):
         load_events([path])
+    # In a name, Java's regular expressions see a line break (Marquez's lineage graph cannot hold it):
+    # the event rule refuses it, on its own line.
+    event["job"]["name"] = text
+    path.write_text(GOOD + "\n" + json.dumps(event, ensure_ascii=False) + "\n" + GOOD + "\n", encoding="utf-8")
+    with pytest.raises(EventsError) as info:
+        load_events([path])
+    assert (
+        str(info.value) == f"{path}:2: job.name {text!r} holds a line break, which Marquez's lineage graph cannot hold"
+    )
 
 
 def test_jsonl_with_crlf_line_ends(tmp_path: Path) -> None:
@@ -434,17 +486,17 @@ def test_duplicate_key_in_a_json_file_names_the_line_of_the_repeated_key(tmp_pat
     assert loaded.skipped_details == [f"{path}:7: duplicate key 'eventType'"]
 
 
-RUN_ID = "3f1c2b9e-0d4e-4c1b-9a57-0a8e2f1d6c11"
-
-
 @pytest.mark.parametrize("name", ["e.jsonl", "e.json"])
 def test_a_key_repeated_with_the_same_value_is_accepted(tmp_path: Path, name: str) -> None:
     """The OpenLineage Spark listener 1.53.0 writes run.facets.processing_engine twice, the same both times."""
-    engine = '{"version": "3.5.6", "name": "spark", "openlineageAdapterVersion": "1.53.0"}'
-    same_in_another_order = '{"name": "spark", "openlineageAdapterVersion": "1.53.0", "version": "3.5.6"}'
-    facets = f'"processing_engine": {engine}, "spark_jobDetails": {{"jobId": 0}}, '
+    fields = facet(version="3.5.6", name="spark", openlineageAdapterVersion="1.53.0")
+    engine = json.dumps(fields)
+    same_in_another_order = json.dumps(dict(reversed(fields.items())))
+    facets = f'"processing_engine": {engine}, "spark_jobDetails": {json.dumps(facet(jobId=0))}, '
     facets += f'"processing_engine": {same_in_another_order}'
-    event = f'{{"job": {{"namespace": "n", "name": "j"}}, "run": {{"runId": "{RUN_ID}", "facets": {{{facets}}}}}}}'
+    envelope = json.dumps({**ENVELOPE, "eventType": "START"})[1:-1]
+    job = '"job": {"namespace": "n", "name": "j"}'
+    event = f'{{{envelope}, {job}, "run": {{"runId": "{RUN_ID}", "facets": {{{facets}}}}}}}'
     path = _lines(tmp_path, event + "\n", name)
     (loaded,) = load_events([path]).events
     assert loaded["run"]["facets"]["processing_engine"] == json.loads(engine)

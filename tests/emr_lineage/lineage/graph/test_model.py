@@ -12,9 +12,9 @@ import pytest
 
 from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.lineage.graph.from_events import GraphBuilder, build_graph
-from emr_lineage.lineage.graph.from_marquez import graph_from_marquez
 from emr_lineage.lineage.graph.model import GraphError, LineageGraph
 from emr_lineage.lineage.report.render import json_bytes
+from tests.emr_lineage.lineage.rule_events import completed
 
 LAKE = "s3://lake"
 NS = "emr-lineage-dev"
@@ -177,9 +177,17 @@ def test_column_lineage_from_column_lineage_facets(pipeline_events) -> None:
     ]
 
 
-def test_real_fixture_fragments(ol_fixtures_dir: Path) -> None:
-    loaded = load_events(sorted(ol_fixtures_dir.glob("ol_container_*.json")))
-    graph = build_graph(loaded.events)
+def real_fragments(ol_fixtures_dir: Path, folder: Path) -> list[dict]:
+    """The OpenLineage Spark integration's fragments, completed with the envelope and the rest the event rule
+    demands (tests/emr_lineage/lineage/rule_events.py), as read from files."""
+    for path in sorted(ol_fixtures_dir.glob("ol_container_*.json")):
+        (folder / path.name).write_text(json.dumps(completed(json.loads(path.read_text()))))
+    return load_events([folder]).events
+
+
+def test_real_fixture_fragments(ol_fixtures_dir: Path, tmp_path: Path) -> None:
+    loaded = real_fragments(ol_fixtures_dir, tmp_path)
+    graph = build_graph(loaded)
     # Hadoop FS relation: file inputs/outputs, Hive symlink of the output.
     hadoop = (
         "job:testPysparkSQLHadoopFSTest:open_lineage_integration_hadoop_fs_relation."
@@ -198,12 +206,17 @@ def test_real_fixture_fragments(ol_fixtures_dir: Path) -> None:
         "datasetField:file:/tmp/ctas_load/temp:a>datasetField:file:/tmp/ctas_load/tbl1:a",
         "datasetField:file:/tmp/ctas_load/temp:b>datasetField:file:/tmp/ctas_load/tbl1:b",
     }
-    # Application level: the action-level START (no name of its own) folds into its
-    # application; the application is not folded into its external parent "parent-job".
-    assert "job:generic-namespace:generic_integration_test" in graph.jobs()
+    # Application level: the action-level START (named by the completion: the fragment has no name) folds
+    # into its application; the application is not folded into its external parent "parent-job".
+    application = "job:generic-namespace:generic_integration_test"
+    assert application in graph.jobs()
     assert not any("parent-job" in j for j in graph.jobs())
-    assert graph.nodes["job:generic-namespace:generic_integration_test"]["actions"] == ["(unnamed)"]
-    assert len(build_graph(loaded.events, level="action").jobs()) == len(graph.jobs()) + 1
+    assert graph.nodes[application]["actions"] == ["generic-namespace.job"]
+    assert len(build_graph(loaded, level="action").jobs()) == len(graph.jobs()) + 1
+    # The graph itself holds no event to the rule: built from the fragments as they are, the nameless
+    # action folds in as "(unnamed)".
+    raw = [json.loads(path.read_text()) for path in sorted(ol_fixtures_dir.glob("ol_container_*.json"))]
+    assert build_graph(raw).nodes[application]["actions"] == ["(unnamed)"]
 
 
 def test_real_column_lineage_facet(ol_fixtures_dir: Path) -> None:
@@ -249,95 +262,6 @@ def test_layers_place_producers_before_consumers(pipeline_events) -> None:
 # --- Marquez ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def marquez_reply(marquez_dir: Path) -> dict:
-    return {"graph": [json.loads((marquez_dir / f"example_lineage_response_{i}.json").read_text()) for i in (1, 2)]}
-
-
-def test_graph_from_marquez_lineage_reply(marquez_reply) -> None:
-    graph = graph_from_marquez(marquez_reply)
-    job = "job:food_delivery:example.etl_delivery_7_days"
-    assert graph.source == "marquez"
-    assert graph.inputs_of(job) == sorted(
-        f"dataset:food_delivery:public.{t}"
-        for t in ("customers", "drivers", "order_status", "orders_7_days", "restaurants")
-    )
-    assert graph.outputs_of(job) == ["dataset:food_delivery:public.delivery_7_days"]
-    customers = graph.nodes["dataset:food_delivery:public.customers"]
-    assert customers["namespace"] == "food_delivery" and customers["name"] == "public.customers"
-    assert {"name": "email", "type": "VARCHAR"} in customers["fields"]
-    assert graph.nodes[job]["states"] == ["COMPLETED"]
-
-
-def test_graph_from_marquez_test_fixture_node(marquez_dir: Path) -> None:
-    node = json.loads((marquez_dir / "fixture_lineage_node.json").read_text())
-    graph = graph_from_marquez({"graph": [node]})
-    assert graph.edges() == [
-        ("dataset:namespace:commonDataset", "job:namespace:readJob19<-commonDataset"),
-        ("job:namespace:writeJob", "dataset:namespace:commonDataset"),
-    ]
-
-
-def test_marquez_child_jobs_fold_into_their_parent(marquez_reply) -> None:
-    reply = json.loads(json.dumps(marquez_reply))
-    job_node = reply["graph"][0]
-    job_node["data"]["parentJobName"] = "example"
-    app = graph_from_marquez(reply)
-    assert "job:food_delivery:example" in app.jobs()
-    assert "job:food_delivery:example.etl_delivery_7_days" not in app.jobs()
-    assert app.nodes["job:food_delivery:example"]["actions"] == ["example.etl_delivery_7_days"]
-    assert app.outputs_of("job:food_delivery:example") == ["dataset:food_delivery:public.delivery_7_days"]
-    action = graph_from_marquez(reply, level="action")
-    assert "job:food_delivery:example.etl_delivery_7_days" in action.jobs()
-
-
-def test_marquez_column_lineage(marquez_dir: Path, marquez_reply) -> None:
-    columns = json.loads((marquez_dir / "fixture_column_lineage_node.json").read_text())
-    graph = graph_from_marquez(marquez_reply, column_lineage={"graph": [columns]})
-    assert {
-        "source": "datasetField:namespace:otherDataset:columnB",
-        "target": "datasetField:namespace:commonDataset:columnA",
-        "transformation": "IDENTITY",
-    } in graph.column_edges
-
-
-@pytest.mark.parametrize(
-    "reply", [{}, {"graph": {}}, [], {"graph": [{"type": "JOB"}]}, {"graph": [{"id": "job:a:b", "inEdges": ["x"]}]}]
-)
-def test_malformed_marquez_replies(reply) -> None:
-    with pytest.raises(GraphError):
-        graph_from_marquez(reply)
-
-
-def test_events_and_marquez_give_the_same_model() -> None:
-    graph = LineageGraph()
-    job = graph.add_job("ns", "j")
-    graph.add_edge(graph.add_dataset("s3://b", "in"), job)
-    graph.add_edge(job, graph.add_dataset("s3://b", "out"))
-    event = {
-        "job": {"namespace": "ns", "name": "j"},
-        "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"},
-        "inputs": [{"namespace": "s3://b", "name": "in"}],
-        "outputs": [{"namespace": "s3://b", "name": "out"}],
-    }
-    built = build_graph([event])
-    assert built.edges() == graph.edges()
-    reply = {
-        "graph": [
-            {
-                "id": "job:ns:j",
-                "type": "JOB",
-                "data": {"namespace": "ns", "name": "j"},
-                "inEdges": [{"origin": "dataset:s3://b:in", "destination": "job:ns:j"}],
-                "outEdges": [{"origin": "job:ns:j", "destination": "dataset:s3://b:out"}],
-            },
-        ]
-    }
-    from_marquez = graph_from_marquez(reply)
-    assert from_marquez.edges() == graph.edges()
-    assert from_marquez.nodes["dataset:s3://b:out"]["namespace"] == "s3://b"
-
-
 def test_fast_and_tolerant_paths_agree(pipeline_events) -> None:
     # Complete events take the fast path; dropping an optional key sends an event down the
     # tolerant path. Both must merge the same way.
@@ -370,10 +294,12 @@ def test_events_sharing_nothing_but_a_job_without_run_ids() -> None:
 
 
 @pytest.mark.parametrize("level", ["application", "action"])
-def test_the_json_form_is_the_same_before_and_after_networkx_is_built(gen, ol_fixtures_dir: Path, level: str) -> None:
+def test_the_json_form_is_the_same_before_and_after_networkx_is_built(
+    gen, ol_fixtures_dir: Path, tmp_path: Path, level: str
+) -> None:
     """A graph from events writes its JSON form without making the networkx graph; making it
     (as any question about the graph does) changes nothing in that form."""
-    fragments = load_events(sorted(ol_fixtures_dir.glob("ol_container_*.json"))).events
+    fragments = real_fragments(ol_fixtures_dir, tmp_path)
     one_id = {  # two datasets whose namespace and name make one node id
         "eventType": "COMPLETE",
         "job": {"namespace": "ns", "name": "j"},

@@ -1,0 +1,83 @@
+"""Events that meet the event rule (emr_lineage.lineage.event_rule), for the lineage tests that are about
+something else: the envelope every event needs, facets with their ``_producer`` and ``_schemaURL``, and the
+OpenLineage Spark integration's fragments completed with what the rule demands and they leave out."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.40.0/integration/spark"
+SPEC = "https://openlineage.io/spec/2-0-2/OpenLineage.json"
+RUN_EVENT_URL = f"{SPEC}#/$defs/RunEvent"
+EVENT_TIME = "2026-11-21T12:00:00Z"
+RUN_ID = "3f5e83fa-3480-44ff-99c5-ff943904e5e8"
+# The envelope of a RunEvent but its eventType and run: what the Spark integration's fragments lack.
+ENVELOPE = {"eventTime": EVENT_TIME, "producer": PRODUCER, "schemaURL": RUN_EVENT_URL}
+
+
+def facet(schema: str = f"{SPEC}#/$defs/RunFacet", **fields: Any) -> dict[str, Any]:
+    """A facet with the two fields every facet has (``schema``: a facet file name, or a whole URL)."""
+    url = schema if "://" in schema else f"https://openlineage.io/spec/facets/{schema}"
+    return {"_producer": PRODUCER, "_schemaURL": url, **fields}
+
+
+def run_event(namespace: str = "ns", name: str = "j", *, run_id: str = RUN_ID, **fields: Any) -> dict[str, Any]:
+    """The smallest RunEvent the rule takes (a START of job ``namespace``/``name``), with ``fields`` added."""
+    base = {
+        **ENVELOPE,
+        "eventType": "START",
+        "job": {"namespace": namespace, "name": name},
+        "run": {"runId": run_id},
+    }
+    return {**base, **fields}
+
+
+def with_envelope(fragment: dict[str, Any], run_id: str | None = None) -> dict[str, Any]:
+    """A copy of ``fragment`` with the envelope: eventTime, producer, schemaURL, eventType and run.runId
+    where it has none (each fragment a run of its own, unless ``run_id`` is given)."""
+    event = {**ENVELOPE, **copy.deepcopy(fragment)}
+    event.setdefault("eventType", "COMPLETE")
+    run = event.setdefault("run", {})
+    run.setdefault("runId", run_id or str(uuid.uuid5(uuid.NAMESPACE_URL, repr(sorted(fragment.items())))))
+    return event
+
+
+def _complete_facets(facets: Any) -> None:
+    for key, value in (facets or {}).items():
+        if isinstance(value, dict):
+            value.setdefault("_producer", PRODUCER)
+            value.setdefault("_schemaURL", f"https://openlineage.io/spec/facets/{key}.json")
+
+
+def completed(fragment: dict[str, Any], namespace: str = "file") -> dict[str, Any]:
+    """``fragment`` with the envelope and the rest of what the rule demands that the Spark integration's
+    fragments leave out: a job name, dataset (and column-lineage input) namespaces, facets'
+    ``_producer``/``_schemaURL`` and the parent run's runId. Whatever the fragment has stays as it is."""
+    event = with_envelope(fragment)
+    job = event["job"]
+    job.setdefault("name", f"{job['namespace']}.job")
+    _complete_facets(job.get("facets"))
+    _complete_facets(event["run"].get("facets"))
+    parent = event["run"].get("facets", {}).get("parent")
+    if parent is not None:
+        parent.setdefault("run", {}).setdefault("runId", RUN_ID)
+    for dataset in event.get("inputs", []) + event.get("outputs", []):
+        dataset.setdefault("namespace", namespace)
+        for key in ("facets", "inputFacets", "outputFacets"):
+            _complete_facets(dataset.get(key))
+        column = dataset.get("facets", {}).get("columnLineage", {})
+        for spec in column.get("fields", {}).values():
+            for source in spec.get("inputFields", []):
+                source.setdefault("namespace", namespace)
+    return event
+
+
+def listener_events(marquez_dir: Path) -> list[dict[str, Any]]:
+    """The 117 RunEvents the OpenLineage Spark listener 1.53 sent for the sample pipeline, as a real Marquez
+    0.51.1 took them (the ``marquez_dir`` fixture's recorded-0.51/events.jsonl)."""
+    lines = (marquez_dir / "recorded-0.51" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
