@@ -4,8 +4,9 @@ Every source ends as one list of event dicts, so impact, drift, audit and runs h
 implementation:
 
 * files and directories, read with :func:`emr_lineage.lineage.events.reader.load_events`;
-* Marquez's raw events, ``GET /api/v1/events/lineage`` (oldest first, paged), which hold what
-  Marquez's own model drops (input version facets, Marquez #2733) as long as Marquez keeps them;
+* Marquez's raw events, ``GET /api/v1/events/lineage`` (:mod:`emr_lineage.lineage.events.from_marquez`),
+  which hold what Marquez's own model drops (input version facets, Marquez #2733) as long as Marquez
+  keeps them;
 * the gateway's archive (``s3://bucket[/prefix]``, the layout of :mod:`emr_lineage.gateway.ingest`):
   the raw bodies, each through the gateway's own checks again (namespaces normalised as Marquez
   received them); a body resent in another hour is read once.
@@ -32,6 +33,7 @@ from emr_lineage.aws.clients import AwsError, aws_client, aws_message
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.ingest import check_archived
 from emr_lineage.gateway.verdict import Rejected
+from emr_lineage.lineage.events.from_marquez import read_marquez_events
 from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.lineage.graph.model import GraphError, LineageGraph
 from emr_lineage.lineage.times import event_time, parse_time
@@ -58,6 +60,14 @@ class Window:
 
     since: dt.datetime | None = None
     until: dt.datetime | None = None
+
+    @classmethod
+    def of(cls, since: str | None, until: str | None) -> Window:
+        """The window of ``--since``/``--until`` (ISO 8601 text, either may be None)."""
+        return cls(
+            parse_instant(since, "--since") if since is not None else None,
+            parse_instant(until, "--until") if until is not None else None,
+        )
 
     def __post_init__(self) -> None:
         if self.since and self.until and self.since > self.until:
@@ -97,12 +107,9 @@ def read_files(paths: Sequence[str], window: Window, skip_invalid: bool = False)
 
 
 def read_marquez(client: MarquezClient, window: Window) -> EventSource:
-    """Marquez's raw lineage events in ``window`` (Marquez filters by event time too)."""
-    client.probe()
-    after = window.since.isoformat() if window.since else None
-    before = window.until.isoformat() if window.until else None
-    events = [e for e in client.lineage_events(after=after, before=before) if isinstance(e, dict)]
-    return EventSource("marquez", client.base_url, [e for e in events if window.contains(e)])
+    """Marquez's raw lineage events in ``window``, checked as event files are (:func:`read_marquez_events`)."""
+    read = read_marquez_events(client, window.since, window.until)
+    return EventSource("marquez", client.base_url, [e for e in read.events if window.contains(e)], read.notes())
 
 
 def parse_archive_uri(uri: str) -> ArchiveLocation:

@@ -12,6 +12,7 @@ cluster is terminated unless --keep-cluster; the job run is cancelled).
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -128,8 +129,10 @@ def e2e_command(
     for url in result.graph_urls:
         click.echo(f"graph: {url}")
     if not result.graph_urls:
+        node = shlex.quote(f"job:{settings.openlineage.namespace}:{pipeline.PIPELINE[0]}")
         click.echo(
-            f"graph: Marquez web URL unknown; job {pipeline.PIPELINE[0]} under parent {result.parent.parent_job_name}"
+            f"graph: Marquez web URL unknown; the pipeline's lineage: emr-lineage graph --marquez "
+            f"{shlex.quote(result.targets.marquez_api)} --node {node} --format html -o lineage.html"
         )
     if result.exit_code:
         fail(result.message, result.exit_code)
@@ -144,8 +147,8 @@ def _show_attempt(console: Console):
             return
         r = attempt.result
         text = f"{head} {len(r.matched)} edges matched, {len(r.missing)} missing, {len(r.unexpected)} unexpected"
-        if attempt.stale_jobs:
-            text += f", {len(attempt.stale_jobs)} job(s) only from earlier runs ignored"
+        if attempt.skipped:
+            text += f", {attempt.skipped} event(s) skipped (they fail the event checks)"
         console.print(text)
 
     return show

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from emr_lineage.cli.graph_marquez import marquez_contract_graph, marquez_graph
 from emr_lineage.cli.graph_spark import GraphJob, check_request, spark_graph
 from emr_lineage.cli.options import (
     archive_option,
@@ -29,6 +30,7 @@ from emr_lineage.cli.options import (
     marquez_option,
     on_emr_option,
     output_option,
+    retired_option,
     schema_dir_option,
     settings_options,
     since_option,
@@ -44,11 +46,11 @@ from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_OK
 from emr_lineage.lineage.events.merging import cyclic_gc_paused
 from emr_lineage.lineage.events.reader import EventsError, EventStream, load_events, stream_events
 from emr_lineage.lineage.events.sources import STDIN
+from emr_lineage.lineage.graph.around import DEFAULT_DEPTH
 from emr_lineage.lineage.graph.from_events import build_graph_streamed
 from emr_lineage.lineage.graph.model import LineageGraph
 from emr_lineage.lineage.report.html import render_html, write_html
 from emr_lineage.lineage.report.render import FORMATS, json_bytes, render
-from emr_lineage.marquez.api import API_ROOT, DEFAULT_DEPTH
 
 if TYPE_CHECKING:
     from emr_lineage.lineage.contracts.check import ContractResult
@@ -171,19 +173,17 @@ def _write_while(path: Path, data: bytes, meanwhile: Callable[[], None]) -> None
 @events_option()
 @marquez_option()
 @click.option(
-    "--node", "node_id", metavar="ID", help="Marquez start node, e.g. job:<namespace>:<name> (with --marquez)."
+    "--node",
+    "node_id",
+    metavar="ID",
+    help="Only the lineage around this node, e.g. job:<namespace>:<application> or dataset:<namespace>:<name>.",
 )
 @depth_option(DEFAULT_DEPTH, minimum=0)
 @level_option
 @format_option(FORMATS, "json")
 @output_option()
 @click.option("--title", default="Lineage report", show_default=True, help="Title of the HTML report.")
-@click.option(
-    "--column-lineage",
-    "with_columns",
-    is_flag=True,
-    help=f"With --marquez: also read GET {API_ROOT}/column-lineage for the node.",
-)
+@retired_option("--column-lineage", "column lineage is always read, from Marquez's raw events too", is_flag=True)
 @click.option(
     "--with-runs",
     is_flag=True,
@@ -210,7 +210,6 @@ def graph_command(
     fmt: str,
     output: str | None,
     title: str,
-    with_columns: bool,
     with_runs: bool,
     skip_invalid: bool,
     strict: bool,
@@ -224,34 +223,32 @@ def graph_command(
     env: str | None,
     cdk_json: Path | None,
 ) -> None:
-    """Print the lineage graph of OpenLineage events, or of Marquez around a node (-o FILE: write it there).
+    """Print the lineage graph of OpenLineage events or of the raw events Marquez stored (-o FILE: write it there).
 
-    With --spark MASTER (events or the archive) or --on-emr (the archive), a Spark job builds it."""
+    --node ID: only the lineage around that node. With --spark MASTER (events or the archive) or --on-emr
+    (the archive), a Spark job builds it."""
 
-    if with_runs and (fmt != "json" or marquez_url):
-        fail("--with-runs writes the runs read from events into the JSON form: --events or --archive, --format json")
-    if spark_master or on_emr or archive or since or until:
+    if with_runs and fmt != "json":
+        fail("--with-runs writes the runs into the JSON form: --format json")
+    if spark_master or on_emr or archive or ((since or until) and not marquez_url):
         job = GraphJob(events, archive, since, until, level, strict, skip_invalid, schema_dir, with_runs)
         settings_given = env is not None or cdk_json is not None
-        _graph_on_spark(spark_master, on_emr, job, fmt, marquez_url or node_id, settings_given, env, cdk_json, output)
+        if node_id:
+            fail("--node takes the part of a graph built here (--events or --marquez), not on Spark")
+        _graph_on_spark(spark_master, on_emr, job, fmt, marquez_url, settings_given, env, cdk_json, output)
     if bool(events) == bool(marquez_url):
-        fail("give either --events PATH... or --marquez URL --node ID")
+        fail("give either --events PATH... or --marquez URL")
     _check_events_paths(events)
     if output is not None:
         refuse_overwriting_inputs("--output", output, events)
     if marquez_url:
-        if not node_id:
-            fail("--marquez needs --node ID (e.g. job:<namespace>:<name>)")
-        from emr_lineage.lineage.graph.from_marquez import graph_from_marquez  # the HTTP stack, only for Marquez
-        from emr_lineage.marquez.client import MarquezClient
-
-        with MarquezClient(marquez_url, timeout=timeout) as client:
-            columns = client.column_lineage(node_id, depth) if with_columns else None
-            graph = graph_from_marquez(client.lineage(node_id, depth), level=level, column_lineage=columns)
+        graph = marquez_graph(marquez_url, since, until, level, timeout, with_runs)
     else:
-        if node_id:
-            fail("--node only applies with --marquez")
         graph = _load(events, skip_invalid, strict, level, schema_dir, runs=with_runs)
+    if node_id:
+        from emr_lineage.lineage.graph.around import around
+
+        graph = around(graph, node_id, depth)
     if fmt == "json":
         text: str | bytes = json_bytes(graph)
     else:
@@ -314,11 +311,13 @@ def _print_result(result: ContractResult, fmt: str) -> None:
     "--parent-job",
     "parent_job",
     metavar="NAME",
-    help="With --marquez: the jobs ran under this parent job (e.g. emr_lineage_launch), which Marquez "
-    "prefixes to their names.",
+    help="With --marquez: only the runs launched under this parent job (e.g. emr_lineage_launch), "
+    "their Spark applications and actions.",
 )
+@since_option
+@until_option
 @output_option(old="--html")
-@depth_option(DEFAULT_DEPTH, minimum=0)
+@retired_option("--depth", "the contract is checked against the whole graph of the events read", metavar="N")
 @skip_invalid_option
 @strict_option
 @schema_dir_option()
@@ -331,8 +330,9 @@ def validate_command(
     variables: tuple[str, ...],
     fmt: str,
     parent_job: str | None,
+    since: str | None,
+    until: str | None,
     output: str | None,
-    depth: int,
     skip_invalid: bool,
     strict: bool,
     schema_dir: str | None,
@@ -355,15 +355,10 @@ def validate_command(
     contract = load_contract(contract_path)
     values = contract.resolve_variables(_parse_vars(variables))
     resolve(contract, values)  # resolves every dataset: bad URIs fail before any read
-    if parent_job and not marquez_url:
-        fail("--parent-job only applies with --marquez")
+    if (parent_job or since or until) and not marquez_url:
+        fail("--parent-job, --since and --until select Marquez's events: they apply with --marquez")
     if marquez_url:
-        from emr_lineage.lineage.contracts.marquez import contract_graph, read_contract_lineage  # as in graph
-        from emr_lineage.marquez.client import MarquezClient
-
-        with MarquezClient(marquez_url, timeout=timeout) as client:
-            reply = read_contract_lineage(client, contract, values, parent_job, depth)
-        graph = contract_graph(reply, contract, parent_job)
+        graph = marquez_contract_graph(marquez_url, contract, parent_job, since, until, timeout)
     else:
         graph = _load(events, skip_invalid, strict, contract.level, schema_dir, column_lineage=output is not None)
     result = validate(contract, graph, values)

@@ -104,11 +104,14 @@ def check_request(
 ) -> None:
     """The option mixes the graph on Spark refuses (each a usage error, exit 2)."""
     if not master and not on_emr:
-        fail("--archive, --since and --until build the graph on Spark: add --spark MASTER or --on-emr")
+        fail(
+            "--archive builds the graph on Spark: add --spark MASTER or --on-emr "
+            "(--since and --until go with --archive or --marquez)"
+        )
     if master and on_emr:
         fail("give --spark MASTER or --on-emr, not both")
     if marquez_url:
-        fail("--marquez reads Marquez's graph; the graph on Spark reads --events or --archive")
+        fail("--marquez is read here; the graph on Spark reads --events or --archive")
     if fmt != "json":
         fail("the graph on Spark is written in its JSON form: --format json (render it with impact --graph or graph)")
     if bool(job.events) == bool(job.archive):

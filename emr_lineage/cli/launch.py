@@ -16,7 +16,7 @@ from rich.console import Console
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
-from emr_lineage.cli.launch_serverless import launch_serverless, marquez_url, report_plan
+from emr_lineage.cli.launch_serverless import launch_serverless, lineage_lines, report_plan
 from emr_lineage.cli.options import (
     conf_option,
     dry_run_option,
@@ -93,7 +93,7 @@ def launch(
         clients = aws_clients.AwsClients.for_settings(settings)
         plan = launch_plan.prepare_launch(clients, settings, [job], parent=parent)
         _report_plan(console, plan)
-        job_url = _marquez_url(clients, plan)  # an SSM read: before the cluster, so Ctrl-C here costs nothing
+        lineage = _lineage_lines(clients, plan)  # SSM reads: before the cluster, so Ctrl-C here costs nothing
         cluster = emr_cluster.start_cluster(clients.emr, plan.request, log_uri=plan.log_uri)
     except KeyboardInterrupt:
         fail(
@@ -105,7 +105,8 @@ def launch(
     if no_wait:
         for name, step_id in cluster.steps:
             console.print(f"step {name} logs: {cluster.step_log_uri(step_id)}")
-        console.print(f"lineage: {job_url}")
+        for line in lineage:
+            console.print(line)
         click.echo(cluster.cluster_id)
         return
 
@@ -119,7 +120,8 @@ def launch(
 
     for log_uri in outcome.log_uris:
         click.echo(f"logs: {log_uri}", err=not outcome.succeeded)
-    click.echo(f"lineage: {job_url}", err=not outcome.succeeded)
+    for line in lineage:
+        click.echo(line, err=not outcome.succeeded)
     if not outcome.succeeded:
         fail(outcome.message, EXIT_CHECK_FAILED)
     click.echo(f"{outcome.message} on {cluster.cluster_id}; the cluster terminates on its own")
@@ -143,8 +145,8 @@ def _report_plan(console: Console, plan: launch_plan.LaunchPlan) -> None:
     report_plan(console, plan.staged, plan.parent, plan.parent_is_new)
 
 
-def _marquez_url(clients: aws_clients.AwsClients, plan: launch_plan.LaunchPlan) -> str:
-    return marquez_url(clients.ssm, plan.env, plan.namespace, plan.staged[0].request.job_name, plan.parent)
+def _lineage_lines(clients: aws_clients.AwsClients, plan: launch_plan.LaunchPlan) -> list[str]:
+    return lineage_lines(clients.ssm, plan.env, plan.namespace, plan.staged[0].request.job_name, plan.parent)
 
 
 def _wait(

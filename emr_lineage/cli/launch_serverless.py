@@ -11,6 +11,7 @@ The request holds the gateway's API key: only :func:`emr_lineage.launch.serverle
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 
 import click
@@ -48,13 +49,22 @@ def listener_of(settings: EnvironmentSettings) -> serverless.Listener:
     return serverless.Listener(listener_s3_key(settings.versions.openlineage_spark), key_in)
 
 
-def marquez_url(ssm: object, env: str, namespace: str, app_name: str, parent: ParentContext) -> str:
-    """The Marquez web page of the job's lineage (or, without the Marquez stack, its namespace and name)."""
+def lineage_lines(ssm: object, env: str, namespace: str, app_name: str, parent: ParentContext) -> list[str]:
+    """Where to see the application in Marquez: its runs in the web UI (the job Marquez names
+    ``<parent>.<app>``, which holds no edges: they are on its Spark actions) and the command that shows
+    its lineage, built from the raw events Marquez stored (docs/graph.md, "Marquez's own lineage view")."""
     web = launch_plan.marquez_web_url(ssm, env)
     job_name = launch_plan.marquez_job_name(app_name, parent)
-    if web is None:
-        return f"Marquez web URL unknown (deploy the Marquez stack); job {namespace}/{job_name}"
-    return launch_plan.marquez_job_url(web, namespace, job_name)
+    runs = (
+        launch_plan.marquez_job_url(web, namespace, job_name)
+        if web is not None
+        else f"Marquez web URL unknown (deploy the Marquez stack); job {namespace}/{job_name}"
+    )
+    api = launch_plan.marquez_api_url(ssm, env) or "MARQUEZ_API_URL"
+    node = shlex.quote(f"job:{namespace}:{app_name}")
+    output = shlex.quote(f"{app_name}-lineage.html")
+    command = f"emr-lineage graph --marquez {shlex.quote(api)} --node {node} --format html -o {output}"
+    return [f"runs: {runs}", f"lineage: {command}"]
 
 
 def launch_serverless(
@@ -83,7 +93,7 @@ def launch_serverless(
         )
         report_plan(console, plan.staged, plan.parent, plan.parent_is_new)
         _report_listener(console, plan.target)
-        job_url = marquez_url(clients.ssm, plan.env, plan.namespace, job.job_name, plan.parent)
+        lineage = lineage_lines(clients.ssm, plan.env, plan.namespace, job.job_name, plan.parent)
         if dry_run:
             click.echo(json.dumps(serverless.redacted(plan.requests[0]), indent=2))
             console.print("dry run: the script was not uploaded and no job run was started")
@@ -97,13 +107,15 @@ def launch_serverless(
     console.print(f"job run {run.job_run_id} starting ({run.name}) on EMR Serverless application {run.application_id}")
     if no_wait:
         console.print(f"driver log: {run.driver_log_uri}")
-        console.print(f"lineage: {job_url}")
+        for line in lineage:
+            console.print(line)
         click.echo(run.job_run_id)
         return
     outcome = _wait(console, clients, run, poll_interval, plan.timeout_minutes)
     for log_uri in outcome.log_uris:
         click.echo(f"logs: {log_uri}", err=not outcome.succeeded)
-    click.echo(f"lineage: {job_url}", err=not outcome.succeeded)
+    for line in lineage:
+        click.echo(line, err=not outcome.succeeded)
     if not outcome.succeeded:
         fail(outcome.message, EXIT_CHECK_FAILED)
     click.echo(f"{outcome.message} on EMR Serverless application {run.application_id}")

@@ -73,6 +73,24 @@ def deprecated_alias(
     )
 
 
+def retired_option(old: str, why: str, *, is_flag: bool = False, metavar: str | None = None) -> Decorator:
+    """A hidden option that no longer does anything: given, one ``warning: OLD no longer applies: WHY``."""
+
+    def warn_once(_ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        if value not in (None, False):
+            warn(f"{old} no longer applies and will be removed in the next release: {why}")
+
+    return click.option(
+        old,
+        "retired_" + old.lstrip("-").replace("-", "_"),
+        hidden=True,
+        expose_value=False,
+        is_flag=is_flag,
+        metavar=metavar,
+        callback=warn_once,
+    )
+
+
 # ---- Settings and EMR.
 
 
@@ -339,8 +357,7 @@ def depth_option(default: int | None = None, minimum: int = 1) -> Decorator:
         default=default,
         show_default=default is not None,
         metavar="N",
-        help="Follow lineage at most N jobs from the start (with --marquez: Marquez's lineage depth; "
-        "impact's default: all).",
+        help="Follow lineage at most N jobs from the start (graph: around --node; impact's default: all).",
     )
 
 

@@ -1,7 +1,7 @@
 """``emr-lineage post``: send local OpenLineage events to a Marquez or the lineage gateway (docs/cli.md).
 
-Exit status: 0 every event was posted; 1 the server refused some (each listed with where it was
-read); 2 it could not run (a bad path or event file, a server that is unreachable, not a lineage
+Exit status: 0 every event was posted; 1 the server refused some or redirected (each listed with where it
+was read); 2 it could not run (a bad path or event file, a server that is unreachable, not a lineage
 endpoint or unavailable after the retries); 130 interrupted.
 """
 
@@ -38,8 +38,8 @@ def post_command(events: tuple[str, ...], marquez_url: str, api_key: str | None,
     Events go one at a time in the order they are read (paths in the order given), except that
     each run's events are put in eventTime order, so a run's START arrives before its COMPLETE.
     A refused event (HTTP 4xx: 400 bad event, 413 too large...) is listed with where it was read
-    and the rest are still sent; a refused key (401, 403) stops the sending. --marquez may be the
-    lineage gateway's URL.
+    and the rest are still sent; a refused key (401, 403) or a redirect (3xx) stops the sending.
+    --marquez may be the lineage gateway's URL.
     """
     url = marquez_url
     if any(not path for path in events):
@@ -62,8 +62,10 @@ def post_command(events: tuple[str, ...], marquez_url: str, api_key: str | None,
     for refusal in result.refused:
         click.echo(f"refused: {refusal.describe()}")
     if result.not_sent:
-        click.echo(f"not sent: {result.not_sent} events after the key was refused")
+        click.echo(f"not sent: {result.not_sent} events after the first refusal (each would get the same answer)")
     hint = ""
     if any(r.status in KEY_REFUSED for r in result.refused):
         hint = f" (the key was refused: check --api-key / {API_KEY_ENV_VAR})"
+    elif any(300 <= r.status < 400 for r in result.refused):
+        hint = " (it redirects: give --marquez the URL it redirects to)"
     fail(f"{len(result.refused)} of {len(pending)} events refused by {url}{hint}", EXIT_CHECK_FAILED)

@@ -24,11 +24,11 @@ from emr_lineage.cli.options import (
     timeout_option,
     until_option,
 )
-from emr_lineage.cli.output import Command
+from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import Steps
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.gateway.replay import ReplayError, ReplayPlan, ReplayWindow, plan_replay, replay
-from emr_lineage.marquez.client import MarquezClient
+from emr_lineage.marquez.client import MarquezClient, NotDelivered
 
 
 def _instant(value: str | None, option: str):
@@ -107,7 +107,10 @@ def _replay_plan(
 ) -> None:
     with MarquezClient(marquez_url, timeout=timeout) as client, Steps("events posted", plan.events) as steps:
         client.probe()
-        result = replay(s3, location, plan, client.post_lineage_body, on_event=lambda _key: steps.advance())
+        try:
+            result = replay(s3, location, plan, client.post_lineage_body, on_event=lambda _key: steps.advance())
+        except NotDelivered as exc:
+            fail(f"{exc}; nothing more was sent (replaying again is harmless)", EXIT_CHECK_FAILED)
     for skipped in result.skipped:
         click.echo(f"skipped {skipped}", err=True)
     click.echo(f"replayed {result.posted} event(s) of {len(plan.runs)} run(s) to {marquez_url}{copies}")

@@ -19,7 +19,6 @@ from emr_lineage.analysis.sources import (
     Window,
     archive_s3_client,
     parse_archive_uri,
-    parse_instant,
     read_archive,
     read_files,
     read_graph_file,
@@ -89,10 +88,7 @@ def read_source(request: SourceRequest) -> EventSource:
     since, until = request.since, request.until
     if sum(bool(s) for s in (events, marquez_url, archive, graph_file)) != 1:
         fail("give one source: --events PATH..., --marquez URL, --archive s3://bucket[/prefix] or --graph FILE")
-    window = Window(
-        parse_instant(since, "--since") if since is not None else None,
-        parse_instant(until, "--until") if until is not None else None,
-    )
+    window = Window.of(since, until)
     if events:
         source = read_files(events, window, request.skip_invalid)
     elif marquez_url:

@@ -14,6 +14,9 @@ Used by the Marquez client (reads and event replays); the listener jar comes thr
   that drips one byte at a time (status line, headers or body) cannot hold a command.
 * **Size cap.** The body is streamed and the request stops past ``max_bytes`` (a declared
   ``Content-Length`` above it is refused before reading).
+* **Redirects** are followed for reads only. A write is never sent on: requests would resend a POST
+  that meets a 301 or 302 as a GET, and the 2xx of that GET would read as delivered. A 3xx is not
+  :attr:`Reply.ok`; its error names where the server points.
 * **Errors** are :class:`HttpError`, one line: unreachable, timed out after Xs, HTTP status +
   the server's message, reply too large, reply not JSON.
 """
@@ -41,6 +44,7 @@ from emr_lineage.http.defaults import (
 )
 
 _READ_SIZE = 64 * 1024
+_READS = frozenset({"GET", "HEAD"})  # the methods whose redirects are followed
 _MESSAGE_CHARS = 200
 
 
@@ -73,7 +77,7 @@ class Reply:
 
     @property
     def ok(self) -> bool:
-        return self.status < 400
+        return 200 <= self.status < 300
 
     @property
     def content_type(self) -> str:
@@ -102,7 +106,15 @@ class Reply:
         return jsonlib.dumps(body)[:_MESSAGE_CHARS]
 
     def error(self) -> HttpError:
-        """``GET url -> HTTP 500 (server error): <message>`` as an :class:`HttpError`."""
+        """``GET url -> HTTP 500 (server error): <message>`` as an :class:`HttpError`; for a 3xx, where to."""
+        if 300 <= self.status < 400:
+            where = self.headers.get("Location") or "no Location given"
+            return HttpError(
+                f"{self.method} {self.url} -> HTTP {self.status} (redirect to {where}): not sent on; "
+                "give the URL it redirects to",
+                kind="status",
+                status=self.status,
+            )
         kind = "client error" if self.status < 500 else "server error"
         return HttpError(
             f"{self.method} {self.url} -> HTTP {self.status} ({kind}): {self.message()}",
@@ -181,7 +193,14 @@ class HttpClient:
         with Deadline(seconds, self.clock) as deadline:
             try:
                 with self.session.request(
-                    method, url, params=params, data=data, headers=headers, stream=True, timeout=seconds
+                    method,
+                    url,
+                    params=params,
+                    data=data,
+                    headers=headers,
+                    stream=True,
+                    timeout=seconds,
+                    allow_redirects=method in _READS,
                 ) as response:
                     to_sink = sink if 200 <= response.status_code < 300 else None
                     body, size = _read_body(response, deadline, limit, to_sink, where)

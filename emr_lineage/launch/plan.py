@@ -16,7 +16,6 @@ from emr_lineage.aws.clients import AwsClients, AwsError, read_parameter
 from emr_lineage.aws.emr import load_launch_spec
 from emr_lineage.aws.upload import file_sha256, upload_once
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.lineage.graph.from_marquez import parent_prefixed_job_name
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark.conf import ParentContext, spark_submit_conf_args
 
@@ -189,18 +188,31 @@ def prepare_launch(
 
 
 def marquez_job_name(app_name: str, parent: ParentContext) -> str:
-    """The name under which Marquez shows ``app_name`` run under ``parent``."""
-    return parent_prefixed_job_name(app_name, parent.parent_job_name)
+    """The name under which Marquez shows ``app_name`` run under ``parent``: ``<parent job>.<app>``, unless
+    it already starts so (OpenLineageDao.java). That job holds the application's runs; its edges are on its
+    Spark actions (docs/graph.md, "Marquez's own lineage view")."""
+    prefix = parent.parent_job_name + "."
+    return app_name if app_name.startswith(prefix) else prefix + app_name
 
 
-def marquez_job_url(web_url: str, namespace: str, job_name: str) -> str:
-    """The Marquez web route for a job's lineage: ``/lineage/job/<namespace>/<name>``."""
-    return f"{web_url.rstrip('/')}/lineage/job/{quote(namespace, safe='')}/{quote(job_name, safe='')}"
+def marquez_job_url(web_url: str, namespace: str, job_name: str, kind: str = "job") -> str:
+    """The Marquez web route of a job's (or, ``kind="dataset"``, a dataset's) lineage:
+    ``/lineage/<kind>/<namespace>/<name>``."""
+    return f"{web_url.rstrip('/')}/lineage/{kind}/{quote(namespace, safe='')}/{quote(job_name, safe='')}"
 
 
 def marquez_web_url(ssm: Any, env: str) -> str | None:
     """The Marquez web URL, or None when the Marquez stack is not deployed (not fatal)."""
+    return _optional_parameter(ssm, parameters.marquez_web_url(env), env)
+
+
+def marquez_api_url(ssm: Any, env: str) -> str | None:
+    """The Marquez API URL, or None when the Marquez stack is not deployed (not fatal)."""
+    return _optional_parameter(ssm, parameters.marquez_api_url(env), env)
+
+
+def _optional_parameter(ssm: Any, name: str, env: str) -> str | None:
     try:
-        return read_parameter(ssm, parameters.marquez_web_url(env), env=env, published_by="Marquez stack")
+        return read_parameter(ssm, name, env=env, published_by="Marquez stack")
     except AwsError:
         return None

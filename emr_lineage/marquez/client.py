@@ -1,5 +1,10 @@
 """A small client of the Marquez HTTP API (0.51.x, ``/api/v1``): HTTP only, no contract knowledge.
 
+emr-lineage reads what Marquez stored as raw events (:meth:`MarquezClient.lineage_events`) and builds the
+graph from them as from event files, so every source gives the same graph; Marquez's own lineage view
+(``GET /api/v1/lineage``) shows only each job's latest completed version and puts a Spark application's
+edges on its actions (docs/graph.md, "Marquez's own lineage view").
+
 Every call goes through :mod:`emr_lineage.http`: urllib3 retries (connect/read errors and
 429/5xx, exponential backoff), ``timeout`` as the deadline of each whole request (retries and
 body included) and a cap on the reply size. List endpoints are paged with ``limit``/``offset``.
@@ -15,11 +20,12 @@ Every failure is a :class:`MarquezError` with one readable line.
 
 from __future__ import annotations
 
+import datetime
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import quote
 
-from emr_lineage.errors import EmrLineageError
+from emr_lineage.errors import EXIT_CHECK_FAILED, EmrLineageError
 from emr_lineage.http import (
     DEFAULT_BACKOFF,
     DEFAULT_MAX_BYTES,
@@ -29,10 +35,14 @@ from emr_lineage.http import (
     HttpError,
     Reply,
 )
-from emr_lineage.marquez.api import API_ROOT, DEFAULT_DEPTH, LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import API_ROOT, EARLIEST_EVENT_TIME, LATEST_EVENT_TIME, LINEAGE_ENDPOINT
 from emr_lineage.marquez.api import base_url as marquez_base_url
 
 DEFAULT_PAGE_SIZE = 100
+# Raw events come in larger pages: Marquez does not bound ``limit`` there (OpenLineageResource.java) and
+# holds a page in memory, a few MB at this size.
+EVENTS_PAGE_SIZE = 1000
+_MICROSECOND = datetime.timedelta(microseconds=1)
 
 
 class MarquezError(EmrLineageError):
@@ -47,6 +57,12 @@ class NotMarquezError(MarquezError):
     """The server answers, but not as a Marquez API (exit 2, never "node unknown")."""
 
 
+class NotDelivered(MarquezError):
+    """An event the server answered with a redirect: it was not stored, and no later one would be (exit 1)."""
+
+    exit_code = EXIT_CHECK_FAILED
+
+
 class MarquezClient:
     """Client of one Marquez API, e.g. ``MarquezClient("http://localhost:5000")``."""
 
@@ -58,6 +74,7 @@ class MarquezClient:
         backoff: float = DEFAULT_BACKOFF,
         page_size: int = DEFAULT_PAGE_SIZE,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        events_page_size: int = EVENTS_PAGE_SIZE,
     ) -> None:
         try:  # http://host:5000 and http://host:5000/api/v1 are both accepted
             self.base_url = marquez_base_url(base_url) + "/"
@@ -65,6 +82,7 @@ class MarquezClient:
             raise MarquezError(f"Marquez URL: {exc}") from None
         self.timeout = timeout
         self.page_size = page_size
+        self.events_page_size = events_page_size
         self.http = HttpClient(
             timeout=timeout,
             retries=retries,
@@ -87,11 +105,17 @@ class MarquezClient:
         except HttpError as exc:
             raise MarquezError(str(exc), exc.status) from None
 
-    def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
-        """GET ``/api/v1/<path>`` and return the decoded JSON (raises :class:`MarquezError`)."""
+    def get(self, path: str, params: Mapping[str, Any] | None = None, *, without_nulls: bool = False) -> Any:
+        """GET ``/api/v1/<path>`` and return the decoded JSON (raises :class:`MarquezError`); ``without_nulls``:
+        without the object keys whose value is null (:func:`without_nulls`)."""
         reply = self._send("GET", self._url(path), params=params)
         if not reply.ok:
             raise self._suspect(str(reply.error()), reply.status) if reply.status == 404 else self._error(reply)
+        if without_nulls:
+            try:
+                return without_nulls_json(reply.body)
+            except ValueError:
+                raise self._suspect(f"{reply.method} {reply.url}: reply is not JSON ({reply.content_type})") from None
         try:
             return reply.json()
         except HttpError as exc:
@@ -107,23 +131,25 @@ class MarquezClient:
         self.require_marquez()
         return MarquezError(message, status)
 
-    def _graph(self, path: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        reply = self.get(path, params)
-        if not isinstance(reply, Mapping) or not isinstance(reply.get("graph"), list):
-            raise self._suspect(f"GET {self._url(path)}: reply has no 'graph' list")
-        return dict(reply)
-
-    def _paged(self, path: str, key: str, params: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+    def _paged(
+        self,
+        path: str,
+        key: str,
+        params: Mapping[str, Any] | None = None,
+        page_size: int | None = None,
+        without_nulls: bool = False,
+    ) -> Iterator[dict[str, Any]]:
+        size = page_size or self.page_size
         offset = 0
         while True:
-            page = self.get(path, {**(params or {}), "limit": self.page_size, "offset": offset})
+            page = self.get(path, {**(params or {}), "limit": size, "offset": offset}, without_nulls=without_nulls)
             items = page.get(key) if isinstance(page, Mapping) else None
             if not isinstance(items, list):
                 raise self._suspect(f"GET {self._url(path)}: reply has no {key!r} list")
             yield from items
             offset += len(items)
             total = page.get("totalCount")
-            if len(items) < self.page_size or not items or (isinstance(total, int) and offset >= total):
+            if len(items) < size or not items or (isinstance(total, int) and offset >= total):
                 return
 
     # -- is it Marquez? -------------------------------------------------------------------
@@ -165,42 +191,26 @@ class MarquezClient:
 
     # -- reads ----------------------------------------------------------------------------
 
-    def lineage(self, node_id: str, depth: int = DEFAULT_DEPTH) -> dict[str, Any]:
-        """``GET /lineage?nodeId=&depth=``: ``{"graph": [node, ...]}`` around a node."""
-        return self._graph("lineage", {"nodeId": node_id, "depth": depth})
+    def namespaces(self) -> list[dict[str, Any]]:
+        """Every namespace (``GET /namespaces``, paged): one row Marquez cannot read back makes the page
+        that holds it answer 500, so the whole list shows what ``?limit=1`` would not."""
+        return list(self._paged("namespaces", "namespaces"))
 
-    def column_lineage(self, node_id: str, depth: int = DEFAULT_DEPTH, with_downstream: bool = False) -> dict[str, Any]:
-        """``GET /column-lineage``: DATASET_FIELD nodes around a dataset, field or job."""
-        params = {"nodeId": node_id, "depth": depth, "withDownstream": str(with_downstream).lower()}
-        return self._graph("column-lineage", params)
+    def lineage_events(
+        self, since: datetime.datetime | None = None, until: datetime.datetime | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """``GET /events/lineage``: the raw OpenLineage events Marquez stored (RunEvents only) with an
+        event time from ``since`` to ``until``, both inclusive, oldest first, paged; as their producer
+        sent them, without the null-valued keys Marquez adds for the facets and fields it models.
 
-    def jobs(self, namespace: str) -> list[dict[str, Any]]:
-        """All jobs of a namespace (paged)."""
-        return list(self._paged(f"namespaces/{_quote(namespace)}/jobs", "jobs"))
-
-    def datasets(self, namespace: str) -> list[dict[str, Any]]:
-        """All datasets of a namespace (paged)."""
-        return list(self._paged(f"namespaces/{_quote(namespace)}/datasets", "datasets"))
-
-    def job(self, namespace: str, name: str) -> dict[str, Any]:
-        return self.get(f"namespaces/{_quote(namespace)}/jobs/{_quote(name)}")
-
-    def dataset(self, namespace: str, name: str) -> dict[str, Any]:
-        return self.get(f"namespaces/{_quote(namespace)}/datasets/{_quote(name)}")
-
-    def run(self, run_id: str) -> dict[str, Any]:
-        """``GET /jobs/runs/{id}``."""
-        return self.get(f"jobs/runs/{_quote(run_id)}")
-
-    def lineage_events(self, after: str | None = None, before: str | None = None) -> Iterator[dict[str, Any]]:
-        """``GET /events/lineage``: the raw OpenLineage events Marquez received, oldest first
-        (``sortDirection=asc``), paged; ``after``/``before`` (ISO 8601) bound their event time."""
-        params = {"sortDirection": "asc"}
-        if after:
-            params["after"] = after
-        if before:
-            params["before"] = before
-        return self._paged("events/lineage", "events", params)
+        Marquez reads ``before`` as exclusive and, when a bound is not given, takes 1970-01-01 and
+        2030-01-01 (OpenLineageResource.java): both bounds are always sent, ``until`` plus a microsecond
+        (its stored times' precision), the open ends at the event rule's range.
+        """
+        after = since or EARLIEST_EVENT_TIME
+        before = min(until + _MICROSECOND, LATEST_EVENT_TIME) if until else LATEST_EVENT_TIME
+        params = {"sortDirection": "asc", "after": after.isoformat(), "before": before.isoformat()}
+        return self._paged("events/lineage", "events", params, self.events_page_size, without_nulls=True)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -208,6 +218,8 @@ class MarquezClient:
         """POST one event already serialised as JSON; returns the HTTP status (raises on an error)."""
         url = self.base_url + LINEAGE_ENDPOINT.lstrip("/")
         reply = self._send("POST", url, data=body, headers={"Content-Type": "application/json"})
+        if 300 <= reply.status < 400:
+            raise NotDelivered(str(reply.error()), reply.status)
         if not reply.ok:
             raise self._suspect(str(reply.error()), reply.status) if reply.status == 404 else self._error(reply)
         return reply.status
@@ -222,5 +234,13 @@ class MarquezClient:
         self.close()
 
 
-def _quote(part: str) -> str:
-    return quote(part, safe="")
+def _without_null_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    return {key: value for key, value in pairs if value is not None}
+
+
+def without_nulls_json(body: bytes) -> Any:
+    """The JSON value of ``body`` without the object keys whose value is null, dropped as each object is
+    decoded (no walk after). Marquez writes a null for each facet and field it models that an event lacks
+    (``run.facets.nominalTime``, a schema field's ``description``...), which no producer sent and the
+    OpenLineage schema does not allow. ValueError when it is not JSON."""
+    return json.loads(body, object_pairs_hook=_without_null_pairs)

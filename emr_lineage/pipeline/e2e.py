@@ -41,9 +41,10 @@ from emr_lineage.aws.upload import upload
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.launch import plan as launch_plan
+from emr_lineage.lineage.contracts.check import resolve
 from emr_lineage.lineage.contracts.model import Contract, load_contract
 from emr_lineage.marquez.api import API_ROOT
-from emr_lineage.marquez.client import DEFAULT_DEPTH, MarquezClient, MarquezError, NotMarquezError
+from emr_lineage.marquez.client import MarquezClient, MarquezError, NotMarquezError
 from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import demo
 from emr_lineage.pipeline.e2e_lineage import (
@@ -72,7 +73,6 @@ class E2EOptions:
     emr_poll_interval: float = emr_cluster.DEFAULT_POLL_SECONDS
     lineage_timeout: float = DEFAULT_LINEAGE_TIMEOUT
     lineage_interval: float = DEFAULT_LINEAGE_INTERVAL
-    depth: int = DEFAULT_DEPTH
     marquez_timeout: float = DEFAULT_TIMEOUT
 
 
@@ -242,16 +242,18 @@ class Callbacks:
     on_cluster: Callable[[E2EResult], None] | None = None  # cluster id (or a job run) known: Ctrl-C handling
 
 
-def graph_urls(targets: Targets, namespace: str, parent: ParentContext, options: E2EOptions) -> list[str]:
-    """The Marquez web page of the pipeline's graph (first job), via SSM's web URL and, with
-    ``--marquez``, via the same host (the ALB serves the UI at / beside /api)."""
-    job = launch_plan.marquez_job_name(pipeline.PIPELINE[0], parent)
+def graph_urls(targets: Targets, contract: Contract, values: Mapping[str, str], options: E2EOptions) -> list[str]:
+    """The Marquez web page of the pipeline's graph, via SSM's web URL and, with ``--marquez``, via the same
+    host (the ALB serves the UI at / beside /api): the lineage of the first job's first output, a dataset,
+    where Marquez's UI shows the Spark actions that hold the pipeline's edges (an application's own page
+    shows none: docs/graph.md, "Marquez's own lineage view")."""
+    first = resolve(contract, values)[0].outputs[0]
     bases = [targets.marquez_web] if targets.marquez_web else []
     if options.marquez_url:
         override = options.marquez_url.rstrip("/").removesuffix(API_ROOT)
         if override not in {b.rstrip("/") for b in bases}:
             bases.append(override)
-    return [launch_plan.marquez_job_url(base, namespace, job) for base in bases]
+    return [launch_plan.marquez_job_url(base, first.namespace or "", first.name or "", "dataset") for base in bases]
 
 
 def run_e2e(
@@ -296,7 +298,7 @@ def start_e2e(
     values = contract_values(contract, settings, targets)
     check_marquez(targets, options.marquez_timeout)
     result = E2EResult(env=settings.name, parent=parent, parent_is_new=parent_is_new, targets=targets)
-    result.graph_urls = graph_urls(targets, settings.openlineage.namespace, parent, options)
+    result.graph_urls = graph_urls(targets, contract, values, options)
     return contract, values, result
 
 
@@ -374,7 +376,6 @@ def check_lineage(
             since,
             timeout=options.lineage_timeout,
             interval=options.lineage_interval,
-            depth=options.depth,
             on_attempt=cb.on_attempt,
         )
     result.message = result.lineage.message

@@ -14,6 +14,8 @@ content, Marquez takes an event twice without harm), so POSTs are retried too. W
 answers decides what happens next:
 
 * 2xx: posted;
+* 3xx: not delivered (a write is never sent on where a server redirects it): listed with where it points,
+  and nothing more is sent (every event would be redirected);
 * 401 or 403: the key is refused: listed, and nothing more is sent (every event would be refused);
 * another 4xx (400 bad event, 413 too large, 422...): that event is refused and listed, the
   others are still sent;
@@ -37,6 +39,13 @@ from emr_lineage.lineage.times import by_event_time, event_time
 from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 
 KEY_REFUSED = (401, 403)
+
+
+def stops_sending(status: int) -> bool:
+    """Whether every later event would get the same answer: a refused key, a redirect."""
+    return status in KEY_REFUSED or 300 <= status < 400
+
+
 NOT_AN_ENDPOINT = (404, 405)
 
 
@@ -75,7 +84,7 @@ class Refusal:
 class PostResult:
     posted: int = 0
     refused: list[Refusal] = field(default_factory=list)
-    not_sent: int = 0  # after the key was refused
+    not_sent: int = 0  # after the key was refused or the server redirected
 
     @property
     def ok(self) -> bool:
@@ -150,7 +159,7 @@ def post_events(
                 result.posted += 1
             if on_result:
                 on_result(pending, refusal)
-            if refusal and refusal.status in KEY_REFUSED:
+            if refusal and stops_sending(refusal.status):
                 result.not_sent = len(events) - index - 1
                 break
     finally:

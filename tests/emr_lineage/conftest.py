@@ -3,7 +3,6 @@ serving the real Marquez responses, and an OpenAPI validator of those responses.
 
 from __future__ import annotations
 
-import copy
 import datetime
 import json
 import subprocess
@@ -12,14 +11,12 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from jsonschema import Draft7Validator
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import (
     column_lineage_dataset,
@@ -29,13 +26,17 @@ from openlineage.client.facet_v2 import (
     symlinks_dataset,
 )
 from openlineage.client.serde import Serde
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT7
 
 from emr_lineage.lineage.naming import dataset_identity
 from tests.emr_lineage.demo_run import DEMO_FOLDER, DemoRun, shared_demo, shared_folder
-from tests.emr_lineage.e2e_support import NAMESPACE, e2e_aws, emr_events, lineage_clock, serve_marquez  # noqa: F401 - fixtures
-from tests.emr_lineage.fake_marquez import Answer, FakeMarquez, serve
+from tests.emr_lineage.e2e_support import (  # noqa: F401 - fixtures
+    e2e_aws,
+    e2e_parent,
+    emr_events,
+    lineage_clock,
+    serve_marquez,
+)
+from tests.emr_lineage.fake_marquez import FakeMarquez, serve
 from tests.emr_lineage.launch_support import launch_aws  # noqa: F401 - a fixture
 from tests.helpers import fake_aws_credentials, free_port
 from tests.versions import LISTENER, OPENLINEAGE_VERSION
@@ -265,103 +266,24 @@ def ol_fixtures_dir(reference_dir: Path) -> Path:
     return reference_dir / "openlineage" / "fixtures"
 
 
-@pytest.fixture(scope="session")
-def marquez_dir(reference_dir: Path) -> Path:
-    return reference_dir / "marquez"
-
-
 def write_jsonl(path: Path, events: list[dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     return path
 
 
-# --- Marquez OpenAPI validator ---------------------------------------------------------------
-
-
-def _openapi_to_jsonschema(node: Any) -> Any:
-    # OpenAPI 3.0 schemas -> JSON Schema draft 7: 'nullable' becomes a null type, examples
-    # (YAML dates) and discriminators dropped.
-    if isinstance(node, dict):
-        out = {k: _openapi_to_jsonschema(v) for k, v in node.items() if k not in ("example", "discriminator")}
-        if out.pop("nullable", False) and isinstance(out.get("type"), str):
-            out["type"] = [out["type"], "null"]
-        return out
-    if isinstance(node, list):
-        return [_openapi_to_jsonschema(v) for v in node]
-    if isinstance(node, (datetime.date, datetime.datetime)):
-        return node.isoformat()
-    return node
-
-
-@pytest.fixture(scope="session")
-def openapi_validator(marquez_dir: Path) -> Callable[[str, Any], list[str]]:
-    """``check(schema_name, instance) -> [error, ...]`` against Marquez's OpenAPI components."""
-    document = _openapi_to_jsonschema(yaml.safe_load((marquez_dir / "openapi.yml").read_text(encoding="utf-8")))
-    # GraphNode.data is oneOf Dataset|Job with a discriminator Marquez sets on the node, not
-    # on data; both schemas are open, so check it as anyOf.
-    data = document["components"]["schemas"]["GraphNode"]["properties"]["data"]
-    data["anyOf"] = data.pop("oneOf")
-    registry = Registry().with_resource(
-        "urn:marquez-openapi", Resource.from_contents(document, default_specification=DRAFT7)
-    )
-
-    def check(name: str, instance: Any) -> list[str]:
-        validator = Draft7Validator({"$ref": f"urn:marquez-openapi#/components/schemas/{name}"}, registry=registry)
-        return [f"{list(e.absolute_path)}: {e.message[:200]}" for e in validator.iter_errors(instance)]
-
-    return check
-
-
 # --- local Marquez stand-in (tests/emr_lineage/fake_marquez.py) --------------------------------
 
 
 @pytest.fixture(scope="session")
-def marquez_server(marquez_dir: Path) -> Iterator[FakeMarquez]:
-    """A ThreadingHTTPServer on 127.0.0.1 (port 0) serving the real Marquez responses."""
-    job_node = json.loads((marquez_dir / "example_lineage_response_1.json").read_text())
-    dataset_node = json.loads((marquez_dir / "example_lineage_response_2.json").read_text())
-    test_node = json.loads((marquez_dir / "fixture_lineage_node.json").read_text())
-    column_node = json.loads((marquez_dir / "fixture_column_lineage_node.json").read_text())
-    job_reply = {"graph": [job_node, dataset_node]}
-    lineage = {
-        job_node["id"]: job_reply,
-        dataset_node["id"]: job_reply,
-        test_node["id"]: {"graph": [test_node]},
-        "job:broken:json": Answer(200, b"<html>oops</html>"),
-    }
-    job = copy.deepcopy(job_node["data"])
-    many_jobs = []
-    for index in range(7):
-        clone = copy.deepcopy(job)
-        clone["name"] = clone["id"]["name"] = f"example.job_{index}"
-        many_jobs.append(clone)
-    state = FakeMarquez(
-        lineage=lineage,
-        column_lineage={
-            column_node["id"]: {"graph": [column_node]},
-            "dataset:namespace:commonDataset": {"graph": [column_node]},
-        },
-        namespaces=[
-            {
-                "name": f"ns_{i}",
-                "createdAt": "2022-07-13T13:38:39.681949Z",
-                "updatedAt": "2022-07-13T13:38:39.681949Z",
-                "ownerName": "anonymous",
-                "description": f"namespace {i}",
-            }
-            for i in range(5)
-        ],
-        jobs={"food_delivery": many_jobs},
-        datasets={"food_delivery": [copy.deepcopy(dataset_node["data"])]},
-        runs={job["latestRun"]["id"]: copy.deepcopy(job["latestRun"])},
-    )
-    yield from serve(state)
+def marquez_server() -> Iterator[FakeMarquez]:
+    """A ThreadingHTTPServer on 127.0.0.1 (port 0) in front of the Marquez 0.51.1 stand-in."""
+    yield from serve(FakeMarquez())
 
 
 @pytest.fixture()
 def marquez(marquez_server: FakeMarquez) -> Iterator[FakeMarquez]:
-    """The session's Marquez stand-in, with request logs, injected failures and routes reset."""
+    """The session's Marquez, with an empty database, request logs, injected failures and routes reset."""
     marquez_server.reset()
     yield marquez_server
     marquez_server.reset()
@@ -420,10 +342,9 @@ def e2e_marquez_server() -> Iterator[FakeMarquez]:
 
 @pytest.fixture
 def e2e_marquez(e2e_marquez_server: FakeMarquez) -> FakeMarquez:
-    """A Marquez that serves the pipeline's lineage in scripted phases: the session's server (stopping one
-    takes up to half a second, its poll interval) with the state of a new one (tests/emr_lineage/e2e_support.py)."""
-    new = FakeMarquez(namespaces=[{"name": NAMESPACE}])  # as serve_marquez makes it
-    vars(e2e_marquez_server).update(vars(new), url=e2e_marquez_server.url, stopped=e2e_marquez_server.stopped)
+    """A Marquez where the pipeline's events arrive in scripted phases: the session's server (stopping one
+    takes up to half a second, its poll interval), emptied (tests/emr_lineage/e2e_support.py)."""
+    e2e_marquez_server.reset()
     return e2e_marquez_server
 
 

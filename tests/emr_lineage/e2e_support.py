@@ -1,10 +1,10 @@
 """Shared by the ``emr-lineage e2e`` tests: moto with what the stacks publish, EMR played
-between polls, and a local Marquez that serves lineage built from the demo's own events.
+between polls, and the Marquez stand-in where the demo's own events arrive as the run goes on.
 
-The Marquez replies are not hand-written: the real local pipeline runs once per test session
+The events are not hand-written: the real local pipeline runs once per test session
 (``python -m emr_lineage demo``, a subprocess so its Spark driver never meets the test
-session's), its events are rewritten to what the same pipeline reports on EMR, turned into
-the lineage graph with ``build_graph``, and served in Marquez's ``GET /api/v1/lineage`` shape.
+session's), and its events are rewritten to what the same pipeline reports on EMR under the e2e's
+parent run (:func:`launched`), then POSTed to the stand-in (``FakeMarquez.phases``).
 
 Rewriting to EMR: the demo's datasets live under a local lake directory (namespace ``file``);
 on EMR they live under ``s3://<data lake bucket>``. Every dataset under the local lake root
@@ -13,17 +13,14 @@ contract is validated with ``lake=s3://<bucket>``, exactly the value ``e2e`` pas
 The ``customer_ltv`` table keeps its local location; the contract names it as a catalog table
 (``table:customer_ltv``), matched by its symlink on both sides.
 
-Marquez's own naming is reproduced too: under the e2e parent run, an application ``app`` is
-stored as ``<parent>.<app>`` with ``parentJobName`` = parent, and its Spark actions as
-``<parent>.<app>.<action>`` with ``parentJobName`` = ``<parent>.<app>``; only jobs with
-inputs or outputs are in the lineage graph.
+Under a parent run, the listener gives each application a parent facet naming that run (and it as
+root), and each action its application as parent and the same root (spark.openlineage.parent*).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,12 +36,12 @@ from moto.emr.models import emr_backends
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import parameters
 from emr_lineage.lineage.events.reader import load_events
-from emr_lineage.lineage.graph.from_events import build_graph
-from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, emr_configurations
+from emr_lineage.lineage.times import parse_time
+from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, ParentContext, emr_configurations
 from tests.emr_lineage.demo_run import DemoRun
 from tests.emr_lineage.fake_marquez import FakeMarquez, serve
 from tests.helpers import fake_aws_credentials
-from tests.versions import EMR_RELEASE, OPENLINEAGE_VERSION
+from tests.versions import EMR_RELEASE
 
 REGION = "eu-west-1"
 ARTIFACTS = "emr-lineage-dev-artifacts-123456789012"
@@ -53,11 +50,6 @@ LOGS = "s3://emr-lineage-dev-logs-123456789012/emr/"
 MARQUEZ_WEB = "http://internal-emr-lineage-dev-123.eu-west-1.elb.amazonaws.com/"
 NAMESPACE = "emr-lineage-dev"
 PARENT_JOB = "emr_lineage_e2e"
-# Marquez returns a dataset's facets as the events carried them (with _producer/_schemaURL).
-SYMLINKS_FACET = {
-    "_producer": f"https://github.com/OpenLineage/OpenLineage/tree/{OPENLINEAGE_VERSION}/client/python",
-    "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/SymlinksDatasetFacet.json#/$defs/SymlinksDatasetFacet",
-}
 
 
 # --- AWS (moto) -------------------------------------------------------------------------
@@ -188,109 +180,54 @@ def emr_events(demo: DemoRun, bucket: str = LAKE_BUCKET) -> list[dict[str, Any]]
     return rewrite_lake(events, (demo.out / "lake").resolve(), bucket)
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+# The e2e's parent run in these tests (ParentContext.new is replaced by it: see ``e2e_parent``).
+E2E_PARENT = ParentContext(
+    parent_job_namespace=NAMESPACE, parent_job_name=PARENT_JOB, parent_run_id="0199f2e2-0000-7000-8000-0000000e2e00"
+)
+_PARENT_FACET = "https://openlineage.io/spec/facets/1-1-0/ParentRunFacet.json#/$defs/ParentRunFacet"
 
 
-def marquez_lineage(events: list[dict[str, Any]], parent_job: str, run_time: datetime) -> dict[str, Any]:
-    """``{"graph": [...]}`` as Marquez answers ``GET /api/v1/lineage`` after ingesting
-    ``events`` under an orchestrator parent ``parent_job``; every job's latest run at ``run_time``."""
-    graph = build_graph(events, level="action")
-    names: dict[str, tuple[str, str | None, str]] = {}  # job id -> (marquez name, parentJobName, simple name)
-    for job_id in graph.jobs():
-        node = graph.nodes[job_id]
-        app, dot, action = node["name"].partition(".")
-        if dot:
-            names[job_id] = (f"{parent_job}.{app}.{action}", f"{parent_job}.{app}", action)
-        else:
-            names[job_id] = (f"{parent_job}.{app}", parent_job, app)
-
-    def marquez_id(node_id: str) -> str:
-        if node_id in names:
-            return f"job:{graph.nodes[node_id]['namespace']}:{names[node_id][0]}"
-        return node_id
-
-    at = _iso(run_time)
-    nodes = []
-    for node_id, attrs in sorted(graph.nodes.items()):
-        ins = [(s, node_id) for s in graph.digraph.predecessors(node_id)]
-        outs = [(node_id, t) for t in graph.digraph.successors(node_id)]
-        if attrs["type"] == "JOB" and not (ins or outs):
-            continue  # Marquez's graph holds only jobs with inputs or outputs
-        if attrs["type"] == "JOB":
-            name, parent_name, simple = names[node_id]
-            data = {
-                "type": "BATCH",
-                "id": {"namespace": attrs["namespace"], "name": name},
-                "name": name,
-                "simpleName": simple,
-                "parentJobName": parent_name,
-                "namespace": attrs["namespace"],
-                "createdAt": at,
-                "updatedAt": at,
-                "inputs": [_dataset_id(graph.nodes[s]) for s, _ in ins],
-                "outputs": [_dataset_id(graph.nodes[t]) for _, t in outs],
-                "latestRun": {
-                    "id": str(uuid.uuid4()),
-                    "createdAt": at,
-                    "updatedAt": at,
-                    "state": "COMPLETED",
-                    "startedAt": at,
-                    "endedAt": at,
-                    "durationMs": 0,
-                    "args": {},
-                    "facets": {},
-                },
-            }
-        else:
-            data = {
-                "type": "DB_TABLE",
-                "id": {"namespace": attrs["namespace"], "name": attrs["name"]},
-                "name": attrs["name"],
-                "physicalName": attrs["name"],
-                "namespace": attrs["namespace"],
-                "sourceName": attrs["namespace"],
-                "createdAt": at,
-                "updatedAt": at,
-                "tags": [],
-                "fields": [{"name": f["name"], "type": f["type"], "tags": []} for f in attrs["fields"]],
-                "facets": {"symlinks": {**SYMLINKS_FACET, "identifiers": attrs["aliases"]}} if attrs["aliases"] else {},
-            }
-        nodes.append(
-            {
-                "id": marquez_id(node_id),
-                "type": attrs["type"],
-                "data": data,
-                "inEdges": [{"origin": marquez_id(s), "destination": marquez_id(t)} for s, t in ins],
-                "outEdges": [{"origin": marquez_id(s), "destination": marquez_id(t)} for s, t in outs],
-            }
-        )
-    return {"graph": nodes}
+def _parent_facet(producer: str, run_id: str, job: dict[str, str], root: ParentContext) -> dict[str, Any]:
+    root_job = {"namespace": root.parent_job_namespace, "name": root.parent_job_name}
+    return {
+        "_producer": producer,
+        "_schemaURL": _PARENT_FACET,
+        "run": {"runId": run_id},
+        "job": job,
+        "root": {"run": {"runId": root.parent_run_id}, "job": root_job},
+    }
 
 
-def _dataset_id(attrs: dict[str, Any]) -> dict[str, str]:
-    return {"namespace": attrs["namespace"], "name": attrs["name"]}
+def launched(
+    events: list[dict[str, Any]], parent: ParentContext = E2E_PARENT, start: datetime | None = None
+) -> list[dict[str, Any]]:
+    """``events`` as the listener reports them when the run is launched under ``parent``: applications with
+    it as parent and root, actions with it as root; times moved so that the first is ``start`` (default: now)."""
+    start = start or datetime.now(UTC)
+    first = min(parse_time(e["eventTime"]) for e in events)
+    out = []
+    for event in copy.deepcopy(events):
+        facets = event["run"].setdefault("facets", {})
+        old = facets.get("parent")  # an action's: its application stays its parent
+        run_id = old["run"]["runId"] if old else parent.parent_run_id
+        job = old["job"] if old else {"namespace": parent.parent_job_namespace, "name": parent.parent_job_name}
+        facets["parent"] = _parent_facet(event["producer"], run_id, job, parent)
+        event["eventTime"] = (start + (parse_time(event["eventTime"]) - first)).isoformat().replace("+00:00", "Z")
+        out.append(event)
+    return out
 
 
-def without_job(reply: dict[str, Any], app: str) -> dict[str, Any]:
-    """The reply as if application ``app`` never reported (its jobs and edges gone)."""
-    gone = {n["id"] for n in reply["graph"] if n["type"] == "JOB" and f".{app}" in n["id"]}
-    nodes = []
-    for node in copy.deepcopy(reply["graph"]):
-        if node["id"] in gone:
-            continue
-        for key in ("inEdges", "outEdges"):
-            node[key] = [e for e in node[key] if e["origin"] not in gone and e["destination"] not in gone]
-        nodes.append(node)
-    return {"graph": nodes}
+def without_job(events: list[dict[str, Any]], app: str) -> list[dict[str, Any]]:
+    """The events as if application ``app`` never reported (it and its actions gone)."""
+    return [e for e in events if e["job"]["name"].split(".", 1)[0] != app]
 
 
 # --- the local Marquez (tests/emr_lineage/fake_marquez.py) ----------------------------------
 
 
 def serve_marquez() -> Iterator[FakeMarquez]:
-    """A fresh fake Marquez knowing the e2e namespace; tests set its lineage ``phases``."""
-    yield from serve(FakeMarquez(namespaces=[{"name": NAMESPACE}]))
+    """A Marquez with an empty database; tests set the ``phases`` in which events arrive."""
+    yield from serve(FakeMarquez())
 
 
 class LineageClock:
@@ -331,6 +268,13 @@ def lineage_clock(monkeypatch, e2e_marquez) -> LineageClock:
     return clock
 
 
-def fresh(events: list[dict[str, Any]]) -> Callable[[], dict[str, Any]]:
-    """Marquez after this run: every job's latest run is from now (after the cluster started)."""
-    return lambda: marquez_lineage(events, PARENT_JOB, datetime.now(UTC))
+def fresh(events: list[dict[str, Any]]) -> Callable[[], list[dict[str, Any]]]:
+    """This run's events (under the e2e's parent run), arriving now."""
+    return lambda: launched(events)
+
+
+@pytest.fixture
+def e2e_parent(monkeypatch) -> ParentContext:
+    """The parent run every e2e of a test launches under (a new one each run otherwise)."""
+    monkeypatch.setattr(ParentContext, "new", classmethod(lambda cls, **_: E2E_PARENT))
+    return E2E_PARENT

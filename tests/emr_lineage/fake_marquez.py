@@ -1,20 +1,19 @@
-"""The one fake Marquez of the test suite: a ThreadingHTTPServer on 127.0.0.1 with a route table.
+"""The one Marquez of the test suite: a ThreadingHTTPServer on 127.0.0.1 in front of the Marquez 0.51.1
+stand-in (:mod:`tests.emr_lineage.marquez_standin`), which answers as the recordings of a real Marquez show.
 
-:class:`FakeMarquez` holds what the server answers (lineage replies by node id, or successive
-``phases`` of Marquez; namespaces, jobs, datasets, runs) and what it received (``requests``,
-``posted``). ``routes`` maps ``"METHOD /path/pattern"`` (``*`` is one path segment) to a function
-of the state and the :class:`Request`, returning an :class:`Answer`; an unrouted request gets
-``fallback`` (Marquez's JSON 404). A test replaces or removes routes to make the server misbehave:
-``routes.clear()`` is a server that is not Marquez, ``Answer(drip=...)`` sends one byte at
-a time, a large body tests a size cap. ``reset()`` puts the defaults back.
-
-Used by the conftest's session-wide stand-in (Marquez's own reference replies) and by the e2e
-tests (lineage built from the demo's events, ``phases`` moving on between polls).
+:class:`FakeMarquez` holds the stand-in (``model``) and what the server received (``requests``, and
+``posted``: the events the stand-in accepted). Tests put lineage in Marquez as producers do, by POSTing
+events (:meth:`FakeMarquez.store`), or let it arrive between reads (``phases``: each a callable giving the
+events that arrive when that phase is reached, the first at the first request). ``routes`` overrides
+requests (``"METHOD /path/pattern"``, ``*`` is one path segment) with a function of the state and the
+:class:`Request` returning an :class:`Answer`, to make the server misbehave: ``Answer(drip=...)`` sends one
+byte at a time, a large body tests a size cap; :meth:`FakeMarquez.not_marquez` makes it a server that is
+not Marquez. ``reset()`` puts the defaults back and empties the stand-in's database.
 """
 
 from __future__ import annotations
 
-import datetime
+import gzip
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -25,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from emr_lineage.marquez.api import API_ROOT
+from tests.emr_lineage.marquez_standin import MarquezModel
 
 API = API_ROOT
 
@@ -40,12 +40,14 @@ class Answer:
     drip: float = 0.0  # seconds before each byte of the body (and of the head with drip_head)
     drip_head: bool = False  # drip the status line and headers too
     content_length: bool = True  # False: no Content-Length; the body ends when the connection closes
+    raw: bool = False  # the stand-in's answer: its Content-Type as it is, none when it has none
 
 
 @dataclass(frozen=True)
 class Request:
     method: str
     path: str  # without the query string
+    raw_path: str  # as sent: percent-encoded
     parts: tuple[str, ...]  # unquoted path segments
     query: dict[str, str]
     body: bytes
@@ -55,59 +57,21 @@ class Request:
 Route = Callable[["FakeMarquez", Request], Answer]
 
 
-def not_found(message: str) -> Answer:
-    return Answer(404, {"code": 404, "message": message})
-
-
-def _lineage(state: FakeMarquez, request: Request) -> Answer:
-    node = request.query.get("nodeId", "")
-    reply = state.lineage_of(node)
-    if isinstance(reply, Answer):
-        return reply
-    return Answer(200, reply) if reply is not None else not_found(f"node {node} not found")
-
-
-def _column_lineage(state: FakeMarquez, request: Request) -> Answer:
-    node = request.query.get("nodeId", "")
-    reply = state.column_lineage.get(node)
-    if isinstance(reply, Answer):
-        return reply
-    return Answer(200, reply) if reply is not None else not_found(f"node {node} not found")
-
-
-def _page(key: str, items: list[dict[str, Any]], query: dict[str, str]) -> Answer:
-    limit, offset = int(query.get("limit", 100)), int(query.get("offset", 0))
-    body: dict[str, Any] = {key: items[offset : offset + limit]}
-    if key != "namespaces":
-        body["totalCount"] = len(items)
-    return Answer(200, body)
-
-
-def _namespaces(state: FakeMarquez, request: Request) -> Answer:
-    return _page("namespaces", state.namespaces, request.query)
-
-
-def _namespace_items(state: FakeMarquez, request: Request) -> Answer:
-    namespace, kind = request.parts[-2], request.parts[-1]
-    items = (state.jobs if kind == "jobs" else state.datasets).get(namespace)
-    return _page(kind, items, request.query) if items is not None else not_found(f"Namespace '{namespace}' not found")
-
-
-def _run(state: FakeMarquez, request: Request) -> Answer:
-    run = state.runs.get(request.parts[-1])
-    return Answer(200, run) if run else not_found(f"Run '{request.parts[-1]}' not found")
+def _model_answer(state: FakeMarquez, request: Request) -> Answer:
+    """What the Marquez stand-in answers."""
+    reply = state.model.handle(request.method, request.raw_path, request.query, request.body, request.headers)
+    body = reply.body.encode() if isinstance(reply.body, str) else reply.body
+    return Answer(reply.status, body, content_type=reply.content_type, raw=True)
 
 
 def _post_lineage(state: FakeMarquez, request: Request) -> Answer:
-    try:
-        event = json.loads(request.body)
-    except ValueError:
-        return Answer(400, {"code": 400, "message": "Unable to process JSON"})
-    if not isinstance(event, dict) or not ("job" in event or "dataset" in event):
-        # Marquez takes a RunEvent or JobEvent (with a job) and a DatasetEvent (with a dataset)
-        return Answer(422, {"code": 422, "message": "job must not be null"})
-    state.posted.append(event)
-    return Answer(201, {})
+    """The stand-in's answer to an event; one it accepted is kept in ``posted`` too."""
+    answer = _model_answer(state, request)
+    if answer.status == 201:
+        state.posted.append(
+            json.loads(gzip.decompress(request.body) if request.body[:2] == b"\x1f\x8b" else request.body)
+        )
+    return answer
 
 
 def bearer_only(key: str, route: Route = _post_lineage) -> Route:
@@ -121,60 +85,26 @@ def bearer_only(key: str, route: Route = _post_lineage) -> Route:
     return guarded
 
 
-def _lineage_events(state: FakeMarquez, request: Request) -> Answer:
-    """``GET /events/lineage``: the raw events of ``state.events``, filtered by event time
-    (``after``/``before``), sorted by ``sortDirection`` (Marquez's default: desc), paged."""
-    after, before = request.query.get("after"), request.query.get("before")
-
-    def moment(text: str) -> datetime.datetime:
-        value = datetime.datetime.fromisoformat(text)
-        return value if value.tzinfo else value.replace(tzinfo=datetime.UTC)
-
-    events = [
-        e
-        for e in state.events
-        if (after is None or moment(e["eventTime"]) >= moment(after))
-        and (before is None or moment(e["eventTime"]) <= moment(before))
-    ]
-    events.sort(key=lambda e: moment(e["eventTime"]), reverse=request.query.get("sortDirection", "desc") != "asc")
-    return _page("events", events, request.query)
-
-
 def marquez_routes() -> dict[str, Route]:
-    """The Marquez API routes the tools use."""
-    return {
-        f"GET {API}/lineage": _lineage,
-        f"GET {API}/column-lineage": _column_lineage,
-        f"GET {API}/namespaces": _namespaces,
-        f"GET {API}/namespaces/*/jobs": _namespace_items,
-        f"GET {API}/namespaces/*/datasets": _namespace_items,
-        f"GET {API}/jobs/runs/*": _run,
-        f"GET {API}/events/lineage": _lineage_events,
-        f"POST {API}/lineage": _post_lineage,
-    }
+    """The routes the server answers itself before the stand-in: a POSTed event is also kept in ``posted``."""
+    return {f"POST {API}/lineage": _post_lineage}
 
 
-FALLBACK = not_found("HTTP 404 Not Found")
+COMPACT = (",", ":")  # Marquez's Jackson writes JSON without spaces
+NOT_MARQUEZ = Answer(404, {"code": 404, "message": "HTTP 404 Not Found"})
 
 
 @dataclass
 class FakeMarquez:
-    """What the server answers and what it received. ``phases`` (successive states of Marquez,
-    each a lineage reply or None before any lineage arrived) replace ``lineage`` when set:
-    a node in the current reply gets the whole reply, any other node a 404."""
+    """The stand-in and what the server received; ``phases`` of events that arrive between reads (e2e)."""
 
     url: str = ""
-    lineage: dict[str, Any] = field(default_factory=dict)  # nodeId -> reply (or an Answer)
-    column_lineage: dict[str, Any] = field(default_factory=dict)
-    namespaces: list[dict[str, Any]] = field(default_factory=list)
-    jobs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    datasets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    events: list[dict[str, Any]] = field(default_factory=list)  # raw lineage events (GET /events/lineage)
-    phases: list[Callable[[], dict[str, Any] | None]] = field(default_factory=list)
+    model: MarquezModel = field(default_factory=MarquezModel)
+    phases: list[Callable[[], list[dict[str, Any]]]] = field(default_factory=list)
     phase: int = 0
+    arrived: int = -1  # the last phase whose events are in the stand-in
     routes: dict[str, Route] = field(default_factory=marquez_routes)
-    fallback: Answer = FALLBACK
+    fallback: Answer | None = None  # None: the stand-in answers; else this answer (a server that is not Marquez)
     posted: list[dict[str, Any]] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     fail_next: list[int] = field(default_factory=list)  # statuses to answer before serving
@@ -182,34 +112,43 @@ class FakeMarquez:
     stopped: threading.Event = field(default_factory=threading.Event)
 
     def reset(self) -> None:
+        self.model.reset()
+        self.phases, self.phase, self.arrived = [], 0, -1
         self.posted.clear()
-        self.events.clear()
         self.requests.clear()
         self.fail_next.clear()
         self.delay_seconds = 0.0
         self.routes = marquez_routes()
-        self.fallback = FALLBACK
+        self.fallback = None
+
+    def store(self, events: list[dict[str, Any]]) -> None:
+        """Put ``events`` in Marquez as a producer does (each POSTed to the stand-in, which must take it)."""
+        for event in events:
+            reply = self.model.post(event)
+            assert reply.status == 201, f"the Marquez stand-in refused an event: {reply.status} {reply.body}"
+
+    def not_marquez(self, fallback: Answer = NOT_MARQUEZ) -> None:
+        """From now on, a server that is not Marquez: ``fallback`` for every request."""
+        self.routes.clear()
+        self.fallback = fallback
 
     # -- e2e phases ----------------------------------------------------------------------
 
     def advance(self, _seconds: float = 0.0) -> None:
         self.phase = min(self.phase + 1, len(self.phases) - 1)
 
-    def reply(self) -> dict[str, Any] | None:
-        return self.phases[self.phase]() if self.phases else None
+    def _arrive(self) -> None:
+        while self.arrived < min(self.phase, len(self.phases) - 1):
+            self.arrived += 1
+            self.store(self.phases[self.arrived]())
 
     def lineage_reads(self) -> int:
-        return sum(1 for r in self.requests if r.startswith(f"GET {API}/lineage"))
-
-    def lineage_of(self, node: str) -> Any:
-        if self.phases:
-            reply = self.reply()
-            return reply if reply is not None and any(n["id"] == node for n in reply["graph"]) else None
-        return self.lineage.get(node)
+        return sum(1 for r in self.requests if r.startswith(f"GET {API}/events/lineage"))
 
     # -- routing -------------------------------------------------------------------------
 
     def route(self, request: Request) -> Answer:
+        self._arrive()
         for pattern, handler in self.routes.items():
             method, _, path = pattern.partition(" ")
             wanted = [p for p in path.split("/") if p]
@@ -219,10 +158,15 @@ class FakeMarquez:
                 and all(w in ("*", part) for w, part in zip(wanted, request.parts, strict=True))
             ):
                 return handler(self, request)
-        return self.fallback
+        return self.fallback if self.fallback is not None else _model_answer(self, request)
 
 
-def _encode(answer: Answer) -> tuple[bytes, str]:
+def _encode(answer: Answer) -> tuple[bytes, str | None]:
+    if answer.raw:  # the stand-in's: its bytes, JSON or none, with its Content-Type or none
+        body = answer.body
+        return (
+            b"" if body is None else body if isinstance(body, bytes) else json.dumps(body, separators=COMPACT).encode()
+        ), answer.content_type
     if isinstance(answer.body, bytes):
         return answer.body, answer.content_type or "text/html"
     return json.dumps(answer.body).encode(), answer.content_type or "application/json"
@@ -248,6 +192,7 @@ def _handler(state: FakeMarquez) -> type[BaseHTTPRequestHandler]:
             request = Request(
                 method=self.command,
                 path=parts.path,
+                raw_path=parts.path,
                 parts=tuple(unquote(p) for p in parts.path.split("/") if p),
                 query={k: v[0] for k, v in parse_qs(parts.query).items()},
                 body=body,
@@ -259,7 +204,8 @@ def _handler(state: FakeMarquez) -> type[BaseHTTPRequestHandler]:
 
         def _write(self, answer: Answer) -> None:
             data, content_type = _encode(answer)
-            head = [f"HTTP/1.1 {answer.status} {HTTPStatus(answer.status).phrase}", f"Content-Type: {content_type}"]
+            head = [f"HTTP/1.1 {answer.status} {HTTPStatus(answer.status).phrase}"]
+            head += [f"Content-Type: {content_type}"] if content_type else []
             if answer.content_length:
                 head.append(f"Content-Length: {len(data)}")
             else:

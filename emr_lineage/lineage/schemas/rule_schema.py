@@ -36,12 +36,8 @@ def _required(fields: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "required": sorted(fields), "properties": fields}
 
 
-def rule_schema(name: dict[str, Any], month_day: str) -> dict[str, Any]:
-    """The schema; ``name`` is the structural rules' non-blank name, ``month_day`` the date-time format's
-    pattern of the days of the calendar (29 February goes to the worded rule)."""
-    time = {"type": "string", "pattern": f"^{_YEARS_IN_RANGE}-{month_day}[Tt]{_CLOCK}{_OFFSET}$"}
-    name = {"allOf": [name, _ASCII_NAME]}
-    named = _required({"namespace": {"type": "string", "pattern": NAMESPACE_PATTERN}, "name": name})
+def _modelled(name: dict[str, Any], named: dict[str, Any], time: dict[str, Any]) -> dict[str, Any]:
+    """The facets Marquez models: what each requires and its columns' limits (the rule's ``_MODELLED``)."""
     run = _required({"runId": {"type": "string", "pattern": UUID_PATTERN}})
     parent = _required({"run": run, "job": named})
     text = {"type": "string"}
@@ -50,7 +46,17 @@ def rule_schema(name: dict[str, Any], month_day: str) -> dict[str, Any]:
         "required": ["field", "name", "namespace"],
         "properties": {**named["properties"], "field": name},
     }
-    modelled = {
+    identifier = {
+        **named,
+        "required": ["name", "namespace", "type"],
+        "properties": {**named["properties"], "type": _bounded(64)},
+    }
+    column = {
+        **_required({"inputFields": {"type": "array", "items": column_source}}),
+        "properties": {"inputFields": {"type": "array", "items": column_source}, "transformationType": _bounded(255)},
+    }
+    field = {**_required({"name": name}), "properties": {"name": name, "type": _bounded(2000)}}
+    return {
         "parent": {**parent, "properties": {**parent["properties"], "root": parent}},
         "nominalTime": {
             **_required({"nominalStartTime": time}),
@@ -60,44 +66,22 @@ def rule_schema(name: dict[str, Any], month_day: str) -> dict[str, Any]:
         "sql": _required({"query": text}),
         "documentation": _required({"description": text}),
         "sourceCodeLocation": {"type": "object", "properties": {"url": _bounded(NAME_MAX_BYTES)}},
-        "schema": {
-            "type": "object",
-            "properties": {
-                "fields": {
-                    "type": "array",
-                    "items": {**_required({"name": name}), "properties": {"name": name, "type": _bounded(2000)}},
-                }
-            },
-        },
-        "symlinks": _required(
-            {
-                "identifiers": {
-                    "type": "array",
-                    "items": {
-                        **named,
-                        "required": ["name", "namespace", "type"],
-                        "properties": {**named["properties"], "type": _bounded(64)},
-                    },
-                }
-            }
-        ),
-        "columnLineage": _required(
-            {
-                "fields": {
-                    "type": "object",
-                    "additionalProperties": {
-                        **_required({"inputFields": {"type": "array", "items": column_source}}),
-                        "properties": {
-                            "inputFields": {"type": "array", "items": column_source},
-                            "transformationType": _bounded(255),
-                        },
-                    },
-                }
-            }
-        ),
+        "schema": {"type": "object", "properties": {"fields": {"type": "array", "items": field}}},
+        "symlinks": _required({"identifiers": {"type": "array", "items": identifier}}),
+        "columnLineage": _required({"fields": {"type": "object", "additionalProperties": column}}),
         "dataSource": _required({"name": name, "uri": _URI}),
         "lifecycleStateChange": _required({"lifecycleStateChange": _bounded(63)}),
     }
+
+
+def rule_schema(name: dict[str, Any], month_day: str) -> dict[str, Any]:
+    """The schema; ``name`` is the structural rules' non-blank name, ``month_day`` the date-time format's
+    pattern of the days of the calendar (29 February goes to the worded rule)."""
+    time = {"type": "string", "pattern": f"^{_YEARS_IN_RANGE}-{month_day}[Tt]{_CLOCK}{_OFFSET}$"}
+    name = {"allOf": [name, _ASCII_NAME]}
+    named = _required({"namespace": {"type": "string", "pattern": NAMESPACE_PATTERN}, "name": name})
+    run = _required({"runId": {"type": "string", "pattern": UUID_PATTERN}})
+    modelled = _modelled(name, named, time)
     facet = _required({"_producer": _URI, "_schemaURL": _URI})
     facets = {"type": "object", "propertyNames": {"maxLength": NAME_MAX_BYTES // 4}, "additionalProperties": facet}
     facets = {"allOf": [{**facets, "properties": {key: facet for key in modelled}}, {"properties": modelled}]}

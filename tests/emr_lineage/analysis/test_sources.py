@@ -60,19 +60,32 @@ def test_files_in_a_window(tmp_path) -> None:
 
 
 def test_marquez_raw_events_oldest_first_paged(marquez: FakeMarquez) -> None:
-    marquez.events = list(reversed(_events()))
-    with MarquezClient(marquez.url, page_size=3) as client:
+    marquez.store(list(reversed(_events())))
+    with MarquezClient(marquez.url, events_page_size=3) as client:
         everything = read_marquez(client, Window())
-        assert _times(everything.events) == sorted(_times(_events()))
+        assert [parse_instant(t, "t") for t in _times(everything.events)] == sorted(
+            parse_instant(t, "t") for t in _times(_events())
+        )
         late = read_marquez(client, Window(at(100), None))
-    assert len(late.events) == 4 and everything.kind == "marquez"
+    assert len(late.events) == 4 and everything.kind == "marquez" and everything.notes == []
     pages = [r for r in marquez.requests if r.startswith("GET /api/v1/events/lineage")]
     assert any("sortDirection=asc" in r and "offset=3" in r for r in pages)
     assert any("after=2026-11-23T10%3A40%3A00%2B00%3A00" in r for r in pages)
 
 
-def test_a_marquez_without_the_events_endpoint_reads_as_not_marquez(marquez: FakeMarquez) -> None:
-    marquez.routes.clear()
+def test_marquez_events_that_fail_the_event_checks_are_skipped_with_a_note(marquez: FakeMarquez) -> None:
+    events = _events()
+    events[0]["run"]["facets"] = {"custom": {"value": 1}}  # Marquez takes it; the event rule does not
+    marquez.store(events)
+    with MarquezClient(marquez.url) as client:
+        source = read_marquez(client, Window())
+    assert len(source.events) == 7
+    [note] = source.notes
+    assert note.startswith("skipped 1 event(s) Marquez holds that fail the event checks")
+
+
+def test_a_server_that_is_not_marquez_is_not_read_as_one(marquez: FakeMarquez) -> None:
+    marquez.not_marquez()
     with MarquezClient(marquez.url) as client, pytest.raises(MarquezError, match="not a Marquez API"):
         read_marquez(client, Window())
 

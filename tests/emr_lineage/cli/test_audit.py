@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -47,10 +48,39 @@ def test_audit_in_a_window_with_versions(events: str) -> None:
 
 
 def test_audit_from_marquez_names_issue_2733(events: str, marquez: FakeMarquez) -> None:
-    marquez.events = _events()
+    marquez.store(_events())
     result = _run("audit", "--marquez", marquez.url, "--dataset", "s3://lake/orders")
     assert result.exit_code == 0, result.output
     assert "Marquez issue #2733" in result.stdout
+
+
+def _runs_json(*args: str) -> dict:
+    result = _run("runs", *args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_runs_from_marquez_take_an_event_at_exactly_until_as_the_events_do(events: str, marquez: FakeMarquez) -> None:
+    marquez.store([json.loads(line) for line in Path(events).read_text().splitlines()])
+    until = at(61).isoformat()  # the second load's last event (its application's COMPLETE)
+    from_marquez = _runs_json("--marquez", marquez.url, "--until", until)
+    from_events = _runs_json("--events", events, "--until", until)
+    assert (from_marquez.pop("source"), from_events.pop("source")) == ("marquez", "events")
+    assert from_marquez == from_events
+    assert [(r["job"], r["state"], r["end"]) for r in from_marquez["runs"]] == [
+        ("load", "COMPLETE", "2026-11-23T09:01:00+00:00"),
+        ("load", "COMPLETE", "2026-11-23T10:01:00+00:00"),  # ended at until: not still running
+    ]
+
+
+def test_runs_from_marquez_include_an_event_after_2030(tmp_path: Path, marquez: FakeMarquez) -> None:
+    """Marquez's own default end of the event window is 2030-01-01: the read never leaves it to Marquez."""
+    later = _events() + app_run("archive", dt.datetime(2031, 3, 1, tzinfo=dt.UTC))
+    marquez.store(later)
+    from_marquez = _runs_json("--marquez", marquez.url)
+    from_events = _runs_json("--events", str(write_jsonl(tmp_path / "later.jsonl", later)))
+    assert [r["job"] for r in from_marquez["runs"]] == ["load", "load", "report", "archive"]
+    assert from_marquez["runs"] == from_events["runs"]
 
 
 def test_runs_with_job_filter_and_levels(events: str) -> None:

@@ -1,11 +1,13 @@
 """``emr-lineage e2e`` end to end through click: moto plays AWS (EMR states driven between
-polls), a local HTTP server plays Marquez with lineage built from the demo's own events.
-Exit codes, the contract table, the graph URL and the cluster's fate are checked."""
+polls), the Marquez stand-in receives the demo's own events as the listener reports them under the
+e2e's parent run. Exit codes, the contract table, the graph URL and the cluster's fate are checked."""
 
 from __future__ import annotations
 
 import os
 import signal
+from datetime import UTC, datetime
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
@@ -19,13 +21,17 @@ from tests.emr_lineage.e2e_support import (
     LAKE_BUCKET,
     MARQUEZ_WEB,
     NAMESPACE,
-    PARENT_JOB,
     SUCCESS,
     EmrPlayer,
     aws_environment,
     fresh,
     without_job,
 )
+from tests.emr_lineage.lineage.rule_events import run_event
+
+# The Marquez UI page the e2e points at: the lineage of the first job's first output dataset (Marquez's UI
+# shows no edges on a Spark application's own job).
+GRAPH_PAGE = f"lineage/dataset/{quote(f's3://{LAKE_BUCKET}', safe='')}/{quote('clean/orders_clean', safe='')}"
 
 FAST = ["--rows", "100", "--poll-interval", "1", "--lineage-interval", "15", "--lineage-timeout", "60"]
 
@@ -35,7 +41,7 @@ def invoke(*args: str):
 
 
 def test_pass_prints_the_contract_table_and_the_graph_url(
-    e2e_aws, e2e_marquez, e2e_events, demo_run, lineage_clock, monkeypatch
+    e2e_aws, e2e_marquez, e2e_events, demo_run, e2e_parent, lineage_clock, monkeypatch
 ):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
     e2e_marquez.phases = [fresh(e2e_events)]
@@ -46,7 +52,7 @@ def test_pass_prints_the_contract_table_and_the_graph_url(
     for name in pipeline.PIPELINE:
         assert f"job:{NAMESPACE}:{name}" in stdout
     assert f"s3://{LAKE_BUCKET}/raw/orders" in stdout
-    assert f"graph: {MARQUEZ_WEB}lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders" in stdout
+    assert f"graph: {MARQUEZ_WEB}{GRAPH_PAGE}\n" in stdout
     assert "e2e passed on j-" in stdout
     # Progress: one line per state change, then the lineage read.
     assert "cluster RUNNING: ingest_orders COMPLETED, revenue_daily RUNNING" in result.stderr
@@ -55,17 +61,24 @@ def test_pass_prints_the_contract_table_and_the_graph_url(
 
 
 def test_marquez_override_also_gives_the_graph_url_on_that_host(
-    e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch
+    e2e_aws, e2e_marquez, e2e_events, e2e_parent, lineage_clock, monkeypatch
 ):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
-    e2e_marquez.phases = [fresh(e2e_events)]
+    legacy = run_event(NAMESPACE, "legacy", eventTime=datetime.now(UTC).isoformat())
+    legacy["run"]["facets"] = {"custom": {"value": 1}}  # Marquez takes a facet without _producer/_schemaURL
+    this_run = fresh(e2e_events)
+    e2e_marquez.phases = [lambda: [*this_run(), legacy]]
     result = invoke("--marquez", e2e_marquez.url + "/api/v1")
     assert result.exit_code == 0, result.output
-    assert f"graph: {e2e_marquez.url}/lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders" in result.stdout
+    assert f"graph: {MARQUEZ_WEB}{GRAPH_PAGE}\n" in result.stdout
+    assert f"graph: {e2e_marquez.url}/{GRAPH_PAGE}\n" in result.stdout
     assert "(from --marquez)" in result.stderr
+    assert "0 unexpected, 1 event(s) skipped (they fail the event checks)" in result.stderr
 
 
-def test_missing_job_fails_the_contract_with_the_table(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+def test_missing_job_fails_the_contract_with_the_table(
+    e2e_aws, e2e_marquez, e2e_events, e2e_parent, lineage_clock, monkeypatch
+):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
     complete = fresh(e2e_events)
     e2e_marquez.phases = [lambda: without_job(complete(), "train_model")]
@@ -79,10 +92,10 @@ def test_missing_job_fails_the_contract_with_the_table(e2e_aws, e2e_marquez, e2e
 
 
 def test_lineage_not_yet_in_marquez_is_read_again(
-    e2e_aws, e2e_marquez, e2e_events, demo_run, lineage_clock, monkeypatch
+    e2e_aws, e2e_marquez, e2e_events, demo_run, e2e_parent, lineage_clock, monkeypatch
 ):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
-    e2e_marquez.phases = [lambda: None, fresh(e2e_events)]  # 404 for every node, then the lineage
+    e2e_marquez.phases = [lambda: [], fresh(e2e_events)]  # no events yet, then the run's
     result = invoke()
     assert result.exit_code == 0, result.output
     assert "lineage read 1: 0 edges matched, 11 missing" in result.stderr
@@ -90,18 +103,24 @@ def test_lineage_not_yet_in_marquez_is_read_again(
     assert lineage_clock.pauses == [15]
 
 
-def test_deadline_expiring_is_a_failure_with_a_clear_message(
-    e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch
-):
-    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
-    e2e_marquez.phases = [lambda: None]
-    result = invoke("--lineage-timeout", "45")
-    assert result.exit_code == 1, result.output
-    assert "error: lineage in Marquez did not match the contract within 45s (4 reads): 11 missing" in result.stderr
-    assert lineage_clock.pauses == [15, 15, 15]
+def test_deadline_expiring_is_a_failure_with_a_clear_message(e2e_marquez, lineage_clock, monkeypatch):
+    """Without the Marquez stack's web URL, the e2e says how to see the lineage from the API instead."""
+    for aws in aws_environment(monkeypatch, e2e_marquez.url, skip=(parameters.marquez_web_url("dev"),)):
+        monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(aws, SUCCESS))
+        e2e_marquez.phases = [lambda: []]
+        result = invoke("--lineage-timeout", "45")
+        assert result.exit_code == 1, result.output
+        assert "error: lineage in Marquez did not match the contract within 45s (4 reads): 11 missing" in result.stderr
+        assert lineage_clock.pauses == [15, 15, 15]
+        [line] = [line for line in result.stdout.splitlines() if line.startswith("graph: ")]
+        assert line.startswith(
+            f"graph: Marquez web URL unknown; the pipeline's lineage: emr-lineage graph --marquez {e2e_marquez.url} "
+            "--node job:"
+        )
+        assert line.endswith(":ingest_orders --format html -o lineage.html")
 
 
-def test_failed_step_exits_1_and_terminates(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+def test_failed_step_exits_1_and_terminates(e2e_aws, e2e_marquez, e2e_events, e2e_parent, lineage_clock, monkeypatch):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, FAILURE))
     e2e_marquez.phases = [fresh(e2e_events)]
     result = invoke()
@@ -113,7 +132,7 @@ def test_failed_step_exits_1_and_terminates(e2e_aws, e2e_marquez, e2e_events, li
     assert "Lineage contract" not in result.stdout
 
 
-def test_keep_cluster_does_not_terminate(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+def test_keep_cluster_does_not_terminate(e2e_aws, e2e_marquez, e2e_events, e2e_parent, lineage_clock, monkeypatch):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, [("WAITING", *(["COMPLETED"] * 5))]))
     e2e_marquez.phases = [fresh(e2e_events)]
     result = invoke("--keep-cluster")
@@ -125,7 +144,7 @@ def test_keep_cluster_does_not_terminate(e2e_aws, e2e_marquez, e2e_events, linea
     )
 
 
-def test_ctrl_c_terminates_and_exits_130(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+def test_ctrl_c_terminates_and_exits_130(e2e_aws, e2e_marquez, e2e_events, e2e_parent, lineage_clock, monkeypatch):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS, interrupt_at=1))
     e2e_marquez.phases = [fresh(e2e_events)]
     result = invoke()
@@ -135,7 +154,9 @@ def test_ctrl_c_terminates_and_exits_130(e2e_aws, e2e_marquez, e2e_events, linea
     assert f"interrupted; cluster {cluster.id} terminating" in result.stderr
 
 
-def test_sigterm_terminates_the_cluster_and_exits_130(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+def test_sigterm_terminates_the_cluster_and_exits_130(
+    e2e_aws, e2e_marquez, e2e_events, e2e_parent, lineage_clock, monkeypatch
+):
     # A CI runner cancelling the job sends SIGTERM: the cluster this run started must not outlive it.
     player = EmrPlayer(e2e_aws, SUCCESS)
 
@@ -154,7 +175,7 @@ def test_sigterm_terminates_the_cluster_and_exits_130(e2e_aws, e2e_marquez, e2e_
     assert signal.getsignal(signal.SIGTERM) is handler_before
 
 
-def test_ctrl_c_with_keep_cluster_leaves_it(e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+def test_ctrl_c_with_keep_cluster_leaves_it(e2e_aws, e2e_marquez, e2e_events, e2e_parent, lineage_clock, monkeypatch):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS, interrupt_at=1))
     e2e_marquez.phases = [fresh(e2e_events)]
     result = invoke("--keep-cluster")
@@ -224,28 +245,3 @@ def test_unreachable_marquez_is_exit_2_before_any_cost(e2e_aws, closed_port_url)
 def test_too_few_rows_is_exit_2():
     result = CliRunner().invoke(main, ["e2e", "--env", "dev", "--rows", "5"])
     assert result.exit_code == 2 and "--rows" in result.stderr
-
-
-def test_validate_finds_jobs_marquez_stored_under_their_parent(e2e_marquez, e2e_events, repo_root):
-    """`validate --marquez --parent-job` reads what `launch`/`e2e` runs leave in Marquez."""
-    e2e_marquez.phases = [fresh(e2e_events)]
-    args = [
-        "validate",
-        "--contract",
-        str(repo_root / "jobs" / "lineage_contract.yaml"),
-        "--marquez",
-        e2e_marquez.url,
-        "--var",
-        f"lake=s3://{LAKE_BUCKET}",
-        "--var",
-        f"namespace={NAMESPACE}",
-    ]
-    without_parent = CliRunner().invoke(main, args)
-    assert without_parent.exit_code == 1, without_parent.output
-    with_parent = CliRunner().invoke(main, [*args, "--parent-job", PARENT_JOB])
-    assert with_parent.exit_code == 0, with_parent.output
-    assert "matches" in with_parent.stdout
-    no_marquez = CliRunner().invoke(
-        main, ["validate", "--contract", args[2], "--events", "x.jsonl", "--parent-job", "p"]
-    )
-    assert no_marquez.exit_code == 2 and "--parent-job only applies with --marquez" in no_marquez.output

@@ -1,7 +1,9 @@
 """``emr-lineage e2e --serverless`` through click: moto plays EMR Serverless (job-run states driven
-between polls), the e2e's local Marquez serves lineage built from generated pipeline events (no Spark)."""
+between polls), the e2e's local Marquez receives generated pipeline events under the e2e's parent run (no Spark)."""
 
 from __future__ import annotations
+
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
@@ -10,7 +12,7 @@ from emr_lineage.aws import emr_serverless
 from emr_lineage.cli.app import main
 from emr_lineage.pipeline import definition as pipeline
 from tests.emr_lineage.conftest import sample_pipeline_events
-from tests.emr_lineage.e2e_support import ARTIFACTS, LAKE_BUCKET, NAMESPACE, PARENT_JOB, REGION, fresh
+from tests.emr_lineage.e2e_support import ARTIFACTS, LAKE_BUCKET, MARQUEZ_WEB, NAMESPACE, REGION, fresh
 from tests.emr_lineage.serverless_support import (
     API_KEY,
     RunPlayer,
@@ -20,6 +22,8 @@ from tests.emr_lineage.serverless_support import (
     serverless_cdk_json,
 )
 
+# The Marquez UI page the e2e points at: the lineage of the first job's first output dataset.
+GRAPH_PAGE = f"lineage/dataset/{quote(f's3://{LAKE_BUCKET}', safe='')}/{quote('clean/orders_clean', safe='')}"
 FAST = ["--rows", "100", "--poll-interval", "1", "--lineage-interval", "15", "--lineage-timeout", "60"]
 
 
@@ -34,7 +38,7 @@ def invoke(tmp_path, *args: str, enabled: bool = True):
 
 
 def test_serverless_pass_prints_the_contract_table_and_never_the_key(
-    app_id, tmp_path, e2e_marquez, lineage_clock, monkeypatch
+    app_id, tmp_path, e2e_marquez, e2e_parent, lineage_clock, monkeypatch
 ) -> None:
     monkeypatch.setattr(emr_serverless, "pause", RunPlayer(REGION, app_id, each_run(["RUNNING", "SUCCESS"], 5)))
     e2e_marquez.phases = [fresh(sample_pipeline_events(f"s3://{LAKE_BUCKET}", NAMESPACE))]
@@ -43,7 +47,7 @@ def test_serverless_pass_prints_the_contract_table_and_never_the_key(
     runs = job_runs(REGION, app_id)
     assert [r.name for r in runs] == list(pipeline.PIPELINE)
     assert "contract holds" in result.stdout
-    assert f"/lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders" in result.stdout
+    assert f"graph: {MARQUEZ_WEB}{GRAPH_PAGE}\n" in result.stdout
     assert f"e2e passed on EMR Serverless application {app_id}" in result.stdout
     assert f"job run {runs[0].id}: ingest_orders RUNNING" in result.stderr
     assert f"job run {runs[4].id}: score_stream SUCCESS" in result.stderr

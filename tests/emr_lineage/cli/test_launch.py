@@ -80,7 +80,11 @@ def run(*args: str, input: str | None = None, env: dict | None = None):
     return CliRunner().invoke(main, ["launch", *args], input=input, env=env, catch_exceptions=False)
 
 
+MARQUEZ_API = "http://internal-marquez.example:5000"
+
+
 def test_success_prints_progress_log_location_and_marquez_url(launch_aws, job_file: Path, monkeypatch) -> None:
+    launch_aws.ssm.put_parameter(Name=parameters.marquez_api_url("dev"), Value=MARQUEZ_API, Type="String")
     pauses = emr_plays(monkeypatch, [("BOOTSTRAPPING", "PENDING"), ("RUNNING", "RUNNING"), ("RUNNING", "COMPLETED")])
     result = run("--env", "dev", "--job", str(job_file), "--poll-interval", "0.01", "--", "--date", "2026-11-20")
     assert result.exit_code == 0, result.output
@@ -97,7 +101,13 @@ def test_success_prints_progress_log_location_and_marquez_url(launch_aws, job_fi
     assert run_id, result.stderr
 
     assert f"logs: {LOGS}{cluster.id}/steps/{step.id}/" in result.stdout
-    assert f"lineage: {MARQUEZ_WEB}/lineage/job/emr-lineage-dev/emr_lineage_launch.revenue_daily" in result.stdout
+    # Marquez's UI page of the application's runs (its job holds no edges: they are on its Spark actions) ...
+    assert f"runs: {MARQUEZ_WEB}/lineage/job/emr-lineage-dev/emr_lineage_launch.revenue_daily\n" in result.stdout
+    # ... and the command that shows its lineage, from the raw events Marquez stored
+    assert (
+        f"lineage: emr-lineage graph --marquez {MARQUEZ_API} --node job:emr-lineage-dev:revenue_daily "
+        "--format html -o revenue_daily-lineage.html\n"
+    ) in result.stdout
     assert f"all steps completed on {cluster.id}" in result.stdout
 
     # The cluster really carries the job as a step with the printed parent run id and job args.
@@ -137,6 +147,11 @@ def test_no_wait_prints_the_cluster_id_and_returns(launch_aws, job_file: Path, m
     assert pauses == []  # never polled
     assert f"step revenue_daily logs: {LOGS}{cluster.id}/steps/{cluster.steps[0].id}/" in result.stderr
     assert cluster.state == "WAITING" and cluster.steps[0].state == "RUNNING"
+    # without the Marquez stack's API URL in SSM, the command says what goes where it would be
+    assert f"runs: {MARQUEZ_WEB}/lineage/job/emr-lineage-dev/emr_lineage_launch.revenue_daily\n" in result.stderr
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("lineage: ")]
+    assert line.startswith("lineage: emr-lineage graph --marquez ") and "--marquez MARQUEZ_API_URL " in line
+    assert line.endswith(" --node job:emr-lineage-dev:revenue_daily --format html -o revenue_daily-lineage.html")
 
 
 def test_unchanged_job_is_not_uploaded_again(launch_aws, job_file: Path, monkeypatch) -> None:
@@ -160,7 +175,8 @@ def test_parent_context_from_environment(launch_aws, job_file: Path, monkeypatch
     args = only_cluster().steps[0].args
     assert f"spark.openlineage.parentRunId={run_id}" in args
     assert "spark.openlineage.parentJobName=daily_revenue.run_spark" in args
-    assert f"{MARQUEZ_WEB}/lineage/job/emr-lineage-dev/daily_revenue.run_spark.revenue_daily" in result.stdout
+    assert f"runs: {MARQUEZ_WEB}/lineage/job/emr-lineage-dev/daily_revenue.run_spark.revenue_daily\n" in result.stdout
+    assert "--node job:emr-lineage-dev:revenue_daily " in result.stdout  # the application, not its parent
 
 
 def test_partial_parent_context_is_bad_input(launch_aws, job_file: Path) -> None:

@@ -67,7 +67,13 @@ def properties(job_run) -> dict[str, str]:
     return defaults["properties"]
 
 
-def test_success_carries_the_listener_and_never_prints_the_key(app_id, job_file, tmp_path, monkeypatch) -> None:
+MARQUEZ_API = "http://internal-marquez.example:5000"
+
+
+def test_success_carries_the_listener_and_never_prints_the_key(
+    app_id, launch_aws, job_file, tmp_path, monkeypatch
+) -> None:
+    launch_aws.ssm.put_parameter(Name=parameters.marquez_api_url("dev"), Value=MARQUEZ_API, Type="String")
     player = play(monkeypatch, app_id, ["PENDING", "RUNNING", "SUCCESS"])
     result = run(tmp_path, "--serverless", "--job", str(job_file), "--poll-interval", "0.5", "--", "--date", "x")
     assert result.exit_code == 0, result.output
@@ -99,7 +105,13 @@ def test_success_carries_the_listener_and_never_prints_the_key(app_id, job_file,
     for state in ("SUBMITTED", "PENDING", "RUNNING", "SUCCESS"):
         assert re.search(rf"\[\d\d:\d\d\] job run {job_run.id}: revenue_daily {state}\n", result.stderr)
     assert f"logs: {log_uri}applications/{app_id}/jobs/{job_run.id}/SPARK_DRIVER/stderr.gz" in result.stdout
-    assert f"lineage: {MARQUEZ_WEB}/lineage/job/emr-lineage-dev/emr_lineage_launch.revenue_daily" in result.stdout
+    # Marquez's UI page of the application's runs (its job holds no edges: they are on its Spark actions) ...
+    assert f"runs: {MARQUEZ_WEB}/lineage/job/emr-lineage-dev/emr_lineage_launch.revenue_daily\n" in result.stdout
+    # ... and the command that shows its lineage, from the raw events Marquez stored
+    assert (
+        f"lineage: emr-lineage graph --marquez {MARQUEZ_API} --node job:emr-lineage-dev:revenue_daily "
+        "--format html -o revenue_daily-lineage.html\n"
+    ) in result.stdout
     assert f"job run revenue_daily ({job_run.id}) succeeded on EMR Serverless application {app_id}" in result.stdout
     assert "with the gateway's API key from its secret" in result.stderr
 

@@ -119,12 +119,37 @@ def test_a_wrong_key_is_refused_once_and_nothing_more_is_sent(
     assert result.exit_code == 1
     assert marquez.posted == [] and len(marquez.requests) == 1
     assert "HTTP 401 (client error): missing or wrong API key" in result.stdout
-    assert "not sent: 3 events after the key was refused" in result.stdout
+    assert "not sent: 3 events after the first refusal (each would get the same answer)" in result.stdout
     assert "check --api-key / EMR_LINEAGE_API_KEY" in result.stderr.splitlines()[-1]
 
     result = _post("--events", str(events), "--marquez", marquez.url, "--api-key", "right-key")
     assert result.exit_code == 0, result.output
     assert len(marquez.posted) == 4
+
+
+def test_a_redirect_is_not_delivered_and_nothing_more_is_sent(
+    marquez: FakeMarquez, two_runs: list[dict], tmp_path: Path
+) -> None:
+    """A server that answers 302 (an http:// URL behind a load balancer that redirects to https://): a POST
+    sent on would become a GET, whose 200 would read as delivered. The first event is listed, exit 1."""
+    moved = f"https://marquez.example{LINEAGE_ENDPOINT}"
+    marquez.routes[ROUTE] = lambda state, request: Answer(302, b"", headers={"Location": moved})
+    events = _write(tmp_path / "events.jsonl", two_runs)
+    result = _post("--events", str(events), "--marquez", marquez.url)
+    assert result.exit_code == 1, result.output
+    assert marquez.requests == [ROUTE] and marquez.posted == []  # not followed, not retried, nothing more
+    refused = [line for line in result.stdout.splitlines() if line.startswith("refused: ")]
+    run = two_runs[0]["run"]["runId"]
+    assert refused == [
+        f"refused: {events} event 1 (START of job emr-lineage-test/job_a, run {run}): POST "
+        f"{marquez.url}{LINEAGE_ENDPOINT} -> HTTP 302 (redirect to {moved}): not sent on; "
+        "give the URL it redirects to"
+    ]
+    assert result.stdout.startswith(f"posted 0 of 4 events to {marquez.url}\n")
+    assert "not sent: 3 events after the first refusal" in result.stdout
+    assert result.stderr.splitlines()[-1] == (
+        f"error: 1 of 4 events refused by {marquez.url} (it redirects: give --marquez the URL it redirects to)"
+    )
 
 
 def test_what_cannot_run_is_one_line_and_exit_2(
@@ -138,7 +163,7 @@ def test_what_cannot_run_is_one_line_and_exit_2(
     one_error_line(_post("--events", events, "--marquez", "localhost:5000"), "must start with http://")
     line = one_error_line(_post("--events", events, "--marquez", closed_port_url, "--timeout", "2"), "unreachable")
     assert "at " + events + " event 1; 0 event(s) posted before it" in line
-    marquez.routes.clear()  # not Marquez: every path is a 404
+    marquez.not_marquez()  # every path is a 404
     line = one_error_line(_post("--events", events, "--marquez", marquez.url), "HTTP 404")
     assert "a Marquez API or a lineage gateway?" in line
     assert marquez.posted == []

@@ -15,6 +15,7 @@ from tests.emr_lineage.conftest import write_jsonl
 from tests.paths import CDK_JSON
 
 DEPRECATED = "is deprecated and will be removed in the next release; use"
+RETIRED = "no longer applies and will be removed in the next release:"
 
 
 def _commands() -> dict[str, click.Command]:
@@ -47,8 +48,12 @@ def test_no_two_commands_give_an_option_name_two_meanings() -> None:
     assert differing == {}
 
 
-def test_every_hidden_option_is_a_deprecated_spelling_that_maps_onto_a_shown_one() -> None:
-    aliases = _options(hidden=True)
+def test_every_hidden_option_is_a_deprecated_spelling_or_a_retired_option_that_warns() -> None:
+    """A hidden option is either the last release's spelling of a shown one, which it maps onto, or an option
+    that no longer does anything (``retired_option``): given, it warns once and the command runs without it."""
+    hidden = _options(hidden=True)
+    aliases = [(command, option) for command, option in hidden if hasattr(option, "new")]
+    retired = [(command, option) for command, option in hidden if not hasattr(option, "new")]
     assert {spelling for _, option in aliases for spelling in option.opts} == {
         "--bucket",
         "--events",
@@ -60,6 +65,17 @@ def test_every_hidden_option_is_a_deprecated_spelling_that_maps_onto_a_shown_one
         shown = {p.name for p in _commands()[command].params if isinstance(p, click.Option) and not p.hidden}
         assert option.new in shown, (command, option.opts)
         assert not option.expose_value
+    assert sorted((command, option.opts[0]) for command, option in retired) == [
+        ("graph", "--column-lineage"),
+        ("validate", "--depth"),
+    ]
+    for command, option in retired:
+        assert not option.expose_value and option.callback is not None, (command, option.opts)
+        given = [option.opts[0]] if option.is_flag else [option.opts[0], "3"]
+        result = CliRunner().invoke(main, [*command.split(), *given])  # then fails for want of a source
+        warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+        assert warnings == [line for line in warnings if RETIRED in line] and len(warnings) == 1, result.stderr
+        assert warnings[0].startswith(f"warning: {option.opts[0]} {RETIRED} ")
 
 
 def test_every_gate_is_spelled_fail_on() -> None:

@@ -321,7 +321,8 @@ def test_the_real_listener_reports_through_the_gateway(aws, marquez: FakeMarquez
     the Bearer key) -> the gateways over moto_server -> a Marquez stand-in each (a real Marquez is not on
     this machine's Maven repository). The script's exit status, arguments and --conf come through;
     every event the listener wrote reached each Marquez, in order per run. (Listener 1.53.0 sends
-    ``Content-Encoding: gzip`` with its gzip bodies.)"""
+    ``Content-Encoding: gzip`` with its gzip bodies.) Read back from Marquez, they are the graph of the
+    listener's own file."""
     script, output, events_file = tmp_path / "job.py", tmp_path / "out", tmp_path / "events.jsonl"
     script.write_text(LISTENED_SCRIPT)
     plain = LocalGateway(_settings(marquez, "listener-plain"), create=True).start()
@@ -363,3 +364,10 @@ def test_the_real_listener_reports_through_the_gateway(aws, marquez: FakeMarquez
             assert [key(e) for e in received if e["run"]["runId"] == run_id] == [
                 key(e) for e in written if e["run"]["runId"] == run_id
             ]
+    # What went through the gateway into Marquez reads back as the same graph as the listener's own file.
+    cli = str(Path(sys.executable).parent / "emr-lineage")
+    graphs = [
+        subprocess.run([cli, "graph", *source], capture_output=True, text=True, check=True).stdout
+        for source in (("--events", str(events_file)), ("--marquez", marquez.url))
+    ]
+    assert graphs[0] == graphs[1] and '"source": "job:' in graphs[0]

@@ -15,7 +15,8 @@ from emr_lineage.aws.archive import ArchiveLocation
 from emr_lineage.cli.app import main
 from emr_lineage.gateway.ingest import Ingestor
 from emr_lineage.gateway.replay import ReplayWindow, plan_replay
-from tests.emr_lineage.fake_marquez import FakeMarquez
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
 from tests.helpers import fake_aws_credentials, one_error_line
 
 REGION = "us-east-1"
@@ -225,3 +226,19 @@ def test_progress_of_the_hours_listed_and_the_events_posted_is_on_stderr(archive
     assert result.exit_code == 0, result.output
     assert "hours listed: 3/3" in result.stderr and "events posted: 6/6" in result.stderr
     assert result.stderr.splitlines()[0].startswith("[00:0") and "posted" not in result.stdout.replace("replayed", "")
+
+
+def test_a_redirect_is_not_delivered_and_stops_the_replay(archive, marquez: FakeMarquez) -> None:
+    """A Marquez URL that answers 302: the event is not sent on (its POST would become a GET, whose 200 would
+    read as delivered), nothing more is sent, exit 1, one line naming where it redirects."""
+    moved = f"https://marquez.example{LINEAGE_ENDPOINT}"
+    marquez.routes[f"POST {LINEAGE_ENDPOINT}"] = lambda state, request: Answer(302, b"", headers={"Location": moved})
+    result = _replay(marquez)
+    assert result.exit_code == 1, result.output
+    assert marquez.requests.count(f"POST {LINEAGE_ENDPOINT}") == 1 and marquez.posted == []
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [
+        f"error: POST {marquez.url}{LINEAGE_ENDPOINT} -> HTTP 302 (redirect to {moved}): not sent on; give the URL "
+        "it redirects to; nothing more was sent (replaying again is harmless)"
+    ]
+    assert "replayed" not in result.stdout

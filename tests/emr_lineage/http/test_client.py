@@ -156,3 +156,36 @@ def test_an_unreachable_server(closed_port_url: str) -> None:
     assert info.value.kind == "unreachable"
     assert str(info.value).startswith("The thing is unreachable: ")
     assert str(info.value).endswith(f"(GET {closed_port_url}/x)") and "\n" not in str(info.value)
+
+
+def test_a_read_follows_a_redirect(marquez) -> None:
+    target = route(marquez, "GET", "/new", Answer(200, {"ok": True}))
+    url = route(marquez, "GET", "/old", Answer(302, b"", headers={"Location": target}))
+    reply = HttpClient().get(url)
+    assert reply.ok and reply.json() == {"ok": True}
+    assert marquez.requests == ["GET /old", "GET /new"]
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_write_is_never_sent_on_where_a_redirect_points(marquez, status: int) -> None:
+    """requests would resend a POST that meets a 301, 302 or 303 as a GET, and that GET's 200 would read as
+    delivered: a write's redirect is its answer, not ok, and its error names where the server points."""
+    target = route(marquez, "GET", "/new", Answer(200, {"ok": True}))
+    route(marquez, "POST", "/new", Answer(201, {"ok": True}))
+    url = route(marquez, "POST", "/old", Answer(status, b"", headers={"Location": target}))
+    reply = HttpClient(retries=2, backoff=0.01, retry_methods=("GET", "POST")).request("POST", url, data=b"{}")
+    assert reply.status == status and not reply.ok
+    assert marquez.requests == ["POST /old"]  # neither followed nor retried
+    with pytest.raises(HttpError) as info:
+        reply.raise_for_status()
+    assert str(info.value) == (
+        f"POST {url} -> HTTP {status} (redirect to {target}): not sent on; give the URL it redirects to"
+    )
+    assert info.value.status == status
+
+
+def test_only_a_2xx_is_ok(marquez) -> None:
+    url = route(marquez, "POST", "/nowhere", Answer(304, b""))
+    reply = HttpClient().request("POST", url, data=b"{}")
+    assert not reply.ok and "(redirect to no Location given)" in str(reply.error())
+    assert HttpClient().request("POST", route(marquez, "POST", "/made", Answer(201, {}))).ok

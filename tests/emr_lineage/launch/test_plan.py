@@ -362,9 +362,18 @@ def test_marquez_job_url_uses_the_parent_qualified_name() -> None:
         launch_plan.marquez_job_url("http://marquez/", "s3://ns/x", name)
         == "http://marquez/lineage/job/s3%3A%2F%2Fns%2Fx/emr_lineage_launch.revenue_daily"
     )
+    # a dataset's lineage page (e2e's graph URL: Marquez's UI shows no edges on a Spark application's job)
+    assert (
+        launch_plan.marquez_job_url("http://marquez", "s3://lake", "clean/orders_clean", "dataset")
+        == "http://marquez/lineage/dataset/s3%3A%2F%2Flake/clean%2Forders_clean"
+    )
 
 
-def test_marquez_web_url_is_optional(launch_aws) -> None:
+def test_marquez_web_and_api_urls_are_optional(launch_aws) -> None:
     assert launch_plan.marquez_web_url(launch_aws.ssm, "dev") == MARQUEZ_WEB
     launch_aws.ssm.delete_parameter(Name=parameters.marquez_web_url("dev"))
     assert launch_plan.marquez_web_url(launch_aws.ssm, "dev") is None
+    assert launch_plan.marquez_api_url(launch_aws.ssm, "dev") is None  # the launch_aws fixture publishes none
+    api = "http://internal-marquez.example:5000"
+    launch_aws.ssm.put_parameter(Name=parameters.marquez_api_url("dev"), Value=api, Type="String")
+    assert launch_plan.marquez_api_url(launch_aws.ssm, "dev") == api

@@ -5,6 +5,7 @@ OpenLineage Spark integration's fragments completed with what the rule demands a
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import uuid
 from pathlib import Path
@@ -76,8 +77,11 @@ def completed(fragment: dict[str, Any], namespace: str = "file") -> dict[str, An
     return event
 
 
-def listener_events(marquez_dir: Path) -> list[dict[str, Any]]:
+LISTENER_EVENTS = Path(__file__).resolve().parents[1] / "fixtures" / "marquez-0.51" / "events.jsonl.gz"
+
+
+def listener_events() -> list[dict[str, Any]]:
     """The 117 RunEvents the OpenLineage Spark listener 1.53 sent for the sample pipeline, as a real Marquez
-    0.51.1 took them (the ``marquez_dir`` fixture's recorded-0.51/events.jsonl)."""
-    lines = (marquez_dir / "recorded-0.51" / "events.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines]
+    0.51.1 took them (the committed fixture of the Marquez stand-in)."""
+    with gzip.open(LISTENER_EVENTS, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines]

@@ -5,7 +5,6 @@ of every rule pass."""
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -90,8 +89,8 @@ def changed(path: tuple[Any, ...], value: Any, event: dict[str, Any] | None = No
     return event
 
 
-def test_the_real_listeners_events_pass(marquez_dir: Path) -> None:
-    events = listener_events(marquez_dir)
+def test_the_real_listeners_events_pass() -> None:
+    events = listener_events()
     assert len(events) == 117
     assert [event_problem(event) for event in events] == [None] * 117
 

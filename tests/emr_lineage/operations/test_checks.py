@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,11 +15,13 @@ from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
 from emr_lineage.aws.stacks import stack_name
 from emr_lineage.aws.upload import SHA256_METADATA_KEY
 from emr_lineage.listener.artifact import listener_s3_key
-from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 from emr_lineage.operations.checks import CDK_TOOLKIT_STACK, EMR_CLEANUP_ROLE, Status
 from emr_lineage.operations.doctor import DoctorOptions, Report, run_doctor
+from emr_lineage.operations.probes import UNLISTABLE_FIX
 from emr_lineage.settings.loader import load_settings
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
+from tests.emr_lineage.lineage.rule_events import facet, run_event
 from tests.emr_lineage.operations.prepared_account import (
     BUCKET,
     ENV,
@@ -216,3 +219,36 @@ def test_without_a_region_the_first_check_says_where_to_set_it(no_credentials, m
     status, detail, _ = checks["credentials"]
     assert status is Status.FAIL and "no AWS region" in detail
     assert checks["marquez"][0] is Status.SKIP
+
+
+def _poison_the_namespace_list(marquez: FakeMarquez) -> None:
+    """What a producer that never went through the gateway can do: an output whose symlink names a namespace
+    with a space. Marquez 0.51.1 stores the row, and every page of GET /api/v1/namespaces that holds it
+    answers 500 (the web UI with it)."""
+    symlinks = facet(
+        "1-0-1/SymlinksDatasetFacet.json#/$defs/SymlinksDatasetFacet",
+        identifiers=[{"namespace": "glue catalog", "name": "db.orders", "type": "TABLE"}],
+    )
+    output = {"namespace": "s3://lake", "name": "orders", "facets": {"symlinks": symlinks}}
+    marquez.store([run_event("emr-lineage-dev", "load", eventType="COMPLETE", outputs=[output])])
+
+
+def test_a_namespace_list_marquez_cannot_read_back_fails_while_its_first_page_answers(
+    no_credentials, tmp_path: Path, marquez: FakeMarquez, retry_waits: list[float]
+) -> None:
+    gateway_in_front(marquez)
+    settings = load_settings(ENV, cdk_json_copy(tmp_path))
+    options = DoctorOptions(marquez_url=marquez.url, timeout=5)
+    status, detail, _ = by_check(run_doctor(settings, options))["marquez"]
+    assert status is Status.PASS and detail == f"{marquez.url} answers as Marquez; its 1 namespace(s) list"
+
+    _poison_the_namespace_list(marquez)
+    with urllib.request.urlopen(f"{marquez.url}{API_ROOT}/namespaces?limit=1", timeout=5) as first_page:
+        assert first_page.status == 200  # what a probe alone reads: Marquez looks fine
+    marquez.requests.clear()
+    status, detail, fix = by_check(run_doctor(settings, options))["marquez"]
+    assert status is Status.FAIL
+    assert detail.startswith(f"the namespace list does not read: GET {marquez.url}/api/v1/namespaces -> HTTP 500")
+    assert fix == UNLISTABLE_FIX and "docs/operations.md" in fix
+    reads = [r for r in marquez.requests if r.startswith(f"GET {API_ROOT}/namespaces")]
+    assert reads[0] == f"GET {API_ROOT}/namespaces?limit=1" and "offset=0" in reads[1]  # the probe, then the list

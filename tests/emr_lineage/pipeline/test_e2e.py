@@ -1,9 +1,13 @@
-"""emr_lineage.pipeline.e2e: moto plays AWS (EMR states driven between polls), a local HTTP server
-plays Marquez with lineage built from the demo's own events (tests/emr_lineage/e2e_support.py)."""
+"""emr_lineage.pipeline.e2e: moto plays AWS (EMR states driven between polls), the Marquez stand-in
+receives the demo's own events as the listener reports them under the e2e's parent run
+(tests/emr_lineage/e2e_support.py)."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -11,10 +15,8 @@ from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
 from emr_lineage.launch.plan import file_sha256, job_s3_key
-from emr_lineage.lineage.contracts.check import validate
 from emr_lineage.lineage.contracts.model import load_contract
 from emr_lineage.lineage.graph.from_events import build_graph
-from emr_lineage.lineage.graph.from_marquez import detach_parent_job, graph_from_marquez
 from emr_lineage.marquez.client import MarquezClient, MarquezError
 from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import e2e, e2e_lineage
@@ -22,6 +24,7 @@ from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import ParentContext
 from tests.emr_lineage.e2e_support import (
     ARTIFACTS,
+    E2E_PARENT,
     FAILURE,
     LAKE_BUCKET,
     MARQUEZ_WEB,
@@ -31,11 +34,14 @@ from tests.emr_lineage.e2e_support import (
     EmrPlayer,
     aws_environment,
     fresh,
-    marquez_lineage,
+    launched,
     without_job,
 )
+from tests.emr_lineage.lineage.rule_events import run_event
 
 LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
+# The first job's first output: where the e2e's graph URL points (Marquez's UI shows no edges on an application).
+GRAPH_PAGE = f"lineage/dataset/{quote(f's3://{LAKE_BUCKET}', safe='')}/{quote('clean/orders_clean', safe='')}"
 
 
 def staged_key(job: str) -> str:
@@ -58,51 +64,78 @@ def new_parent() -> ParentContext:
     return ParentContext.new(namespace=NAMESPACE, job_name=PARENT_JOB)
 
 
-# --- the served lineage is Marquez's, and reading it gives the pipeline's graph -------------
+def renumbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``events`` as another run of the same jobs reports them: every run id (and each reference to it) new."""
+    runs = {e["run"]["runId"]: str(uuid.uuid4()) for e in events}
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: runs.get(v, v) if k == "runId" else walk(v) for k, v in value.items()}
+        return [walk(v) for v in value] if isinstance(value, list) else value
+
+    return [walk(e) for e in events]
 
 
-def test_served_nodes_follow_marquez_openapi(e2e_events, openapi_validator):
-    reply = marquez_lineage(e2e_events, PARENT_JOB, datetime.now(UTC))
-    assert {n["type"] for n in reply["graph"]} == {"JOB", "DATASET"}
-    for node in reply["graph"]:
-        assert openapi_validator("GraphNode", node) == [], node["id"]
+# Other e2e runs' parent runs: the same parent job, other run ids.
+OTHER_PARENT = ParentContext(
+    parent_job_namespace=NAMESPACE, parent_job_name=PARENT_JOB, parent_run_id="0199f2e2-0000-7000-8000-00000000e1e1"
+)
+MEANWHILE_PARENT = ParentContext(
+    parent_job_namespace=NAMESPACE, parent_job_name=PARENT_JOB, parent_run_id="0199f2e2-0000-7000-8000-00000000e1e2"
+)
 
 
-def test_detached_marquez_graph_is_the_graph_of_the_events(e2e_events):
+def earlier_run(events: list[dict[str, Any]], start: datetime) -> list[dict[str, Any]]:
+    """The same jobs' events from another e2e (another parent run of the same parent job), from ``start``."""
+    return launched(renumbered(events), OTHER_PARENT, start=start)
+
+
+# --- a read of Marquez: this run's events, built and checked as event files are ----------------------
+
+
+def read(marquez, since: datetime, parent: ParentContext = E2E_PARENT):
+    contract, values = contract_and_values()
+    with MarquezClient(marquez.url) as client:
+        return e2e_lineage.read_lineage(client, contract, values, parent, since)
+
+
+def test_a_read_is_the_graph_of_this_run_s_events(e2e_marquez, e2e_events):
     since = datetime.now(UTC) - timedelta(seconds=1)
-    reply = marquez_lineage(e2e_events, PARENT_JOB, datetime.now(UTC))
-    # Marquez names every job of this run under the parent...
-    assert all(n["id"].startswith(f"job:{NAMESPACE}:{PARENT_JOB}.") for n in reply["graph"] if n["type"] == "JOB")
-    fresh_reply, stale = e2e_lineage.drop_stale_jobs(reply, since)
-    assert stale == []
-    graph = graph_from_marquez(detach_parent_job(fresh_reply, PARENT_JOB), level="application")
-    # ...and once detached, the applications are the jobs of the e2e_events, with the same edges.
+    e2e_marquez.store(launched(e2e_events))
+    result, graph, skipped = read(e2e_marquez, since)
     expected = build_graph(e2e_events, level="application")
     assert graph.jobs() == expected.jobs() == sorted(f"job:{NAMESPACE}:{name}" for name in pipeline.PIPELINE)
-    assert graph.edges() == expected.edges()
-    contract, values = contract_and_values()
-    assert validate(contract, graph, values).ok
+    assert graph.edges() == expected.edges() and graph.column_edges == expected.column_edges
+    assert result.ok and skipped == 0
 
 
-def test_without_detaching_the_contract_jobs_are_missing(e2e_events):
-    reply = marquez_lineage(e2e_events, PARENT_JOB, datetime.now(UTC))
-    contract, values = contract_and_values()
-    result = validate(contract, graph_from_marquez(reply, level="application"), values)
-    assert not result.ok and {row.job for row in result.missing} >= {f"job:{NAMESPACE}:{n}" for n in pipeline.PIPELINE}
+def test_a_read_keeps_only_the_runs_this_parent_run_launched(e2e_marquez, e2e_events):
+    """Another e2e of the same jobs (another parent run), an hour before this one or meanwhile, cannot fill
+    a gap of this run: train_model is missing although the other runs reported it."""
+    since = datetime.now(UTC) - timedelta(seconds=1)
+    meanwhile = launched(renumbered(e2e_events), MEANWHILE_PARENT)
+    e2e_marquez.store(
+        earlier_run(e2e_events, since - timedelta(hours=1))
+        + meanwhile
+        + without_job(launched(e2e_events), "train_model")
+    )
+    result, graph, _ = read(e2e_marquez, since)
+    assert f"job:{NAMESPACE}:train_model" not in graph.jobs() and len(graph.jobs()) == 4
+    assert {row.job for row in result.missing} == {f"job:{NAMESPACE}:train_model"} and not result.unexpected
+    # read from long before, the earlier run's events are in the window, and still not this parent run's
+    everything, _, _ = read(e2e_marquez, LONG_AGO)
+    assert {row.job for row in everything.missing} == {f"job:{NAMESPACE}:train_model"}
+    earlier, _, _ = read(e2e_marquez, LONG_AGO, OTHER_PARENT)
+    assert earlier.ok  # under its own parent run, it holds
 
 
-def test_jobs_whose_latest_run_predates_the_cluster_are_dropped(e2e_events):
-    since = datetime.now(UTC)
-    old = marquez_lineage(e2e_events, PARENT_JOB, since - timedelta(minutes=5))
-    current = marquez_lineage(e2e_events, PARENT_JOB, since + timedelta(seconds=1))
-    # An earlier run reported train_model; this one reported the other four.
-    mixed = {"graph": without_job(current, "train_model")["graph"]}
-    mixed["graph"] += [n for n in old["graph"] if n["type"] == "JOB" and ".train_model." in n["id"]]
-    kept, stale = e2e_lineage.drop_stale_jobs(mixed, since)
-    assert stale and all(".train_model." in s for s in stale)
-    assert not any(".train_model." in n["id"] for n in kept["graph"])
-    edges = [e for n in kept["graph"] for e in n["inEdges"] + n["outEdges"]]
-    assert not any(".train_model." in e["origin"] + e["destination"] for e in edges)
+def test_a_read_counts_the_events_that_fail_the_event_checks(e2e_marquez, e2e_events):
+    since = datetime.now(UTC) - timedelta(seconds=1)
+    legacy = run_event(NAMESPACE, "legacy", eventTime=datetime.now(UTC).isoformat())
+    legacy["run"]["facets"] = {"custom": {"value": 1}}  # Marquez takes a facet without _producer/_schemaURL
+    e2e_marquez.store([*launched(e2e_events), legacy])
+    result, _, skipped = read(e2e_marquez, since)
+    assert result.ok and skipped == 1
 
 
 # --- steps ------------------------------------------------------------------------------------
@@ -145,7 +178,7 @@ def conf_value(args: list[str], key: str) -> str:
 
 
 def test_run_e2e_passes_and_terminates_the_cluster(
-    settings, e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch
+    settings, e2e_aws, e2e_marquez, e2e_events, e2e_parent, lineage_clock, monkeypatch
 ):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
     e2e_marquez.phases = [fresh(e2e_events)]
@@ -172,29 +205,52 @@ def test_run_e2e_passes_and_terminates_the_cluster(
     assert e2e_aws.keys(LAKE_BUCKET, "raw/orders_stream/")
     assert e2e_aws.keys(LAKE_BUCKET) == e2e_aws.keys(LAKE_BUCKET, "raw/")
     assert e2e_aws.keys(ARTIFACTS, "staged-jobs/") == sorted(staged_key(n) for n in pipeline.PIPELINE)
-    assert result.graph_urls == [f"{MARQUEZ_WEB}lineage/job/{NAMESPACE}/{PARENT_JOB}.ingest_orders"]
+    assert result.graph_urls == [f"{MARQUEZ_WEB}{GRAPH_PAGE}"]
     assert any("terminating" in line for line in said)
 
 
 def test_lineage_arriving_late_is_retried_until_it_matches(
-    settings, e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch
+    settings, e2e_aws, e2e_marquez, e2e_events, e2e_parent, lineage_clock, monkeypatch
 ):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
     incomplete = fresh(e2e_events)
-    e2e_marquez.phases = [lambda: None, lambda: without_job(incomplete(), "score_stream"), fresh(e2e_events)]
+    e2e_marquez.phases = [lambda: [], lambda: without_job(incomplete(), "score_stream"), fresh(e2e_events)]
     result, _ = run(settings, e2e_aws)
     assert result.exit_code == 0 and result.lineage.attempts == 3
     assert lineage_clock.pauses == [15, 15]
 
 
-def test_deadline_expires_with_only_old_lineage(settings, e2e_aws, e2e_marquez, e2e_events, lineage_clock, monkeypatch):
+def test_deadline_expires_with_only_an_earlier_run_s_lineage(
+    settings, e2e_aws, e2e_marquez, e2e_events, e2e_parent, lineage_clock, monkeypatch
+):
     monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
-    e2e_marquez.phases = [lambda: marquez_lineage(e2e_events, PARENT_JOB, LONG_AGO)]
+    e2e_marquez.phases = [lambda: earlier_run(e2e_events, LONG_AGO)]
     result, _ = run(settings, e2e_aws, lineage_timeout=60)
     assert result.exit_code == 1 and not result.lineage.ok
     assert result.lineage.attempts == 5 and lineage_clock.pauses == [15, 15, 15, 15]
-    assert "within 60s (5 reads)" in result.message and "before this cluster" in result.message
+    assert "within 60s (5 reads): 11 missing, 0 unexpected edge(s)" in result.message
     assert e2e_aws.cluster().state == "TERMINATED"
+
+
+@pytest.mark.parametrize("parent", ["another-parent-run", "this-parent-run-id"])
+def test_an_earlier_run_of_the_same_jobs_cannot_make_it_pass(
+    settings, e2e_aws, e2e_marquez, e2e_events, e2e_parent, lineage_clock, monkeypatch, parent
+):
+    """This run never reports train_model; an e2e of the same jobs an hour before did. Neither that run,
+    under its own parent run, nor its events under this parent run id (they are before this run began)
+    let its train_model count."""
+    monkeypatch.setattr(emr_cluster, "pause", EmrPlayer(e2e_aws, SUCCESS))
+    other = OTHER_PARENT if parent == "another-parent-run" else e2e_parent
+
+    def arrive() -> list[dict[str, Any]]:
+        old = launched(renumbered(e2e_events), other, start=datetime.now(UTC) - timedelta(hours=1))
+        return old + launched(without_job(e2e_events, "train_model"))
+
+    e2e_marquez.phases = [arrive]
+    result, _ = run(settings, e2e_aws, lineage_timeout=15)
+    assert result.exit_code == 1 and result.lineage.attempts == 2
+    assert {row.job for row in result.lineage.last.result.missing} == {f"job:{NAMESPACE}:train_model"}
+    assert "2 missing, 0 unexpected edge(s)" in result.message
 
 
 def test_failed_step_fails_and_terminates_without_reading_lineage(

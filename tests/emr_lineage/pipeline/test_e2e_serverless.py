@@ -1,6 +1,6 @@
 """emr_lineage.pipeline.e2e_serverless: moto plays AWS (job-run states driven between polls,
-tests/emr_lineage/serverless_support.py), the e2e's local Marquez serves lineage built from generated
-pipeline events (no Spark)."""
+tests/emr_lineage/serverless_support.py), the e2e's local Marquez receives generated pipeline events
+under the e2e's parent run (no Spark)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def run(settings, said: list[str]) -> e2e.E2EResult:
 
 
 def test_the_five_jobs_run_in_order_under_one_parent_and_the_contract_holds(
-    app_id, settings, e2e_marquez, lineage_clock, monkeypatch
+    app_id, settings, e2e_marquez, e2e_parent, lineage_clock, monkeypatch
 ) -> None:
     monkeypatch.setattr(emr_serverless, "pause", RunPlayer(REGION, app_id, each_run(["RUNNING", "SUCCESS"], 5)))
     e2e_marquez.phases = [fresh(sample_pipeline_events(f"s3://{LAKE_BUCKET}", NAMESPACE))]

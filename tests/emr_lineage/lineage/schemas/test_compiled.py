@@ -81,10 +81,10 @@ def fragments(ol_fixtures_dir: Path) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def valid_events(fragments: list[dict[str, Any]], marquez_dir: Path, gen) -> list[dict[str, Any]]:
+def valid_events(fragments: list[dict[str, Any]], gen) -> list[dict[str, Any]]:
     """Events every check takes: the fragments completed, a sample of the real listener's, generated ones
     (the last, a generated one, is the one varied alone)."""
-    return [completed(f) for f in fragments] + listener_events(marquez_dir)[::29] + gen.pipeline("/tmp/lake")[:8]
+    return [completed(f) for f in fragments] + listener_events()[::29] + gen.pipeline("/tmp/lake")[:8]
 
 
 @pytest.fixture(scope="module")
