@@ -7,6 +7,9 @@ environment; the CLI prints it as one ``error: ...`` line and exits with ``exit_
 
 from __future__ import annotations
 
+import html
+import re
+
 # Exit codes of every command (docs/cli.md).
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1  # the command ran its check and found a problem
@@ -18,3 +21,15 @@ class EmrLineageError(Exception):
     """A problem the user can fix: what is wrong, where, and the fix when known (one line)."""
 
     exit_code = EXIT_CANNOT_RUN
+
+
+_TAG = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
+
+
+def readable(text: str, limit: int = 300) -> str:
+    """A server's answer as one line: an HTML page (Jetty's and Jersey's error pages are) without its tags
+    and with its entities read, whitespace folded, at most ``limit`` characters."""
+    if "<" in text and ">" in text:
+        text = html.unescape(_TAG.sub(" ", text))
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from emr_lineage.gateway.verdict import one_line
+from emr_lineage.errors import readable
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT, base_url
 from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 
@@ -238,7 +238,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 def reason_of(answer: bytes) -> str:
     """Marquez's reason for a refusal, on one line: the ``message`` (or ``error``) of its JSON error
-    body (Dropwizard's ``{"code": ..., "message": ...}``), else the start of the text."""
+    body (Dropwizard's ``{"code": ..., "message": ...}``), else the start of the text (an HTML page's)."""
     text = answer.decode("utf-8", "replace")
     try:
         parsed = json.loads(text)
@@ -247,7 +247,7 @@ def reason_of(answer: bytes) -> str:
     if isinstance(parsed, dict):
         found = parsed.get("message") or parsed.get("error") or parsed.get("errors")
         text = found if isinstance(found, str) else json.dumps(found) if found else text
-    return one_line(text)
+    return readable(text)
 
 
 def http_post(url: str, *, timeout: float) -> Post:

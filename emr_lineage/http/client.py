@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 import requests
 from urllib3 import exceptions as urllib3_exceptions
 
-from emr_lineage.errors import EmrLineageError
+from emr_lineage.errors import EmrLineageError, readable
 from emr_lineage.http.deadline import Deadline, DeadlineAdapter, DeadlineRetry
 from emr_lineage.http.defaults import (
     DEFAULT_BACKOFF,
@@ -99,8 +99,7 @@ class Reply:
         try:
             body = jsonlib.loads(self.body)
         except ValueError:
-            text = self.body.decode("utf-8", "replace").strip()
-            return " ".join(text.split())[:_MESSAGE_CHARS] or "no message"
+            return readable(self.body.decode("utf-8", "replace"), _MESSAGE_CHARS) or "no message"
         if isinstance(body, Mapping):
             return str(body.get("message") or body.get("error") or jsonlib.dumps(body))[:_MESSAGE_CHARS]
         return jsonlib.dumps(body)[:_MESSAGE_CHARS]

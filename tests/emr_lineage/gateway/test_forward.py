@@ -274,3 +274,14 @@ def test_forwarding_through_http_post_retries_a_503_then_gets_201(marquez: FakeM
     assert result.response == {"batchItemFailures": []}
     assert sleeps == [0.5] and marquez.requests == ["POST /api/v1/lineage"] * 2
     assert marquez.posted == [event()]
+
+
+def test_a_refusal_marquez_words_as_an_html_page_is_one_line_of_its_text() -> None:
+    from emr_lineage.gateway.forward import reason_of
+
+    page = (
+        b"<html>\n<head><title>Error 400 Bad Request</title><style>h2{color:red}</style></head>\n"
+        b"<body><h2>HTTP ERROR 400</h2><p>namespace &#39;emr lineage&#39; must contain only letters</p></body></html>"
+    )
+    assert reason_of(page) == "Error 400 Bad Request HTTP ERROR 400 namespace 'emr lineage' must contain only letters"
+    assert reason_of(b'{"code": 400, "message": "Bad\\nRequest"}') == "Bad Request"
