@@ -29,7 +29,7 @@ _TAG = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DO
 def readable(text: str, limit: int = 300) -> str:
     """A server's answer as one line: an HTML page (Jetty's and Jersey's error pages are) without its tags
     and with its entities read, whitespace folded, at most ``limit`` characters."""
-    if "<" in text and ">" in text:
+    if text.lstrip().startswith("<"):  # a page, not a message that holds a < or >
         text = html.unescape(_TAG.sub(" ", text))
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 3] + "..."

@@ -106,6 +106,14 @@ def _check_events_paths(events: Sequence[str]) -> None:
         click.echo("reading events from standard input (end with Ctrl-D)", err=True)
 
 
+def _refuse_file_checks(strict: bool, skip_invalid: bool, schema_dir: str | None) -> None:
+    if strict or skip_invalid or schema_dir:
+        fail(
+            "--strict, --skip-invalid and --schema-dir are for --events: the events read from Marquez are "
+            "held to the event rule, and those that break it skipped and counted"
+        )
+
+
 def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
     from emr_lineage.lineage.contracts.model import ContractError
 
@@ -242,6 +250,7 @@ def graph_command(
     if output is not None:
         refuse_overwriting_inputs("--output", output, events)
     if marquez_url:
+        _refuse_file_checks(strict, skip_invalid, schema_dir)
         graph = marquez_graph(marquez_url, since, until, level, timeout, with_runs)
     else:
         graph = _load(events, skip_invalid, strict, level, schema_dir, runs=with_runs)
@@ -358,6 +367,7 @@ def validate_command(
     if (parent_job or since or until) and not marquez_url:
         fail("--parent-job, --since and --until select Marquez's events: they apply with --marquez")
     if marquez_url:
+        _refuse_file_checks(strict, skip_invalid, schema_dir)
         graph = marquez_contract_graph(marquez_url, contract, parent_job, since, until, timeout)
     else:
         graph = _load(events, skip_invalid, strict, contract.level, schema_dir, column_lineage=output is not None)

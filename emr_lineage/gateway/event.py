@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from emr_lineage.gateway.verdict import Rejected
-from emr_lineage.lineage.event_rule import DATASET_EVENT, JOB_EVENT, RUN_EVENT, event_kind, event_moment, event_problem
+from emr_lineage.lineage.event_rule import DATASET_EVENT, JOB_EVENT, RUN_EVENT, event_kind, event_problem
 from emr_lineage.lineage.naming import canonical_namespace
+from emr_lineage.lineage.times import parse_time
 
 __all__ = ["DATASET_EVENT", "JOB_EVENT", "RUN_EVENT", "CheckedEvent", "check_event", "static_group"]
 # Name-based (RFC 9562 version 5) group ids of static lineage: the same job or dataset, the same group.
@@ -120,5 +121,5 @@ def check_event(event: Any, *, max_bytes: int) -> CheckedEvent | Rejected:
         dedup_id=dedup_id(canonical),
         group_id=group,
         run_id=run_id,
-        event_time=event_moment(event["eventTime"]),
+        event_time=parse_time(event["eventTime"]),
     )

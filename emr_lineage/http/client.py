@@ -100,9 +100,9 @@ class Reply:
             body = jsonlib.loads(self.body)
         except ValueError:
             return readable(self.body.decode("utf-8", "replace"), _MESSAGE_CHARS) or "no message"
-        if isinstance(body, Mapping):
-            return str(body.get("message") or body.get("error") or jsonlib.dumps(body))[:_MESSAGE_CHARS]
-        return jsonlib.dumps(body)[:_MESSAGE_CHARS]
+        if isinstance(body, Mapping):  # Marquez's Jackson messages run over lines (" at [Source: ...")
+            return readable(str(body.get("message") or body.get("error") or jsonlib.dumps(body)), _MESSAGE_CHARS)
+        return readable(jsonlib.dumps(body), _MESSAGE_CHARS)
 
     def error(self) -> HttpError:
         """``GET url -> HTTP 500 (server error): <message>`` as an :class:`HttpError`; for a 3xx, where to."""

@@ -12,7 +12,9 @@ take, and Marquez 0.51 can store it and list it back (docs/gateway.md, "The even
   - namespaces of letters, digits and ``_ - . @ + : /`` (``common/models/NamespaceName.java``). Marquez
     rewrites other characters of a job namespace to ``_`` (``db/OpenLineageDao.java``, formatNamespaceName:
     lineage lands under another name) and keeps them in output, symlink and static-event namespaces, where
-    one bad row makes GET /api/v1/namespaces answer 500 for everyone;
+    one bad row makes GET /api/v1/namespaces answer 500 for everyone. ``;`` and ``=``, which its
+    NamespaceName allows, are refused too: formatNamespaceName rewrites them, so a dataset namespace that
+    holds one is stored twice, as sent and rewritten;
   - names (job, dataset, schema field, source) that are not blank and hold no line break: a blank one is
     refused after its row is written and breaks its listing; a line break breaks GET /api/v1/lineage
     (``service/models/NodeId.java`` matches ids without DOTALL);
@@ -34,7 +36,6 @@ text itself (duplicate keys, NaN, nesting, NULs) is :mod:`emr_lineage.lineage.ev
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -139,11 +140,6 @@ def event_kind(event: Mapping[str, Any]) -> str:
     return tail if tail in (JOB_EVENT, DATASET_EVENT) else RUN_EVENT
 
 
-def event_moment(value: str) -> dt.datetime:
-    """The UTC moment of a time :func:`time_problem` passed (``t`` and ``z`` as ``T`` and ``Z``)."""
-    return parse_time(value.upper())
-
-
 def time_problem(value: Any, where: str = "eventTime") -> str | None:
     """Why ``value`` is not an event time Marquez reads, stores and lists back, or None."""
     if not isinstance(value, str) or not value:
@@ -157,7 +153,7 @@ def time_problem(value: Any, where: str = "eventTime") -> str | None:
     if (fraction and len(fraction) > 9) or (hours and (int(hours), int(minutes)) > (18, 0)):
         return f"{where}: {quoted(value)} has more than 9 fraction digits or an offset beyond 18:00"
     try:
-        moment = event_moment(value)
+        moment = parse_time(value)
     except ValueError:
         return f"{where}: {quoted(value)} is not a date and time of the calendar"
     except OverflowError:  # e.g. 0001-01-01T00:00:00+14:00, before the first moment in UTC

@@ -24,12 +24,19 @@ class NoOffset(ValueError):
 
 
 def parse_time(value: str, *, require_offset: bool = False) -> dt.datetime:
-    """``value`` (ISO 8601, e.g. ``2026-11-23``, ``2026-11-23T10:00Z``) as an aware UTC datetime.
+    """``value`` (ISO 8601, e.g. ``2026-11-23``, ``2026-11-23T10:00Z``, ``t`` and ``z`` too) as an aware UTC datetime.
 
     Without an offset it is UTC, unless ``require_offset`` (then :class:`NoOffset`). Raises
     ``ValueError`` for text that is not an ISO 8601 date or date-time.
     """
-    moment = dt.datetime.fromisoformat(value.strip())
+    text = value.strip()
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError as unread:
+        try:  # RFC 3339 allows t and z; fromisoformat does not
+            moment = dt.datetime.fromisoformat(text.upper())
+        except ValueError:
+            raise unread from None
     if moment.tzinfo is None:
         if require_offset:
             raise NoOffset(f"{value!r} has no UTC offset")

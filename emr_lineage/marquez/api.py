@@ -10,7 +10,6 @@ import datetime as dt
 from urllib.parse import urlsplit
 
 API_ROOT = "/api/v1"
-DEFAULT_DEPTH = 20  # how far a lineage request walks from its node
 LINEAGE_ENDPOINT = f"{API_ROOT}/lineage"  # POST: OpenLineage events; GET: the lineage graph
 # POST: a JSON array of OpenLineage events, the OpenLineage spec's batch endpoint
 # (https://github.com/OpenLineage/OpenLineage/pull/4109). Marquez has none

@@ -16,6 +16,8 @@ PORT_FORWARD_FIX = (
     "(docs/e2e.md) and pass --marquez http://localhost:5080"
 )
 UNAUTHORIZED = 401
+INTERNAL_SERVER_ERROR = 500
+NOT_MARQUEZ_FIX = "give the Marquez API base URL (--marquez)"
 # One retry: a transient blip is forgiven, an unreachable server is reported without backoff waits.
 RETRIES = 1
 
@@ -31,18 +33,22 @@ def marquez(url: str, *, timeout: float, from_parameter: bool) -> CheckResult:
     reads: one namespace row Marquez cannot read back makes every page that holds it answer 500 (and the
     web UI with it), while the probe's first page may not hold it."""
     title = "Marquez API reachable"
-    try:
-        with MarquezClient(url, timeout=timeout, retries=RETRIES) as client:
+    fix = PORT_FORWARD_FIX if from_parameter else "check the URL and that the port-forward session is open"
+    with MarquezClient(url, timeout=timeout, retries=RETRIES) as client:
+        try:
             client.probe()
+        except NotMarquezError as exc:
+            return CheckResult(
+                "marquez", title, Status.FAIL, error_of(exc), "give the Marquez API base URL (--marquez)"
+            )
+        except MarquezError as exc:
+            return CheckResult("marquez", title, Status.FAIL, error_of(exc), fix)
+        try:
             count = len(client.namespaces())
-    except NotMarquezError as exc:
-        return CheckResult("marquez", title, Status.FAIL, error_of(exc), "give the Marquez API base URL (--marquez)")
-    except MarquezError as exc:
-        if exc.status is not None and exc.status >= 500:
+        except MarquezError as exc:
+            unlistable = exc.status == INTERNAL_SERVER_ERROR  # what a row it cannot read back makes it answer
             detail = f"the namespace list does not read: {error_of(exc)}"
-            return CheckResult("marquez", title, Status.FAIL, detail, UNLISTABLE_FIX)
-        fix = PORT_FORWARD_FIX if from_parameter else "check the URL and that the port-forward session is open"
-        return CheckResult("marquez", title, Status.FAIL, error_of(exc), fix)
+            return CheckResult("marquez", title, Status.FAIL, detail, UNLISTABLE_FIX if unlistable else fix)
     return CheckResult("marquez", title, Status.PASS, f"{url} answers as Marquez; its {count} namespace(s) list")
 
 

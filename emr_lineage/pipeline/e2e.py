@@ -7,14 +7,9 @@ the launch spec with the five jobs of ``jobs/`` as ordered steps sharing one par
 for the steps; terminate the cluster (unless kept), also on failure and Ctrl-C; then read
 Marquez until ``jobs/lineage_contract.yaml`` holds or the deadline passes.
 
-Two things Marquez does that a contract check must undo (see docs/e2e.md):
-
-* a job whose run has a parent is stored as ``<parent job>.<job>`` with ``parentJobName``
-  set, so the applications of this run are ``emr_lineage_e2e.ingest_orders`` etc.; the
-  orchestrator's prefix is removed before the contract (which names applications) is checked;
-* lineage shows the *latest* version of every job, so a previous run's lineage would pass a
-  contract this run never reported; jobs whose latest run is older than this cluster are
-  dropped, so only this run's lineage can satisfy the contract.
+The lineage read is that of the raw events Marquez stored for this run's parent run
+(:mod:`emr_lineage.pipeline.e2e_lineage`): Marquez's own lineage view renames jobs run under a parent,
+keeps only each job's latest completed version and shows no edges on a Spark application (docs/e2e.md).
 
 Printing stays in the CLI (``emr_lineage.cli.e2e``): this module reports through callbacks.
 What keeps it from running raises an :class:`~emr_lineage.errors.EmrLineageError` (exit 2) with

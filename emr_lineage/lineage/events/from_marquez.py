@@ -84,7 +84,9 @@ def runs_under(
     events = list(events)
     if job_name is None and run_id is None:
         return events
-    parents = {_run_id(event): list(_parent_names(event)) for event in events}
+    parents: dict[Any, set[tuple[str | None, str | None]]] = {}
+    for event in events:  # every event of a run: one may lack the parent facet its others carry
+        parents.setdefault(_run_id(event), set()).update(_parent_names(event))
     wanted = {
         run
         for run, names in parents.items()

@@ -69,7 +69,7 @@ def test_marquez_raw_events_oldest_first_paged(marquez: FakeMarquez) -> None:
         late = read_marquez(client, Window(at(100), None))
     assert len(late.events) == 4 and everything.kind == "marquez" and everything.notes == []
     pages = [r for r in marquez.requests if r.startswith("GET /api/v1/events/lineage")]
-    assert any("sortDirection=asc" in r and "offset=3" in r for r in pages)
+    assert all("sortDirection=asc" in r and "offset=0" in r for r in pages) and len(pages) > 2
     assert any("after=2026-11-23T10%3A40%3A00%2B00%3A00" in r for r in pages)
 
 

@@ -838,3 +838,10 @@ def test_the_html_report_carries_each_datasets_schema_changes(runner: CliRunner,
     assert change["added"] == [{"name": "country", "type": "string"}] and change["job"] == "clean"
     piped = runner.invoke(main, ["graph", "--events", "-", "--format", "html"], input=events.read_text())
     assert piped.exit_code == 0 and '"drift": null' in piped.stdout  # standard input is read once
+
+
+@pytest.mark.parametrize("option", [["--strict"], ["--skip-invalid"], ["--schema-dir", "/nowhere"]])
+def test_file_check_options_are_refused_with_marquez(runner, marquez: FakeMarquez, option: list[str]) -> None:
+    result = runner.invoke(main, ["graph", "--marquez", marquez.url, *option])
+    assert result.exit_code == 2
+    assert "are for --events: the events read from Marquez are held to the event rule" in result.output

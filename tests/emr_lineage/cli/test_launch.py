@@ -104,10 +104,12 @@ def test_success_prints_progress_log_location_and_marquez_url(launch_aws, job_fi
     # Marquez's UI page of the application's runs (its job holds no edges: they are on its Spark actions) ...
     assert f"runs: {MARQUEZ_WEB}/lineage/job/emr-lineage-dev/emr_lineage_launch.revenue_daily\n" in result.stdout
     # ... and the command that shows its lineage, from the raw events Marquez stored
-    assert (
-        f"lineage: emr-lineage graph --marquez {MARQUEZ_API} --node job:emr-lineage-dev:revenue_daily "
-        "--format html -o revenue_daily-lineage.html\n"
-    ) in result.stdout
+    # (this run's events: from a little before it started; the application and its datasets)
+    assert re.search(
+        rf"lineage: emr-lineage graph --marquez {re.escape(MARQUEZ_API)} --since \d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ "
+        r"--node job:emr-lineage-dev:revenue_daily --depth 0 --format html -o revenue_daily-lineage.html\n",
+        result.stdout,
+    )
     assert f"all steps completed on {cluster.id}" in result.stdout
 
     # The cluster really carries the job as a step with the printed parent run id and job args.
@@ -151,7 +153,9 @@ def test_no_wait_prints_the_cluster_id_and_returns(launch_aws, job_file: Path, m
     assert f"runs: {MARQUEZ_WEB}/lineage/job/emr-lineage-dev/emr_lineage_launch.revenue_daily\n" in result.stderr
     [line] = [line for line in result.stderr.splitlines() if line.startswith("lineage: ")]
     assert line.startswith("lineage: emr-lineage graph --marquez ") and "--marquez MARQUEZ_API_URL " in line
-    assert line.endswith(" --node job:emr-lineage-dev:revenue_daily --format html -o revenue_daily-lineage.html")
+    assert line.endswith(
+        " --node job:emr-lineage-dev:revenue_daily --depth 0 --format html -o revenue_daily-lineage.html"
+    )
 
 
 def test_unchanged_job_is_not_uploaded_again(launch_aws, job_file: Path, monkeypatch) -> None:

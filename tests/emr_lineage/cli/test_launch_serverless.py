@@ -108,10 +108,12 @@ def test_success_carries_the_listener_and_never_prints_the_key(
     # Marquez's UI page of the application's runs (its job holds no edges: they are on its Spark actions) ...
     assert f"runs: {MARQUEZ_WEB}/lineage/job/emr-lineage-dev/emr_lineage_launch.revenue_daily\n" in result.stdout
     # ... and the command that shows its lineage, from the raw events Marquez stored
-    assert (
-        f"lineage: emr-lineage graph --marquez {MARQUEZ_API} --node job:emr-lineage-dev:revenue_daily "
-        "--format html -o revenue_daily-lineage.html\n"
-    ) in result.stdout
+    # (this run's events: from a little before it started; the application and its datasets)
+    assert re.search(
+        rf"lineage: emr-lineage graph --marquez {re.escape(MARQUEZ_API)} --since \d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ "
+        r"--node job:emr-lineage-dev:revenue_daily --depth 0 --format html -o revenue_daily-lineage.html\n",
+        result.stdout,
+    )
     assert f"job run revenue_daily ({job_run.id}) succeeded on EMR Serverless application {app_id}" in result.stdout
     assert "with the gateway's API key from its secret" in result.stderr
 

@@ -285,3 +285,4 @@ def test_a_refusal_marquez_words_as_an_html_page_is_one_line_of_its_text() -> No
     )
     assert reason_of(page) == "Error 400 Bad Request HTTP ERROR 400 namespace 'emr lineage' must contain only letters"
     assert reason_of(b'{"code": 400, "message": "Bad\\nRequest"}') == "Bad Request"
+    assert reason_of(b"size must be <= 255 and > 0") == "size must be <= 255 and > 0"  # text, not a page

@@ -19,6 +19,7 @@ UTC = dt.UTC
         (" 2026-11-23T10:00:00.123456Z ", dt.datetime(2026, 11, 23, 10, 0, 0, 123456, tzinfo=UTC)),
         ("2026-11-23", dt.datetime(2026, 11, 23, tzinfo=UTC)),
         ("2026-11-23T10:00", dt.datetime(2026, 11, 23, 10, tzinfo=UTC)),
+        ("2026-11-23t10:00:00z", dt.datetime(2026, 11, 23, 10, tzinfo=UTC)),  # RFC 3339 allows lower case
     ],
 )
 def test_a_time_is_read_as_utc(text: str, expected: dt.datetime) -> None:

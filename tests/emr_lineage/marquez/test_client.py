@@ -63,10 +63,35 @@ def test_raw_events_read_back_as_the_producer_sent_them_oldest_first_in_pages(ma
         read = list(client.lineage_events())
     assert _same_moments(read) == _same_moments(events)  # oldest first, every key the producer sent, no other
     reads = _reads(marquez)
-    assert [(q["limit"], q["offset"]) for q in reads] == [("3", "0"), ("3", "3"), ("3", "6")]
+    # each page starts at the time of the last event read: not an offset, which events arriving meanwhile
+    # or Marquez's order of one instant's events would move
+    times = sorted(parse_time(e["eventTime"]) for e in events)
+    assert [parse_time(q["after"]) for q in reads] == [dt.datetime(1970, 1, 1, tzinfo=dt.UTC), *times[2:7:2]]
+    assert all((q["limit"], q["offset"], q["sortDirection"]) == ("3", "0", "asc") for q in reads)
     # both ends are always sent: Marquez's own defaults are 1970 and 2030, and its before is exclusive
-    assert all(q["sortDirection"] == "asc" and q["after"].startswith("1970-01-01T00:00:00") for q in reads)
     assert all(q["before"].startswith("9999-12-31T00:00:00") for q in reads)
+
+
+def test_events_of_one_instant_across_pages_are_each_read_once_whatever_order_marquez_gives(
+    marquez: FakeMarquez,
+) -> None:
+    base = _events()[0]
+    events = [{**base, "run": {**base["run"], "runId": f"0199f000-0000-7000-8000-00000000000{n}"}} for n in range(7)]
+    marquez.store(events)  # seven events of one instant, read three at a time
+    reads = iter(range(100))
+    answer = marquez.routes.get(f"GET {EVENTS_ENDPOINT}")
+
+    def shuffled(state: FakeMarquez, request) -> Answer:  # Marquez orders one instant's events anew each read
+        body = state.model.handle(request.method, request.raw_path, request.query, request.body, request.headers).body
+        if next(reads) % 2:
+            body["events"].reverse()
+        return Answer(200, body)
+
+    assert answer is None
+    marquez.routes[f"GET {EVENTS_ENDPOINT}"] = shuffled
+    with MarquezClient(marquez.url, events_page_size=3) as client:
+        read = list(client.lineage_events())
+    assert sorted(e["run"]["runId"] for e in read) == sorted(e["run"]["runId"] for e in events)
 
 
 def test_the_nulls_marquez_adds_are_dropped(marquez: FakeMarquez) -> None:

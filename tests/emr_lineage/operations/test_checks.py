@@ -252,3 +252,14 @@ def test_a_namespace_list_marquez_cannot_read_back_fails_while_its_first_page_an
     assert fix == UNLISTABLE_FIX and "docs/operations.md" in fix
     reads = [r for r in marquez.requests if r.startswith(f"GET {API_ROOT}/namespaces")]
     assert reads[0] == f"GET {API_ROOT}/namespaces?limit=1" and "offset=0" in reads[1]  # the probe, then the list
+
+
+def test_a_marquez_that_answers_5xx_to_every_read_is_not_called_a_poisoned_list(
+    no_credentials, tmp_path: Path, marquez: FakeMarquez, retry_waits: list[float]
+) -> None:
+    gateway_in_front(marquez)
+    marquez.routes[f"GET {API_ROOT}/namespaces"] = lambda state, request: Answer(503, b"<html><h1>down</h1></html>")
+    settings = load_settings(ENV, cdk_json_copy(tmp_path))
+    status, detail, fix = by_check(run_doctor(settings, DoctorOptions(marquez_url=marquez.url, timeout=5)))["marquez"]
+    assert status is Status.FAIL and "HTTP 503" in detail and "down" in detail
+    assert fix != UNLISTABLE_FIX and "port-forward" in fix

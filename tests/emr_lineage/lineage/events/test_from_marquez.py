@@ -52,3 +52,17 @@ def test_runs_under_a_parent_are_its_applications_and_their_actions() -> None:
     assert [e["job"]["name"] for e in runs_under(events, job_name="launcher")] == ["app", "app.action"]
     assert runs_under(events) == events
     assert runs_under(events, job_name="nobody") == []
+
+
+def test_a_run_is_under_its_parent_whichever_of_its_events_carries_the_facet() -> None:
+    start = run_event(name="app", run_id=APP, run={"runId": APP, "facets": {"parent": _parent(LAUNCH, "launcher")}})
+    complete = run_event(name="app", run_id=APP, eventType="COMPLETE")  # the listener may leave it out here
+    for events in ([start, complete], [complete, start]):
+        assert runs_under(events, run_id=LAUNCH) == events
+
+
+def test_a_window_to_the_last_moment_there_is_reads_without_overflowing(marquez: FakeMarquez) -> None:
+    marquez.store([run_event(run_id=APP)])
+    with MarquezClient(marquez.url) as client:
+        read = read_marquez_events(client, until=dt.datetime.max.replace(tzinfo=dt.UTC))
+    assert [e["run"]["runId"] for e in read.events] == [APP]
