@@ -9,7 +9,7 @@ Python, so its own time is part of what is measured) and into a JSON Lines file.
 
 1. ``validate --contract jobs/lineage_contract.yaml --events FILE``, the real CLI, median of ``--runs``;
 2. ``validate ... --marquez URL``, the same, reading the raw events back over HTTP;
-3. the read alone: a process that only reads every page (``MarquezClient.lineage_events``).
+3. the read alone: a process that only reads every page (``lineage.events.from_marquez.stored_events``).
 
 Each command's wall time and CPU time (its own process's: the stand-in answers in this one), median of
 ``--runs``, and the stand-in's own time answering (what a Marquez does in Java on its own machine).
@@ -100,8 +100,10 @@ def timed(command: list[str], runs: int) -> tuple[float, float, int]:
     return statistics.median(walls), statistics.median(cpus), status
 
 
-READ_ONLY = "import sys; from emr_lineage.marquez.client import MarquezClient; " + (
-    "c = MarquezClient(sys.argv[1], timeout=120); n = sum(1 for _ in c.lineage_events()); assert n > 0"
+READ_ONLY = (
+    "import sys; from emr_lineage.marquez.client import MarquezClient; "
+    "from emr_lineage.lineage.events.from_marquez import stored_events; "
+    "n = sum(1 for _ in stored_events(MarquezClient(sys.argv[1], timeout=120))); assert n > 0"
 )
 
 

@@ -23,6 +23,12 @@ class EmrLineageError(Exception):
     exit_code = EXIT_CANNOT_RUN
 
 
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, at most ``limit`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 _TAG = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
 
 
@@ -31,5 +37,4 @@ def readable(text: str, limit: int = 300) -> str:
     and with its entities read, whitespace folded, at most ``limit`` characters."""
     if text.lstrip().startswith("<"):  # a page, not a message that holds a < or >
         text = html.unescape(_TAG.sub(" ", text))
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return one_line(text, limit)

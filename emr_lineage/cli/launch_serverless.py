@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Mapping
-from datetime import UTC, datetime
 
 import click
 from rich.console import Console
@@ -27,7 +26,6 @@ from emr_lineage.gateway.config import key_in
 from emr_lineage.launch import plan as launch_plan
 from emr_lineage.launch import serverless
 from emr_lineage.listener.artifact import listener_s3_key
-from emr_lineage.pipeline.e2e_lineage import CLOCK_SKEW_TOLERANCE
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark.conf import ParentContext
 
@@ -66,7 +64,7 @@ def lineage_lines(ssm: object, env: str, namespace: str, app_name: str, parent: 
     node = shlex.quote(f"job:{namespace}:{app_name}")
     output = shlex.quote(f"{app_name}-lineage.html")
     # This run's events only (from a little before it starts, for clock skew), the application and its datasets.
-    since = (datetime.now(UTC) - CLOCK_SKEW_TOLERANCE).strftime("%Y-%m-%dT%H:%M:%SZ")
+    since = launch_plan.lineage_since().strftime("%Y-%m-%dT%H:%M:%SZ")
     command = (
         f"emr-lineage graph --marquez {shlex.quote(api)} --since {since} --node {node} --depth 0 "
         f"--format html -o {output}"

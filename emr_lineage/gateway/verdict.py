@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from emr_lineage.errors import one_line
+
+__all__ = ["Rejected", "one_line"]
+
 
 @dataclass(frozen=True)
 class Rejected:
@@ -16,9 +20,3 @@ class Rejected:
     def retriable(self) -> bool:
         """Whether sending the same thing again may succeed (the gateway could not store it)."""
         return self.status >= 500
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    """``text`` on one line, at most ``limit`` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."

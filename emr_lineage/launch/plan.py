@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -185,6 +185,16 @@ def prepare_launch(
         log_uri=spec["LogUri"],
         request=request,
     )
+
+
+# Event times are the cluster's clock. A cluster needs minutes to provision and bootstrap before its first
+# step, so reading from a little before the launch only absorbs clock skew between this machine and it.
+CLOCK_SKEW_TOLERANCE = timedelta(minutes=2)
+
+
+def lineage_since(now: datetime | None = None) -> datetime:
+    """The earliest event time a run launched ``now`` (default: now) can report, clock skew allowed for."""
+    return (now or datetime.now(UTC)) - CLOCK_SKEW_TOLERANCE
 
 
 def marquez_job_name(app_name: str, parent: ParentContext) -> str:

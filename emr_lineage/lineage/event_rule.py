@@ -37,7 +37,7 @@ text itself (duplicate keys, NaN, nesting, NULs) is :mod:`emr_lineage.lineage.ev
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from emr_lineage.lineage.times import parse_time
@@ -199,34 +199,36 @@ def _nominal_time(facet: Mapping[str, Any], where: str) -> str | None:
     return problem
 
 
-def _schema(facet: Mapping[str, Any], where: str) -> str | None:
-    """Each field named as a name must be (``dataset_fields.name`` is VARCHAR(255)); a type, when given,
-    within what the index over (dataset, name, type) holds."""
-    fields = facet.get("fields")
-    if fields is None:
+def _each(items: Any, where: str, check: Callable[[Any, str], str | None], *, optional: bool = False) -> str | None:
+    """The first problem of the items of a list (``check(item, "where[i]")``); a list must be there unless
+    ``optional`` (then None is none)."""
+    if items is None and optional:
         return None
-    if not isinstance(fields, list):
-        return f"{where}.fields is not a list"
-    for index, field in enumerate(fields):
-        place = f"{where}.fields[{index}]"
-        if not isinstance(field, dict):
-            return f"{place} is not an object"
-        problem = name_problem(field.get("name"), f"{place}.name")
-        if problem or (field.get("type") is not None and (problem := _text_problem(field, "type", place, 2000))):
+    if not isinstance(items, list):
+        return f"{where} is not a list" if optional else f"{where} is missing or not a list"
+    for index, item in enumerate(items):
+        if problem := check(item, f"{where}[{index}]"):
             return problem
     return None
 
 
-def _symlinks(facet: Mapping[str, Any], where: str) -> str | None:
-    identifiers = facet.get("identifiers")
-    if not isinstance(identifiers, list):
-        return f"{where}.identifiers is missing or not a list"
-    for index, identifier in enumerate(identifiers):
-        place = f"{where}.identifiers[{index}]"
-        problem = named_problem(identifier, place)
-        if problem or (problem := _text_problem(identifier, "type", place, 64)):
-            return problem
-    return None
+def _schema_field(field: Any, where: str) -> str | None:
+    """Named as a name must be (``dataset_fields.name`` is VARCHAR(255)); a type, when given, within what the
+    index over (dataset, name, type) holds."""
+    if not isinstance(field, dict):
+        return f"{where} is not an object"
+    problem = name_problem(field.get("name"), f"{where}.name")
+    if problem is None and field.get("type") is not None:
+        problem = _text_problem(field, "type", where, 2000)
+    return problem
+
+
+def _identifier(identifier: Any, where: str) -> str | None:
+    return named_problem(identifier, where) or _text_problem(identifier, "type", where, 64)
+
+
+def _column_source(source: Any, where: str) -> str | None:
+    return named_problem(source, where) or name_problem(source.get("field"), f"{where}.field")
 
 
 def _column_lineage(facet: Mapping[str, Any], where: str) -> str | None:
@@ -236,12 +238,8 @@ def _column_lineage(facet: Mapping[str, Any], where: str) -> str | None:
     for field, spec in fields.items():
         place = f"{where}.fields.{field}"
         sources = spec.get("inputFields") if isinstance(spec, dict) else None
-        if not isinstance(sources, list):
-            return f"{place}.inputFields is missing or not a list"
-        for index, source in enumerate(sources):
-            problem = named_problem(source, f"{place}.inputFields[{index}]")
-            if problem or (problem := name_problem(source.get("field"), f"{place}.inputFields[{index}].field")):
-                return problem
+        if problem := _each(sources, f"{place}.inputFields", _column_source):
+            return problem
         if spec.get("transformationType") is not None and (
             problem := _text_problem(spec, "transformationType", place, 255)
         ):
@@ -266,8 +264,8 @@ _MODELLED = {
     "sql": lambda facet, where: _text_problem(facet, "query", where),
     "documentation": lambda facet, where: _text_problem(facet, "description", where),
     "sourceCodeLocation": _source_code_location,
-    "schema": _schema,
-    "symlinks": _symlinks,
+    "schema": lambda facet, where: _each(facet.get("fields"), f"{where}.fields", _schema_field, optional=True),
+    "symlinks": lambda facet, where: _each(facet.get("identifiers"), f"{where}.identifiers", _identifier),
     "columnLineage": _column_lineage,
     "dataSource": _data_source,
     "lifecycleStateChange": lambda facet, where: _text_problem(facet, "lifecycleStateChange", where, 63),
@@ -305,16 +303,9 @@ def dataset_problem(dataset: Any, where: str) -> str | None:
 
 
 def _datasets_problem(event: Mapping[str, Any]) -> str | None:
-    for side in ("inputs", "outputs"):
-        datasets = event.get(side)
-        if datasets is None:
-            continue
-        if not isinstance(datasets, list):
-            return f"{side} is not a list"
-        for index, dataset in enumerate(datasets):
-            if problem := dataset_problem(dataset, f"{side}[{index}]"):
-                return problem
-    return None
+    return _each(event.get("inputs"), "inputs", dataset_problem, optional=True) or _each(
+        event.get("outputs"), "outputs", dataset_problem, optional=True
+    )
 
 
 def _job_problem(job: Any) -> str | None:

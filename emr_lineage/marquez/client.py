@@ -1,6 +1,6 @@
 """A small client of the Marquez HTTP API (0.51.x, ``/api/v1``): HTTP only, no contract knowledge.
 
-emr-lineage reads what Marquez stored as raw events (:meth:`MarquezClient.lineage_events`) and builds the
+emr-lineage reads what Marquez stored as raw events (:meth:`MarquezClient.events_page`) and builds the
 graph from them as from event files, so every source gives the same graph; Marquez's own lineage view
 (``GET /api/v1/lineage``) shows only each job's latest completed version and puts a Spark application's
 edges on its actions (docs/graph.md, "Marquez's own lineage view").
@@ -35,14 +35,13 @@ from emr_lineage.http import (
     HttpError,
     Reply,
 )
-from emr_lineage.marquez.api import API_ROOT, EARLIEST_EVENT_TIME, LATEST_EVENT_TIME, LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 from emr_lineage.marquez.api import base_url as marquez_base_url
 
 DEFAULT_PAGE_SIZE = 100
 # Raw events come in larger pages: Marquez does not bound ``limit`` there (OpenLineageResource.java) and
 # holds a page in memory, a few MB at this size.
 EVENTS_PAGE_SIZE = 1000
-_MICROSECOND = datetime.timedelta(microseconds=1)
 
 
 class MarquezError(EmrLineageError):
@@ -189,40 +188,13 @@ class MarquezClient:
         that holds it answer 500, so the whole list shows what ``?limit=1`` would not."""
         return list(self._paged("namespaces", "namespaces"))
 
-    def lineage_events(
-        self, since: datetime.datetime | None = None, until: datetime.datetime | None = None
-    ) -> Iterator[dict[str, Any]]:
-        """``GET /events/lineage``: the raw OpenLineage events Marquez stored (RunEvents only) with an
-        event time from ``since`` to ``until``, both inclusive, oldest first; as their producer sent them,
-        without the null-valued keys Marquez adds for the facets and fields it models.
-
-        Marquez reads ``before`` as exclusive and, when a bound is not given, takes 1970-01-01 and
-        2030-01-01 (OpenLineageResource.java): both bounds are always sent, ``until`` plus a microsecond
-        (its stored times' precision), the open ends at the event rule's range. Pages follow event time,
-        not an offset: Marquez orders events of one instant differently from one read to the next, and
-        events arriving meanwhile would move an offset, so each page starts at the last time read, and the
-        events of that instant already read are not given again.
-        """
-        after = since or EARLIEST_EVENT_TIME
-        before = min(until, LATEST_EVENT_TIME - _MICROSECOND) + _MICROSECOND if until else LATEST_EVENT_TIME
-        seen: set[str] = set()  # the events of instant ``after`` already given
-        while True:
-            page = self._events_page(after, before, 0)
-            for event in page:
-                key = _same_event(event)
-                if _event_instant(event) != after or key not in seen:
-                    yield event
-            if len(page) < self.events_page_size:
-                return
-            last = _event_instant(page[-1])
-            if last == after:  # a whole page of one instant: the rest of it by offset, then past it
-                yield from self._one_instant(after, seen | {_same_event(e) for e in page})
-                after, seen = after + _MICROSECOND, set()
-                continue
-            seen = {_same_event(e) for e in page if _event_instant(e) == last}
-            after = last
-
-    def _events_page(self, after: datetime.datetime, before: datetime.datetime, offset: int) -> list[dict[str, Any]]:
+    def events_page(self, after: datetime.datetime, before: datetime.datetime, offset: int = 0) -> list[dict[str, Any]]:
+        """One page of ``GET /events/lineage``: the raw RunEvents Marquez stored with ``after <= eventTime <
+        before`` (Marquez's own bounds: ``after`` inclusive, ``before`` exclusive), oldest first, from
+        ``offset``, at most ``events_page_size``; as their producer sent them, without the null-valued keys
+        Marquez adds for the facets and fields it models. Both bounds are always sent: Marquez's defaults
+        are 1970-01-01 and 2030-01-01 (OpenLineageResource.java). How to page through a window is
+        :func:`emr_lineage.lineage.events.from_marquez.stored_events`'s."""
         params = {"sortDirection": "asc", "after": after.isoformat(), "before": before.isoformat()}
         page = self.get(
             "events/lineage", {**params, "limit": self.events_page_size, "offset": offset}, without_nulls=True
@@ -230,18 +202,7 @@ class MarquezClient:
         events = page.get("events") if isinstance(page, Mapping) else None
         if not isinstance(events, list):
             raise self._suspect(f"GET {self._url('events/lineage')}: reply has no 'events' list")
-        if any(_event_instant(e) is None for e in events):
-            raise MarquezError(f"GET {self._url('events/lineage')}: an event without a readable eventTime")
         return events
-
-    def _one_instant(self, instant: datetime.datetime, seen: set[str]) -> Iterator[dict[str, Any]]:
-        offset = self.events_page_size
-        while True:
-            page = self._events_page(instant, instant + _MICROSECOND, offset)
-            yield from (event for event in page if _same_event(event) not in seen)
-            if len(page) < self.events_page_size:
-                return
-            offset += len(page)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -263,21 +224,6 @@ class MarquezClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _event_instant(event: Any) -> datetime.datetime | None:
-    """The event time of a raw event, to the microsecond as Marquez stores it (UTC); None if unreadable."""
-    text = event.get("eventTime") if isinstance(event, dict) else None
-    try:
-        moment = datetime.datetime.fromisoformat(text.upper()) if isinstance(text, str) else None
-    except ValueError:
-        return None
-    return moment.astimezone(datetime.UTC) if moment is not None and moment.tzinfo is not None else None
-
-
-def _same_event(event: dict[str, Any]) -> str:
-    """What makes two reads of one stored event the same (its whole JSON)."""
-    return json.dumps(event, sort_keys=True, separators=(",", ":"))
 
 
 def _without_null_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import dataclasses
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,6 @@ from emr_lineage.marquez.client import MarquezClient, MarquezError, NotMarquezEr
 from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import demo
 from emr_lineage.pipeline.e2e_lineage import (
-    CLOCK_SKEW_TOLERANCE,
     DEFAULT_LINEAGE_INTERVAL,
     DEFAULT_LINEAGE_TIMEOUT,
     LineageAttempt,
@@ -327,7 +326,7 @@ def _run_pipeline(
     result: E2EResult,
 ) -> E2EResult:
     """Start the cluster, wait for its steps (ending it whatever happens), then for the lineage."""
-    since = datetime.now(UTC) - CLOCK_SKEW_TOLERANCE
+    since = launch_plan.lineage_since()
     cluster = emr_cluster.start_cluster(clients.emr, plan.request, log_uri=plan.log_uri)
     result.cluster_id, result.cluster_name = cluster.cluster_id, plan.request["Name"]
     cb.say(f"cluster {cluster.cluster_id} starting ({plan.request['Name']}), {len(cluster.steps)} steps")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from emr_lineage.lineage.contracts.check import ContractResult, validate
 from emr_lineage.lineage.contracts.marquez import contract_graph
@@ -22,9 +22,6 @@ from emr_lineage.spark.conf import ParentContext
 
 DEFAULT_LINEAGE_TIMEOUT = 600.0
 DEFAULT_LINEAGE_INTERVAL = 15.0
-# Event times are the cluster's clock. A cluster needs minutes to provision and bootstrap before its first
-# step, so reading from a little before our start only absorbs clock skew between this machine and it.
-CLOCK_SKEW_TOLERANCE = timedelta(minutes=2)
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,12 @@ Nothing is left to terminate: the application stops on its own when idle.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from emr_lineage.aws import emr_serverless
+from emr_lineage.launch import plan as launch_plan
 from emr_lineage.launch import serverless
 from emr_lineage.pipeline import e2e
-from emr_lineage.pipeline.e2e_lineage import CLOCK_SKEW_TOLERANCE
 from emr_lineage.settings.model import EnvironmentSettings
 
 LAUNCHED_BY = "emr-lineage e2e --serverless"
@@ -56,7 +55,7 @@ def run_e2e_serverless(
     e2e.stage_data(clients.s3, targets, options.rows, cb)
     e2e.report_staged(plan.staged, result, cb)
 
-    since = datetime.now(UTC) - CLOCK_SKEW_TOLERANCE
+    since = launch_plan.lineage_since()
     logs: list[str] = []
     for request in plan.requests:
         outcome = _run(clients, request, plan.timeout_minutes, options, cb, result)

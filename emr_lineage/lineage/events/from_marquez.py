@@ -1,7 +1,7 @@
 """The events Marquez stored, read back as event files are read: the same checks, so the same graph.
 
-``GET /api/v1/events/lineage`` lists the raw RunEvents Marquez received (:meth:`MarquezClient.lineage_events`:
-a window of event times, both ends inclusive, paged, oldest first, Marquez's added nulls dropped). Each
+``GET /api/v1/events/lineage`` lists the raw RunEvents Marquez received (:func:`stored_events`: a window of
+event times, both ends inclusive, paged, oldest first, Marquez's added nulls dropped). Each
 is checked as a line of an event file is (:func:`~emr_lineage.lineage.schemas.checks.check_event_with`,
 the event rule included). Marquez may hold events stored before that rule, or from producers that never
 went through the gateway: those are skipped and counted, never the reason a read fails.
@@ -10,12 +10,15 @@ went through the gateway: those are skipped and counted, never the reason a read
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from emr_lineage.lineage.schemas.checks import check_event_with, load_schemas
-from emr_lineage.marquez.client import MarquezClient
+from emr_lineage.lineage.times import event_time
+from emr_lineage.marquez.api import EARLIEST_EVENT_TIME, LATEST_EVENT_TIME
+from emr_lineage.marquez.client import MarquezClient, MarquezError
 
 _MAX_DETAILS = 5
 
@@ -37,6 +40,57 @@ class MarquezEvents:
         return [f"skipped {self.skipped} event(s) Marquez holds that fail the event checks{first}"]
 
 
+_MICROSECOND = dt.timedelta(microseconds=1)  # the precision of the times Marquez stores
+
+
+def _instant(event: Mapping[str, Any]) -> dt.datetime:
+    moment = event_time(event)
+    if moment is None:  # Marquez requires one: an event without one is not what it stored
+        raise MarquezError(f"Marquez answered an event without a readable eventTime: {str(event)[:200]}")
+    return moment
+
+
+def _same(event: Mapping[str, Any]) -> str:
+    """What makes two reads of one stored event the same (its whole JSON)."""
+    return json.dumps(event, sort_keys=True, separators=(",", ":"))
+
+
+def stored_events(
+    client: MarquezClient, since: dt.datetime | None = None, until: dt.datetime | None = None
+) -> Iterator[dict[str, Any]]:
+    """The raw events Marquez stored with an event time from ``since`` to ``until``, both inclusive (open
+    ends: the event rule's range), oldest first. Marquez's ``before`` is exclusive: ``until`` plus a
+    microsecond is sent. Pages follow event time, not an offset: Marquez orders the events of one instant
+    differently from one read to the next, and events arriving meanwhile would move an offset; so each page
+    starts at the last time read, and the events of that instant already given are not given again."""
+    after = since or EARLIEST_EVENT_TIME
+    before = min(until, LATEST_EVENT_TIME - _MICROSECOND) + _MICROSECOND if until else LATEST_EVENT_TIME
+    size = client.events_page_size
+    seen: set[str] = set()  # the events of instant ``after`` already given
+    while True:
+        page = client.events_page(after, before)
+        yield from (event for event in page if _instant(event) != after or _same(event) not in seen)
+        if len(page) < size:
+            return
+        last = _instant(page[-1])
+        if last == after:  # a whole page of one instant: the rest of it by offset, then past it
+            yield from _rest_of_instant(client, after, seen | {_same(event) for event in page})
+            after, seen = after + _MICROSECOND, set()
+            continue
+        seen = {_same(event) for event in page if _instant(event) == last}
+        after = last
+
+
+def _rest_of_instant(client: MarquezClient, instant: dt.datetime, seen: set[str]) -> Iterator[dict[str, Any]]:
+    offset = client.events_page_size
+    while True:
+        rest = client.events_page(instant, instant + _MICROSECOND, offset)
+        yield from (event for event in rest if _same(event) not in seen)
+        if len(rest) < client.events_page_size:
+            return
+        offset += len(rest)
+
+
 def _where(event: Mapping[str, Any]) -> str:
     run = event.get("run") if isinstance(event.get("run"), dict) else {}
     return f"{event.get('eventType')} of run {run.get('runId')} at {event.get('eventTime')}"
@@ -49,7 +103,7 @@ def read_marquez_events(
     client.probe()
     schemas = load_schemas()
     read = MarquezEvents(client.base_url)
-    for event in client.lineage_events(since, until):
+    for event in stored_events(client, since, until):
         problem = check_event_with(event, False, schemas)
         if problem is None:
             read.events.append(event)

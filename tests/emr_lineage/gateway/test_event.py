@@ -16,30 +16,7 @@ from emr_lineage.gateway.event import (
 )
 from emr_lineage.gateway.verdict import Rejected
 from tests.emr_lineage.gateway.events import RUN_ID, event
-
-SPEC = "https://openlineage.io/spec/2-0-2/OpenLineage.json"
-
-
-def job_event(**changes: Any) -> dict[str, Any]:
-    base = {
-        "eventTime": "2026-11-21T12:00:00Z",
-        "producer": "https://example.com/catalog-sync",
-        "schemaURL": f"{SPEC}#/$defs/JobEvent",
-        "job": {"namespace": "airflow", "name": "nightly.load"},
-        "inputs": [{"namespace": "s3a://lake", "name": "raw/orders"}],
-        "outputs": [{"namespace": "s3://lake", "name": "clean/orders"}],
-    }
-    return {**base, **changes}
-
-
-def dataset_event(**changes: Any) -> dict[str, Any]:
-    base = {
-        "eventTime": "2026-11-21T12:00:00Z",
-        "producer": "https://example.com/catalog-sync",
-        "schemaURL": f"{SPEC}#/$defs/DatasetEvent",
-        "dataset": {"namespace": "s3n://lake", "name": "clean/orders", "facets": {}},
-    }
-    return {**base, **changes}
+from tests.emr_lineage.lineage.rule_events import SPEC, dataset_event, job_event
 
 
 def passed(value: dict[str, Any]) -> CheckedEvent:

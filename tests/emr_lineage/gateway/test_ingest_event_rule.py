@@ -8,6 +8,7 @@ import copy
 import gzip
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,10 @@ from tests.emr_lineage.gateway.test_ingestor import Aws, archived
 aws = test_ingestor.aws  # the fixture: moto's S3 bucket and FIFO queue
 
 LINEAGE, BATCH = "/api/v1/lineage", "/api/v1/lineage/batch"
+REFUSALS = Path(__file__).resolve().parents[1] / "fixtures" / "marquez-0.51" / "refusals.jsonl.gz"
+# What the gateway takes of what a real Marquez 0.51.1 was sent: each of these Marquez stored and listed
+# back as sent. It broke on, rewrote or refused every other (the rest of the recorded one-event POSTs).
+MARQUEZ_KEEPS = {"eventType_OTHER", "dataset_event_2-0-2", "job_event_2-0-2"}
 TOO_DEEP = "the event breaks the JSON rule: a value is nested in more than 200 objects and arrays"
 NAMESPACE_CHARACTERS = "use letters, digits and _ - . @ + : /"
 
@@ -40,7 +45,7 @@ def _symlinked(namespace: str) -> dict[str, Any]:
     return value
 
 
-# The cases a real Marquez 0.51.1 was sent (reference/marquez/recorded-0.51/refusals.jsonl): it stored some
+# Cases of those a real Marquez 0.51.1 was sent (the committed recordings, refusals.jsonl.gz): it stored some
 # where its listings then broke (201), answered others 400, 422 or 500.
 REFUSED = [
     (
@@ -60,6 +65,30 @@ REFUSED = [
     ),
     (_without(event(), "producer"), "producer is missing or not a string"),
 ]
+
+
+def _recorded_posts() -> list[tuple[str, str]]:
+    """(case, body) of each plain one-event POST a real Marquez 0.51.1 was sent in its recordings."""
+    with gzip.open(REFUSALS, "rt", encoding="utf-8") as lines:
+        records = [json.loads(line) for line in lines]
+    return [
+        (r["case"], r["request_body"])
+        for r in records
+        if r.get("method") == "POST"
+        and r["path"] == LINEAGE
+        and "/" not in r["case"]
+        and r["request_headers"] == {"Content-Type": "application/json"}
+    ]
+
+
+def test_of_what_a_real_marquez_was_sent_the_gateway_takes_only_what_it_kept_as_sent(aws: Aws) -> None:
+    posts = _recorded_posts()
+    assert {case for case, _ in posts} >= MARQUEZ_KEEPS | {"symlink_identifier_namespace_with_space", "no_producer"}
+    ingestor = aws.ingestor()
+    for case, body in posts:
+        status, reply = ingestor.answer(LINEAGE, auth(), body.encode())
+        assert status == (201 if case in MARQUEZ_KEEPS else 400), (case, reply)
+        assert "\n" not in json.dumps(reply)
 
 
 @pytest.mark.parametrize(("value", "reason"), REFUSED)

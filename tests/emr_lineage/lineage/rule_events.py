@@ -37,6 +37,30 @@ def run_event(namespace: str = "ns", name: str = "j", *, run_id: str = RUN_ID, *
     return {**base, **fields}
 
 
+def job_event(**changes: Any) -> dict[str, Any]:
+    """A JobEvent (static lineage: a job with its inputs and outputs, no run), with ``changes``."""
+    base = {
+        "eventTime": EVENT_TIME,
+        "producer": "https://example.com/catalog-sync",
+        "schemaURL": f"{SPEC}#/$defs/JobEvent",
+        "job": {"namespace": "airflow", "name": "nightly.load"},
+        "inputs": [{"namespace": "s3a://lake", "name": "raw/orders"}],
+        "outputs": [{"namespace": "s3://lake", "name": "clean/orders"}],
+    }
+    return {**base, **changes}
+
+
+def dataset_event(**changes: Any) -> dict[str, Any]:
+    """A DatasetEvent (static lineage: one dataset), with ``changes``."""
+    base = {
+        "eventTime": EVENT_TIME,
+        "producer": "https://example.com/catalog-sync",
+        "schemaURL": f"{SPEC}#/$defs/DatasetEvent",
+        "dataset": {"namespace": "s3n://lake", "name": "clean/orders", "facets": {}},
+    }
+    return {**base, **changes}
+
+
 def with_envelope(fragment: dict[str, Any], run_id: str | None = None) -> dict[str, Any]:
     """A copy of ``fragment`` with the envelope: eventTime, producer, schemaURL, eventType and run.runId
     where it has none (each fragment a run of its own, unless ``run_id`` is given)."""

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from emr_lineage.lineage.event_rule import DATASET_EVENT, JOB_EVENT, RUN_EVENT, event_kind, event_problem
-from tests.emr_lineage.lineage.rule_events import RUN_ID, SPEC, facet, listener_events, run_event
+from tests.emr_lineage.lineage.rule_events import RUN_ID, facet, listener_events, run_event
+from tests.emr_lineage.lineage.rule_events import dataset_event as static_dataset_event
+from tests.emr_lineage.lineage.rule_events import job_event as static_job_event
 
 PARENT_RUN_ID = "0190f3f2-0000-7000-8000-00000000aaaa"
 DELETE = object()
@@ -165,19 +167,8 @@ def test_the_edges_of_each_rule_pass(path: tuple[Any, ...], value: Any) -> None:
 
 
 def test_static_lineage_is_read_as_the_schema_url_names_it() -> None:
-    job_event = {
-        "eventTime": "2026-11-21T12:00:00Z",
-        "producer": "https://example.com/catalog-sync",
-        "schemaURL": f"{SPEC}#/$defs/JobEvent",
-        "job": {"namespace": "airflow", "name": "nightly.load"},
-        "outputs": [{"namespace": "s3://lake", "name": "clean/orders"}],
-    }
-    dataset_event = {
-        **job_event,
-        "schemaURL": f"{SPEC}#/$defs/DatasetEvent",
-        "dataset": {"namespace": "s3://lake", "name": "clean/orders", "facets": {"schema": facet(fields=[])}},
-    }
-    del dataset_event["job"], dataset_event["outputs"]
+    job_event, dataset_event = static_job_event(), static_dataset_event()
+    dataset_event["dataset"]["facets"] = {"schema": facet(fields=[])}
     assert (event_kind(job_event), event_problem(job_event)) == (JOB_EVENT, None)  # no run, no eventType
     assert (event_kind(dataset_event), event_problem(dataset_event)) == (DATASET_EVENT, None)
     assert event_problem({**job_event, "outputs": [{"namespace": "s3://my lake", "name": "x"}]}) == (

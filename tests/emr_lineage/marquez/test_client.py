@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
-from emr_lineage.lineage.events.from_marquez import read_marquez_events, runs_under
+from emr_lineage.lineage.events.from_marquez import read_marquez_events, runs_under, stored_events
 from emr_lineage.lineage.schemas.checks import check_event
 from emr_lineage.lineage.times import parse_time
 from emr_lineage.marquez.api import API_ROOT, EVENTS_ENDPOINT, LINEAGE_ENDPOINT
@@ -60,7 +60,7 @@ def test_raw_events_read_back_as_the_producer_sent_them_oldest_first_in_pages(ma
     events = _events()
     marquez.store(list(reversed(events)))
     with MarquezClient(marquez.url, events_page_size=3) as client:
-        read = list(client.lineage_events())
+        read = list(stored_events(client))
     assert _same_moments(read) == _same_moments(events)  # oldest first, every key the producer sent, no other
     reads = _reads(marquez)
     # each page starts at the time of the last event read: not an offset, which events arriving meanwhile
@@ -90,7 +90,7 @@ def test_events_of_one_instant_across_pages_are_each_read_once_whatever_order_ma
     assert answer is None
     marquez.routes[f"GET {EVENTS_ENDPOINT}"] = shuffled
     with MarquezClient(marquez.url, events_page_size=3) as client:
-        read = list(client.lineage_events())
+        read = list(stored_events(client))
     assert sorted(e["run"]["runId"] for e in read) == sorted(e["run"]["runId"] for e in events)
 
 
@@ -99,7 +99,7 @@ def test_the_nulls_marquez_adds_are_dropped(marquez: FakeMarquez) -> None:
     marquez.store([event])
     raw = MarquezClient(marquez.url).get("events/lineage")["events"][0]
     assert raw["run"]["facets"]["nominalTime"] is None  # Marquez's, for a facet it models that the event lacks
-    [read] = MarquezClient(marquez.url).lineage_events()
+    [read] = stored_events(MarquezClient(marquez.url))
     assert read == _no_nulls(raw) and "nominalTime" not in read["run"]["facets"]
     assert _same_moments([read]) == _same_moments([event])
 
@@ -108,9 +108,9 @@ def test_both_ends_of_the_window_are_inclusive(marquez: FakeMarquez) -> None:
     events = _events()  # load at 0 min (4 events, the last at 1 min), report from 2 min on
     marquez.store(events)
     with MarquezClient(marquez.url) as client:
-        at_one = list(client.lineage_events(since=at(1), until=at(1)))
-        from_two = list(client.lineage_events(since=at(2)))
-        until_start = list(client.lineage_events(until=at(0)))
+        at_one = list(stored_events(client, since=at(1), until=at(1)))
+        from_two = list(stored_events(client, since=at(2)))
+        until_start = list(stored_events(client, until=at(0)))
     assert [(e["job"]["name"], e["eventType"]) for e in at_one] == [("load", "COMPLETE")]
     assert [parse_time(e["eventTime"]) for e in from_two] == [parse_time(e["eventTime"]) for e in events[4:]]
     assert [(e["job"]["name"], e["eventType"]) for e in until_start] == [("load", "START")]
@@ -121,7 +121,7 @@ def test_both_ends_of_the_window_are_inclusive(marquez: FakeMarquez) -> None:
 def test_an_event_after_marquez_s_default_end_of_2030_is_read(marquez: FakeMarquez) -> None:
     late = app_run("later", dt.datetime(2031, 6, 1, tzinfo=dt.UTC))
     marquez.store(_events() + late)
-    read = list(MarquezClient(marquez.url).lineage_events())
+    read = list(stored_events(MarquezClient(marquez.url)))
     assert [e["job"]["name"] for e in read[-4:]] == ["later", "later.write", "later.write", "later"]
     assert len(read) == 12
 
@@ -190,7 +190,7 @@ def test_5xx_is_retried_then_succeeds(marquez: FakeMarquez) -> None:
 def test_persistent_5xx_is_reported_with_marquez_message(marquez: FakeMarquez) -> None:
     marquez.fail_next.extend([500] * 5)
     with pytest.raises(MarquezError) as info:
-        list(MarquezClient(marquez.url, retries=2, backoff=0.01).lineage_events())
+        list(stored_events(MarquezClient(marquez.url, retries=2, backoff=0.01)))
     assert info.value.status == 500
     assert "HTTP 500 (server error): injected failure 500" in str(info.value)
     assert len(marquez.requests) == 3
@@ -198,7 +198,7 @@ def test_persistent_5xx_is_reported_with_marquez_message(marquez: FakeMarquez) -
 
 def test_unreachable_marquez(closed_port_url: str) -> None:
     with pytest.raises(MarquezError, match=f"Marquez at {closed_port_url}/ is unreachable"):
-        list(MarquezClient(closed_port_url, retries=1, backoff=0.01).lineage_events())
+        list(stored_events(MarquezClient(closed_port_url, retries=1, backoff=0.01)))
 
 
 def test_timeout(marquez: FakeMarquez) -> None:
@@ -210,7 +210,7 @@ def test_timeout(marquez: FakeMarquez) -> None:
 def test_reply_that_is_not_json(marquez: FakeMarquez) -> None:
     marquez.routes[f"GET {EVENTS_ENDPOINT}"] = lambda state, request: Answer(200, b"<html>oops</html>")
     with pytest.raises(MarquezError, match="reply is not JSON") as info:
-        list(MarquezClient(marquez.url).lineage_events())
+        list(stored_events(MarquezClient(marquez.url)))
     assert not isinstance(info.value, NotMarquezError)  # the namespaces answer as Marquez's do
 
 
@@ -249,7 +249,7 @@ def test_a_redirected_post_is_not_delivered_nor_sent_on(marquez: FakeMarquez) ->
     assert info.value.status == 302 and info.value.exit_code == 1
     assert f"POST {marquez.url}{LINEAGE_ENDPOINT} -> HTTP 302 (redirect to {moved})" in str(info.value)
     assert marquez.requests == [f"POST {LINEAGE_ENDPOINT}"]  # neither followed nor retried
-    assert marquez.posted == [] and list(MarquezClient(marquez.url).lineage_events()) == []
+    assert marquez.posted == [] and list(stored_events(MarquezClient(marquez.url))) == []
 
 
 # --- a server that is not Marquez ---------------------------------------------------------------
@@ -340,7 +340,7 @@ def test_a_reply_over_the_size_cap_is_refused(marquez: FakeMarquez) -> None:
     with pytest.raises(
         MarquezError, match=r"/api/v1/events/lineage: reply too large \(\d+ bytes announced, the limit is 1000"
     ):
-        list(MarquezClient(marquez.url, max_bytes=1000).lineage_events())
+        list(stored_events(MarquezClient(marquez.url, max_bytes=1000)))
 
 
 def test_the_api_prefix_comes_from_one_module() -> None:
