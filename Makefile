@@ -137,7 +137,7 @@ diff: ## Show what a deploy of ENV would change (needs AWS credentials)
 deploy: ## Deploy all stacks of ENV (needs AWS credentials and a bootstrapped account)
 	$(CDK) deploy $(CDK_FLAGS) --output $(CDK_OUT) --all --require-approval $(if $(filter prod,$(ENV)),broadening,never)
 
-destroy: ## Delete all stacks of ENV (retained resources are listed in the README)
+destroy: ## Delete all stacks of ENV (what it leaves: docs/deploy.md, Operations)
 	$(CDK) destroy $(CDK_FLAGS) --output $(CDK_OUT) --all
 
 stage-listener: ## Fetch the pinned OpenLineage listener (Maven), verify its SHA-256, upload it to ENV's artifacts bucket

@@ -130,7 +130,7 @@ def listener_properties(config: ListenerConfig, *, api_key: str | None = None) -
 
     ``spark.extraListeners`` is not additive (a value given at submit time replaces the spark-defaults
     one: https://spark.apache.org/docs/3.5.6/configuration.html#dynamically-loading-spark-properties):
-    a job that sets its own listeners at submit time must include this class too; the README says so.
+    a job that sets its own listeners at submit time must include this class too; docs/listener.md says so.
     Transport keys, the composite one included: https://openlineage.io/docs/client/java/configuration
     """
     props = {

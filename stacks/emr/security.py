@@ -5,7 +5,7 @@ Security configuration (JSON, as EMR documents it; encryption nests under
 - at rest: EMRFS writes to S3 with SSE-KMS (the data lake key); local disks and EBS volumes
   with a KMS key of this stack;
 - in transit (optional per env): TLS between nodes with PEM certificates that the platform
-  team uploads as ``s3://<artifacts>/tls/emr-tls-certificates.zip`` (README, "TLS
+  team uploads as ``s3://<artifacts>/tls/emr-tls-certificates.zip`` (docs/deploy.md, "TLS
   certificates for EMR"); EMR reads the zip when the cluster starts;
 - Lake Formation (when the runtime role is enabled): application-scoped IAM roles with EMR's
   session tag.

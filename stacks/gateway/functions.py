@@ -81,7 +81,7 @@ def gateway_function(
     # Lambda decrypts the environment with the execution role's rights on the key.
     key.grant_decrypt(function)
     # CDK makes the function DependsOn its role, which its GetAtt already implies; cfn-lint W3005
-    # flags that redundancy. Silenced on this one resource, as on the Marquez service (README, "Linting").
+    # flags that redundancy. Silenced on this one resource, as on the Marquez service (docs/compliance.md).
     function.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
     return function
 

@@ -148,7 +148,7 @@ class MarquezDatabase(Construct):
             "AwsSolutions-SMG4",
             "Marquez (Dropwizard) reads the database password once at start; automatic rotation "
             "would break running tasks. Rotate by updating the secret and forcing a new ECS deployment "
-            "(README, 'Operations').",
+            "(docs/deploy.md, 'Operations').",
         )
 
     def allow_from(self, peer: ec2.IConnectable, description: str) -> None:

@@ -156,7 +156,7 @@ class LineageLoadBalancer(Construct):
             deregistration_delay=Duration.seconds(30),
         )
         # ECS's L2 makes the service DependsOn its target groups, which its Ref already implies;
-        # cfn-lint W3005 flags that redundancy. Silenced on this one resource (README, "Linting").
+        # cfn-lint W3005 flags that redundancy. Silenced on this one resource (docs/compliance.md).
         service.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
         # add_targets opens the traffic ports; the API's health checks use the admin port.
         service.connections.allow_from(self.security_group, ec2.Port.tcp(ADMIN_PORT), "ALB health checks")

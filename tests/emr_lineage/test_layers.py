@@ -133,9 +133,9 @@ def test_no_module_is_over_the_size_limit(path: Path) -> None:
     assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE)} has {lines} lines; split it by job"
 
 
-def _readme_layer_table() -> dict[str, tuple[str, set[str]]]:
-    """README's package table: part -> (layer name, the parts it says it depends on)."""
-    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+def _documented_layer_table() -> dict[str, tuple[str, set[str]]]:
+    """docs/architecture.md's package table: part -> (layer name, the parts it says it depends on)."""
+    readme = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     rows = {}
     for line in readme.split("| Layer | Folder | Job | Depends on |", 1)[1].split("\n\n", 1)[0].splitlines()[2:]:
         layer, folder, _, depends = (cell.strip() for cell in line.strip("|").split(" | "))
@@ -154,9 +154,9 @@ def _depends_on(part: str) -> set[str]:
     }
 
 
-def test_the_readme_layer_table_matches_the_code() -> None:
-    """The README's table lists every part, in its layer, with what it really imports (errors aside)."""
-    table = _readme_layer_table()
+def test_the_documented_layer_table_matches_the_code() -> None:
+    """docs/architecture.md's table lists every part, in its layer, with what it really imports (errors aside)."""
+    table = _documented_layer_table()
     assert set(table) == set(LAYERS)
     named = {0: "core", 1: "core", 2: "core", 3: "core", 4: "core", 5: "feature", 6: "feature", 7: "command line"}
     assert {part: layer for part, (layer, _) in table.items()} == {part: named[LAYERS[part]] for part in LAYERS}

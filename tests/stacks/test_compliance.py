@@ -17,7 +17,7 @@ from tests.stacks.checkov_scan import PROBE, PROBE_CHECK
 from tests.stacks.variants import ENVS
 
 # Rules cfn-lint may not apply to our templates, with the reason. Keep this empty unless a
-# finding is a false positive that cannot be fixed in the construct; see README "Linting".
+# finding is a false positive that cannot be fixed in the construct; see docs/compliance.md.
 CFN_LINT_RULES_IGNORED_EVERYWHERE: dict[str, str] = {}
 # The stacks of every environment, by the short names app.build_app gives them.
 STACKS = ("network", "lineage", "data_lake", "emr", "gateway", "monitoring")
@@ -125,7 +125,11 @@ def test_the_readme_lists_every_acknowledged_checkov_check(checkov, repo_root):
         if label != PROBE
         for skip in _checkov_skips(json.loads(path.read_text()))
     }
-    table = [line for line in (repo_root / "README.md").read_text().splitlines() if line.startswith("| CKV_AWS_")]
+    table = [
+        line
+        for line in (repo_root / "docs" / "compliance.md").read_text().splitlines()
+        if line.startswith("| CKV_AWS_")
+    ]
     assert {check for line in table for check in re.findall(r"CKV_AWS_\d+", line.split("|")[1])} == acknowledged
 
 

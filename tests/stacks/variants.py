@@ -47,7 +47,7 @@ def _optional_variant(context: dict) -> dict:
     prod = variant["emr-lineage"]["environments"]["prod"]
     prod["emr"].update(long_running_cluster=True, lake_formation_runtime_role=True, ec2_key_name="platform-ops")
     prod["gateway"]["archive_readers"] = [ARCHIVE_READER]
-    # A real prod: with its certificate it no longer allows plain HTTP (README, configuration reference).
+    # A real prod: with its certificate it no longer allows plain HTTP (docs/deploy.md, configuration reference).
     prod["marquez"].update(
         certificate_arn=CERTIFICATE_ARN, domain_name="lineage.prod.example.com", ui_auth=OIDC_UI_AUTH
     )

@@ -11,7 +11,7 @@ on (``tests/trino.py``), over the tables exactly as the gateway stack's template
   and its rows are compared with what the project's Python side says of the same events
   (``RunHistory`` for runs and failures, the gateway's checked events for the rest).
 
-Trino is not Athena: what differs is in README.md ("What is verified here, and what only on AWS").
+Trino is not Athena: what differs is in docs/architecture.md ("What is verified here, and what only on AWS").
 """
 
 from __future__ import annotations
