@@ -39,14 +39,14 @@ CDK_FLAGS := --no-notices -c env=$(ENV)
 # Maven (the OpenLineage listener jar), GnuPG (its signature) and python3-venv (Debian ships venv
 # support separately).
 
-.PHONY: help setup schemas listener trino test format synth lint diff deploy destroy lock clean stage-listener e2e demo
+.PHONY: help setup schemas gateway-packages listener trino test format synth lint diff deploy destroy lock clean stage-listener e2e demo
 
 help: ## List the targets
 	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
-setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed schemas listener trino ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages, the pinned listener jar and the tests' Trino (idempotent)
+setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed schemas gateway-packages listener trino ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages, the gateway Lambda's packages, the pinned listener jar and the tests' Trino (idempotent)
 	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
 
 $(STAMPS)/apt: Makefile
@@ -92,6 +92,10 @@ schemas: $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the us
 	  echo "warning: event checks stay structural (and --strict fails) until \`emr-lineage schemas fetch\` succeeds" >&2; \
 	fi
 	@rm -f $(STAMPS)/schemas.err
+
+# Idempotent by itself: wheels already in the cache are not fetched again.
+gateway-packages: $(VENV)/.installed ## Download the gateway Lambda's packages (the event checks' wheels for its Python and architecture, and for this machine's: the asset's test) into the user cache
+	@$(BIN)/python -m stacks.gateway.packages --host
 
 # Idempotent by itself: a jar already in the cache with the pinned SHA-256 is checked (hashed) and
 # used, Maven is not run (about half a second); a missing or different jar is fetched with Maven.

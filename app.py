@@ -14,7 +14,8 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
 from emr_lineage.aws.stacks import DATA_LAKE, EMR, GATEWAY, LINEAGE_SERVICE, MONITORING, NETWORK, stack_name
-from emr_lineage.settings.loader import CONTEXT_KEY, ENV_CONTEXT_KEY, ConfigError, settings_from_context
+from emr_lineage.errors import EmrLineageError
+from emr_lineage.settings.loader import CONTEXT_KEY, ENV_CONTEXT_KEY, settings_from_context
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.data_lake import DataLakeStack
 from stacks.emr import EmrStack
@@ -198,7 +199,7 @@ def main() -> int:
     app = cdk.App()
     try:
         build_app(app)
-    except ConfigError as exc:
+    except EmrLineageError as exc:  # the settings, or what the assets need (one line each)
         print(f"emr-lineage: {exc}", file=sys.stderr)
         return 2
     app.synth()

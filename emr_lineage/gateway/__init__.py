@@ -1,8 +1,8 @@
 """The lineage gateway: the ingest and forward Lambdas between OpenLineage clients and Marquez.
 
-Standard library and boto3 only (the Lambda asset is plain files, built without Docker); from
-emr_lineage it imports only ``errors``, ``lineage.naming``, ``lineage.times`` and ``marquez.api``
-(:data:`emr_lineage.gateway.config.ASSET_FILES`).
+Built without Docker: the Lambda asset holds the files of :data:`emr_lineage.gateway.config.ASSET_FILES`
+(among them the readers' event checks, ``lineage.schemas``), the pinned OpenLineage schemas and the
+wheels of :data:`~emr_lineage.gateway.config.ASSET_DISTRIBUTIONS`, unpacked; boto3 is the runtime's.
 
 * ingest (:mod:`.ingest`): check the key, size and shape of a POSTed event, archive the raw body
   to S3, enqueue the canonical event on an SQS FIFO queue, answer 201 once both are durable;

@@ -56,6 +56,8 @@ from emr_lineage.gateway.forward import (
     receive_count,
 )
 from emr_lineage.gateway.ingest import Ingestor, utc_now
+from emr_lineage.lineage.schemas.checks import require_schemas
+from emr_lineage.lineage.schemas.store import SchemaStoreError
 
 LOG = logging.getLogger("emr_lineage.gateway")
 LOG.setLevel(logging.INFO)  # the Lambda runtime's root handler prints what reaches it
@@ -157,7 +159,8 @@ def ingest_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         config = IngestConfig.from_env(os.environ)
         keys = api_keys(config.secret_arn)
-    except GatewayConfigError as exc:
+        schemas = require_schemas()  # the asset's copy, where the stack's EMR_LINEAGE_SCHEMA_DIR points
+    except (GatewayConfigError, SchemaStoreError) as exc:
         LOG.error("gateway misconfigured: %s", exc)
         return alb_response(500, {"status": "error", "error": "the gateway is misconfigured"}, multi_value=multi)
     except (BotoCoreError, ClientError) as exc:
@@ -173,6 +176,7 @@ def ingest_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         max_bytes=config.max_bytes,
         max_batch_bytes=MAX_BATCH_BYTES,
         clock=utc_now,
+        schemas=schemas,
     )
     status, payload = ingestor.answer(event.get("path"), _headers(event), body)
     LOG.info("ingest %s %s", status, json.dumps(payload, sort_keys=True))

@@ -1,7 +1,7 @@
 """The lineage gateway's settings: the environment variables of its two Lambdas, in one place.
 
 The CDK stack imports the names (and the handler paths and asset files) from here, so the
-stack and the Lambdas cannot disagree on a spelling. Standard library only.
+stack and the Lambdas cannot disagree on a spelling.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.lineage.schemas.store import SCHEMA_DIR_ENV_VAR
 from emr_lineage.marquez.api import base_url
 from emr_lineage.settings.limits import ALB_LAMBDA_MAX_BODY_BYTES
 
@@ -27,7 +28,13 @@ FORWARD_TIMEOUT_SECONDS = "FORWARD_TIMEOUT_SECONDS"  # timeout of one POST to Ma
 # QUEUE_URL too (the same queue: the forwarder delays the redelivery of what it could not deliver).
 DEAD_LETTER_QUEUE_URL = "DEAD_LETTER_QUEUE_URL"  # where events Marquez refuses for good go (required)
 
-INGEST_ENV = (ARCHIVE_BUCKET, QUEUE_URL, API_KEY_SECRET_ARN, MAX_EVENT_BYTES)
+INGEST_ENV = (
+    ARCHIVE_BUCKET,
+    QUEUE_URL,
+    API_KEY_SECRET_ARN,
+    MAX_EVENT_BYTES,
+    SCHEMA_DIR_ENV_VAR,
+)  # the last: the asset's schemas
 FORWARD_ENV = (MARQUEZ_URL, FORWARD_RETRIES, FORWARD_TIMEOUT_SECONDS, QUEUE_URL, DEAD_LETTER_QUEUE_URL)
 
 DEFAULT_MAX_EVENT_BYTES = ALB_LAMBDA_MAX_BODY_BYTES  # also SQS's largest message (settings/limits.py)
@@ -74,6 +81,29 @@ ASSET_FILES = (
     # AWS's limits (standard library only): the largest SQS message, written once.
     "emr_lineage/settings/__init__.py",
     "emr_lineage/settings/limits.py",
+    # The readers' event checks, so that the ingest accepts exactly what they read.
+    "emr_lineage/lineage/schemas/__init__.py",
+    "emr_lineage/lineage/schemas/checks.py",
+    "emr_lineage/lineage/schemas/compiled.py",
+    "emr_lineage/lineage/schemas/rule_schema.py",
+    "emr_lineage/lineage/schemas/store.py",
+)
+# What else the asset holds: the pinned OpenLineage schemas in this folder (the ingest's schema
+# directory), and the distributions the event checks import beside boto3, installed for the Lambda's
+# Python and architecture at the versions of requirements.lock (stacks/gateway/packages.py).
+SCHEMA_ASSET_DIR = "openlineage-spec"
+LAMBDA_TASK_ROOT = "/var/task"  # where Lambda unpacks the asset
+LAMBDA_PYTHON = "3.13"
+LAMBDA_ARCHITECTURE = "arm64"
+ASSET_DISTRIBUTIONS = (
+    "attrs",
+    "jsonschema",
+    "jsonschema-rs",
+    "jsonschema-specifications",
+    "referencing",
+    "rfc3339-validator",
+    "rpds-py",
+    "typing-extensions",
 )
 
 

@@ -1,7 +1,8 @@
 """One OpenLineage event, checked as every door checks it: its kind, its FIFO group, its canonical form.
 
-Standard library only. What an event must be is the one event rule (:mod:`emr_lineage.lineage.event_rule`):
-the OpenLineage spec 2-0-2's requirements and what Marquez can store and list back. Its kind is what
+What an event must be is the one event rule (:mod:`emr_lineage.lineage.event_rule`: the OpenLineage spec
+2-0-2's requirements and what Marquez can store and list back) and what the readers check besides, the
+OpenLineage schemas (:func:`emr_lineage.lineage.schemas.checks.door_problem`). Its kind is what
 Marquez reads it as (its ``schemaURL``): a ``RunEvent`` (``run``, ``job``, ``eventType``), a ``JobEvent``
 (static lineage: ``job``) or a ``DatasetEvent`` (static lineage: ``dataset``). Dataset namespaces (inputs,
 outputs, a DatasetEvent's dataset, column-lineage input fields) are normalised by
@@ -23,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from emr_lineage.gateway.verdict import Rejected
-from emr_lineage.lineage.event_rule import DATASET_EVENT, JOB_EVENT, RUN_EVENT, event_kind, event_problem
+from emr_lineage.lineage.event_rule import DATASET_EVENT, JOB_EVENT, RUN_EVENT, event_kind
 from emr_lineage.lineage.naming import canonical_namespace
+from emr_lineage.lineage.schemas.checks import Schemas, door_problem
 from emr_lineage.lineage.times import parse_time
 
 __all__ = ["DATASET_EVENT", "JOB_EVENT", "RUN_EVENT", "CheckedEvent", "check_event", "static_group"]
@@ -103,10 +105,10 @@ def _kind_and_group(event: dict[str, Any]) -> tuple[str, str, str | None]:
     return DATASET_EVENT, static_group(DATASET_EVENT, dataset["namespace"], dataset["name"]), None
 
 
-def check_event(event: Any, *, max_bytes: int) -> CheckedEvent | Rejected:
-    """Check one parsed event against the event rule (``max_bytes`` bounds its canonical form, what SQS
-    gets); normalises it in place."""
-    problem = event_problem(event)
+def check_event(event: Any, *, max_bytes: int, schemas: Schemas | None = None) -> CheckedEvent | Rejected:
+    """Check one parsed event as the readers do, with ``schemas`` (None: the event rule only);
+    ``max_bytes`` bounds its canonical form, what SQS gets. Normalises it in place."""
+    problem = door_problem(event, schemas)
     if problem is not None:
         return Rejected(400, problem)
     kind, group, run_id = _kind_and_group(event)

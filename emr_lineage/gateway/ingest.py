@@ -1,6 +1,6 @@
 """Ingest: check what a producer POSTs (one event, or a batch), archive each event's raw bytes, enqueue it.
 
-Guarantees (standard library + a boto3 S3 and SQS client):
+Guarantees (a boto3 S3 and SQS client, and the readers' event checks):
 
 * nothing unchecked goes on: a wrong or missing ``Authorization: Bearer <key>`` is 401 (compared
   in constant time); a body over the limit, before or after gzip decompression
@@ -41,6 +41,7 @@ from emr_lineage.gateway.body import decoded, header, parsed, parsed_batch
 from emr_lineage.gateway.config import MAX_BATCH_EVENTS
 from emr_lineage.gateway.event import CheckedEvent, check_event
 from emr_lineage.gateway.verdict import Rejected, one_line
+from emr_lineage.lineage.schemas.checks import Schemas
 from emr_lineage.marquez.api import LINEAGE_BATCH_ENDPOINT, LINEAGE_ENDPOINT
 
 Clock = Callable[[], dt.datetime]
@@ -128,8 +129,10 @@ def one_line_json(raw: bytes) -> bytes:
     return raw.replace(b"\r", b" ").replace(b"\n", b" ")
 
 
-def _accepted(value: Any, raw: bytes, *, max_bytes: int, received: dt.datetime) -> Accepted | Rejected:
-    checked = check_event(value, max_bytes=max_bytes)
+def _accepted(
+    value: Any, raw: bytes, *, max_bytes: int, received: dt.datetime, schemas: Schemas | None
+) -> Accepted | Rejected:
+    checked = check_event(value, max_bytes=max_bytes, schemas=schemas)
     if isinstance(checked, Rejected):
         return checked
     key = archive_key(received, checked.group_id, checked.event_time, checked.dedup_id)
@@ -161,11 +164,14 @@ def check_request(
     api_keys: Collection[str] | None,
     max_bytes: int,
     clock: Clock = utc_now,
+    schemas: Schemas | None = None,
 ) -> Accepted | Rejected:
     """Check one request of one event (key, then size, then shape); :class:`Accepted` holds what to store.
 
     ``api_keys`` None means no key is required (a local gateway); the Lambda always passes its keys.
     ``max_bytes`` bounds the body, decompressed too, and the canonical event (what SQS gets).
+    ``schemas``: the OpenLineage schemas the event is checked against besides the event rule
+    (:func:`~emr_lineage.lineage.schemas.checks.door_problem`); None, the event rule only.
     """
     got = _body(headers, body, api_keys=api_keys, max_bytes=max_bytes)
     if isinstance(got, Rejected):
@@ -175,7 +181,7 @@ def check_request(
         return Rejected(400, f"the body is a JSON array; send a batch to {LINEAGE_BATCH_ENDPOINT}")
     if not isinstance(value, dict):
         return Rejected(400, f"the body is a JSON {type(value).__name__}, not an object (one OpenLineage event)")
-    return _accepted(value, data, max_bytes=max_bytes, received=clock())
+    return _accepted(value, data, max_bytes=max_bytes, received=clock(), schemas=schemas)
 
 
 # An archived body was accepted under the gateway's own size limit when it came: read back whole.
@@ -196,6 +202,7 @@ def check_batch(
     max_bytes: int,
     max_batch_bytes: int,
     clock: Clock = utc_now,
+    schemas: Schemas | None = None,
 ) -> list[Accepted | Rejected] | Rejected:
     """Check a batch request (a JSON array of events): the request as a whole (key, size, an array),
     then each event on its own, in order. Each event's archived bytes are its JSON text as sent."""
@@ -216,7 +223,7 @@ def check_batch(
             checked.append(value)
             continue
         raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        checked.append(_accepted(value, raw, max_bytes=max_bytes, received=received))
+        checked.append(_accepted(value, raw, max_bytes=max_bytes, received=received, schemas=schemas))
     return checked
 
 
@@ -247,8 +254,10 @@ class Ingestor:
         max_bytes: int,
         max_batch_bytes: int | None = None,
         clock: Clock = utc_now,
+        schemas: Schemas | None = None,
     ) -> None:
         self.s3, self.sqs = s3, sqs
+        self.schemas = schemas
         self.bucket, self.queue_url = bucket, queue_url
         self.api_keys, self.max_bytes, self.clock = api_keys, max_bytes, clock
         self.max_batch_bytes = max_batch_bytes or max_bytes
@@ -325,7 +334,9 @@ class Ingestor:
 
     def handle(self, headers: Mapping[str, str] | None, body: bytes) -> tuple[int, dict[str, Any]]:
         """One event: 201 once archived and queued."""
-        checked = check_request(headers, body, api_keys=self.api_keys, max_bytes=self.max_bytes, clock=self.clock)
+        checked = check_request(
+            headers, body, api_keys=self.api_keys, max_bytes=self.max_bytes, clock=self.clock, schemas=self.schemas
+        )
         if isinstance(checked, Rejected):
             return _refused(checked)
         (stored,) = self._store([checked])
@@ -342,6 +353,7 @@ class Ingestor:
             max_bytes=self.max_bytes,
             max_batch_bytes=self.max_batch_bytes,
             clock=self.clock,
+            schemas=self.schemas,
         )
         if isinstance(checked, Rejected):
             return _refused(checked)

@@ -54,6 +54,8 @@ from emr_lineage.gateway.forward import (
 )
 from emr_lineage.gateway.ingest import Ingestor
 from emr_lineage.gateway.local_http import HEALTH_PATH, IDLE_SECONDS, close, serve, wsgi_app
+from emr_lineage.lineage.schemas.checks import load_schemas
+from emr_lineage.lineage.schemas.store import missing_message, schema_dir
 from emr_lineage.marquez.api import API_ROOT, base_url
 
 __all__ = ["HEALTH_PATH", "LocalGateway", "LocalGatewayError", "LocalGatewaySettings"]
@@ -160,7 +162,10 @@ class LocalGateway:
             api_keys=(settings.api_key,) if settings.api_key is not None else None,
             max_bytes=settings.max_event_bytes,
             max_batch_bytes=max(settings.max_event_bytes, MAX_BATCH_BYTES),
+            schemas=load_schemas(),
         )
+        if self.ingestor.schemas is None:  # as the readers say it: the event rule alone decides
+            log(f"warning: only structural event checks run: {missing_message(schema_dir())}")
         self.post = post or http_post(settings.marquez_url, timeout=settings.post_timeout)
         self._stopping = threading.Event()
         self._sleep, self._clock, self._log = sleep, clock, log

@@ -1,9 +1,12 @@
-"""The gateway Lambdas' code: a plain asset of a few repository files, bundled without Docker.
+"""The gateway Lambdas' code: an asset of a few repository files and the event checks' packages, bundled without Docker.
 
 A local bundling step copies :data:`emr_lineage.gateway.config.ASSET_FILES` and every file of
-``emr_lineage/gateway/`` (no ``__pycache__``) into the asset directory; nothing else of the
-repository ships. The Docker image named in the bundling options is never used: local bundling
-always succeeds (CDK only falls back to a container when it returns false).
+``emr_lineage/gateway/`` (no ``__pycache__``) into the asset directory, the pinned OpenLineage
+schemas into :data:`~emr_lineage.gateway.config.SCHEMA_ASSET_DIR`, and unpacks the wheels of
+:mod:`stacks.gateway.packages`; nothing else of the repository ships. Both are found before the
+bundling starts, so a missing one stops the synth with one line. The Docker image named in the
+bundling options is never used: local bundling always succeeds (CDK only falls back to a container
+when it returns false).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import jsii
 from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
-from emr_lineage.gateway.config import ASSET_FILES
+from emr_lineage.gateway.config import ASSET_FILES, SCHEMA_ASSET_DIR
+from emr_lineage.lineage.schemas.store import PINNED_SCHEMAS, SchemaStoreError, missing_message, read_store, schema_dir
+from stacks.gateway.packages import unpack, wheels
 
 # stacks/gateway/asset.py -> the checkout.
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -33,14 +38,35 @@ def asset_files(root: Path = REPO_ROOT) -> list[str]:
     return sorted({*ASSET_FILES, *gateway})
 
 
+def schema_files() -> list[Path]:
+    """The pinned OpenLineage schemas of the schema directory, each checked (raises SchemaStoreError)."""
+    directory = schema_dir()
+    if read_store(directory) is None:
+        raise SchemaStoreError(
+            f"the gateway checks events against the OpenLineage schemas; {missing_message(directory)}"
+        )
+    return [directory / pinned.filename for pinned in PINNED_SCHEMAS]
+
+
+def bundle(out: Path, schemas: list[Path], wheel_files: list[Path]) -> None:
+    """The asset's files in ``out``: the repository's, the schemas, the unpacked wheels."""
+    for name in asset_files():
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO_ROOT / name, target)
+    (out / SCHEMA_ASSET_DIR).mkdir()
+    for schema in schemas:
+        shutil.copyfile(schema, out / SCHEMA_ASSET_DIR / schema.name)
+    unpack(wheel_files, out)
+
+
 @jsii.implements(ILocalBundling)
-class _CopyAssetFiles:
+class _BundleAsset:
+    def __init__(self, schemas: list[Path], wheel_files: list[Path]) -> None:
+        self.schemas, self.wheel_files = schemas, wheel_files
+
     def try_bundle(self, output_dir: str, *_options, **_keywords) -> bool:
-        out = Path(output_dir)
-        for name in asset_files():
-            target = out / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(REPO_ROOT / name, target)
+        bundle(Path(output_dir), self.schemas, self.wheel_files)
         return True
 
 
@@ -53,6 +79,6 @@ def gateway_code() -> lambda_.Code:
         bundling=BundlingOptions(
             # Required by the API, never pulled: local bundling always succeeds.
             image=DockerImage.from_registry("public.ecr.aws/docker/library/busybox:latest"),
-            local=_CopyAssetFiles(),
+            local=_BundleAsset(schema_files(), wheels()),
         ),
     )

@@ -22,7 +22,10 @@ FORWARD_BATCH_SIZE = 10  # the most an SQS FIFO event source takes
 FORWARD_TIMEOUT_SECONDS = int(gateway_env.DEFAULT_FORWARD_TIMEOUT_SECONDS)
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
 INGEST_TIMEOUT_SECONDS = 30
-RUNTIME = lambda_.Runtime.PYTHON_3_11
+RUNTIME = getattr(lambda_.Runtime, "PYTHON_" + gateway_env.LAMBDA_PYTHON.replace(".", "_"))
+ARCHITECTURE = {"arm64": lambda_.Architecture.ARM_64, "x86_64": lambda_.Architecture.X86_64}[
+    gateway_env.LAMBDA_ARCHITECTURE
+]
 HTTPS_PORT = 443  # the forwarder's SQS calls (dead-letter sends, visibility changes)
 
 # checkov's findings on the functions that would be wrong to fix here. Lambda's dead-letter queue takes
@@ -66,7 +69,7 @@ def gateway_function(
         scope,
         construct_id,
         runtime=RUNTIME,
-        architecture=lambda_.Architecture.ARM_64,
+        architecture=ARCHITECTURE,
         code=code,
         memory_size=256,
         timeout=Duration.seconds(timeout),
@@ -97,8 +100,8 @@ def acknowledge_managed_policy(function: lambda_.Function, policy: str, what: st
     acknowledge(
         function,
         "AwsSolutions-L1",
-        "The gateway code is written and tested for Python 3.11, the project's runtime (pyproject, "
-        "Makefile); a runtime upgrade goes with the project's.",
+        f"The gateway runs on Python {gateway_env.LAMBDA_PYTHON} (Amazon Linux 2023), the version its "
+        "packages are downloaded for (stacks/gateway/packages.py); a runtime upgrade goes with theirs.",
     )
 
 
@@ -133,6 +136,7 @@ class IngestFunction(Construct):
                 gateway_env.QUEUE_URL: queue_url,
                 gateway_env.API_KEY_SECRET_ARN: api_key_secret_arn,
                 gateway_env.MAX_EVENT_BYTES: str(settings.gateway.max_event_bytes),
+                gateway_env.SCHEMA_DIR_ENV_VAR: f"{gateway_env.LAMBDA_TASK_ROOT}/{gateway_env.SCHEMA_ASSET_DIR}",
             },
         )
         for check, reason in INGEST_CHECKOV_REASONS.items():

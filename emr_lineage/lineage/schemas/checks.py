@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
-from emr_lineage.lineage.event_rule import event_problem
-from emr_lineage.lineage.schemas.compiled import CompiledEventChecks, compile_event_checks
+from emr_lineage.lineage.event_rule import DATASET_EVENT, event_kind, event_problem
+from emr_lineage.lineage.schemas.compiled import CompiledEventChecks, compile_event_checks, format_checker
 from emr_lineage.lineage.schemas.store import (
     EVENT_SCHEMA,
     FETCH_COMMAND,
@@ -75,6 +75,7 @@ _FACET_CACHE_SIZE = 20_000
 @dataclass
 class _Validators:
     envelope: Any  # RunEvent, checked without datasets and with facet maps emptied
+    dataset_event: Any  # DatasetEvent, checked with its dataset's facet map emptied
     datasets: dict[str, Any]  # "inputs"/"outputs" -> InputDataset/OutputDataset validator
     base: dict[str, Any]  # base facet kind -> validator
     facets: dict[str, Any]  # facet key -> validator of its own schema
@@ -119,7 +120,7 @@ def _build(directory: str, key: tuple[tuple[str, int, int], ...]) -> Schemas | N
     registry = Registry().with_resources(
         (document["$id"], Resource.from_contents(document)) for document in documents.values()
     )
-    checker = FormatChecker()
+    checker = format_checker()
 
     def validator(ref: str) -> Any:
         return Draft202012Validator({"$ref": ref}, registry=registry, format_checker=checker)
@@ -129,6 +130,7 @@ def _build(directory: str, key: tuple[tuple[str, int, int], ...]) -> Schemas | N
         compiled=_compiled(directory, documents),
         validators=_Validators(
             envelope=validator(_EVENT_SCHEMA_ID + "#/$defs/RunEvent"),
+            dataset_event=validator(_EVENT_SCHEMA_ID + "#/$defs/DatasetEvent"),
             datasets={
                 "inputs": validator(f"{_EVENT_SCHEMA_ID}#/$defs/InputDataset"),
                 "outputs": validator(f"{_EVENT_SCHEMA_ID}#/$defs/OutputDataset"),
@@ -297,6 +299,40 @@ def check_event_with(event: Any, strict: bool, schemas: Schemas | None) -> str |
     if problem is None and schemas is not None:
         problem = detailed_problem(event, strict, schemas)
     return problem or event_problem(event)
+
+
+def door_problem(event: Any, schemas: Schemas | None) -> str | None:
+    """Why the gateway refuses ``event``, or None. The event rule first (its reasons name what Marquez
+    needs), then what the readers check besides (:func:`check_event_with`, lenient): a run or job
+    event's structure and schemas; a dataset event (the readers read run events only) against
+    ``DatasetEvent``. Taken here, read there: the verdict is theirs with the same ``schemas``."""
+    problem = event_problem(event)
+    if problem is not None:
+        return problem
+    if event_kind(event) == DATASET_EVENT:
+        return None if schemas is None else _dataset_event_problem(event, schemas.validators)
+    if schemas is not None and schemas.compiled.is_valid(event, False):
+        return None
+    return _structural_problem(event) or (None if schemas is None else detailed_problem(event, False, schemas))
+
+
+def _dataset_event_problem(event: Mapping[str, Any], validators: _Validators) -> str | None:
+    dataset = event.get("dataset")
+    facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
+    if not isinstance(facets, Mapping):
+        facets = {}
+    bare = {**event, "dataset": {**dataset, "facets": {}}} if facets else event
+    error = _first_error(validators.dataset_event, bare, False)
+    if error is not None and error.validator == "not":  # DatasetEvent's "not": {"required": ["job", "run"]}
+        return "event: a dataset event holds no 'job' and 'run' (those make it a run event)"
+    if error is not None:
+        return _describe("event", error)
+    for key, facet in facets.items():
+        key_json = (False, "DatasetFacet", key, json.dumps(facet, sort_keys=True))
+        problem = validators.cached(key_json, _check_facet, validators, "DatasetFacet", key, facet, False)
+        if problem is not None:
+            return "event.dataset.facets" + problem
+    return None
 
 
 def detailed_problem(event: Mapping[str, Any], strict: bool, schemas: Schemas) -> str | None:

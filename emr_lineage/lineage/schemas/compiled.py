@@ -20,8 +20,7 @@ reject (it may reject more; that only costs time). It is built as:
 * canonical form: the tree above goes through ``jsonschema_rs.canonicalize`` (the same rules,
   ``allOf`` branches merged, one-branch ``anyOf`` unwrapped; experimental in jsonschema-rs, so a
   tree it does not take is compiled as it is) before it is compiled;
-* formats: only those ``jsonschema``'s ``FormatChecker`` checks here (``uuid``, ``date-time``...:
-  it skips a format whose optional package is missing, e.g. ``uri`` without ``rfc3987``) are kept,
+* formats: only those of :data:`CHECKED_FORMATS` (``uuid``, ``date-time``) are kept,
   and checked by the same functions (jsonschema-rs's own ``date-time`` accepts a leap second
   ``23:59:60``, ``rfc3339-validator`` does not), each value once (runIds and times repeat); the
   other formats are removed from the copies.
@@ -168,7 +167,16 @@ _FORMAT_PATTERNS = {
     "date-time": f"^{_YEAR}-{_MONTH_DAY}[Tt]{_CLOCK}{_OFFSET}$",
 }
 _FORMAT_ANSWERS_KEPT = 65_536
+# The formats of the OpenLineage documents that are checked, named so that every place these checks
+# run (the readers, the gateway's Lambda) checks the same ones: ``FormatChecker()`` alone checks
+# whichever optional packages are installed. ``uri`` is the event rule's (Java's URI, as Marquez reads it).
+CHECKED_FORMATS = ("uuid", "date-time")
 _PYTHON_FORMAT = "emr-lineage-jsonschema:"
+
+
+def format_checker() -> FormatChecker:
+    """The checker of :data:`CHECKED_FORMATS` (a missing package fails here, not silently)."""
+    return FormatChecker(formats=CHECKED_FORMATS)
 
 
 def _same_format_check(checker: FormatChecker, name: str) -> Any:
@@ -203,7 +211,7 @@ class CompiledEventChecks:
 
 def compile_event_checks(documents: Mapping[str, Mapping[str, Any]], event_file: str, facet_files: list[str]) -> Any:
     """The compiled checks of the store's ``documents`` (file name -> schema)."""
-    checker = FormatChecker()
+    checker = format_checker()
     formats = frozenset(checker.checkers)
     same_checks = {_PYTHON_FORMAT + name: _same_format_check(checker, name) for name in formats}
     event_id = documents[event_file]["$id"]

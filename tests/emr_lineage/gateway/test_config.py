@@ -1,12 +1,7 @@
-"""The gateway's settings, and its Lambda asset: standard library + boto3, and only ASSET_FILES of emr_lineage."""
+"""The gateway's settings: the Lambdas' environment and redelivery (its asset: tests/stacks/gateway/test_asset.py)."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -72,7 +67,8 @@ def test_the_forwarder_needs_both_queues(missing: str) -> None:
 def test_every_variable_is_listed_once_per_function() -> None:
     for names in (config.INGEST_ENV, config.FORWARD_ENV):
         assert len(set(names)) == len(names)
-        assert all(getattr(config, name) == name for name in names)
+        own = [name for name in names if name != config.SCHEMA_DIR_ENV_VAR]  # the readers' variable
+        assert all(getattr(config, name) == name for name in own)
     # Only the queue's URL is common to both (the ingest sends to it, the forwarder delays redeliveries on it).
     assert set(config.INGEST_ENV) & set(config.FORWARD_ENV) == {config.QUEUE_URL}
 
@@ -92,38 +88,3 @@ def test_receives_to_outlast_an_outage(hours: int, receives: int) -> None:
     waited = sum(config.redelivery_delay(n) for n in range(1, receives + 1))
     assert waited >= seconds > waited - config.redelivery_delay(receives)
     assert config.receives_to_outlast(0) == 1
-
-
-_PROBE = """
-import json, sys
-before = set(sys.modules)
-import boto3, botocore.exceptions
-with_boto3 = set(sys.modules)
-import emr_lineage.gateway.aws_lambda, emr_lineage.gateway.config, emr_lineage.gateway.forward
-import emr_lineage.gateway.ingest
-added = {m.split(".")[0] for m in set(sys.modules) - with_boto3} - set(sys.stdlib_module_names)
-import emr_lineage
-print(json.dumps({"file": emr_lineage.__file__, "third_party": sorted(added),
-                  "emr_lineage": sorted(m for m in sys.modules if m.startswith("emr_lineage"))}))
-"""
-
-
-def test_the_lambda_asset_is_the_gateway_and_asset_files_on_stdlib_and_boto3(tmp_path: Path) -> None:
-    for relative in config.ASSET_FILES:
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(CHECKOUT / relative, tmp_path / relative)
-    shutil.copytree(CHECKOUT / "emr_lineage" / "gateway", tmp_path / "emr_lineage" / "gateway")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
-    assert Path(found["file"]).parent == tmp_path / "emr_lineage"  # the copy, not the checkout
-    assert found["third_party"] == ["emr_lineage"]  # nothing but boto3 (already loaded) and stdlib
-    gateway = {
-        "emr_lineage.gateway." + name
-        for name in ("aws_lambda", "body", "config", "event", "forward", "ingest", "verdict")
-    }
-    assets = {path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for path in config.ASSET_FILES}
-    assert set(found["emr_lineage"]) == gateway | {"emr_lineage.gateway"} | assets

@@ -13,9 +13,13 @@ from typing import Any
 
 import pytest
 
+from emr_lineage.gateway.ingest import Accepted, check_request
+from emr_lineage.lineage.events.reader import load_events
+from emr_lineage.lineage.schemas.checks import load_schemas
 from tests.emr_lineage.gateway import test_ingestor
 from tests.emr_lineage.gateway.events import PARENT_RUN_ID, ROOT_RUN_ID, RUN_ID, auth, event, facet
 from tests.emr_lineage.gateway.test_ingestor import Aws, archived
+from tests.emr_lineage.lineage.rule_events import dataset_event, listener_events
 
 aws = test_ingestor.aws  # the fixture: moto's S3 bucket and FIFO queue
 
@@ -274,3 +278,62 @@ def test_a_lowercase_z_event_time_the_rule_takes_is_not_a_5xx(aws: Aws) -> None:
 def test_an_integer_of_5000_digits_is_a_400_not_a_5xx(aws: Aws) -> None:
     raw = json.dumps(event()).replace('"COMPLETE"', '"COMPLETE", "x": ' + "1" * 5000).encode()
     assert aws.ingestor().answer(LINEAGE, auth(), raw)[0] == 400
+
+
+def _mutated_listener_event(events: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
+    """A real listener event (facets of every modelled kind) with one or two values made odd."""
+    value = copy.deepcopy(rng.choice(events))
+    for _ in range(rng.choice([1, 1, 2])):
+        path = rng.choice([p for p in _paths(value) if p])
+        holder = value
+        for step in path[:-1]:
+            holder = holder[step]
+        holder[path[-1]] = copy.deepcopy(rng.choice(ODD_VALUES))
+    return value
+
+
+def test_the_gateway_takes_exactly_the_events_the_readers_read(tmp_path: Path) -> None:
+    """Each event, sent to the gateway and read from an event file, with the same schemas: taken by both
+    or refused by both (the OpenLineage schemas' facet types as much as the event rule)."""
+    schemas = load_schemas()
+    assert schemas is not None, "the tests check against the reference schemas (make setup)"
+    rng, events = random.Random(20261128), listener_events()
+    verdicts: dict[tuple[bool, bool], int] = {}
+    for index in range(300):
+        value = _mutated_listener_event(events, rng) if index % 6 else rng.choice(events)
+        raw = json.dumps(value).encode()
+        taken = isinstance(check_request(None, raw, api_keys=None, max_bytes=1 << 20, schemas=schemas), Accepted)
+        (tmp_path / "one.jsonl").write_bytes(raw + b"\n")
+        read = len(load_events([tmp_path / "one.jsonl"], skip_invalid=True)) == 1
+        assert taken == read, value
+        verdicts[taken, read] = verdicts.get((taken, read), 0) + 1
+    assert verdicts[True, True] > 60 and verdicts[False, False] > 100, verdicts
+
+
+@pytest.mark.parametrize(
+    ("facets", "reason"),
+    [
+        (
+            {"schema": facet("1-2-0/SchemaDatasetFacet.json", fields=[{"name": "a", "type": "int", "description": 5}])},
+            "event.dataset.facets.schema.fields[0].description: 5 is not of type 'string'",
+        ),
+        (
+            {"version": facet("1-0-1/DatasetVersionDatasetFacet.json", datasetVersion=5)},
+            "event.dataset.facets.version.datasetVersion: 5 is not of type 'string'",
+        ),
+    ],
+)
+def test_a_dataset_event_is_checked_against_the_openlineage_schemas_too(facets: dict, reason: str) -> None:
+    """What the event rule lets through and a facet's own schema does not."""
+    value = dataset_event()
+    value["dataset"]["facets"] = facets
+    schemas = load_schemas()
+    got = check_request(None, json.dumps(value).encode(), api_keys=None, max_bytes=1 << 20, schemas=schemas)
+    assert not isinstance(got, Accepted) and (got.status, got.reason) == (400, reason)
+    assert isinstance(
+        check_request(None, json.dumps(dataset_event()).encode(), api_keys=None, max_bytes=1 << 20, schemas=schemas),
+        Accepted,
+    )
+    both = dataset_event(job={"namespace": "n", "name": "j"}, run={"runId": RUN_ID})
+    got = check_request(None, json.dumps(both).encode(), api_keys=None, max_bytes=1 << 20, schemas=schemas)
+    assert "holds no 'job' and 'run'" in got.reason

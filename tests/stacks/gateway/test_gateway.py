@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import zipfile
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -12,9 +13,11 @@ import aws_cdk as cdk
 import app as cdk_app
 from emr_lineage.aws import parameters
 from emr_lineage.gateway import config as gateway_env
+from emr_lineage.lineage.schemas.store import PINNED_SCHEMAS
 from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 from emr_lineage.settings.loader import load_settings
 from stacks.gateway.asset import asset_files
+from stacks.gateway.packages import wheels
 from stacks.gateway.routing import FORWARD_LISTENER_PORT
 from stacks.gateway.stack import VISIBILITY_TIMEOUT_FACTOR
 from stacks.gateway.storage import max_receive_count
@@ -154,12 +157,14 @@ def test_functions_run_the_gateway_handlers_with_their_settings(synth):
     _, ingest = _function(tpl, "Ingest")
     _, forward = _function(tpl, "Forward")
     assert (ingest["Handler"], forward["Handler"]) == (gateway_env.INGEST_HANDLER, gateway_env.FORWARD_HANDLER)
-    assert ingest["Runtime"] == forward["Runtime"] == "python3.11"
+    assert ingest["Runtime"] == forward["Runtime"] == f"python{gateway_env.LAMBDA_PYTHON}"
+    assert ingest["Architectures"] == forward["Architectures"] == [gateway_env.LAMBDA_ARCHITECTURE]
     variables = ingest["Environment"]["Variables"]
     assert sorted(variables) == sorted(gateway_env.INGEST_ENV)
     assert variables[gateway_env.ARCHIVE_BUCKET] == {"Ref": bucket_id}
     assert variables[gateway_env.QUEUE_URL] == {"Ref": queue_id}
     assert variables[gateway_env.MAX_EVENT_BYTES] == str(gateway.max_event_bytes)
+    assert variables[gateway_env.SCHEMA_DIR_ENV_VAR] == f"/var/task/{gateway_env.SCHEMA_ASSET_DIR}"
     variables = forward["Environment"]["Variables"]
     assert sorted(variables) == sorted(gateway_env.FORWARD_ENV)
     assert variables[gateway_env.FORWARD_RETRIES] == str(gateway.forward_retries)
@@ -331,8 +336,15 @@ def test_lambda_asset_holds_exactly_the_allowed_files(synth):
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     ]
     assert "emr_lineage/gateway/config.py" in gateway_files
-    assert files == sorted([*gateway_env.ASSET_FILES, *gateway_files])
-    assert files == asset_files()
+    repository = [name for name in files if name.startswith("emr_lineage/")]
+    assert repository == sorted([*gateway_env.ASSET_FILES, *gateway_files]) == asset_files()
+    schemas = [name for name in files if name.startswith(f"{gateway_env.SCHEMA_ASSET_DIR}/")]
+    assert schemas == sorted(f"{gateway_env.SCHEMA_ASSET_DIR}/{pinned.filename}" for pinned in PINNED_SCHEMAS)
+    unpacked = set()
+    for wheel in wheels(download=False):  # the Lambda's, for its Python and architecture
+        with zipfile.ZipFile(wheel) as archive:
+            unpacked |= {name for name in archive.namelist() if not name.endswith("/")}
+    assert set(files) - {*repository, *schemas} == unpacked
     for handler in (gateway_env.INGEST_HANDLER, gateway_env.FORWARD_HANDLER):
         module, _ = handler.rsplit(".", 1)
         assert module.replace(".", "/") + ".py" in files, handler
