@@ -68,12 +68,13 @@ class DoctorClients:
     emr: Any
     secretsmanager: Any
     emr_serverless: Any
+    rds: Any
 
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings, timeout: float) -> DoctorClients:
         # The region is resolved as every other command resolves it (aws_session: cdk.json, AWS_REGION, boto3).
         config = Config(connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "max_attempts": 2})
-        names = ("sts", "cloudformation", "iam", "s3", "ssm", "sqs", "emr", "secretsmanager", "emr-serverless")
+        names = ("sts", "cloudformation", "iam", "s3", "ssm", "sqs", "emr", "secretsmanager", "emr-serverless", "rds")
         clients = clients_for(settings, names, config)
         return cls(region=clients["sts"].meta.region_name, **{name.replace("-", "_"): c for name, c in clients.items()})
 
@@ -309,6 +310,41 @@ def serverless_application(clients: DoctorClients, settings: EnvironmentSettings
         detail = f"{seen}, but emr.release_label is {settings.emr.release_label}"
         return CheckResult(SERVERLESS_CHECK, SERVERLESS_TITLE, Status.FAIL, detail, deploy)
     return CheckResult(SERVERLESS_CHECK, SERVERLESS_TITLE, Status.PASS, seen)
+
+
+DATABASE_CHECK, DATABASE_TITLE = "database", "Marquez database engine"
+# The RDS instance states in which Marquez cannot use the database (the rest pass or pass soon:
+# backing-up, modifying, upgrading...), https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/accessing-monitoring.html
+DATABASE_DOWN_STATES = frozenset(
+    {
+        "failed", "inaccessible-encryption-credentials", "incompatible-network", "incompatible-option-group",
+        "incompatible-parameters", "incompatible-restore", "restore-error", "stopped", "stopping", "storage-full",
+    }
+)  # fmt: skip
+
+
+def database(clients: DoctorClients, settings: EnvironmentSettings) -> CheckResult:
+    """The engine version Marquez's database runs, against ``database.postgres_version``, and its state."""
+    identifier = settings.marquez_database_identifier
+    reply, problem = aws_call(lambda: clients.rds.describe_db_instances(DBInstanceIdentifier=identifier))
+    deploy = f"deploy the lineage service: make deploy ENV={settings.name}"
+    if problem:
+        return CheckResult(DATABASE_CHECK, DATABASE_TITLE, Status.FAIL, f"{identifier}: {problem}", deploy)
+    instance = reply["DBInstances"][0]
+    version, state = instance.get("EngineVersion", "?"), instance.get("DBInstanceStatus", "?")
+    seen = f"{identifier}: {instance.get('Engine', '?')} {version}, {state}"
+    if state in DATABASE_DOWN_STATES:
+        fix = (
+            "see the instance's events: aws rds describe-events --source-type db-instance --source-identifier "
+            + identifier
+        )
+        return CheckResult(DATABASE_CHECK, DATABASE_TITLE, Status.FAIL, seen, fix)
+    wanted = settings.database.postgres_version
+    if version.split(".")[0] != wanted:
+        detail = f"{seen}, but database.postgres_version is {wanted}"
+        fix = f"upgrade it (docs/operations.md, Upgrading PostgreSQL): make deploy ENV={settings.name}"
+        return CheckResult(DATABASE_CHECK, DATABASE_TITLE, Status.FAIL, detail, fix)
+    return CheckResult(DATABASE_CHECK, DATABASE_TITLE, Status.PASS, seen)
 
 
 def skipped(check: str, title: str, needs: str) -> CheckResult:

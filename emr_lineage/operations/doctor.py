@@ -82,6 +82,11 @@ def run_doctor(
             if clients and account
             else skipped(f"stack:{name}", f"stack {name}", AWS_NEEDS)
         )
+    results.append(
+        checks.database(clients, settings)
+        if clients and account
+        else skipped(checks.DATABASE_CHECK, checks.DATABASE_TITLE, AWS_NEEDS)
+    )
     values: dict[str, str] = {}
     if clients and account:
         row, values = checks.tool_parameter_values(clients, settings)

@@ -341,6 +341,11 @@ class EnvironmentSettings(Strict):
         return f"emr-lineage-{self.name}"
 
     @property
+    def marquez_database_identifier(self) -> str:
+        """The RDS instance identifier of Marquez's database."""
+        return f"{self.resource_prefix}-marquez"
+
+    @property
     def glue_database_prefix(self) -> str:
         """Glue names allow no '-': emr_lineage_<env>."""
         return self.resource_prefix.replace("-", "_")

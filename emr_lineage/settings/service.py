@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
@@ -87,8 +88,11 @@ class MarquezSettings(Strict):
         return self
 
 
+MARQUEZ_MIN_POSTGRES = 14
+
+
 class DatabaseSettings(Strict):
-    postgres_version: Annotated[str, Field(pattern=r"^\d+\.\d+$")]
+    postgres_version: str
     instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
     allocated_storage_gib: Annotated[int, Field(ge=20, le=65536)]
     max_allocated_storage_gib: Annotated[int, Field(ge=20, le=65536)]
@@ -99,11 +103,18 @@ class DatabaseSettings(Strict):
     @field_validator("postgres_version")
     @classmethod
     def _supported_major(cls, value: str) -> str:
-        major = int(value.split(".")[0])
+        if re.fullmatch(r"\d+\.\d+", value):
+            # A pinned minor goes back on the next deploy after RDS applied a newer one (aws/aws-cdk#15475).
+            raise ValueError(
+                f'postgres_version {value}: give the major version only (e.g. "{value.split(".")[0]}"); '
+                "RDS applies its minor versions itself"
+            )
+        if not re.fullmatch(r"\d+", value):
+            raise ValueError(f'postgres_version {value!r}: a PostgreSQL major version, e.g. "17"')
         # Marquez needs PostgreSQL 14 (https://github.com/MarquezProject/marquez#requirements); older
         # majors fail its migrations (https://github.com/MarquezProject/marquez/issues/1871, /2075).
-        if major < 14:
-            raise ValueError(f"postgres_version {value}: Marquez needs PostgreSQL 14 or newer")
+        if int(value) < MARQUEZ_MIN_POSTGRES:
+            raise ValueError(f"postgres_version {value}: Marquez needs PostgreSQL {MARQUEZ_MIN_POSTGRES} or newer")
         return value
 
     @model_validator(mode="after")

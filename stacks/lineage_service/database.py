@@ -8,7 +8,9 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_rds as rds
 from constructs import Construct
 
+from emr_lineage.settings.loader import ConfigError
 from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.settings.service import MARQUEZ_MIN_POSTGRES
 from stacks.shared.nag import acknowledge, acknowledge_checkov
 from stacks.shared.settings_mapping import removal_policy
 from stacks.shared.storage import encrypted_log_group
@@ -20,6 +22,16 @@ LOG_EXPORTS = ("postgresql", "upgrade")
 # Enhanced Monitoring: the instance's OS metrics (memory, swap, processes) every minute, into RDS's
 # own RDSOSMetrics log group (https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/USER_Monitoring.OS.html).
 ENHANCED_MONITORING_SECONDS = 60
+
+
+def postgres_engine_version(major: str) -> rds.PostgresEngineVersion:
+    """PostgreSQL ``major`` as the instance's engine version: the major alone (RDS picks its default
+    minor, then applies newer ones), if the pinned aws-cdk-lib knows that major (raises ConfigError)."""
+    known = sorted({int(name.split("_")[1]) for name in dir(rds.PostgresEngineVersion) if name.startswith("VER_")})
+    if int(major) not in known:
+        usable = ", ".join(str(k) for k in known if k >= MARQUEZ_MIN_POSTGRES)
+        raise ConfigError(f"database.postgres_version {major}: use one the pinned aws-cdk-lib knows: {usable}")
+    return rds.PostgresEngineVersion.of(major, major)
 
 
 class MarquezDatabase(Construct):
@@ -35,8 +47,7 @@ class MarquezDatabase(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         db = settings.database
-        major = db.postgres_version.split(".")[0]
-        engine = rds.DatabaseInstanceEngine.postgres(version=rds.PostgresEngineVersion.of(db.postgres_version, major))
+        engine = rds.DatabaseInstanceEngine.postgres(version=postgres_engine_version(db.postgres_version))
 
         self.security_group = ec2.SecurityGroup(
             self,
@@ -52,7 +63,7 @@ class MarquezDatabase(Construct):
             description=f"{settings.resource_prefix} Marquez database: TLS required",
             parameters={"rds.force_ssl": "1"},
         )
-        instance_identifier = f"{settings.resource_prefix}-marquez"
+        instance_identifier = settings.marquez_database_identifier
         # RDS creates these groups on first export with no retention; creating them first sets it
         # (cloudwatch_logs_retention would add a Lambda-backed custom resource instead).
         log_groups = [
@@ -88,7 +99,10 @@ class MarquezDatabase(Construct):
             backup_retention=Duration.days(db.backup_retention_days),
             deletion_protection=db.deletion_protection,
             removal_policy=removal_policy(settings, snapshot_capable=True),
+            # The template names the major version only (postgres_engine_version), so RDS's minor upgrades
+            # are not undone by the next deploy; a changed major is upgraded in place (docs/deploy.md).
             auto_minor_version_upgrade=True,
+            allow_major_version_upgrade=True,
             publicly_accessible=False,
             instance_identifier=instance_identifier,
             cloudwatch_logs_exports=list(LOG_EXPORTS),

@@ -157,5 +157,19 @@ def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None
         parameters.gateway_athena_results(ENV): "s3://emr-lineage-dev-archive/athena-results/",
     }.items():
         ssm.put_parameter(Name=name, Value=value, Type="String")
+    deploy_database(settings)
     serverless = deploy_serverless_application(settings) if settings.emr_serverless.enabled else None
     return PreparedAccount(settings, dlq, secret, serverless)
+
+
+def deploy_database(settings: EnvironmentSettings, version: str = "17.6") -> None:
+    """The lineage service's database instance, running PostgreSQL ``version``."""
+    client("rds").create_db_instance(
+        DBInstanceIdentifier=settings.marquez_database_identifier,
+        DBInstanceClass="db.t4g.micro",
+        Engine="postgres",
+        EngineVersion=version,
+        MasterUsername="marquez",
+        MasterUserPassword="not-a-secret-0",
+        AllocatedStorage=20,
+    )

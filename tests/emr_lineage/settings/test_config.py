@@ -144,9 +144,15 @@ def test_unknown_environment_names_the_known_ones(block):
         ("marquez.task_memory_mib", 1000, r"marquez: task_memory_mib 1000 is not valid with task_cpu 1024"),
         (
             "database.postgres_version",
-            "13.9",
-            r"database\.postgres_version: postgres_version 13\.9: Marquez needs PostgreSQL 14",
+            "13",
+            r"database\.postgres_version: postgres_version 13: Marquez needs PostgreSQL 14",
         ),
+        (
+            "database.postgres_version",
+            "17.2",
+            r"database\.postgres_version: postgres_version 17\.2: give the major version only \(e\.g\. \"17\"\); RDS",
+        ),
+        ("database.postgres_version", "seventeen", r"database\.postgres_version: postgres_version 'seventeen': a Post"),
         ("database.multi_az", "false", r"database\.multi_az: Input should be a valid boolean"),
         (
             "database.backup_retention_days",

@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import json
 
-from emr_lineage.settings.loader import load_settings
+import pytest
+from aws_cdk import aws_rds as rds
+
+from emr_lineage.settings.loader import ConfigError, load_settings
+from stacks.lineage_service.database import postgres_engine_version
 from tests.stacks.templates import ingress as _ingress
 from tests.stacks.templates import one as _one
 from tests.stacks.templates import security_group_id as _group_id
 
 
-def test_database_is_postgres_14_or_newer_encrypted_and_sized_per_env(synth):
+def test_database_is_a_postgres_major_rds_keeps_current_encrypted_and_sized_per_env(synth):
     db = load_settings(synth.env).database
-    _, instance = _one(synth.template_json("lineage"), "AWS::RDS::DBInstance")
+    tpl = synth.template_json("lineage")
+    _, instance = _one(tpl, "AWS::RDS::DBInstance")
     props = instance["Properties"]
     assert props["Engine"] == "postgres"
-    assert props["EngineVersion"] == db.postgres_version
-    assert int(props["EngineVersion"].split(".")[0]) >= 14
+    # The major alone: RDS's minor upgrades stay (a pinned minor would be undone by the next deploy).
+    assert props["EngineVersion"] == db.postgres_version == "17"
+    assert props["AutoMinorVersionUpgrade"] is True and props["AllowMajorVersionUpgrade"] is True
+    _, parameters = _one(tpl, "AWS::RDS::DBParameterGroup")
+    assert parameters["Properties"]["Family"] == f"postgres{db.postgres_version}"
     assert props["StorageEncrypted"] is True
     assert props["PubliclyAccessible"] is False
     assert props["DBInstanceClass"] == f"db.{db.instance_type}"
@@ -107,3 +115,14 @@ def test_database_reports_os_metrics_every_minute(synth):
     role = tpl["Resources"][props["MonitoringRoleArn"]["Fn::GetAtt"][0]]["Properties"]
     assert role["AssumeRolePolicyDocument"]["Statement"][0]["Principal"] == {"Service": "monitoring.rds.amazonaws.com"}
     assert json.dumps(role["ManagedPolicyArns"]).endswith('service-role/AmazonRDSEnhancedMonitoringRole"]]}]')
+
+
+def test_every_configured_postgres_major_is_one_the_pinned_cdk_knows():
+    for env in ("dev", "prod"):
+        major = load_settings(env).database.postgres_version
+        assert hasattr(rds.PostgresEngineVersion, f"VER_{major}"), major
+        assert postgres_engine_version(major).postgres_full_version == major
+    with pytest.raises(
+        ConfigError, match=r"^database\.postgres_version 99: use one the pinned aws-cdk-lib knows: 14, 15,"
+    ):
+        postgres_engine_version("99")

@@ -1,0 +1,62 @@
+"""doctor's database row against moto: the engine version Marquez's database runs, against the settings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from emr_lineage.operations.checks import DATABASE_CHECK, CheckResult, Status
+from emr_lineage.operations.doctor import DoctorOptions, run_doctor
+from emr_lineage.settings.model import EnvironmentSettings
+from tests.emr_lineage.operations.prepared_account import ENV, cdk_json_copy, client, moto_account, prepare_account
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    yield from moto_account(monkeypatch)
+
+
+def _row(settings: EnvironmentSettings) -> CheckResult:
+    report = run_doctor(settings, DoctorOptions(timeout=2))
+    return {r.check: r for r in report.results}[DATABASE_CHECK]
+
+
+def test_the_running_engine_version_is_shown(aws, tmp_path: Path, closed_port_url: str) -> None:
+    settings = prepare_account(cdk_json_copy(tmp_path), closed_port_url).settings
+    row = _row(settings)
+    assert row.status is Status.PASS, row
+    assert row.detail == f"{settings.marquez_database_identifier}: postgres 17.6, available"
+
+
+def test_an_older_major_than_the_settings_fails_with_the_upgrade(aws, tmp_path: Path, closed_port_url: str) -> None:
+    settings = prepare_account(cdk_json_copy(tmp_path), closed_port_url).settings
+    rds = client("rds")
+    rds.delete_db_instance(DBInstanceIdentifier=settings.marquez_database_identifier, SkipFinalSnapshot=True)
+    rds.create_db_instance(
+        DBInstanceIdentifier=settings.marquez_database_identifier, DBInstanceClass="db.t4g.micro",
+        Engine="postgres", EngineVersion="14.24", MasterUsername="marquez", MasterUserPassword="not-a-secret-0",
+        AllocatedStorage=20,
+    )  # fmt: skip
+    row = _row(settings)
+    assert row.status is Status.FAIL and row.detail.endswith(
+        "postgres 14.24, available, but database.postgres_version is 17"
+    )
+    assert row.fix == f"upgrade it (docs/operations.md, Upgrading PostgreSQL): make deploy ENV={ENV}"
+
+
+def test_a_stopped_database_fails_with_where_to_look(aws, tmp_path: Path, closed_port_url: str) -> None:
+    settings = prepare_account(cdk_json_copy(tmp_path), closed_port_url).settings
+    client("rds").stop_db_instance(DBInstanceIdentifier=settings.marquez_database_identifier)
+    row = _row(settings)
+    assert row.status is Status.FAIL and row.detail.endswith(", stopped")
+    assert "describe-events" in row.fix
+
+
+def test_a_missing_instance_fails_with_a_deploy(aws, tmp_path: Path, closed_port_url: str) -> None:
+    settings = prepare_account(cdk_json_copy(tmp_path), closed_port_url).settings
+    client("rds").delete_db_instance(DBInstanceIdentifier=settings.marquez_database_identifier, SkipFinalSnapshot=True)
+    row = _row(settings)
+    assert row.status is Status.FAIL and "DBInstanceNotFound" in row.detail
+    assert row.fix == f"deploy the lineage service: make deploy ENV={ENV}"
