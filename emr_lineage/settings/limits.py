@@ -82,9 +82,10 @@ FARGATE_MEMORY_MIB = {
     4096: range(8192, 30721, 1024),
 }
 
-# An Application Load Balancer hands a Lambda target at most 1 MiB of request body
-# (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/lambda-functions.html, "Limits").
-ALB_LAMBDA_MAX_BODY_BYTES = 1_048_576
+# An Application Load Balancer hands a Lambda target at most "1 MB" of request body
+# (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/lambda-functions.html, "Limits"),
+# read as 10^6 bytes, the smaller of its two readings.
+ALB_LAMBDA_MAX_BODY_BYTES = 1_000_000
 # SQS keeps a message at most 14 days (MessageRetentionPeriod, 60 s .. 1,209,600 s:
 # https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html).
 SQS_MAX_RETENTION_DAYS = 14

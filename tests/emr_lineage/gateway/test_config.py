@@ -15,7 +15,7 @@ CHECKOUT = Path(emr_lineage.__file__).parent.parent
 
 def test_ingest_config_reads_the_environment_with_defaults() -> None:
     env = {config.ARCHIVE_BUCKET: "b", config.QUEUE_URL: "https://sqs/q.fifo", config.API_KEY_SECRET_ARN: "arn:s"}
-    assert IngestConfig.from_env(env) == IngestConfig("b", "https://sqs/q.fifo", "arn:s", 1024 * 1024)
+    assert IngestConfig.from_env(env) == IngestConfig("b", "https://sqs/q.fifo", "arn:s", 750_000)
     assert IngestConfig.from_env({**env, config.MAX_EVENT_BYTES: " 2048 "}).max_bytes == 2048
 
 

@@ -11,7 +11,7 @@ from importlib import metadata
 import pytest
 
 from emr_lineage.settings import model
-from emr_lineage.settings.limits import EMR_RELEASES, SQS_MAX_MESSAGE_BYTES
+from emr_lineage.settings.limits import ALB_LAMBDA_MAX_BODY_BYTES, EMR_RELEASES, SQS_MAX_MESSAGE_BYTES
 from emr_lineage.settings.loader import ConfigError, load_settings, settings_from_context
 
 
@@ -57,7 +57,7 @@ def test_dev_and_prod_differ_where_the_issue_says(block):
 def test_gateway_is_on_and_sized_for_the_alb(block, env):
     gateway = settings_from_context(block, env).gateway
     assert gateway.enabled
-    assert gateway.max_event_bytes == 1_048_576  # the ALB's Lambda request body limit
+    assert gateway.max_event_bytes == 750_000 < ALB_LAMBDA_MAX_BODY_BYTES  # within it even base64-encoded
     assert gateway.dead_letter_retention_days == 14
     assert 1 <= gateway.forward_retries <= 10
     assert gateway.dead_letter_after_hours == 4  # docs/gateway.md: the outage the queue rides out
@@ -176,9 +176,9 @@ def test_unknown_environment_names_the_known_ones(block):
         ),
         (
             "gateway.max_event_bytes",
-            1_048_577,
-            r"environments\.dev\.gateway\.max_event_bytes: max_event_bytes 1048577 is more than the ALB's largest "
-            r"Lambda request body \(1048576 bytes\)",
+            1_000_001,
+            r"environments\.dev\.gateway\.max_event_bytes: max_event_bytes 1000001 is more than the ALB's largest "
+            r"Lambda request body \(1000000 bytes\)",
         ),
         ("gateway.max_event_bytes", 100, r"gateway\.max_event_bytes: Input should be greater than or equal to 1024"),
         ("gateway.forward_retries", 0, r"gateway\.forward_retries: Input should be greater than or equal to 1"),
