@@ -94,8 +94,8 @@ schemas: $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the us
 	@rm -f $(STAMPS)/schemas.err
 
 # Idempotent by itself: wheels already in the cache are not fetched again.
-gateway-packages: $(VENV)/.installed ## Download the gateway Lambda's packages (the event checks' wheels for its Python and architecture, and for this machine's: the asset's test) into the user cache
-	@$(BIN)/python -m stacks.gateway.packages --host
+gateway-packages: $(VENV)/.installed ## Download the gateway Lambda's packages (the event checks' wheels for its Python and architecture) into the user cache
+	@$(BIN)/python -m stacks.gateway.packages
 
 # Idempotent by itself: a jar already in the cache with the pinned SHA-256 is checked (hashed) and
 # used, Maven is not run (about half a second); a missing or different jar is fetched with Maven.

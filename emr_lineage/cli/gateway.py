@@ -18,6 +18,7 @@ from emr_lineage.cli.output import Group, fail
 from emr_lineage.gateway.config import DEFAULT_FORWARD_RETRIES, DEFAULT_MAX_EVENT_BYTES
 from emr_lineage.gateway.local import HEALTH_PATH, LocalGateway, LocalGatewaySettings
 from emr_lineage.marquez.api import LINEAGE_BATCH_ENDPOINT, LINEAGE_ENDPOINT, base_url
+from emr_lineage.settings.limits import LARGEST_EVENT_BYTES
 
 API_KEY_ENV_VAR = "EMR_LINEAGE_API_KEY"
 
@@ -51,7 +52,7 @@ def gateway_group() -> None:
 @click.option("--create", is_flag=True, help="Create the bucket, the FIFO queue and its dead-letter queue.")
 @click.option(
     "--max-event-bytes",
-    type=click.IntRange(min=1, max=DEFAULT_MAX_EVENT_BYTES),
+    type=click.IntRange(min=1, max=LARGEST_EVENT_BYTES),
     default=DEFAULT_MAX_EVENT_BYTES,
     show_default=True,
     help="Largest accepted event (413 above).",

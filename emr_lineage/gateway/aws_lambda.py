@@ -29,17 +29,20 @@ import os
 import time
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.session import new_client
+from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.config import (
     CURRENT,
     KEY_CACHE_SECONDS,
     MAX_BATCH_BYTES,
     PREVIOUS,
+    SCHEMA_ASSET_DIR,
     ForwardConfig,
     GatewayConfigError,
     IngestConfig,
@@ -55,9 +58,9 @@ from emr_lineage.gateway.forward import (
     http_post,
     receive_count,
 )
-from emr_lineage.gateway.ingest import Ingestor, utc_now
-from emr_lineage.lineage.schemas.checks import require_schemas
-from emr_lineage.lineage.schemas.store import SchemaStoreError
+
+if TYPE_CHECKING:
+    from emr_lineage.lineage.schemas.checks import Schemas
 
 LOG = logging.getLogger("emr_lineage.gateway")
 LOG.setLevel(logging.INFO)  # the Lambda runtime's root handler prints what reaches it
@@ -65,6 +68,7 @@ LOG.setLevel(logging.INFO)  # the Lambda runtime's root handler prints what reac
 RETRY_LATER = {"Retry-After": "5"}  # seconds; both ingest steps are idempotent, so a retry is safe
 
 _clients: dict[str, Any] = {}
+_schemas: dict[str, Schemas] = {}
 _api_keys: dict[str, tuple[float, tuple[str, ...]]] = {}  # secret ARN -> (read at, keys)
 monotonic: Callable[[], float] = time.monotonic  # the key cache's clock (tests replace it)
 
@@ -78,9 +82,10 @@ def client(service: str, *, name: str | None = None, config: Config | None = Non
 
 
 def reset() -> None:
-    """Forget the cached clients and API key, as a new container would."""
+    """Forget the cached clients, API key and schemas, as a new container would."""
     _clients.clear()
     _api_keys.clear()
+    _schemas.clear()
 
 
 def api_keys(secret_arn: str) -> tuple[str, ...]:
@@ -147,7 +152,20 @@ def alb_response(
     return response
 
 
+def ingest_schemas() -> Schemas:
+    """The OpenLineage schemas the asset carries beside the code (``$LAMBDA_TASK_ROOT``; elsewhere, the
+    readers' schema directory), loaded once per container."""
+    if not _schemas:
+        from emr_lineage.lineage.schemas.checks import require_schemas  # the ingest's: not the forwarder's start
+
+        root = os.environ.get("LAMBDA_TASK_ROOT")
+        _schemas["loaded"] = require_schemas(Path(root) / SCHEMA_ASSET_DIR if root else None)
+    return _schemas["loaded"]
+
+
 def ingest_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    from emr_lineage.gateway.ingest import Ingestor, utc_now  # the event checks load with the ingest only
+
     multi = isinstance(event.get("multiValueHeaders"), dict)
     if event.get("httpMethod", "POST") != "POST":
         payload = {"status": "rejected", "error": "only POST is accepted"}
@@ -159,8 +177,8 @@ def ingest_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         config = IngestConfig.from_env(os.environ)
         keys = api_keys(config.secret_arn)
-        schemas = require_schemas()  # the asset's copy, where the stack's EMR_LINEAGE_SCHEMA_DIR points
-    except (GatewayConfigError, SchemaStoreError) as exc:
+        schemas = ingest_schemas()
+    except EmrLineageError as exc:  # the settings, the key's secret, the asset's schemas
         LOG.error("gateway misconfigured: %s", exc)
         return alb_response(500, {"status": "error", "error": "the gateway is misconfigured"}, multi_value=multi)
     except (BotoCoreError, ClientError) as exc:

@@ -103,4 +103,4 @@ def parsed_batch(data: bytes) -> Any | Rejected:
 def _reason(error: JsonRuleError) -> str:
     """``is not JSON: ...`` or ``breaks the JSON rule: ...``, on one line."""
     reason = one_line(error.reason)
-    return f"is {reason}" if reason.startswith("not JSON") else f"breaks the JSON rule: {reason}"
+    return f"is {reason}" if error.syntax else f"breaks the JSON rule: {reason}"

@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.lineage.schemas.store import SCHEMA_DIR_ENV_VAR
 from emr_lineage.marquez.api import base_url
-from emr_lineage.settings.limits import ALB_LAMBDA_MAX_BODY_BYTES
+from emr_lineage.settings.limits import ALB_LAMBDA_MAX_BODY_BYTES, DEFAULT_MAX_EVENT_BYTES
 
 # --- ingest Lambda (ALB target) ---------------------------------------------------------------
 ARCHIVE_BUCKET = "ARCHIVE_BUCKET"  # S3 bucket of the raw archive (required)
@@ -28,18 +27,9 @@ FORWARD_TIMEOUT_SECONDS = "FORWARD_TIMEOUT_SECONDS"  # timeout of one POST to Ma
 # QUEUE_URL too (the same queue: the forwarder delays the redelivery of what it could not deliver).
 DEAD_LETTER_QUEUE_URL = "DEAD_LETTER_QUEUE_URL"  # where events Marquez refuses for good go (required)
 
-INGEST_ENV = (
-    ARCHIVE_BUCKET,
-    QUEUE_URL,
-    API_KEY_SECRET_ARN,
-    MAX_EVENT_BYTES,
-    SCHEMA_DIR_ENV_VAR,
-)  # the last: the asset's schemas
+INGEST_ENV = (ARCHIVE_BUCKET, QUEUE_URL, API_KEY_SECRET_ARN, MAX_EVENT_BYTES)
 FORWARD_ENV = (MARQUEZ_URL, FORWARD_RETRIES, FORWARD_TIMEOUT_SECONDS, QUEUE_URL, DEAD_LETTER_QUEUE_URL)
 
-# The ALB hands a binary (gzip) body to the Lambda base64-encoded, a third larger: 750,000 bytes stay
-# within its limit however it counts, and within SQS's largest message (settings/limits.py).
-DEFAULT_MAX_EVENT_BYTES = ALB_LAMBDA_MAX_BODY_BYTES * 3 // 4
 # A batch's body once decompressed (its events are each bound by the event limit). The load balancer
 # hands the Lambda at most ALB_LAMBDA_MAX_BODY_BYTES as sent; gzip makes JSON 5 to 20 times smaller.
 MAX_BATCH_BYTES = 8 * ALB_LAMBDA_MAX_BODY_BYTES
@@ -91,10 +81,9 @@ ASSET_FILES = (
     "emr_lineage/lineage/schemas/store.py",
 )
 # What else the asset holds: the pinned OpenLineage schemas in this folder (the ingest's schema
-# directory), and the distributions the event checks import beside boto3, installed for the Lambda's
-# Python and architecture at the versions of requirements.lock (stacks/gateway/packages.py).
+# directory, beside the code in $LAMBDA_TASK_ROOT), and the distributions the event checks import
+# beside boto3, installed for the Lambda's Python and architecture (stacks/gateway/packages.py).
 SCHEMA_ASSET_DIR = "openlineage-spec"
-LAMBDA_TASK_ROOT = "/var/task"  # where Lambda unpacks the asset
 LAMBDA_PYTHON = "3.13"
 LAMBDA_ARCHITECTURE = "arm64"
 ASSET_DISTRIBUTIONS = (
@@ -105,6 +94,7 @@ ASSET_DISTRIBUTIONS = (
     "referencing",
     "rfc3339-validator",
     "rpds-py",
+    "six",  # rfc3339-validator's
     "typing-extensions",
 )
 

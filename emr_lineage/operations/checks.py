@@ -339,12 +339,15 @@ def database(clients: DoctorClients, settings: EnvironmentSettings) -> CheckResu
             + identifier
         )
         return CheckResult(DATABASE_CHECK, DATABASE_TITLE, Status.FAIL, seen, fix)
-    wanted = settings.database.postgres_version
-    if version.split(".")[0] != wanted:
-        detail = f"{seen}, but database.postgres_version is {wanted}"
+    wanted, running = settings.database.postgres_version, version.split(".")[0]
+    if running == wanted:
+        return CheckResult(DATABASE_CHECK, DATABASE_TITLE, Status.PASS, seen)
+    detail = f"{seen}, but database.postgres_version is {wanted}"
+    if running.isdigit() and int(running) > int(wanted):  # RDS has no downgrade: the settings follow
+        fix = f"set database.postgres_version to {running} in cdk.json"
+    else:
         fix = f"upgrade it (docs/operations.md, Upgrading PostgreSQL): make deploy ENV={settings.name}"
-        return CheckResult(DATABASE_CHECK, DATABASE_TITLE, Status.FAIL, detail, fix)
-    return CheckResult(DATABASE_CHECK, DATABASE_TITLE, Status.PASS, seen)
+    return CheckResult(DATABASE_CHECK, DATABASE_TITLE, Status.FAIL, detail, fix)
 
 
 def skipped(check: str, title: str, needs: str) -> CheckResult:

@@ -38,9 +38,7 @@ def marquez(url: str, *, timeout: float, from_parameter: bool) -> CheckResult:
         try:
             client.probe()
         except NotMarquezError as exc:
-            return CheckResult(
-                "marquez", title, Status.FAIL, error_of(exc), "give the Marquez API base URL (--marquez)"
-            )
+            return CheckResult("marquez", title, Status.FAIL, error_of(exc), NOT_MARQUEZ_FIX)
         except MarquezError as exc:
             return CheckResult("marquez", title, Status.FAIL, error_of(exc), fix)
         try:

@@ -94,3 +94,7 @@ SQS_MAX_RETENTION_DAYS = 14
 # https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html,
 # https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html).
 SQS_MAX_MESSAGE_BYTES = 1_048_576
+# The largest event a gateway takes: within the ALB's Lambda body and one SQS message. Its default
+# is three quarters of it: a gzip body reaches the Lambda base64-encoded, a third larger.
+LARGEST_EVENT_BYTES = min(ALB_LAMBDA_MAX_BODY_BYTES, SQS_MAX_MESSAGE_BYTES)
+DEFAULT_MAX_EVENT_BYTES = LARGEST_EVENT_BYTES * 3 // 4

@@ -24,6 +24,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from emr_lineage.settings.base import Strict, valid_cidr
 from emr_lineage.settings.limits import (
     ALB_LAMBDA_MAX_BODY_BYTES,
+    DEFAULT_MAX_EVENT_BYTES,
     EMR_RELEASES,
     LARGEST_VPC_PREFIX,
     LOG_RETENTION_DAYS,
@@ -234,7 +235,7 @@ class GatewaySettings(Strict):
 
     enabled: bool
     # The ingest answers 413 above this; it must fit the ALB's Lambda body and one SQS message.
-    max_event_bytes: Annotated[int, Field(ge=1024)]
+    max_event_bytes: Annotated[int, Field(ge=1024)] = DEFAULT_MAX_EVENT_BYTES
     # Attempts per event before the forwarder reports it failed (SQS then redelivers it).
     forward_retries: Annotated[int, Field(ge=1, le=10)]
     dead_letter_retention_days: Annotated[int, Field(ge=1, le=SQS_MAX_RETENTION_DAYS)]

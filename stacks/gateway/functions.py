@@ -136,7 +136,6 @@ class IngestFunction(Construct):
                 gateway_env.QUEUE_URL: queue_url,
                 gateway_env.API_KEY_SECRET_ARN: api_key_secret_arn,
                 gateway_env.MAX_EVENT_BYTES: str(settings.gateway.max_event_bytes),
-                gateway_env.SCHEMA_DIR_ENV_VAR: f"{gateway_env.LAMBDA_TASK_ROOT}/{gateway_env.SCHEMA_ASSET_DIR}",
             },
         )
         for check, reason in INGEST_CHECKOV_REASONS.items():

@@ -2,28 +2,24 @@
 
 The event checks the ingest shares with the readers import a few distributions besides boto3
 (:data:`~emr_lineage.gateway.config.ASSET_DISTRIBUTIONS`). Their wheels, for the Lambda's Python and
-architecture at the versions of ``requirements.lock``, are downloaded once by pip into the user
-cache (``make setup`` runs ``python -m stacks.gateway.packages --host``) and unpacked into the asset
-when it is bundled. pip takes binary wheels only: no source build for another platform. ``--host``
-also fetches them for this machine's Python, with which the tests run an asset bundled the same way.
+architecture at the versions installed here (``requirements.lock``'s), are downloaded once by pip
+into the user cache (``make setup`` runs ``python -m stacks.gateway.packages``) and unpacked into the
+asset when it is bundled; the synth never downloads. pip takes binary wheels only: no source build
+for another platform.
 """
 
 from __future__ import annotations
 
-import argparse
-import platform
 import re
 import subprocess
 import sys
 import zipfile
-from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.config import ASSET_DISTRIBUTIONS, LAMBDA_ARCHITECTURE, LAMBDA_PYTHON
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-LOCK_FILE = REPO_ROOT / "requirements.lock"
 # Lambda's Python runtimes run on Amazon Linux 2023 (glibc 2.34); pip takes only the platform tags
 # it is given, so each manylinux level that glibc runs is named.
 _MANYLINUX = ("manylinux_2_34", "manylinux_2_28", "manylinux_2_17", "manylinux2014")
@@ -35,65 +31,39 @@ class PackagesError(EmrLineageError):
     """The Lambda's packages cannot be had (one line, with the way out)."""
 
 
-def normalized(name: str) -> str:
-    """A distribution name as wheel file names spell it (PEP 427: runs of ``-_.`` as ``_``, lower case)."""
-    return re.sub(r"[-_.]+", "_", name).lower()
+def pinned_versions() -> dict[str, str]:
+    """Version of each of :data:`ASSET_DISTRIBUTIONS` as installed here (from ``requirements.lock``)."""
+    try:
+        return {name: metadata.version(name) for name in ASSET_DISTRIBUTIONS}
+    except metadata.PackageNotFoundError as exc:
+        raise PackagesError(f"{exc.name} is not installed here (run `make setup`)") from None
 
 
-def pinned_versions(lock: Path = LOCK_FILE) -> dict[str, str]:
-    """Version of each of :data:`ASSET_DISTRIBUTIONS` in ``lock`` (``name==version`` lines)."""
-    pins = {}
-    for line in lock.read_text(encoding="utf-8").splitlines():
-        name, sep, version = line.partition("==")
-        if sep and not line.startswith((" ", "#")):
-            pins[normalized(name)] = version.strip()
-    missing = [name for name in ASSET_DISTRIBUTIONS if normalized(name) not in pins]
-    if missing:
-        raise PackagesError(f"{lock}: no pinned version of {', '.join(missing)} (run `make lock`)")
-    return {name: pins[normalized(name)] for name in ASSET_DISTRIBUTIONS}
+def wheel_dir() -> Path:
+    """The user cache folder of the wheels for the Lambda's Python and architecture."""
+    from platformdirs import user_cache_dir
 
-
-@dataclass(frozen=True)
-class Target:
-    """A Python version and an architecture (Lambda's names: ``arm64``, ``x86_64``) to get wheels for."""
-
-    python: str
-    architecture: str
-
-    @property
-    def wheel_dir(self) -> Path:
-        """The user cache folder of this target's wheels."""
-        from platformdirs import user_cache_dir
-
-        tag = f"cp{self.python.replace('.', '')}-{self.architecture}"
-        return Path(user_cache_dir("emr-lineage")) / "gateway-packages" / tag
-
-
-LAMBDA = Target(LAMBDA_PYTHON, LAMBDA_ARCHITECTURE)
-
-
-def host() -> Target:
-    """This interpreter and machine."""
-    machine = {"aarch64": "arm64", "arm64": "arm64"}.get(platform.machine(), platform.machine())
-    return Target(f"{sys.version_info.major}.{sys.version_info.minor}", machine)
+    tag = f"cp{LAMBDA_PYTHON.replace('.', '')}-{LAMBDA_ARCHITECTURE}"
+    return Path(user_cache_dir("emr-lineage")) / "gateway-packages" / tag
 
 
 def _present(directory: Path, pins: dict[str, str]) -> dict[str, Path]:
     found = {}
     for name, version in pins.items():
-        matches = sorted(directory.glob(f"{normalized(name)}-{version}-*.whl"))
+        # A wheel's name spells the distribution as PEP 427 does: runs of -_. as _.
+        matches = sorted(directory.glob(f"{re.sub(r'[-_.]+', '_', name)}-{version}-*.whl"))
         if matches:
             found[name] = matches[0]
     return found
 
 
-def _download(target: Target, pins: dict[str, str]) -> None:
-    machine = _MACHINE.get(target.architecture, target.architecture)
+def _download(directory: Path, pins: dict[str, str]) -> None:
+    machine = _MACHINE[LAMBDA_ARCHITECTURE]
     platforms = [arg for level in _MANYLINUX for arg in ("--platform", f"{level}_{machine}")]
     command = [
         sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-        "--only-binary=:all:", "--implementation", "cp", "--python-version", target.python, *platforms,
-        "--dest", str(target.wheel_dir), *(f"{name}=={version}" for name, version in pins.items()),
+        "--only-binary=:all:", "--implementation", "cp", "--python-version", LAMBDA_PYTHON, *platforms,
+        "--dest", str(directory), *(f"{name}=={version}" for name, version in pins.items()),
     ]  # fmt: skip
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=_PIP_TIMEOUT_SECONDS, check=False)
@@ -103,20 +73,19 @@ def _download(target: Target, pins: dict[str, str]) -> None:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         reason = lines[-1].removeprefix("ERROR: ") if lines else f"exit {done.returncode}"
         raise PackagesError(
-            f"the gateway Lambda's packages for Python {target.python} on {target.architecture} could not be "
+            f"the gateway Lambda's packages for Python {LAMBDA_PYTHON} on {LAMBDA_ARCHITECTURE} could not be "
             f"downloaded from PyPI: {reason} (run `make setup` where PyPI is reachable)"
         )
 
 
-def wheels(target: Target = LAMBDA, *, download: bool = True) -> list[Path]:
-    """The wheel of each of :data:`ASSET_DISTRIBUTIONS` for ``target``, downloaded first if missing
-    (and ``download``)."""
+def wheels(*, download: bool = False) -> list[Path]:
+    """The wheel of each of :data:`ASSET_DISTRIBUTIONS`, downloaded first if missing and ``download``."""
     pins = pinned_versions()
-    directory = target.wheel_dir
+    directory = wheel_dir()
     found = _present(directory, pins)
     if len(found) < len(pins) and download:
         directory.mkdir(parents=True, exist_ok=True)
-        _download(target, {name: pins[name] for name in pins if name not in found})
+        _download(directory, {name: pins[name] for name in pins if name not in found})
         found = _present(directory, pins)
     missing = [f"{name}=={pins[name]}" for name in pins if name not in found]
     if missing:
@@ -125,23 +94,22 @@ def wheels(target: Target = LAMBDA, *, download: bool = True) -> list[Path]:
 
 
 def unpack(wheel_files: list[Path], out: Path) -> None:
-    """Each wheel's files into ``out``, as pip installs a pure wheel (Lambda puts ``out`` on sys.path)."""
+    """Each wheel's files into ``out``, as pip installs a wheel without a ``.data`` folder (none of
+    these has one; one that had would be refused rather than half installed)."""
     for wheel in wheel_files:
         with zipfile.ZipFile(wheel) as archive:
+            if any(name.split("/", 1)[0].endswith(".data") for name in archive.namelist()):
+                raise PackagesError(f"{wheel.name} has a .data folder, which the asset cannot install")
             archive.extractall(out)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m stacks.gateway.packages", description=__doc__.splitlines()[0])
-    parser.add_argument("--host", action="store_true", help="also for this machine's Python (the asset's test)")
-    targets = [LAMBDA, host()] if parser.parse_args(argv).host else [LAMBDA]
+def main() -> int:
     try:
-        for target in dict.fromkeys(targets):
-            found = wheels(target)
-            print(f"gateway Lambda packages: {len(found)} wheels in {target.wheel_dir}", file=sys.stderr)
+        found = wheels(download=True)
     except PackagesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    print(f"gateway Lambda packages: {len(found)} wheels in {wheel_dir()}", file=sys.stderr)
     return 0
 
 

@@ -30,7 +30,8 @@ from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 from filelock import FileLock, Timeout
 
-from stacks.gateway.asset import asset_files
+from stacks.gateway.asset import asset_files, schema_files
+from stacks.gateway.packages import wheels
 from tests.paths import REPO_ROOT, SYNTH_FOLDER, run_shared_dir
 
 # What a synth reads besides its context: app.py and the first-party modules it imports, the
@@ -127,6 +128,11 @@ def _code_digest() -> str:
         digest.update(f"{library}=={metadata.version(library)}\n".encode())
     for path in _source_files():
         digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    # What else the gateway asset holds: the schemas it carries and its wheels (named by version).
+    for path in schema_files():
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for wheel in wheels():
+        digest.update(wheel.name.encode() + b"\0")
     return digest.hexdigest()
 
 

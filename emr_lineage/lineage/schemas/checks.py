@@ -295,44 +295,40 @@ def check_event_with(event: Any, strict: bool, schemas: Schemas | None) -> str |
         raise SchemasMissingError(schema_dir())
     if schemas is not None and schemas.compiled.is_valid(event, strict):
         return None  # the compiled check includes the structural rules and the event rule
+    return _worded_problem(event, strict, schemas) or event_problem(event)
+
+
+def _worded_problem(event: Any, strict: bool, schemas: Schemas | None) -> str | None:
+    """The structural problem, else the schema problem by the worded checks (with ``schemas``)."""
     problem = _structural_problem(event)
     if problem is None and schemas is not None:
         problem = detailed_problem(event, strict, schemas)
-    return problem or event_problem(event)
+    return problem
 
 
 def door_problem(event: Any, schemas: Schemas | None) -> str | None:
-    """Why the gateway refuses ``event``, or None. The event rule first (its reasons name what Marquez
-    needs), then what the readers check besides (:func:`check_event_with`, lenient): a run or job
-    event's structure and schemas; a dataset event (the readers read run events only) against
-    ``DatasetEvent``. Taken here, read there: the verdict is theirs with the same ``schemas``."""
+    """Why the gateway refuses ``event``, or None: what the readers refuse (:func:`check_event_with`,
+    lenient), with the event rule's reason first where it has one (it names what Marquez needs); a
+    dataset event, which the readers do not read, against ``DatasetEvent`` and its facets' schemas."""
+    if schemas is not None and schemas.compiled.is_valid(event, False):
+        return None  # a run event the readers take (the compiled check refuses the static kinds)
     problem = event_problem(event)
     if problem is not None:
         return problem
     if event_kind(event) == DATASET_EVENT:
         return None if schemas is None else _dataset_event_problem(event, schemas.validators)
-    if schemas is not None and schemas.compiled.is_valid(event, False):
-        return None
-    return _structural_problem(event) or (None if schemas is None else detailed_problem(event, False, schemas))
+    return _worded_problem(event, False, schemas)
 
 
 def _dataset_event_problem(event: Mapping[str, Any], validators: _Validators) -> str | None:
-    dataset = event.get("dataset")
-    facets = dataset.get("facets") if isinstance(dataset, Mapping) else None
-    if not isinstance(facets, Mapping):
-        facets = {}
-    bare = {**event, "dataset": {**dataset, "facets": {}}} if facets else event
+    facets = event["dataset"].get("facets") or {}  # the event rule took it: a dataset object, facets an object
+    bare = {**event, "dataset": {**event["dataset"], "facets": {}}} if facets else event
     error = _first_error(validators.dataset_event, bare, False)
     if error is not None and error.validator == "not":  # DatasetEvent's "not": {"required": ["job", "run"]}
         return "event: a dataset event holds no 'job' and 'run' (those make it a run event)"
     if error is not None:
         return _describe("event", error)
-    for key, facet in facets.items():
-        key_json = (False, "DatasetFacet", key, json.dumps(facet, sort_keys=True))
-        problem = validators.cached(key_json, _check_facet, validators, "DatasetFacet", key, facet, False)
-        if problem is not None:
-            return "event.dataset.facets" + problem
-    return None
+    return _facet_map_problem(validators, "event.dataset.facets", "DatasetFacet", facets, False)
 
 
 def detailed_problem(event: Mapping[str, Any], strict: bool, schemas: Schemas) -> str | None:
@@ -355,16 +351,19 @@ def detailed_problem(event: Mapping[str, Any], strict: bool, schemas: Schemas) -
             if problem is not None:
                 return f"event.{direction}[{index}]{problem}"
     for where, kind, facets in _facet_maps(event):
-        for key, facet in facets.items():
-            problem = validators.cached(
-                (strict, kind, key, json.dumps(facet, sort_keys=True)),
-                _check_facet,
-                validators,
-                kind,
-                key,
-                facet,
-                strict,
-            )
-            if problem is not None:
-                return where + problem
+        problem = _facet_map_problem(validators, where, kind, facets, strict)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _facet_map_problem(
+    validators: _Validators, where: str, kind: str, facets: Mapping[str, Any], strict: bool
+) -> str | None:
+    """The first problem of a facet map at ``where`` whose facets extend ``kind``, each content checked once."""
+    for key, facet in facets.items():
+        cache_key = (strict, kind, key, json.dumps(facet, sort_keys=True))
+        problem = validators.cached(cache_key, _check_facet, validators, kind, key, facet, strict)
+        if problem is not None:
+            return where + problem
     return None

@@ -4,7 +4,6 @@ the rest stored; no event or body, however mangled, is answered with a 5xx."""
 
 from __future__ import annotations
 
-import copy
 import gzip
 import json
 import random
@@ -19,7 +18,7 @@ from emr_lineage.lineage.schemas.checks import load_schemas
 from tests.emr_lineage.gateway import test_ingestor
 from tests.emr_lineage.gateway.events import PARENT_RUN_ID, ROOT_RUN_ID, RUN_ID, auth, event, facet
 from tests.emr_lineage.gateway.test_ingestor import Aws, archived
-from tests.emr_lineage.lineage.rule_events import dataset_event, listener_events
+from tests.emr_lineage.lineage.rule_events import dataset_event, listener_events, mutated_copy, value_paths
 
 aws = test_ingestor.aws  # the fixture: moto's S3 bucket and FIFO queue
 
@@ -193,28 +192,11 @@ ODD_VALUES = [
 ]
 
 
-def _paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [path]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found += _paths(value, (*path, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found += _paths(value, (*path, index))
-    return found
-
-
 def _mutated_event(rng: random.Random) -> dict[str, Any]:
     value = event(parent=rng.choice([None, PARENT_RUN_ID]), root=rng.choice([None, ROOT_RUN_ID]))
     for _ in range(rng.choice([1, 1, 2, 3])):
-        path = rng.choice([p for p in _paths(value) if p])
-        holder = value
-        for step in path[:-1]:
-            holder = holder[step]
-        if isinstance(holder, dict) and rng.random() < 0.25:
-            del holder[path[-1]]
-        else:
-            holder[path[-1]] = copy.deepcopy(rng.choice(ODD_VALUES))
+        path = rng.choice([p for p in value_paths(value) if p])
+        value = mutated_copy(value, path, rng.choice(ODD_VALUES), delete=rng.random() < 0.25)
     return value
 
 
@@ -282,13 +264,9 @@ def test_an_integer_of_5000_digits_is_a_400_not_a_5xx(aws: Aws) -> None:
 
 def _mutated_listener_event(events: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
     """A real listener event (facets of every modelled kind) with one or two values made odd."""
-    value = copy.deepcopy(rng.choice(events))
+    value = rng.choice(events)
     for _ in range(rng.choice([1, 1, 2])):
-        path = rng.choice([p for p in _paths(value) if p])
-        holder = value
-        for step in path[:-1]:
-            holder = holder[step]
-        holder[path[-1]] = copy.deepcopy(rng.choice(ODD_VALUES))
+        value = mutated_copy(value, rng.choice([p for p in value_paths(value) if p]), rng.choice(ODD_VALUES))
     return value
 
 

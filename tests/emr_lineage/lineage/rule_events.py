@@ -8,6 +8,7 @@ import copy
 import gzip
 import json
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,27 @@ def listener_events() -> list[dict[str, Any]]:
     0.51.1 took them (the committed fixture of the Marquez stand-in)."""
     with gzip.open(LISTENER_EVENTS, "rt", encoding="utf-8") as lines:
         return [json.loads(line) for line in lines]
+
+
+def value_paths(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The path (keys and indexes) of every value in ``node``, ``node`` itself first (``()``)."""
+    yield path
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from value_paths(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from value_paths(value, (*path, index))
+
+
+def mutated_copy(event: dict[str, Any], path: tuple[Any, ...], value: Any, delete: bool = False) -> dict[str, Any]:
+    """A copy of ``event`` with the value at ``path`` replaced by ``value`` (or deleted: ``delete``, in an object)."""
+    copied = copy.deepcopy(event)
+    holder = copied
+    for step in path[:-1]:
+        holder = holder[step]
+    if delete and isinstance(holder, dict):
+        del holder[path[-1]]
+    else:
+        holder[path[-1]] = copy.deepcopy(value)
+    return copied

@@ -10,7 +10,14 @@ import pytest
 from emr_lineage.operations.checks import DATABASE_CHECK, CheckResult, Status
 from emr_lineage.operations.doctor import DoctorOptions, run_doctor
 from emr_lineage.settings.model import EnvironmentSettings
-from tests.emr_lineage.operations.prepared_account import ENV, cdk_json_copy, client, moto_account, prepare_account
+from tests.emr_lineage.operations.prepared_account import (
+    ENV,
+    cdk_json_copy,
+    client,
+    deploy_database,
+    moto_account,
+    prepare_account,
+)
 
 
 @pytest.fixture
@@ -32,18 +39,29 @@ def test_the_running_engine_version_is_shown(aws, tmp_path: Path, closed_port_ur
 
 def test_an_older_major_than_the_settings_fails_with_the_upgrade(aws, tmp_path: Path, closed_port_url: str) -> None:
     settings = prepare_account(cdk_json_copy(tmp_path), closed_port_url).settings
-    rds = client("rds")
-    rds.delete_db_instance(DBInstanceIdentifier=settings.marquez_database_identifier, SkipFinalSnapshot=True)
-    rds.create_db_instance(
-        DBInstanceIdentifier=settings.marquez_database_identifier, DBInstanceClass="db.t4g.micro",
-        Engine="postgres", EngineVersion="14.24", MasterUsername="marquez", MasterUserPassword="not-a-secret-0",
-        AllocatedStorage=20,
-    )  # fmt: skip
+    _redeployed(settings, "14.24")
     row = _row(settings)
     assert row.status is Status.FAIL and row.detail.endswith(
         "postgres 14.24, available, but database.postgres_version is 17"
     )
     assert row.fix == f"upgrade it (docs/operations.md, Upgrading PostgreSQL): make deploy ENV={ENV}"
+
+
+def test_a_newer_major_than_the_settings_fails_with_the_setting_to_change(
+    aws, tmp_path: Path, closed_port_url: str
+) -> None:
+    settings = prepare_account(cdk_json_copy(tmp_path), closed_port_url).settings
+    _redeployed(settings, "18.1")
+    row = _row(settings)
+    assert row.status is Status.FAIL and row.detail.endswith(
+        "postgres 18.1, available, but database.postgres_version is 17"
+    )
+    assert row.fix == "set database.postgres_version to 18 in cdk.json"
+
+
+def _redeployed(settings: EnvironmentSettings, version: str) -> None:
+    client("rds").delete_db_instance(DBInstanceIdentifier=settings.marquez_database_identifier, SkipFinalSnapshot=True)
+    deploy_database(settings, version)
 
 
 def test_a_stopped_database_fails_with_where_to_look(aws, tmp_path: Path, closed_port_url: str) -> None:

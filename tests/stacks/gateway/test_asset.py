@@ -1,6 +1,7 @@
 """The gateway's Lambda asset runs on its own: bundled as the stack bundles it (with this machine's
-wheels of the same pinned versions), its handlers import nothing beyond boto3 and the standard
-library from outside it, and its ingest checks events against the schemas it carries."""
+installed copies of the distributions it names, at the same pinned versions), its forwarder starts
+without the event checks' packages, its ingest imports nothing beyond boto3 and the standard library
+from outside it, and checks events against the schemas it carries as the readers do."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import boto3
@@ -15,21 +17,49 @@ import boto3
 from emr_lineage.gateway import config
 from emr_lineage.lineage.schemas.checks import door_problem, load_schemas
 from stacks.gateway.asset import bundle, schema_files
-from stacks.gateway.packages import host, wheels
 from tests.emr_lineage.lineage.rule_events import listener_events
 
 _PROBE = """
 import json, sys
 import boto3, botocore.exceptions
 with_boto3 = set(sys.modules)
-import emr_lineage.gateway.aws_lambda, emr_lineage.gateway.forward
-from emr_lineage.lineage.schemas.checks import door_problem, require_schemas
-schemas = require_schemas()
+from emr_lineage.gateway import aws_lambda
+forwarder_loads = sorted({m.split(".")[0] for m in set(sys.modules) - with_boto3})
+from emr_lineage.gateway.ingest import Ingestor
+from emr_lineage.lineage.schemas.checks import door_problem
+schemas = aws_lambda.ingest_schemas()
 verdicts = [door_problem(event, schemas) for event in json.load(sys.stdin)]
 files = {name: getattr(module, "__file__", None) for name, module in sys.modules.items()
          if name not in with_boto3 and name.split(".")[0] not in sys.stdlib_module_names}
-print(json.dumps({"verdicts": verdicts, "schema_dir": str(schemas.directory), "files": files}))
+print(json.dumps({"verdicts": verdicts, "schema_dir": str(schemas.directory), "files": files,
+                  "forwarder_loads": forwarder_loads}))
 """
+# What Lambda's Python runtime puts on sys.path besides the standard library: boto3 and its dependencies.
+_RUNTIME = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six")
+
+
+def _site() -> Path:
+    return Path(boto3.__file__).parents[1]
+
+
+def _runtime(directory: Path) -> Path:
+    """A folder holding this machine's copies of :data:`_RUNTIME`, as Lambda's runtime folder holds its own."""
+    directory.mkdir()
+    for name in _RUNTIME:
+        source = _site() / name if (_site() / name).is_dir() else _site() / f"{name}.py"
+        (directory / source.name).symlink_to(source)
+    return directory
+
+
+def _installed(distributions: tuple[str, ...], out: Path) -> None:
+    """This machine's installed files of ``distributions`` into ``out``, as their wheels would unpack."""
+    for name in distributions:
+        for file in metadata.distribution(name).files or ():
+            source = Path(file.locate())
+            if "__pycache__" in file.parts or not source.is_file() or not source.is_relative_to(_site()):
+                continue
+            (out / file).parent.mkdir(parents=True, exist_ok=True)
+            (out / file).symlink_to(source)
 
 
 def _typed_wrong(event: dict) -> dict:
@@ -42,24 +72,11 @@ def _typed_wrong(event: dict) -> dict:
     return changed
 
 
-# What Lambda's Python runtime puts on sys.path besides the standard library: boto3 and its dependencies.
-_RUNTIME = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six")
-
-
-def _runtime(directory: Path) -> Path:
-    """A folder holding this machine's copies of :data:`_RUNTIME`, as Lambda's runtime folder holds its own."""
-    site = Path(boto3.__file__).parents[1]
-    directory.mkdir()
-    for name in _RUNTIME:
-        source = site / name if (site / name).is_dir() else site / f"{name}.py"
-        (directory / source.name).symlink_to(source)
-    return directory
-
-
 def test_the_bundled_ingest_checks_events_as_the_readers_with_only_its_own_files(tmp_path: Path) -> None:
     asset = tmp_path / "asset"
     asset.mkdir()
-    bundle(asset, schema_files(), wheels(host(), download=False))
+    bundle(asset, schema_files(), [])
+    _installed(config.ASSET_DISTRIBUTIONS, asset)
     with_lineage = [
         e for e in listener_events() if e.get("outputs") and "columnLineage" in e["outputs"][0].get("facets", {})
     ]
@@ -68,7 +85,7 @@ def test_the_bundled_ingest_checks_events_as_the_readers_with_only_its_own_files
         **os.environ,
         "PYTHONPATH": f"{asset}:{_runtime(tmp_path / 'runtime')}",  # and no site-packages (-S)
         "PYTHONDONTWRITEBYTECODE": "1",
-        config.SCHEMA_DIR_ENV_VAR: str(asset / config.SCHEMA_ASSET_DIR),
+        "LAMBDA_TASK_ROOT": str(asset),
     }
     done = subprocess.run(
         [sys.executable, "-S", "-c", _PROBE], cwd=tmp_path, env=env, input=json.dumps(events),
@@ -76,6 +93,7 @@ def test_the_bundled_ingest_checks_events_as_the_readers_with_only_its_own_files
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
+    assert found["forwarder_loads"] == ["emr_lineage"]  # the handlers' module loads no checks' package
     assert found["schema_dir"] == str(asset / config.SCHEMA_ASSET_DIR)
     outside = {name: path for name, path in found["files"].items() if path and not path.startswith(f"{asset}/")}
     assert outside == {}  # what the ingest imports beyond the runtime's comes from the asset

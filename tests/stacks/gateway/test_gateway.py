@@ -164,7 +164,6 @@ def test_functions_run_the_gateway_handlers_with_their_settings(synth):
     assert variables[gateway_env.ARCHIVE_BUCKET] == {"Ref": bucket_id}
     assert variables[gateway_env.QUEUE_URL] == {"Ref": queue_id}
     assert variables[gateway_env.MAX_EVENT_BYTES] == str(gateway.max_event_bytes)
-    assert variables[gateway_env.SCHEMA_DIR_ENV_VAR] == f"/var/task/{gateway_env.SCHEMA_ASSET_DIR}"
     variables = forward["Environment"]["Variables"]
     assert sorted(variables) == sorted(gateway_env.FORWARD_ENV)
     assert variables[gateway_env.FORWARD_RETRIES] == str(gateway.forward_retries)

@@ -20,7 +20,7 @@ import pytest
 
 from emr_lineage.lineage.event_rule import RUN_EVENT, event_kind, event_problem
 from emr_lineage.lineage.schemas.checks import _structural_problem, check_event_with, detailed_problem, load_schemas
-from tests.emr_lineage.lineage.rule_events import completed, listener_events
+from tests.emr_lineage.lineage.rule_events import completed, listener_events, mutated_copy, value_paths
 
 WRONG_VALUES = [5, -1.5, "x", "", None, True, [], {}, ["x"], {"a": 1}, "not-a-uuid", "2026-13-01T00:00:00Z"]
 DATE_TIMES = [
@@ -153,28 +153,6 @@ def assert_compiled_as_worded(event: Any, strict: bool, schemas: Any) -> str | N
     return worded
 
 
-def _paths(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield path
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _paths(value, (*path, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _paths(value, (*path, index))
-
-
-def _mutated(event: dict[str, Any], path: tuple[Any, ...], value: Any, delete: bool) -> dict[str, Any]:
-    copied = copy.deepcopy(event)
-    holder = copied
-    for step in path[:-1]:
-        holder = holder[step]
-    if delete and isinstance(holder, dict):
-        del holder[path[-1]]
-    else:
-        holder[path[-1]] = copy.deepcopy(value)
-    return copied
-
-
 @pytest.mark.parametrize("strict", [False, True])
 def test_the_corpus_answers_as_the_worded_checks(schemas, fragments, valid_events, strict: bool) -> None:
     for event in fragments:
@@ -192,10 +170,10 @@ def test_mutations_answer_as_the_worded_checks(schemas, corpus, strict: bool) ->
     rng = random.Random(14 + strict)
     compared = rejected = 0
     for event in corpus:
-        paths = [p for p in _paths(event) if p]
+        paths = [p for p in value_paths(event) if p]
         for path in rng.sample(paths, min(len(paths), 24)):
             for value in rng.sample(WRONG_VALUES, 3) + [None]:
-                mutated = _mutated(event, path, value, delete=value is None and rng.random() < 0.5)
+                mutated = mutated_copy(event, path, value, delete=value is None and rng.random() < 0.5)
                 rejected += assert_compiled_as_worded(mutated, strict, schemas) is not None
                 compared += 1
     assert compared > 2000 and rejected > 1000
@@ -228,7 +206,7 @@ def test_the_compiled_check_refuses_more_only_where_it_is_documented(
 ) -> None:
     """Each case the compiled check leaves to the worded checks: it refuses, they take it, and
     ``refused_more`` (which the equivalence tests allow) names it."""
-    event = _mutated(valid_events[-1], path, value, delete=False)
+    event = mutated_copy(valid_events[-1], path, value, delete=False)
     assert refused_more(event) is not None
     for strict in (False, True):
         assert not schemas.compiled.is_valid(event, strict)
@@ -313,9 +291,9 @@ def test_a_tree_canonicalization_refuses_is_compiled_as_it_is(schemas, corpus, m
     rng = random.Random(7)
     events = list(corpus)
     for event in corpus:
-        paths = [p for p in _paths(event) if p]
+        paths = [p for p in value_paths(event) if p]
         for path in rng.sample(paths, min(len(paths), 20)):
-            events.append(_mutated(event, path, rng.choice(WRONG_VALUES), delete=False))
+            events.append(mutated_copy(event, path, rng.choice(WRONG_VALUES), delete=False))
     for strict in (False, True):
         answers = [plain.is_valid(event, strict) for event in events]
         assert answers == [schemas.compiled.is_valid(event, strict) for event in events]
@@ -414,39 +392,39 @@ def _rule_breaking_mutation(event: dict[str, Any], rng: random.Random) -> tuple[
         text = _get(event, path)
         at = rng.randrange(len(text) + 1)
         if rng.random() < 0.2:  # or a good one, too long: more than 255 characters
-            return kind, _mutated(event, path, rng.choice(["s3://b/", "arn:aws:glue:x"]) + "a" * 255, False)
-        return kind, _mutated(event, path, text[:at] + rng.choice(_NOT_NAMESPACE_CHARACTERS) + text[at:], False)
+            return kind, mutated_copy(event, path, rng.choice(["s3://b/", "arn:aws:glue:x"]) + "a" * 255, False)
+        return kind, mutated_copy(event, path, text[:at] + rng.choice(_NOT_NAMESPACE_CHARACTERS) + text[at:], False)
     if kind == "long name":  # over 255 bytes: characters, or fewer characters of more bytes
         long = rng.choice(["n" * 256, "n" * 1100, "é" * 128, "😀" * 64, "a" * 200 + "é" * 28])
-        return kind, _mutated(event, rng.choice(places["name"]), long, False)
+        return kind, mutated_copy(event, rng.choice(places["name"]), long, False)
     if kind == "blank name":
         blank = rng.choice(["", " ", "\t", "\u3000", "  \n", "a\nb", "a\rb", "a\u2028b", "a\x85b", 5, None])
         path = rng.choice(places["name"])
-        return kind, _mutated(event, path, blank, delete=blank is None and rng.random() < 0.5)
+        return kind, mutated_copy(event, path, blank, delete=blank is None and rng.random() < 0.5)
     if kind == "facet field" and places["facet"]:
         path = (*rng.choice(places["facet"]), rng.choice(["_producer", "_schemaURL"]))
-        return kind, _mutated(event, path, rng.choice([None, 5, "", {}]), delete=rng.random() < 0.7)
+        return kind, mutated_copy(event, path, rng.choice([None, 5, "", {}]), delete=rng.random() < 0.7)
     if kind == "uuid":
         value = rng.choice(_BAD_UUIDS)
-        return kind, _mutated(event, rng.choice(places["uuid"]), value, delete=value is None and rng.random() < 0.5)
+        return kind, mutated_copy(event, rng.choice(places["uuid"]), value, delete=value is None and rng.random() < 0.5)
     if kind == "time range":
-        return kind, _mutated(event, rng.choice(places["time"]), rng.choice(_OUT_OF_RANGE), False)
+        return kind, mutated_copy(event, rng.choice(places["time"]), rng.choice(_OUT_OF_RANGE), False)
     if kind == "offset":
         path = rng.choice(places["time"])
         time = re.sub(r"([Zz]|[+-][0-9]{2}:[0-9]{2})$", "", _get(event, path))
-        return kind, _mutated(event, path, time + rng.choice(_BAD_OFFSETS), False)
+        return kind, mutated_copy(event, path, time + rng.choice(_BAD_OFFSETS), False)
     if kind == "uri":
         value = rng.choice(_NOT_URIS)
-        return kind, _mutated(event, rng.choice(places["uri"]), value, delete=value is None and rng.random() < 0.5)
+        return kind, mutated_copy(event, rng.choice(places["uri"]), value, delete=value is None and rng.random() < 0.5)
     if kind == "type":
         value = rng.choice(_WRONG_EVENT_TYPES)
-        return kind, _mutated(event, ("eventType",), value, delete=value is None and rng.random() < 0.5)
+        return kind, mutated_copy(event, ("eventType",), value, delete=value is None and rng.random() < 0.5)
     # Another kind in the schemaURL: a RunEvent read as a DatasetEvent has no dataset; as a JobEvent, it is
     # held to what a JobEvent holds, here a dataset or job namespace with a space.
     spec = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/"
     if rng.random() < 0.5:
-        return "kind", _mutated(event, ("schemaURL",), spec + "DatasetEvent", False)
-    mutated = _mutated(event, ("schemaURL",), spec + "JobEvent", False)
+        return "kind", mutated_copy(event, ("schemaURL",), spec + "DatasetEvent", False)
+    mutated = mutated_copy(event, ("schemaURL",), spec + "JobEvent", False)
     named = _get(mutated, rng.choice([p for p in places["named"] if p[0] in ("job", "inputs", "outputs")]))
     named["namespace"] += " x"
     return "kind", mutated
