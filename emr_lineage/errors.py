@@ -8,6 +8,7 @@ environment; the CLI prints it as one ``error: ...`` line and exits with ``exit_
 from __future__ import annotations
 
 import html
+import json
 import re
 
 # Exit codes of every command (docs/cli.md).
@@ -38,3 +39,18 @@ def readable(text: str, limit: int = 300) -> str:
     if text.lstrip().startswith("<"):  # a page, not a message that holds a < or >
         text = html.unescape(_TAG.sub(" ", text))
     return one_line(text, limit)
+
+
+def reason_of(body: bytes, limit: int = 300) -> str:
+    """A server's reason for an error answer, on one line (:func:`readable`): the ``message`` (or ``error``,
+    ``errors``) of its JSON error body (Dropwizard's ``{"code": ..., "message": ...}``), else the body's
+    text (an HTML page's, without its tags); "" for an empty body."""
+    text = body.decode("utf-8", "replace")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        found = parsed.get("message") or parsed.get("error") or parsed.get("errors")
+        text = found if isinstance(found, str) else json.dumps(found) if found else text
+    return readable(text, limit)

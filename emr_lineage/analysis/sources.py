@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ from emr_lineage.gateway.verdict import Rejected
 from emr_lineage.lineage.events.from_marquez import read_marquez_events
 from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.lineage.graph.model import GraphError, LineageGraph
-from emr_lineage.lineage.times import event_time, parse_time
+from emr_lineage.lineage.times import Window
 from emr_lineage.marquez.client import MarquezClient
 
 _MAX_NOTES = 5
@@ -44,46 +44,6 @@ _MAX_NOTES = 5
 
 class AnalysisError(EmrLineageError):
     """An analysis cannot run: a bad option value, an unknown dataset, an unreadable source (exit 2)."""
-
-
-def parse_instant(value: str, option: str) -> dt.datetime:
-    """An ISO 8601 time of an option (``2026-11-23``, ``2026-11-23T10:00Z``); UTC when it has no offset."""
-    try:
-        return parse_time(value)
-    except ValueError:
-        raise AnalysisError(f"{option} {value!r}: expected an ISO 8601 time, e.g. 2026-11-23T10:00Z") from None
-
-
-@dataclass(frozen=True)
-class Window:
-    """A time window on event times; an open end is None. Both ends are inclusive."""
-
-    since: dt.datetime | None = None
-    until: dt.datetime | None = None
-
-    @classmethod
-    def of(cls, since: str | None, until: str | None) -> Window:
-        """The window of ``--since``/``--until`` (ISO 8601 text, either may be None)."""
-        return cls(
-            parse_instant(since, "--since") if since is not None else None,
-            parse_instant(until, "--until") if until is not None else None,
-        )
-
-    def __post_init__(self) -> None:
-        if self.since and self.until and self.since > self.until:
-            raise AnalysisError(f"--since {self.since.isoformat()} is after --until {self.until.isoformat()}")
-
-    @property
-    def is_open(self) -> bool:
-        return self.since is None and self.until is None
-
-    def contains(self, event: Mapping[str, Any]) -> bool:
-        if self.is_open:
-            return True
-        moment = event_time(event)
-        if moment is None:
-            return False  # an event without a time cannot be placed in a window
-        return (self.since is None or moment >= self.since) and (self.until is None or moment <= self.until)
 
 
 @dataclass
@@ -99,17 +59,15 @@ class EventSource:
 def read_files(paths: Sequence[str], window: Window, skip_invalid: bool = False) -> EventSource:
     """Events of files and directories (``load_events``), kept when in ``window``."""
     loaded = load_events(paths, skip_invalid=skip_invalid)
-    source = EventSource("events", ", ".join(paths), [e for e in loaded.events if window.contains(e)])
-    if loaded.skipped:
-        first = f" (first: {loaded.skipped_details[0]})" if loaded.skipped_details else ""
-        source.notes.append(f"skipped {loaded.skipped} invalid event(s){first}")
-    return source
+    kept = [e for e in loaded.events if window.contains(e)]
+    return EventSource("events", ", ".join(paths), kept, loaded.skipped_notes())
 
 
 def read_marquez(client: MarquezClient, window: Window) -> EventSource:
-    """Marquez's raw lineage events in ``window``, checked as event files are (:func:`read_marquez_events`)."""
+    """Marquez's raw lineage events in ``window`` (Marquez holds them to it), checked as event files are
+    (:func:`read_marquez_events`)."""
     read = read_marquez_events(client, window.since, window.until)
-    return EventSource("marquez", client.base_url, [e for e in read.events if window.contains(e)], read.notes())
+    return EventSource("marquez", client.base_url, read.events, read.notes())
 
 
 def parse_archive_uri(uri: str) -> ArchiveLocation:

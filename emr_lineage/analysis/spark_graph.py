@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from emr_lineage.analysis.sources import Window
 from emr_lineage.aws.archive import ARCHIVE_ROOT, event_time_prefixes
 from emr_lineage.gateway.ingest import check_archived, one_line_json
 from emr_lineage.gateway.verdict import Rejected
@@ -40,6 +39,7 @@ from emr_lineage.lineage.events.worker import BUILD, NOT_UTF8, BlockWork
 from emr_lineage.lineage.graph.from_events import Exported, GraphBuilder
 from emr_lineage.lineage.graph.model import LineageGraph, check_level
 from emr_lineage.lineage.schemas.checks import Schemas, load_schemas, require_schemas
+from emr_lineage.lineage.times import Window
 
 BLOCK_LINES = 4096  # lines handed to BlockWork at a time (the loader's blocks are 1-4 MiB)
 MAX_DETAILS = 20  # problems worded per part (all are counted)

@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from emr_lineage.analysis.sources import Window, parse_instant
 from emr_lineage.analysis.spark_graph import (
     BuildOptions,
     Summary,
@@ -40,6 +39,7 @@ from emr_lineage.analysis.spark_graph import (
 from emr_lineage.lineage.events.sources import event_sources
 from emr_lineage.lineage.graph.model import LEVELS, LineageGraph
 from emr_lineage.lineage.report.render import json_bytes
+from emr_lineage.lineage.times import Window, parse_instant
 
 APP_NAME = "emr_lineage_graph"
 EXIT_OK, EXIT_BAD_INPUT = 0, 2

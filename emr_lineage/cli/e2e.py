@@ -12,7 +12,6 @@ cluster is terminated unless --keep-cluster; the job run is cancelled).
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 import click
@@ -29,6 +28,7 @@ from emr_lineage.cli.options import (
 from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.cli.progress import Steps, cluster_poll_printer, elapsed, job_run_poll_printer
 from emr_lineage.errors import EXIT_INTERRUPTED
+from emr_lineage.launch.plan import graph_command
 from emr_lineage.launch.serverless import RunInterruptedError
 from emr_lineage.lineage.contracts.check import ContractResult
 from emr_lineage.pipeline import definition as pipeline
@@ -129,11 +129,9 @@ def e2e_command(
     for url in result.graph_urls:
         click.echo(f"graph: {url}")
     if not result.graph_urls:
-        node = shlex.quote(f"job:{settings.openlineage.namespace}:{pipeline.PIPELINE[0]}")
-        click.echo(
-            f"graph: Marquez web URL unknown; the pipeline's lineage: emr-lineage graph --marquez "
-            f"{shlex.quote(result.targets.marquez_api)} --node {node} --format html -o lineage.html"
-        )
+        node = f"job:{settings.openlineage.namespace}:{pipeline.PIPELINE[0]}"  # and every job it reaches
+        command = graph_command(result.targets.marquez_api, node, "lineage.html", since=result.since)
+        click.echo(f"graph: Marquez web URL unknown; the pipeline's lineage: {command}")
     if result.exit_code:
         fail(result.message, result.exit_code)
     click.echo(f"e2e passed on {result.ran_on}: {result.message}")

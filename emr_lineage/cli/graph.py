@@ -57,9 +57,8 @@ if TYPE_CHECKING:
 
 
 def _report_skipped(events: EventStream) -> None:
-    if events.skipped:
-        first = f" (first: {events.skipped_details[0]})" if events.skipped_details else ""
-        click.echo(f"skipped {events.skipped} invalid event(s){first}", err=True)
+    for note in events.skipped_notes():
+        click.echo(note, err=True)
 
 
 def _load(

@@ -11,7 +11,6 @@ The request holds the gateway's API key: only :func:`emr_lineage.launch.serverle
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Mapping
 
 import click
@@ -56,18 +55,14 @@ def lineage_lines(ssm: object, env: str, namespace: str, app_name: str, parent: 
     web = launch_plan.marquez_web_url(ssm, env)
     job_name = launch_plan.marquez_job_name(app_name, parent)
     runs = (
-        launch_plan.marquez_job_url(web, namespace, job_name)
+        launch_plan.marquez_lineage_url(web, "job", namespace, job_name)
         if web is not None
         else f"Marquez web URL unknown (deploy the Marquez stack); job {namespace}/{job_name}"
     )
     api = launch_plan.marquez_api_url(ssm, env) or "MARQUEZ_API_URL"
-    node = shlex.quote(f"job:{namespace}:{app_name}")
-    output = shlex.quote(f"{app_name}-lineage.html")
     # This run's events only (from a little before it starts, for clock skew), the application and its datasets.
-    since = launch_plan.lineage_since().strftime("%Y-%m-%dT%H:%M:%SZ")
-    command = (
-        f"emr-lineage graph --marquez {shlex.quote(api)} --since {since} --node {node} --depth 0 "
-        f"--format html -o {output}"
+    command = launch_plan.graph_command(
+        api, f"job:{namespace}:{app_name}", f"{app_name}-lineage.html", since=launch_plan.lineage_since(), depth=0
     )
     return [f"runs: {runs}", f"lineage: {command}"]
 

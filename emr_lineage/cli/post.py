@@ -16,6 +16,7 @@ from emr_lineage.cli.options import events_option, marquez_option, timeout_optio
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import Steps
 from emr_lineage.errors import EXIT_CHECK_FAILED
+from emr_lineage.http import is_redirect
 from emr_lineage.pipeline.send import KEY_REFUSED, PendingEvent, Refusal, in_run_order, post_events, read_events
 
 clock = time.monotonic  # the progress lines' clock (tests replace it)
@@ -66,6 +67,6 @@ def post_command(events: tuple[str, ...], marquez_url: str, api_key: str | None,
     hint = ""
     if any(r.status in KEY_REFUSED for r in result.refused):
         hint = f" (the key was refused: check --api-key / {API_KEY_ENV_VAR})"
-    elif any(300 <= r.status < 400 for r in result.refused):
+    elif any(is_redirect(r.status) for r in result.refused):
         hint = " (it redirects: give --marquez the URL it redirects to)"
     fail(f"{len(result.refused)} of {len(pending)} events refused by {url}{hint}", EXIT_CHECK_FAILED)

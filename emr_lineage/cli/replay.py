@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from emr_lineage.analysis.sources import parse_archive_uri, parse_instant
+from emr_lineage.analysis.sources import parse_archive_uri
 from emr_lineage.aws.archive import ArchiveLocation
 from emr_lineage.aws.clients import aws_client
 from emr_lineage.cli.options import (
@@ -28,6 +28,7 @@ from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import Steps
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.gateway.replay import ReplayError, ReplayPlan, ReplayWindow, plan_replay, replay
+from emr_lineage.lineage.times import parse_instant
 from emr_lineage.marquez.client import MarquezClient, NotDelivered
 
 

@@ -16,7 +16,6 @@ from emr_lineage.analysis.impact import Lineage
 from emr_lineage.analysis.sources import (
     AnalysisError,
     EventSource,
-    Window,
     archive_s3_client,
     parse_archive_uri,
     read_archive,
@@ -36,6 +35,7 @@ from emr_lineage.cli.options import (
 )
 from emr_lineage.cli.output import fail
 from emr_lineage.lineage.graph.history import RunHistory
+from emr_lineage.lineage.times import Window
 from emr_lineage.marquez.client import MarquezClient
 
 # Off a terminal (CI logs, pipes, tests) tables are not folded: identifiers stay whole and greppable.

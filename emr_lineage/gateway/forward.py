@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import http.client
-import json
 import time
 import urllib.error
 import urllib.request
@@ -32,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from emr_lineage.errors import readable
+from emr_lineage.errors import reason_of
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT, base_url
 from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 
@@ -234,20 +233,6 @@ def forward_batch(
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None  # a 3xx is answered as its status: Marquez's lineage endpoint never redirects
-
-
-def reason_of(answer: bytes) -> str:
-    """Marquez's reason for a refusal, on one line: the ``message`` (or ``error``) of its JSON error
-    body (Dropwizard's ``{"code": ..., "message": ...}``), else the start of the text (an HTML page's)."""
-    text = answer.decode("utf-8", "replace")
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        found = parsed.get("message") or parsed.get("error") or parsed.get("errors")
-        text = found if isinstance(found, str) else json.dumps(found) if found else text
-    return readable(text)
 
 
 def http_post(url: str, *, timeout: float) -> Post:

@@ -26,7 +26,13 @@ __all__ = [
     "HttpClient",
     "HttpError",
     "Reply",
+    "is_redirect",
 ]
+
+
+def is_redirect(status: int) -> bool:
+    """An HTTP 3xx: the server points elsewhere (a write is never sent on: :mod:`emr_lineage.http.client`)."""
+    return 300 <= status < 400
 
 
 def __getattr__(name: str) -> Any:

@@ -33,7 +33,8 @@ from urllib.parse import urlsplit
 import requests
 from urllib3 import exceptions as urllib3_exceptions
 
-from emr_lineage.errors import EmrLineageError, readable
+from emr_lineage.errors import EmrLineageError, reason_of
+from emr_lineage.http import is_redirect
 from emr_lineage.http.deadline import Deadline, DeadlineAdapter, DeadlineRetry
 from emr_lineage.http.defaults import (
     DEFAULT_BACKOFF,
@@ -80,6 +81,11 @@ class Reply:
         return 200 <= self.status < 300
 
     @property
+    def redirected(self) -> bool:
+        """A 3xx: not :attr:`ok`, and nothing was sent on where it points."""
+        return is_redirect(self.status)
+
+    @property
     def content_type(self) -> str:
         return self.headers.get("Content-Type") or "no content type"
 
@@ -95,18 +101,13 @@ class Reply:
             ) from None
 
     def message(self) -> str:
-        """The server's message: ``message`` or ``error`` of a JSON body, else the start of the text."""
-        try:
-            body = jsonlib.loads(self.body)
-        except ValueError:
-            return readable(self.body.decode("utf-8", "replace"), _MESSAGE_CHARS) or "no message"
-        if isinstance(body, Mapping):  # Marquez's Jackson messages run over lines (" at [Source: ...")
-            return readable(str(body.get("message") or body.get("error") or jsonlib.dumps(body)), _MESSAGE_CHARS)
-        return readable(jsonlib.dumps(body), _MESSAGE_CHARS)
+        """The server's message on one line (:func:`~emr_lineage.errors.reason_of`: Marquez's Jackson
+        messages run over lines, " at [Source: ..."), or ``no message``."""
+        return reason_of(self.body, _MESSAGE_CHARS) or "no message"
 
     def error(self) -> HttpError:
         """``GET url -> HTTP 500 (server error): <message>`` as an :class:`HttpError`; for a 3xx, where to."""
-        if 300 <= self.status < 400:
+        if self.redirected:
             where = self.headers.get("Location") or "no Location given"
             return HttpError(
                 f"{self.method} {self.url} -> HTTP {self.status} (redirect to {where}): not sent on; "

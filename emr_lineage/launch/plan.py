@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -197,6 +198,21 @@ def lineage_since(now: datetime | None = None) -> datetime:
     return (now or datetime.now(UTC)) - CLOCK_SKEW_TOLERANCE
 
 
+def graph_command(
+    api_url: str, node: str, output: str, *, since: datetime | None = None, depth: int | None = None
+) -> str:
+    """The command that writes the HTML report of ``node``'s lineage (``job:<namespace>:<name>``) from the raw
+    events Marquez stored (docs/graph.md, "Marquez's own lineage view"): with ``since`` (e.g.
+    :func:`lineage_since`), those of a run from then on; with ``depth``, the jobs that far from ``node``."""
+    words = ["emr-lineage", "graph", "--marquez", shlex.quote(api_url)]
+    if since is not None:
+        words += ["--since", since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
+    words += ["--node", shlex.quote(node)]
+    if depth is not None:
+        words += ["--depth", str(depth)]
+    return " ".join([*words, "--format", "html", "-o", shlex.quote(output)])
+
+
 def marquez_job_name(app_name: str, parent: ParentContext) -> str:
     """The name under which Marquez shows ``app_name`` run under ``parent``: ``<parent job>.<app>``, unless
     it already starts so (OpenLineageDao.java). That job holds the application's runs; its edges are on its
@@ -205,10 +221,10 @@ def marquez_job_name(app_name: str, parent: ParentContext) -> str:
     return app_name if app_name.startswith(prefix) else prefix + app_name
 
 
-def marquez_job_url(web_url: str, namespace: str, job_name: str, kind: str = "job") -> str:
-    """The Marquez web route of a job's (or, ``kind="dataset"``, a dataset's) lineage:
+def marquez_lineage_url(web_url: str, kind: str, namespace: str, name: str) -> str:
+    """The Marquez web route of a job's (``kind="job"``) or a dataset's (``"dataset"``) lineage:
     ``/lineage/<kind>/<namespace>/<name>``."""
-    return f"{web_url.rstrip('/')}/lineage/{kind}/{quote(namespace, safe='')}/{quote(job_name, safe='')}"
+    return f"{web_url.rstrip('/')}/lineage/{kind}/{quote(namespace, safe='')}/{quote(name, safe='')}"
 
 
 def marquez_web_url(ssm: Any, env: str) -> str | None:

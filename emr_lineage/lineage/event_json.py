@@ -58,10 +58,14 @@ class DuplicateKey(JsonRuleError):
 
 def same_value(first: Any, second: Any) -> bool:
     """True when two decoded JSON values are the same JSON (``1`` is not ``true`` nor ``1.0``; key order
-    does not matter)."""
-    if first is second:
-        return True
-    return json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+    does not matter): equal, with the same type at every level."""
+    if type(first) is not type(second):
+        return False
+    if isinstance(first, dict):
+        return first.keys() == second.keys() and all(same_value(first[key], second[key]) for key in first)
+    if isinstance(first, list):
+        return len(first) == len(second) and all(map(same_value, first, second))
+    return first == second
 
 
 def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -168,16 +172,20 @@ def decode_event(text: str) -> Any:
     return value
 
 
-# Skips a JSON value's strings and finds its brackets: a value that broke the rule is stepped over.
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]|[,]', re.DOTALL)
+# Skips a JSON value's strings and finds its brackets: a value that broke the rule is stepped over. A
+# quote no string ends (the text stops inside a string) is a token of its own.
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|"|[\[\]{}]|[,]', re.DOTALL)
 
 
-def _end_of_value(text: str, position: int) -> int:
+def end_of_value(text: str, position: int) -> int:
     """Where the value at ``position`` ends (a container's matching bracket, else the next ``,`` or
-    ``]`` at its level); :class:`JsonRuleError` when its brackets never close."""
+    ``]`` at its level); :class:`JsonRuleError` when the text ends first (its brackets never close, or a
+    string never does)."""
     depth = 0
     for token in _TOKENS.finditer(text, position):
         mark = token.group()
+        if mark == '"':
+            break
         if mark in "[{":
             depth += 1
         elif mark in "]}":
@@ -209,7 +217,7 @@ def decode_batch(text: str) -> Any:
             except JsonRuleError as exc:
                 if exc.syntax:
                     raise
-                value, position = exc, _end_of_value(text, position)
+                value, position = exc, end_of_value(text, position)
             items.append(value)
             position = _SPACE.match(text, position).end()  # type: ignore[union-attr]
             mark = text[position : position + 1]

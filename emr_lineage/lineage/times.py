@@ -1,6 +1,8 @@
-"""Event times: the one parser of an ``eventTime`` (or a time option) and the one order by it.
+"""Event times: the one parser of an ``eventTime`` (or a time option), the one order by it, and the window
+of ``--since``/``--until`` on them.
 
-Standard library only: the gateway's Lambda asset carries this module (``gateway/config.py``).
+Standard library only (and :mod:`emr_lineage.errors`, which is too): the gateway's Lambda asset carries
+this module (``gateway/config.py``).
 OpenLineage's ``eventTime`` is an ISO 8601 date-time with an offset (the spec's ``date-time``
 format, https://openlineage.io/spec/2-0-2/OpenLineage.json); Python 3.11's
 ``datetime.fromisoformat`` reads that, ``Z`` included. A time without an offset is taken as UTC
@@ -12,7 +14,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from emr_lineage.errors import EmrLineageError
 
 T = TypeVar("T")
 _LAST = dt.datetime.max.replace(tzinfo=dt.UTC)
@@ -64,3 +69,47 @@ def placed(moment: dt.datetime | None) -> dt.datetime:
 def by_event_time(items: Iterable[T], event_of: Callable[[T], Mapping[str, Any]] = lambda item: item) -> list[T]:
     """``items`` ordered by their event's time; stable (equal times keep their order), timeless ones last."""
     return sorted(items, key=lambda item: event_time(event_of(item)) or _LAST)
+
+
+class TimeOptionError(EmrLineageError):
+    """A time option that is not an ISO 8601 time, or a window that ends before it starts (exit 2)."""
+
+
+def parse_instant(value: str, option: str) -> dt.datetime:
+    """An ISO 8601 time of an option (``2026-11-23``, ``2026-11-23T10:00Z``); UTC when it has no offset."""
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise TimeOptionError(f"{option} {value!r}: expected an ISO 8601 time, e.g. 2026-11-23T10:00Z") from None
+
+
+@dataclass(frozen=True)
+class Window:
+    """A time window on event times; an open end is None. Both ends are inclusive."""
+
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+
+    @classmethod
+    def of(cls, since: str | None, until: str | None) -> Window:
+        """The window of ``--since``/``--until`` (ISO 8601 text, either may be None)."""
+        return cls(
+            parse_instant(since, "--since") if since is not None else None,
+            parse_instant(until, "--until") if until is not None else None,
+        )
+
+    def __post_init__(self) -> None:
+        if self.since and self.until and self.since > self.until:
+            raise TimeOptionError(f"--since {self.since.isoformat()} is after --until {self.until.isoformat()}")
+
+    @property
+    def is_open(self) -> bool:
+        return self.since is None and self.until is None
+
+    def contains(self, event: Mapping[str, Any]) -> bool:
+        if self.is_open:
+            return True
+        moment = event_time(event)
+        if moment is None:
+            return False  # an event without a time cannot be placed in a window
+        return (self.since is None or moment >= self.since) and (self.until is None or moment <= self.until)

@@ -35,7 +35,7 @@ from emr_lineage.http import (
     HttpError,
     Reply,
 )
-from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import API_ROOT, EVENTS_ENDPOINT, LINEAGE_ENDPOINT
 from emr_lineage.marquez.api import base_url as marquez_base_url
 
 DEFAULT_PAGE_SIZE = 100
@@ -196,12 +196,11 @@ class MarquezClient:
         are 1970-01-01 and 2030-01-01 (OpenLineageResource.java). How to page through a window is
         :func:`emr_lineage.lineage.events.from_marquez.stored_events`'s."""
         params = {"sortDirection": "asc", "after": after.isoformat(), "before": before.isoformat()}
-        page = self.get(
-            "events/lineage", {**params, "limit": self.events_page_size, "offset": offset}, without_nulls=True
-        )
+        path = EVENTS_ENDPOINT.removeprefix(API_ROOT)
+        page = self.get(path, {**params, "limit": self.events_page_size, "offset": offset}, without_nulls=True)
         events = page.get("events") if isinstance(page, Mapping) else None
         if not isinstance(events, list):
-            raise self._suspect(f"GET {self._url('events/lineage')}: reply has no 'events' list")
+            raise self._suspect(f"GET {self._url(path)}: reply has no 'events' list")
         return events
 
     # -- writes ---------------------------------------------------------------------------
@@ -210,7 +209,7 @@ class MarquezClient:
         """POST one event already serialised as JSON; returns the HTTP status (raises on an error)."""
         url = self.base_url + LINEAGE_ENDPOINT.lstrip("/")
         reply = self._send("POST", url, data=body, headers={"Content-Type": "application/json"})
-        if 300 <= reply.status < 400:
+        if reply.redirected:
             raise NotDelivered(str(reply.error()), reply.status)
         if not reply.ok:
             raise self._suspect(str(reply.error()), reply.status) if reply.status == 404 else self._error(reply)

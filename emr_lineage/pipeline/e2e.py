@@ -36,9 +36,7 @@ from emr_lineage.aws.upload import upload
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.launch import plan as launch_plan
-from emr_lineage.lineage.contracts.check import resolve
 from emr_lineage.lineage.contracts.model import Contract, load_contract
-from emr_lineage.marquez.api import API_ROOT
 from emr_lineage.marquez.client import MarquezClient, MarquezError, NotMarquezError
 from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import demo
@@ -47,6 +45,7 @@ from emr_lineage.pipeline.e2e_lineage import (
     DEFAULT_LINEAGE_TIMEOUT,
     LineageAttempt,
     LineageOutcome,
+    graph_urls,
     wait_for_lineage,
 )
 from emr_lineage.settings.model import EnvironmentSettings
@@ -215,6 +214,7 @@ class E2EResult:
     steps: emr_cluster.Outcome | RunOutcome | None = None  # the cluster's steps, or the last job run
     lineage: LineageOutcome | None = None
     graph_urls: list[str] = field(default_factory=list)
+    since: datetime | None = None  # the earliest event time of this run's lineage, once it was started
     message: str = ""
     exit_code: int = 1
     application_id: str | None = None  # --serverless: the EMR Serverless application
@@ -234,20 +234,6 @@ class Callbacks:
     on_poll: Callable[[Any], None] | None = None  # a cluster's Snapshot, or a job run's RunSnapshot
     on_attempt: Callable[[LineageAttempt], None] | None = None
     on_cluster: Callable[[E2EResult], None] | None = None  # cluster id (or a job run) known: Ctrl-C handling
-
-
-def graph_urls(targets: Targets, contract: Contract, values: Mapping[str, str], options: E2EOptions) -> list[str]:
-    """The Marquez web page of the pipeline's graph, via SSM's web URL and, with ``--marquez``, via the same
-    host (the ALB serves the UI at / beside /api): the lineage of the first job's first output, a dataset,
-    where Marquez's UI shows the Spark actions that hold the pipeline's edges (an application's own page
-    shows none: docs/graph.md, "Marquez's own lineage view")."""
-    first = resolve(contract, values)[0].outputs[0]
-    bases = [targets.marquez_web] if targets.marquez_web else []
-    if options.marquez_url:
-        override = options.marquez_url.rstrip("/").removesuffix(API_ROOT)
-        if override not in {b.rstrip("/") for b in bases}:
-            bases.append(override)
-    return [launch_plan.marquez_job_url(base, first.namespace or "", first.name or "", "dataset") for base in bases]
 
 
 def run_e2e(
@@ -292,7 +278,7 @@ def start_e2e(
     values = contract_values(contract, settings, targets)
     check_marquez(targets, options.marquez_timeout)
     result = E2EResult(env=settings.name, parent=parent, parent_is_new=parent_is_new, targets=targets)
-    result.graph_urls = graph_urls(targets, contract, values, options)
+    result.graph_urls = graph_urls(targets.marquez_web, options.marquez_url, contract, values)
     return contract, values, result
 
 
@@ -326,7 +312,7 @@ def _run_pipeline(
     result: E2EResult,
 ) -> E2EResult:
     """Start the cluster, wait for its steps (ending it whatever happens), then for the lineage."""
-    since = launch_plan.lineage_since()
+    since = result.since = launch_plan.lineage_since()
     cluster = emr_cluster.start_cluster(clients.emr, plan.request, log_uri=plan.log_uri)
     result.cluster_id, result.cluster_name = cluster.cluster_id, plan.request["Name"]
     cb.say(f"cluster {cluster.cluster_id} starting ({plan.request['Name']}), {len(cluster.steps)} steps")

@@ -1,4 +1,5 @@
-"""Read the pipeline's lineage from Marquez until the contract holds or the deadline passes.
+"""Read the pipeline's lineage from Marquez until the contract holds or the deadline passes; where
+Marquez's UI shows it.
 
 Each read takes the raw events Marquez stored since the run began (``GET /api/v1/events/lineage``) and
 keeps those of the runs this launch's parent run launched (its Spark applications and their actions),
@@ -12,11 +13,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from emr_lineage.lineage.contracts.check import ContractResult, validate
-from emr_lineage.lineage.contracts.marquez import contract_graph
+from emr_lineage.launch import plan as launch_plan
+from emr_lineage.lineage.contracts.check import ContractResult, resolve, validate
+from emr_lineage.lineage.contracts.marquez import marquez_graph
 from emr_lineage.lineage.contracts.model import Contract
-from emr_lineage.lineage.events.from_marquez import read_marquez_events, runs_under
 from emr_lineage.lineage.graph.model import GraphError, LineageGraph
+from emr_lineage.lineage.times import Window
+from emr_lineage.marquez.api import API_ROOT
 from emr_lineage.marquez.client import MarquezClient, MarquezError
 from emr_lineage.spark.conf import ParentContext
 
@@ -54,9 +57,38 @@ def read_lineage(
     """The contract checked against the runs ``parent`` launched, from the events Marquez holds since
     ``since``; and how many events of the window failed the event checks. The reads are those of
     ``emr-lineage validate --marquez --since ... --parent-job ...``, narrowed to this parent run."""
-    read = read_marquez_events(client, since)
-    graph = contract_graph(runs_under(read.events, run_id=parent.parent_run_id), contract)
+    graph, read = marquez_graph(client, contract.level, Window(since), run_id=parent.parent_run_id, purpose=None)
     return validate(contract, graph, values), graph, read.skipped
+
+
+def _first_output(contract: Contract, values: Mapping[str, str]) -> tuple[str, str] | None:
+    """(namespace, name) of the contract's first output that is one dataset as Marquez names it: not a
+    ``table:`` alias (the catalog's name, not Marquez's) nor a tree (a location and everything under it)."""
+    for job in resolve(contract, values):
+        for dataset in job.outputs:
+            if dataset.namespace and dataset.name and not dataset.tree:
+                return dataset.namespace, dataset.name
+    return None
+
+
+def graph_urls(
+    marquez_web: str | None, marquez_url: str | None, contract: Contract, values: Mapping[str, str]
+) -> list[str]:
+    """The Marquez web page of the pipeline's graph, via SSM's web URL (``marquez_web``) and, with
+    ``--marquez`` (``marquez_url``), via the same host (the ALB serves the UI at / beside /api): the lineage
+    of the contract's first output Marquez names (:func:`_first_output`; the first job's), a dataset, where
+    Marquez's UI shows the Spark actions that hold the pipeline's edges (an application's own page shows
+    none: docs/graph.md, "Marquez's own lineage view"). None when no output names one (then the CLI gives
+    the ``graph`` command instead)."""
+    first = _first_output(contract, values)
+    if first is None:
+        return []
+    bases = [marquez_web] if marquez_web else []
+    if marquez_url:
+        override = marquez_url.rstrip("/").removesuffix(API_ROOT)
+        if override not in {b.rstrip("/") for b in bases}:
+            bases.append(override)
+    return [launch_plan.marquez_lineage_url(base, "dataset", *first) for base in bases]
 
 
 def pause(seconds: float) -> None:

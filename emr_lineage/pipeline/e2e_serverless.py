@@ -55,7 +55,7 @@ def run_e2e_serverless(
     e2e.stage_data(clients.s3, targets, options.rows, cb)
     e2e.report_staged(plan.staged, result, cb)
 
-    since = launch_plan.lineage_since()
+    since = result.since = launch_plan.lineage_since()
     logs: list[str] = []
     for request in plan.requests:
         outcome = _run(clients, request, plan.timeout_minutes, options, cb, result)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.http import DEFAULT_TIMEOUT, HttpClient, HttpError, Reply
+from emr_lineage.http import DEFAULT_TIMEOUT, HttpClient, HttpError, Reply, is_redirect
 from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.lineage.times import by_event_time, event_time
 from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
@@ -43,7 +43,7 @@ KEY_REFUSED = (401, 403)
 
 def stops_sending(status: int) -> bool:
     """Whether every later event would get the same answer: a refused key, a redirect."""
-    return status in KEY_REFUSED or 300 <= status < 400
+    return status in KEY_REFUSED or is_redirect(status)
 
 
 NOT_AN_ENDPOINT = (404, 405)

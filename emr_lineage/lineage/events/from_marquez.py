@@ -15,29 +15,23 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from emr_lineage.lineage.events.reader import Skipped
 from emr_lineage.lineage.schemas.checks import check_event_with, load_schemas
 from emr_lineage.lineage.times import event_time
 from emr_lineage.marquez.api import EARLIEST_EVENT_TIME, LATEST_EVENT_TIME
 from emr_lineage.marquez.client import MarquezClient, MarquezError
 
-_MAX_DETAILS = 5
-
 
 @dataclass
-class MarquezEvents:
-    """The events read from Marquez that pass the checks, and what was skipped (``details``: the first few)."""
+class MarquezEvents(Skipped):
+    """The events read from Marquez (``source``: its base URL) that pass the checks, and what was skipped."""
 
-    source: str
+    source: str = ""
     events: list[dict[str, Any]] = field(default_factory=list)
-    skipped: int = 0
-    details: list[str] = field(default_factory=list)
 
     def notes(self) -> list[str]:
         """What to say on stderr about the read."""
-        if not self.skipped:
-            return []
-        first = f" (first: {self.details[0]})" if self.details else ""
-        return [f"skipped {self.skipped} event(s) Marquez holds that fail the event checks{first}"]
+        return self.skipped_notes("event(s) Marquez holds that fail the event checks")
 
 
 _MICROSECOND = dt.timedelta(microseconds=1)  # the precision of the times Marquez stores
@@ -102,15 +96,13 @@ def read_marquez_events(
     """Marquez's raw events with an event time in [``since``, ``until``] (open ends: all), checked."""
     client.probe()
     schemas = load_schemas()
-    read = MarquezEvents(client.base_url)
+    read = MarquezEvents(source=client.base_url)
     for event in stored_events(client, since, until):
         problem = check_event_with(event, False, schemas)
         if problem is None:
             read.events.append(event)
-            continue
-        read.skipped += 1
-        if len(read.details) < _MAX_DETAILS:
-            read.details.append(f"{_where(event)}: {problem}")
+        else:
+            read.skip(f"{_where(event)}: {problem}")
     return read
 
 

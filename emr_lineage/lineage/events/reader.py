@@ -53,18 +53,37 @@ from emr_lineage.lineage.events.sources import (
 from emr_lineage.lineage.schemas.checks import Schemas, check_event_with, load_schemas, require_schemas
 from emr_lineage.lineage.schemas.store import missing_message, schema_dir
 
-__all__ = ["EventStream", "EventsError", "LoadedEvents", "load_events", "stream_events", "to_dict"]
+__all__ = ["EventStream", "EventsError", "LoadedEvents", "Skipped", "load_events", "stream_events", "to_dict"]
 
 _MAX_SKIP_DETAILS = 20
 
 
 @dataclass
-class _Counts:
+class Skipped:
+    """What a read skipped: how many events, and why for the first few (``skipped_details``, one line each)."""
+
+    skipped: int = 0
+    skipped_details: list[str] = field(default_factory=list)
+
+    def skip(self, detail: str) -> None:
+        """Count one skipped event; ``detail`` is kept while there are few."""
+        self.skipped += 1
+        if len(self.skipped_details) < _MAX_SKIP_DETAILS:
+            self.skipped_details.append(detail)
+
+    def skipped_notes(self, what: str = "invalid event(s)") -> list[str]:
+        """``skipped 3 invalid event(s) (first: <detail>)`` for stderr; none when nothing was skipped."""
+        if not self.skipped:
+            return []
+        first = f" (first: {self.skipped_details[0]})" if self.skipped_details else ""
+        return [f"skipped {self.skipped} {what}{first}"]
+
+
+@dataclass
+class _Counts(Skipped):
     """What a read saw: the sources, the events kept, what was skipped, whether schemas checked."""
 
     files: list[str] = field(default_factory=list)
-    skipped: int = 0
-    skipped_details: list[str] = field(default_factory=list)
     schema_checked: bool = False
     schema_note: str | None = None
 
@@ -99,9 +118,7 @@ class EventStream(_Counts):
         message = f"{where}:{line}: {problem}"
         if not self.skip_invalid:
             raise EventsError(message)
-        self.skipped += 1
-        if len(self.skipped_details) < _MAX_SKIP_DETAILS:
-            self.skipped_details.append(message)
+        self.skip(message)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         checker = self._checker()

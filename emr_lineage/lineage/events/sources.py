@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.lineage.event_json import TOO_DEEP, JsonRuleError, needs_walk, value_problem
+from emr_lineage.lineage.event_json import TOO_DEEP, JsonRuleError, end_of_value, needs_walk, value_problem
 from emr_lineage.lineage.events.decode import PLAIN_DECODER, Problem, duplicate_at, may_repeat_a_key
 
 STDIN = "-"
@@ -201,10 +201,21 @@ class _Text:
                 return value, end
             self.more()  # a number may go on in the next chunk
 
+    def end_of(self, position: int) -> int | None:
+        """Where the value at ``position`` ends (:func:`~emr_lineage.lineage.event_json.end_of_value`),
+        reading on while the window may cut it; None when the text ends first."""
+        while True:
+            try:
+                return end_of_value(self.text, position)
+            except JsonRuleError:
+                if not self.more(len(self.text)):
+                    return None
+
 
 class _RuleBroken(json.JSONDecodeError):
-    """An item the JSON rule refuses while decoding it: it ends the file as a syntax error does (where the
-    item ends is not known), worded as the rule words it."""
+    """An item the JSON rule refuses while decoding it, worded as the rule words it: an item of a list is
+    stepped over to the next (as the gateway's batches are, :func:`~emr_lineage.lineage.event_json.decode_batch`),
+    a single value ends the file."""
 
 
 def _checked_item(window: _Text, position: int, value: Any, end: int) -> tuple[int, Any]:
@@ -232,7 +243,9 @@ def _failed(window: _Text, exc: json.JSONDecodeError) -> tuple[int, Problem]:
 def read_json(source: Source, stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
     """(line, value or Problem) of each item of a JSON list, or of the single value.
 
-    A JSON syntax error ends the source (yielded as its last Problem).
+    A JSON syntax error ends the source (yielded as its last Problem); an item of a list that breaks the
+    JSON rule while it is decoded (a number too long, nesting too deep) is a Problem, and the items after
+    it are read on.
     """
     with ReadErrors(source):
         window = _Text(io.TextIOWrapper(stream, encoding="utf-8-sig"))
@@ -280,6 +293,13 @@ def _json_values(window: _Text, position: int) -> Iterator[tuple[int, Any]]:
             continue
         try:
             value, end = window.decode(position)
+        except _RuleBroken as exc:
+            skipped_to = window.end_of(position)
+            yield _failed(window, exc)
+            if skipped_to is None:  # the file ends inside it: no item after it to read
+                return
+            position, expect_item, count = skipped_to, False, count + 1
+            continue
         except json.JSONDecodeError as exc:
             yield _failed(window, exc)
             return

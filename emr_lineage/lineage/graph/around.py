@@ -16,7 +16,10 @@ DEFAULT_DEPTH = 20
 
 def around(graph: LineageGraph, node_id: str, depth: int = DEFAULT_DEPTH) -> LineageGraph:
     """The nodes within ``depth`` jobs of ``node_id``, the edges between them and their datasets' column
-    edges. :class:`GraphError` when the graph has no such node (it names the nearest ids)."""
+    edges, and the graph's runs (``graph --with-runs``) whole: a run is kept by run id, not by job node (an
+    action's run folds into its application's job by rules of the graph's assembly), so ``runs``, ``audit``
+    and ``drift`` read from the part answer as from the whole. :class:`GraphError` when the graph has no
+    such node (it names the nearest ids)."""
     import networkx as nx
 
     digraph = graph.digraph
@@ -35,6 +38,7 @@ def around(graph: LineageGraph, node_id: str, depth: int = DEFAULT_DEPTH) -> Lin
         return field_id.removeprefix("datasetField:").rpartition(":")[0] in datasets
 
     part.column_edges = [e for e in graph.column_edges if inside(e["source"]) and inside(e["target"])]
+    part.history = graph.history
     return part
 
 

@@ -142,10 +142,12 @@ def assemble(
     datasets: dict[tuple[str, str], DatasetRecord],
     columns: dict[tuple[str, str], dict[str, set[tuple[str, str, str, str]]]],
     level: str,
+    source: str = "events",
 ) -> LineageGraph:
-    """The graph of what was merged. Empties the three maps as it goes: the memory of the runs and
-    datasets is reused for the graph's nodes instead of adding to the peak (1M events: ~150 MiB)."""
-    graph = LineageGraph(level=level, source="events")
+    """The graph of what was merged (``source``: where the events came from, ``events`` or ``marquez``).
+    Empties the three maps as it goes: the memory of the runs and datasets is reused for the graph's nodes
+    instead of adding to the peak (1M events: ~150 MiB)."""
+    graph = LineageGraph(level=level, source=source)
     runs = [(pick_job(run.jobs), run) for run in merged_runs.values()]
     merged_runs.clear()
     folded = _application_of(runs) if level == "application" else {}

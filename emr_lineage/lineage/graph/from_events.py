@@ -193,14 +193,14 @@ class GraphBuilder:
                 else:
                     known |= sources
 
-    def graph(self, level: str = "application") -> LineageGraph:
-        """The graph of what was merged, at ``level`` (``application`` or ``action``). The builder is
-        emptied (its memory goes to the graph): call it once."""
+    def graph(self, level: str = "application", source: str = "events") -> LineageGraph:
+        """The graph of what was merged, at ``level`` (``application`` or ``action``), from ``source``
+        (``events`` or ``marquez``). The builder is emptied (its memory goes to the graph): call it once."""
         check_level(level)
         if self.assembled:
             raise RuntimeError("a GraphBuilder assembles its graph once (its records went into it)")
         self.assembled = True
-        graph = assemble(self.runs, self.datasets, self.columns, level)
+        graph = assemble(self.runs, self.datasets, self.columns, level, source)
         graph.history, self.history = self.history, None
         return graph
 
@@ -338,20 +338,23 @@ class GraphBuilder:
                     sources.add((_kept(edge[0]), _kept(edge[1]), _kept(edge[2]), _kept(edge[3])))
 
 
-def build_graph(events: Iterable[Mapping[str, Any]], level: str = "application", runs: bool = False) -> LineageGraph:
+def build_graph(
+    events: Iterable[Mapping[str, Any]], level: str = "application", runs: bool = False, source: str = "events"
+) -> LineageGraph:
     """Build the lineage graph of OpenLineage run events (dicts in the JSON shape).
 
     ``level`` is ``"application"`` (default: action jobs folded into their application job)
     or ``"action"``. Accepts events in any order, with duplicates and partial fragments;
     events of the ``openlineage.client`` classes can be passed through
     :func:`emr_lineage.lineage.events.reader.to_dict` first. ``runs``: with the runs' history
-    (:mod:`emr_lineage.lineage.graph.history`). Raises :class:`GraphError` for a bad level.
+    (:mod:`emr_lineage.lineage.graph.history`); ``source``: where the events came from (``events``,
+    ``marquez``: the graph's ``source``). Raises :class:`GraphError` for a bad level.
     """
     check_level(level)
     builder = GraphBuilder(runs=runs)
     with cyclic_gc_paused():
         builder.add_all(events)
-        return builder.graph(level)
+        return builder.graph(level, source)
 
 
 def build_graph_streamed(

@@ -13,15 +13,14 @@ from moto import mock_aws
 from emr_lineage.analysis.sources import (
     AnalysisError,
     ArchiveLocation,
-    Window,
     parse_archive_uri,
-    parse_instant,
     read_archive,
     read_files,
     read_marquez,
 )
 from emr_lineage.aws.archive import archive_key
 from emr_lineage.gateway.event import canonical_json, dedup_id
+from emr_lineage.lineage.times import TimeOptionError, Window, parse_instant
 from emr_lineage.marquez.client import MarquezClient, MarquezError
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.conftest import write_jsonl
@@ -44,9 +43,9 @@ def _times(events: list[dict]) -> list[str]:
 def test_instants_and_windows() -> None:
     assert parse_instant("2026-11-23", "--since") == dt.datetime(2026, 11, 23, tzinfo=dt.UTC)
     assert parse_instant("2026-11-23T10:00+02:00", "--since") == dt.datetime(2026, 11, 23, 8, tzinfo=dt.UTC)
-    with pytest.raises(AnalysisError, match="--since 'yesterday': expected an ISO 8601 time"):
+    with pytest.raises(TimeOptionError, match="--since 'yesterday': expected an ISO 8601 time"):
         parse_instant("yesterday", "--since")
-    with pytest.raises(AnalysisError, match="is after --until"):
+    with pytest.raises(TimeOptionError, match="is after --until"):
         Window(at(10), at(0))
     window = Window(at(100), None)
     assert [window.contains(e) for e in _events()] == [False] * 4 + [True] * 4

@@ -166,6 +166,15 @@ def test_graph_from_marquez_around_a_node_shows_its_inputs_and_outputs(runner, m
     assert f"job:{NS}:score_stream" not in {n["id"] for n in wider["nodes"]}  # two jobs away
 
 
+def test_graph_with_runs_around_a_node_keeps_the_runs(runner, marquez, demo_in_marquez) -> None:
+    """--with-runs --node: the part's JSON form carries the runs (as the whole graph's does), from either source."""
+    whole = json.loads(_same_output(runner, ["graph", "--with-runs"], demo_in_marquez, marquez.url).stdout)
+    args = ["graph", "--with-runs", "--node", INGEST, "--depth", "0"]
+    part = json.loads(_same_output(runner, args, demo_in_marquez, marquez.url).stdout)
+    assert sorted(n["id"] for n in part["nodes"]) == sorted([INGEST, _lake("clean/orders_clean"), _lake("raw/orders")])
+    assert part["runs"] == whole["runs"] and len(part["runs"]) > 5
+
+
 def test_graph_column_edges_from_marquez_run_from_input_field_to_output_field(runner, marquez, demo_in_marquez) -> None:
     form = json.loads(_same_output(runner, ["graph"], demo_in_marquez, marquez.url).stdout)
     columns = form["columnEdges"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -353,19 +353,30 @@ def test_wait_pauses_the_poll_interval_between_polls(launch_aws, settings, job_f
 # --- Marquez ----------------------------------------------------------------------------
 
 
-def test_marquez_job_url_uses_the_parent_qualified_name() -> None:
+def test_marquez_lineage_url_of_a_job_uses_the_parent_qualified_name() -> None:
     parent = ParentContext.new(namespace="emr-lineage-dev", job_name=launch_plan.LAUNCH_PARENT_JOB)
     name = launch_plan.marquez_job_name("revenue_daily", parent)
     assert name == "emr_lineage_launch.revenue_daily"
     assert launch_plan.marquez_job_name("emr_lineage_launch.revenue_daily", parent) == name
     assert (
-        launch_plan.marquez_job_url("http://marquez/", "s3://ns/x", name)
+        launch_plan.marquez_lineage_url("http://marquez/", "job", "s3://ns/x", name)
         == "http://marquez/lineage/job/s3%3A%2F%2Fns%2Fx/emr_lineage_launch.revenue_daily"
     )
     # a dataset's lineage page (e2e's graph URL: Marquez's UI shows no edges on a Spark application's job)
     assert (
-        launch_plan.marquez_job_url("http://marquez", "s3://lake", "clean/orders_clean", "dataset")
+        launch_plan.marquez_lineage_url("http://marquez", "dataset", "s3://lake", "clean/orders_clean")
         == "http://marquez/lineage/dataset/s3%3A%2F%2Flake/clean%2Forders_clean"
+    )
+
+
+def test_the_graph_command_of_a_node_from_a_time_and_to_a_depth() -> None:
+    since = datetime(2026, 11, 21, 12, 0, 5, 123456, tzinfo=timezone(timedelta(hours=2)))
+    assert launch_plan.graph_command("http://m:5000", "job:ns:app", "app-lineage.html", since=since, depth=0) == (
+        "emr-lineage graph --marquez http://m:5000 --since 2026-11-21T10:00:05Z --node job:ns:app --depth 0 "
+        "--format html -o app-lineage.html"
+    )
+    assert launch_plan.graph_command("MARQUEZ_API_URL", "job:a b:c", "c.html") == (
+        "emr-lineage graph --marquez MARQUEZ_API_URL --node 'job:a b:c' --format html -o c.html"
     )
 
 

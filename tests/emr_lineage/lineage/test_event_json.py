@@ -18,6 +18,7 @@ from emr_lineage.lineage.event_json import (
     JsonRuleError,
     decode_batch,
     decode_event,
+    end_of_value,
     needs_walk,
     value_problem,
 )
@@ -234,3 +235,15 @@ def test_a_batch_that_is_not_json_values_is_refused_whole(text: str, reason: str
     with pytest.raises(JsonRuleError) as info:
         decode_batch(text)
     assert re.fullmatch(reason, info.value.reason), info.value.reason
+
+
+def test_the_end_of_a_value_skips_its_strings_and_is_not_found_in_text_cut_short() -> None:
+    """end_of_value (also the .json list reader's, whose window may cut an item): a container ends at its
+    closing bracket, a scalar before the next , or ] of its level; text that stops inside the value, or
+    inside one of its strings, has no end (not a bracket of the cut string taken for one)."""
+    assert end_of_value('x{"s": "]}", "t": [1]}, 2', 1) == 22
+    assert end_of_value("[1, 12345, 3]", 4) == 9 and end_of_value("[12345]", 1) == 6
+    for cut in ('{"s": "] , }', '{"s": "x\\', "[[1, 2]", "12345"):
+        with pytest.raises(JsonRuleError, match="the batch ends inside an event") as info:
+            end_of_value(cut, 0)
+        assert info.value.syntax

@@ -4,6 +4,7 @@ receives the demo's own events as the listener reports them under the e2e's pare
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -325,3 +326,20 @@ def test_checkpoint_of_each_run_is_new(settings):
     assert e2e.checkpoint_uri("s3://x", a) != e2e.checkpoint_uri("s3://x", b)
     # EMR may write only to the clean, curated and models zones.
     assert e2e.checkpoint_uri("s3://x", a).startswith("s3://x/curated/")
+
+
+def test_the_graph_url_is_that_of_the_first_output_marquez_names() -> None:
+    """The lineage page of the first output that is one dataset as Marquez names it: a ``table:`` alias (the
+    catalog's name) and a tree (a location and all under it) name none; with neither, no URL (the CLI gives
+    the ``graph`` command instead)."""
+    from emr_lineage.lineage.contracts.model import parse_contract
+
+    def urls(*outputs: str) -> list[str]:
+        jobs = "".join(f"  - name: j{n}\n    outputs: [ {json.dumps(out)} ]\n" for n, out in enumerate(outputs))
+        contract = parse_contract(f"version: 1\nnamespace: ns\njobs:\n{jobs}")
+        return e2e_lineage.graph_urls(MARQUEZ_WEB, None, contract, {})
+
+    lake = f"s3://{LAKE_BUCKET}"
+    page = f"{MARQUEZ_WEB}{GRAPH_PAGE}"
+    assert urls("table:customer_ltv", f"{lake}/models/**", f"{lake}/clean/orders_clean") == [page]
+    assert urls("table:db.customer_ltv", f"{lake}/models/**") == []

@@ -27,8 +27,12 @@ def test_events_marquez_holds_that_break_the_rule_are_skipped_and_counted(marque
     with MarquezClient(marquez.url) as client:
         read = read_marquez_events(client)
     assert [e["run"]["runId"] for e in read.events] == [APP]
-    assert read.skipped == 1 and "job.namespace" in read.details[0] and "run " + OTHER in read.details[0]
-    assert read.notes() == [f"skipped 1 event(s) Marquez holds that fail the event checks (first: {read.details[0]})"]
+    assert (
+        read.skipped == 1 and "job.namespace" in read.skipped_details[0] and "run " + OTHER in read.skipped_details[0]
+    )
+    assert read.notes() == [
+        f"skipped 1 event(s) Marquez holds that fail the event checks (first: {read.skipped_details[0]})"
+    ]
 
 
 def test_the_window_includes_both_ends_and_reaches_past_2030(marquez: FakeMarquez) -> None:

@@ -724,6 +724,38 @@ def test_deep_nesting_is_read_to_the_limit_or_one_problem_with_its_line(tmp_path
             load_events([path])
 
 
+def test_an_item_of_a_list_that_breaks_the_json_rule_is_skipped_alone(tmp_path: Path, monkeypatch) -> None:
+    """An item of a .json list that the JSON rule refuses while it is decoded (a number of more than 1,000
+    characters, nesting too deep) is one problem, and the items after it are read on, as the gateway reads
+    a batch; also when the list's chunks cut that item or the one after it."""
+    listed = tmp_path / "e.json"
+    long_number = _event("a")
+    long_number["x"] = [{"n": "placeholder", "s": "a ] , } in a string"}]
+    text = json.dumps(long_number).replace('"placeholder"', "1" * 1001)
+    listed.write_text(f"[{text},\n{json.dumps(_event('b'))},\n{json.dumps(_event('c'))}]")
+    with pytest.raises(EventsError, match=r"e.json:1: a number is 1001 characters long; the limit is 1000"):
+        load_events([listed])
+    loaded = load_events([listed], skip_invalid=True)
+    assert (_names(loaded), loaded.skipped) == (["b", "c"], 1)
+    for chunk in (7, 64, 1024):  # the window's chunks end inside the refused item (and its strings)
+        monkeypatch.setattr(event_sources, "_CHUNK", chunk)
+        monkeypatch.setattr(event_sources._Text.more, "__defaults__", (chunk,))
+        assert _names(load_events([listed], skip_invalid=True)) == ["b", "c"]
+    listed.write_text(f"[{json.dumps(_event('a'))},\n{_nested(1200)},\n{json.dumps(_event('c'))}]")
+    loaded = load_events([listed], skip_invalid=True)
+    assert (_names(loaded), loaded.skipped) == (["a", "c"], 1)
+    # a syntax error still ends the file: after the refused item, nothing more is read
+    listed.write_text(f"[{text},\n{json.dumps(_event('b'))}\n{json.dumps(_event('c'))}]")
+    loaded = load_events([listed], skip_invalid=True)
+    assert (_names(loaded), loaded.skipped) == (["b"], 2)
+    assert "expected ',' or ']' between events" in loaded.skipped_details[1]
+    # the file ends inside the refused item: its problem, and nothing after it
+    listed.write_text(f"[{text[:-1]}")
+    loaded = load_events([listed], skip_invalid=True)
+    assert (_names(loaded), loaded.skipped) == ([], 1)
+    assert "1001 characters long" in loaded.skipped_details[0]
+
+
 @pytest.mark.parametrize("line", [b"[1]", b'"x"', b"null"])
 def test_a_passed_line_that_is_no_longer_an_object_is_a_changed_file(tmp_path: Path, line: bytes) -> None:
     """Reading in order, a line the worker passed is decoded again here: anything but an object
