@@ -72,8 +72,8 @@ def launch(
     run); arguments after -- go to the job.
 
     \b
-    emr-lineage launch --env dev --job jobs/revenue_daily.py -- --date 2026-11-20
-    emr-lineage launch --env prod --serverless --job jobs/revenue_daily.py -- --date 2026-11-20
+    emr-lineage launch --env dev --job jobs/revenue_daily.py -- --date YYYY-MM-DD
+    emr-lineage launch --env prod --serverless --job jobs/revenue_daily.py -- --date YYYY-MM-DD
     """
     _check_exclusive(ctx, serverless)
     console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
