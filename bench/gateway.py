@@ -206,10 +206,10 @@ def main() -> int:
             f"p50 {_p(bare, 50):.1f} ms, p99 {_p(bare, 99):.1f} ms"
         )
 
-        # Each kind sends other events (another producer URI, the same sizes): the gateway would
-        # answer a resent event as a duplicate without storing it again.
+        # Each kind sends other events (another producer URI, the same sizes, padded with "_": a
+        # space is no URI): the gateway would answer a resent event as a duplicate without storing it again.
         def events_of(kind: str) -> list[bytes]:
-            return [_event(groups[i], i, f"https://example.com/bench/{kind:5}") for i in range(args.events)]
+            return [_event(groups[i], i, f"https://example.com/bench/{kind:_<5}") for i in range(args.events)]
 
         plain, zipped, batched = events_of("plain"), events_of("gzip"), events_of("batch")
         batches = [b"[" + b",".join(batched[i : i + args.batch]) + b"]" for i in range(0, args.events, args.batch)]
