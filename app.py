@@ -105,6 +105,7 @@ def emr_stack(
     lineage: LineageServiceStack,
     data_lake: DataLakeStack,
     gateway: GatewayStack | None,
+    monitoring: MonitoringStack,
 ) -> EmrStack:
     emr = EmrStack(
         app,
@@ -118,6 +119,7 @@ def emr_stack(
         data_lake_key=data_lake.key,
         glue_databases=data_lake.databases,
         access_logs_bucket=data_lake.access_logs_bucket,
+        alarm_topic=monitoring.topic,
         gateway=GatewayAccess(gateway.api_key, gateway.archive_bucket, gateway.key) if gateway else None,
         description="emr-lineage: EMR roles, security, launch spec and optional long-running cluster",
     )
@@ -134,7 +136,6 @@ def monitoring_stack(
     *,
     lineage: LineageServiceStack,
     gateway: GatewayStack | None,
-    emr: EmrStack,
 ) -> MonitoringStack:
     return MonitoringStack(
         app,
@@ -156,8 +157,6 @@ def monitoring_stack(
         )
         if gateway
         else None,
-        # Its failed job runs alarm (None without emr_serverless): a Monitoring -> EMR reference.
-        serverless_application_id=emr.serverless_application_id,
         description="emr-lineage: alarms to one SNS topic, EMR failure events, lineage dashboard",
     )
 
@@ -174,9 +173,18 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
     gateway = None
     if settings.gateway.enabled:
         gateway = gateway_stack(app, settings, env, network=network, lineage=lineage, data_lake=data_lake)
-    emr = emr_stack(app, settings, env, network=network, lineage=lineage, data_lake=data_lake, gateway=gateway)
-    # Last: it watches the lineage stack, the gateway and EMR Serverless job runs; nothing depends on it.
-    monitoring = monitoring_stack(app, settings, env, lineage=lineage, gateway=gateway, emr=emr)
+    # Before EMR: the serverless application's failed job runs notify its topic.
+    monitoring = monitoring_stack(app, settings, env, lineage=lineage, gateway=gateway)
+    emr = emr_stack(
+        app,
+        settings,
+        env,
+        network=network,
+        lineage=lineage,
+        data_lake=data_lake,
+        gateway=gateway,
+        monitoring=monitoring,
+    )
 
     stacks: dict[str, cdk.Stack] = {
         "network": network,

@@ -13,6 +13,8 @@ ZONES = ("raw", "clean", "curated", "models")
 CATALOG_ZONES = ("clean", "curated")
 # Zones Spark jobs only read; everything else they also write.
 READ_ONLY_ZONES = ("raw",)
+# The catalog's database that Spark's Glue catalog client looks up at every session start.
+DEFAULT_DATABASE = "default"
 
 
 def zone_prefix(zone: str) -> str:
@@ -26,13 +28,3 @@ def glue_database_name(settings: EnvironmentSettings, zone: str) -> str:
     if zone not in CATALOG_ZONES:
         raise ValueError(f"zone {zone!r} has no Glue database; catalog zones are {', '.join(CATALOG_ZONES)}")
     return f"{settings.glue_database_prefix}_{zone}"
-
-
-def data_lake_bucket_name(settings: EnvironmentSettings, account: str, region: str) -> str:
-    """``emr-lineage-<env>-data-lake-<account>-<region>``: the name the data lake stack gives its bucket.
-
-    Unique per account and region, and readable in the console. Only the data lake stack uses it:
-    other stacks get the bucket itself from it (``app.py``), the tools read its name from SSM
-    (``account``/``region`` may be CDK tokens).
-    """
-    return f"{settings.resource_prefix}-data-lake-{account}-{region}"

@@ -22,6 +22,11 @@ def marquez_web_url(env: str) -> str:
     return _name(env, "marquez/web-url")
 
 
+def marquez_database_id(env: str) -> str:
+    """Identifier of Marquez's RDS instance (unique to the stack that made it)."""
+    return _name(env, "marquez/database-id")
+
+
 def emr_launch_spec(env: str) -> str:
     """JSON RunJobFlow request (minus Steps) for ephemeral clusters."""
     return _name(env, "emr/launch-spec")

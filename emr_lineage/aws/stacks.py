@@ -36,6 +36,7 @@ def tool_parameters(settings: EnvironmentSettings) -> dict[str, str]:
     names = {
         parameters.marquez_api_url(env): LINEAGE_SERVICE,
         parameters.marquez_web_url(env): LINEAGE_SERVICE,
+        parameters.marquez_database_id(env): LINEAGE_SERVICE,
         parameters.data_lake_bucket(env): DATA_LAKE,
         parameters.artifacts_bucket(env): EMR,
         parameters.emr_launch_spec(env): EMR,

@@ -323,9 +323,9 @@ DATABASE_DOWN_STATES = frozenset(
 )  # fmt: skip
 
 
-def database(clients: DoctorClients, settings: EnvironmentSettings) -> CheckResult:
-    """The engine version Marquez's database runs, against ``database.postgres_version``, and its state."""
-    identifier = settings.marquez_database_identifier
+def database(clients: DoctorClients, settings: EnvironmentSettings, identifier: str) -> CheckResult:
+    """The engine version Marquez's database (RDS instance ``identifier``) runs, against
+    ``database.postgres_version``, and its state."""
     reply, problem = aws_call(lambda: clients.rds.describe_db_instances(DBInstanceIdentifier=identifier))
     deploy = f"deploy the lineage service: make deploy ENV={settings.name}"
     if problem:

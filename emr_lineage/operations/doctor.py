@@ -82,17 +82,13 @@ def run_doctor(
             if clients and account
             else skipped(f"stack:{name}", f"stack {name}", AWS_NEEDS)
         )
-    results.append(
-        checks.database(clients, settings)
-        if clients and account
-        else skipped(checks.DATABASE_CHECK, checks.DATABASE_TITLE, AWS_NEEDS)
-    )
     values: dict[str, str] = {}
     if clients and account:
         row, values = checks.tool_parameter_values(clients, settings)
         results.append(row)
     else:
         results.append(skipped("ssm-parameters", "SSM parameters the commands read", AWS_NEEDS))
+    results.append(_database_check(settings, values, clients if account else None))
 
     pin = checks.listener_pin(settings)
     results.append(pin)
@@ -117,6 +113,18 @@ def run_doctor(
     results += _gateway_aws_checks(settings, values, clients if account else None, options.clock())
     results.append(_serverless_check(settings, values, clients if account else None))
     return Report(env, tuple(results))
+
+
+def _database_check(
+    settings: EnvironmentSettings, values: dict[str, str], clients: DoctorClients | None
+) -> CheckResult:
+    """Marquez's database, by the identifier the lineage stack published."""
+    parameter = parameters.marquez_database_id(settings.name)
+    if clients is None:
+        return skipped(checks.DATABASE_CHECK, checks.DATABASE_TITLE, AWS_NEEDS)
+    if not values.get(parameter):
+        return skipped(checks.DATABASE_CHECK, checks.DATABASE_TITLE, f"SSM parameter {parameter}")
+    return checks.database(clients, settings, values[parameter])
 
 
 def _serverless_check(

@@ -108,9 +108,30 @@ def settings_from_context(block: Any, env: str | None) -> EnvironmentSettings:
         raise ConfigError(f"{CONTEXT_KEY}.{unknown_top[0]}: unknown key (expected 'versions' and 'environments')")
     data = {**raw_env, "name": env, "versions": block.get("versions")}
     try:
-        return EnvironmentSettings.model_validate(data)
+        settings = EnvironmentSettings.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_format_validation_error(exc, env, data, EnvironmentSettings)) from None
+    _one_lake_formation_owner(settings, environments)
+    return settings
+
+
+def _one_lake_formation_owner(settings: EnvironmentSettings, environments: dict[str, Any]) -> None:
+    """Refuse a second environment that manages the Lake Formation settings of the same account and region
+    (one object per account and region: two stacks would each rewrite the other's admins)."""
+    if not settings.data_lake.manage_lake_formation_settings or not (settings.account and settings.region):
+        return
+    for other, raw in sorted(environments.items()):
+        if other == settings.name or not isinstance(raw, dict):
+            continue
+        lake = raw.get("data_lake") if isinstance(raw.get("data_lake"), dict) else {}
+        manages = lake.get("manage_lake_formation_settings", True) is not False
+        if manages and (raw.get("account"), raw.get("region")) == (settings.account, settings.region):
+            raise ConfigError(
+                f"{CONTEXT_KEY}.environments.{settings.name}.data_lake.manage_lake_formation_settings: "
+                f"{settings.name} and {other} share account {settings.account} in {settings.region}, whose Lake "
+                f"Formation settings can have one owner: set it false in one of them (docs/deploy.md, "
+                "'Several environments in one account')"
+            )
 
 
 def load_settings(env: str | None = None, cdk_json: Path = DEFAULT_CDK_JSON) -> EnvironmentSettings:

@@ -153,6 +153,18 @@ class DataLakeSettings(Strict):
     # Extra Lake Formation admins (IAM role/user ARNs); the CDK deploy role is always added.
     admin_arns: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")]]
     noncurrent_version_expiration_days: Annotated[int, Field(ge=1, le=3650)]
+    # An account and region have one Lake Formation settings object: one environment there manages it
+    # (adds the admins); the others set false and rely on it (loader.py refuses two owners it can see).
+    manage_lake_formation_settings: bool = True
+
+    @model_validator(mode="after")
+    def _admins_need_the_settings(self) -> DataLakeSettings:
+        if self.admin_arns and not self.manage_lake_formation_settings:
+            raise ValueError(
+                "admin_arns are added by the environment that manages the account's Lake Formation settings "
+                "(manage_lake_formation_settings is false here): list them in that environment"
+            )
+        return self
 
 
 class EmrSettings(Strict):
@@ -340,11 +352,6 @@ class EnvironmentSettings(Strict):
     @property
     def resource_prefix(self) -> str:
         return f"emr-lineage-{self.name}"
-
-    @property
-    def marquez_database_identifier(self) -> str:
-        """The RDS instance identifier of Marquez's database."""
-        return f"{self.resource_prefix}-marquez"
 
     @property
     def glue_database_prefix(self) -> str:

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Aws, CfnOutput, DefaultStackSynthesizer, Duration, Fn, Stack
+from aws_cdk import CfnOutput, DefaultStackSynthesizer, Duration, Fn, Stack
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lakeformation as lakeformation
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from emr_lineage.aws import parameters
-from emr_lineage.aws.lake import data_lake_bucket_name
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.data_lake.catalog import GlueDatabases
+from stacks.data_lake.catalog import DefaultDatabase, GlueDatabases
 from stacks.data_lake.lake_formation import LakeFormationAdmins, LakeFormationLocation
+from stacks.shared.lake_formation import grant_one_at_a_time
 from stacks.shared.published import publish
 from stacks.shared.server_access_logs_bucket import ServerAccessLogsBucket
 from stacks.shared.settings_mapping import removal_policy
@@ -28,11 +29,13 @@ from stacks.shared.storage import private_bucket, rotating_key
 
 class DataLakeStack(Stack):
     """Exposes ``key``, ``bucket``, ``access_logs_bucket`` (server access logs of every bucket),
-    ``databases`` (catalog zone -> Glue database name), ``data_lake_settings`` and ``location``
+    ``databases`` (catalog zone -> Glue database name), ``data_lake_settings`` and ``default_database`` (None
+    where another environment manages them: ``data_lake.manage_lake_formation_settings``) and ``location``
     (the registered Lake Formation resource)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        grant_one_at_a_time(self)
         lake = settings.data_lake
 
         self.key: kms.IKey = rotating_key(
@@ -50,7 +53,7 @@ class DataLakeStack(Stack):
             "Bucket",
             access_logs_bucket=self.access_logs_bucket,
             access_logs_prefix="data-lake/",
-            bucket_name=data_lake_bucket_name(settings, Aws.ACCOUNT_ID, Aws.REGION),
+            # CloudFormation's name: a bucket a destroy retains would block the next deploy under a fixed one.
             encryption=s3.BucketEncryption.KMS,
             encryption_key=self.key,
             bucket_key_enabled=True,
@@ -65,14 +68,22 @@ class DataLakeStack(Stack):
             removal_policy=removal_policy(settings),
         )
 
-        self.databases: dict[str, str] = GlueDatabases(self, "Databases", settings=settings, bucket=self.bucket).names
-        self.data_lake_settings = LakeFormationAdmins(
-            self, "LakeFormationAdmins", admin_arns=[*lake.admin_arns, self._deploy_role_arn()]
-        ).settings
+        catalog = GlueDatabases(self, "Databases", settings=settings, bucket=self.bucket)
+        self.databases: dict[str, str] = catalog.names
         location = LakeFormationLocation(
             self, "LakeFormationLocation", bucket=self.bucket, resource_prefix=settings.resource_prefix
         )
         self.location_role, self.location = location.role, location.location
+        # The account's one settings object and its default database, where this environment manages
+        # them; what Lake Formation governs here waits for the deploy role to be an admin.
+        self.data_lake_settings: lakeformation.CfnDataLakeSettings | None = None
+        self.default_database: DefaultDatabase | None = None
+        if lake.manage_lake_formation_settings:
+            self.default_database = DefaultDatabase(self, "DefaultDatabase", settings=settings)
+            admins = [*lake.admin_arns, self._deploy_role_arn(), self.default_database.role.role_arn]
+            self.data_lake_settings = LakeFormationAdmins(self, "LakeFormationAdmins", admin_arns=admins).settings
+            for governed in (*catalog.databases, self.default_database.resource, self.location):
+                governed.node.add_dependency(self.data_lake_settings)
         self.key.grant(self.location_role, "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
 
         publish(

@@ -13,6 +13,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lakeformation as lf
 from constructs import Construct
 
+from emr_lineage.aws.lake import DEFAULT_DATABASE
+
 # Zone -> (database permissions, table permissions). Read-only zones get no table writes.
 ZONE_PERMISSIONS = {
     "clean": (["DESCRIBE"], ["SELECT", "DESCRIBE"]),
@@ -55,6 +57,17 @@ class LakeFormationGrants(Construct):
                 ),
             ),
             ["DATA_LOCATION_ACCESS"],
+        )
+        # Spark's catalog client looks the default database up at every session start (the data lake stack
+        # makes sure it exists: stacks/data_lake/catalog.py).
+        grant(
+            "Database-default",
+            lf.CfnPrincipalPermissions.ResourceProperty(
+                database=lf.CfnPrincipalPermissions.DatabaseResourceProperty(
+                    catalog_id=Aws.ACCOUNT_ID, name=DEFAULT_DATABASE
+                ),
+            ),
+            ["DESCRIBE"],
         )
         for zone, (database_permissions, table_permissions) in ZONE_PERMISSIONS.items():
             name = databases[zone]

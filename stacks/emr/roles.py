@@ -25,7 +25,7 @@ from emr_lineage.aws.artifacts import (
     STAGED_JOBS_PREFIX,
     TLS_PREFIX,
 )
-from emr_lineage.aws.lake import READ_ONLY_ZONES, ZONES, zone_prefix
+from emr_lineage.aws.lake import DEFAULT_DATABASE, READ_ONLY_ZONES, ZONES, zone_prefix
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.shared.logical_ids import keep_logical_ids
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
@@ -118,7 +118,7 @@ def grant_data_lake(role: iam.Role, *, bucket: s3.IBucket, key: kms.IKey, databa
 
     catalog = f"arn:{Aws.PARTITION}:glue:{Aws.REGION}:{Aws.ACCOUNT_ID}"
     # Spark's Hive client always looks up the `default` database at start.
-    database_arns = [f"{catalog}:database/{name}" for name in [*databases, "default"]]
+    database_arns = [f"{catalog}:database/{name}" for name in [*databases, DEFAULT_DATABASE]]
     table_arns = [f"{catalog}:table/{name}/*" for name in databases]
     role.add_to_policy(
         iam.PolicyStatement(

@@ -27,6 +27,20 @@ from stacks.emr.roles import KMS_DATA_ACTIONS
 from stacks.shared.storage import rotating_key
 from stacks.shared.tags import EMR_MANAGED_TAG
 
+# A KMS key user's use of the key (https://docs.aws.amazon.com/kms/latest/developerguide/key-policy-default.html)
+# with what EBS lists for launching instances with encrypted volumes
+# (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-encryption-requirements.html).
+EBS_LAUNCH_ACTIONS = (
+    "kms:Encrypt",
+    "kms:Decrypt",
+    "kms:ReEncryptFrom",
+    "kms:ReEncryptTo",
+    "kms:GenerateDataKey",
+    "kms:GenerateDataKeyWithoutPlaintext",
+    "kms:DescribeKey",
+)
+KEY_GRANT_ACTIONS = ("kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant")
+
 
 def security_configuration_json(
     *, s3_key_arn: str, local_disk_key_arn: str, tls_certificates_uri: str | None, lake_formation: bool
@@ -84,14 +98,12 @@ class EmrSecurity(Construct):
             description=f"{prefix}: EMR local disk and EBS encryption",
         )
         self.local_disk_key.grant(instance_role, *KMS_DATA_ACTIONS)
-        # EBS encryption: EMR's service role creates grants for the volumes it attaches.
-        self.local_disk_key.grant(
-            service_role,
-            "kms:CreateGrant",
-            "kms:ListGrants",
-            "kms:RevokeGrant",
-            "kms:GenerateDataKeyWithoutPlaintext",
-            "kms:DescribeKey",
+        # EBS encryption: EMR's service role launches the instances with volumes under this key, so it is
+        # a key user as EMR's guide asks (emr-encryption-enable.html, EBS encryption) and has what EBS
+        # requires of a launch (ebs-encryption-requirements.html); grants only for AWS resources.
+        self.local_disk_key.grant(service_role, *EBS_LAUNCH_ACTIONS)
+        self.local_disk_key.grant(service_role, *KEY_GRANT_ACTIONS).principal_statement.add_condition(
+            "Bool", {"kms:GrantIsForAWSResource": True}
         )
         # EMRFS on the nodes writes SSE-KMS objects with the data lake key.
         data_lake_key.grant(instance_role, *KMS_DATA_ACTIONS)
@@ -105,10 +117,12 @@ class EmrSecurity(Construct):
             tls_certificates_uri=tls_uri,
             lake_formation=settings.emr.lake_formation_runtime_role,
         )
+        # No name: the document is create-only, so a changed one (in-transit encryption or the runtime role
+        # switched) replaces the configuration, which CloudFormation cannot do under a fixed name. The
+        # old one cannot be deleted while a cluster runs with it: left behind then (docs/deploy.md).
         self.security_configuration = emr.CfnSecurityConfiguration(
             self,
             "SecurityConfiguration",
-            name=f"{prefix}-security",
             security_configuration=Stack.of(self).to_json_string(document),
         )
 

@@ -7,7 +7,8 @@ EMR Serverless application with its job role (``emr_serverless.enabled``, stacks
 
 Everything it uses from other stacks arrives as a prop (``app.py`` passes it): the VPC, the
 lineage clients security group and the Marquez API URL, the data lake bucket, key and Glue
-databases, and the server access logs bucket. It reads nothing back from SSM.
+databases, the server access logs bucket and the alarm topic (the serverless application's failed job
+runs notify it). It reads nothing back from SSM.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from aws_cdk import aws_emr as emr
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
@@ -36,13 +38,14 @@ from stacks.emr.long_running import LongRunningCluster
 from stacks.emr.roles import EmrRoles, GatewayAccess
 from stacks.emr.security import EmrSecurity
 from stacks.emr.serverless import ServerlessApplication
+from stacks.monitoring.emr_events import ServerlessJobRunFailures
+from stacks.shared.lake_formation import grant_one_at_a_time
 from stacks.shared.published import publish
 
 
 class EmrStack(Stack):
     """Exposes ``artifacts_bucket``, ``roles``, ``security``, ``launch_spec`` (the request
-    dict, with tokens), ``long_running_cluster`` (or None) and ``serverless`` (or None; its application's
-    id is ``serverless_application_id``)."""
+    dict, with tokens), ``long_running_cluster`` (or None) and ``serverless`` (or None)."""
 
     def __init__(
         self,
@@ -57,10 +60,12 @@ class EmrStack(Stack):
         data_lake_key: kms.IKey,
         glue_databases: Mapping[str, str],
         access_logs_bucket: s3.IBucket,
+        alarm_topic: sns.ITopic,
         gateway: GatewayAccess | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        grant_one_at_a_time(self)
 
         self.artifacts_bucket = ArtifactsBucket(
             self,
@@ -110,25 +115,50 @@ class EmrStack(Stack):
                 self, "LongRunning", settings=settings, resources=resources
             ).cluster
             CfnOutput(self, "LongRunningClusterId", value=self.long_running_cluster.ref)
-        self.serverless: ServerlessApplication | None = None
-        if settings.emr_serverless.enabled:
-            self.serverless = ServerlessApplication(
-                self,
-                "Serverless",
-                settings=settings,
-                vpc=vpc,
-                lineage_clients_security_group=lineage_clients_security_group,
-                artifacts_bucket=self.artifacts_bucket,
-                data_lake_bucket=data_lake_bucket,
-                data_lake_key=data_lake_key,
-                glue_databases=glue_databases,
-            )
+        self.serverless = self._serverless(
+            settings,
+            vpc=vpc,
+            lineage_clients_security_group=lineage_clients_security_group,
+            data_lake_bucket=data_lake_bucket,
+            data_lake_key=data_lake_key,
+            glue_databases=glue_databases,
+            alarm_topic=alarm_topic,
+        )
         self._publish(settings)
 
-    @property
-    def serverless_application_id(self) -> str | None:
-        """The EMR Serverless application's id (a token), or None when ``emr_serverless`` is off."""
-        return self.serverless.application.attr_application_id if self.serverless else None
+    def _serverless(
+        self,
+        settings: EnvironmentSettings,
+        *,
+        vpc: ec2.IVpc,
+        lineage_clients_security_group: ec2.ISecurityGroup,
+        data_lake_bucket: s3.IBucket,
+        data_lake_key: kms.IKey,
+        glue_databases: Mapping[str, str],
+        alarm_topic: sns.ITopic,
+    ) -> ServerlessApplication | None:
+        """The EMR Serverless application (``emr_serverless.enabled``); its failed job runs notify ``alarm_topic``."""
+        if not settings.emr_serverless.enabled:
+            return None
+        serverless = ServerlessApplication(
+            self,
+            "Serverless",
+            settings=settings,
+            vpc=vpc,
+            lineage_clients_security_group=lineage_clients_security_group,
+            artifacts_bucket=self.artifacts_bucket,
+            data_lake_bucket=data_lake_bucket,
+            data_lake_key=data_lake_key,
+            glue_databases=glue_databases,
+        )
+        ServerlessJobRunFailures(
+            self,
+            "ServerlessJobRunFailures",
+            settings=settings,
+            topic=alarm_topic,
+            application_id=serverless.application.attr_application_id,
+        )
+        return serverless
 
     def _cluster_resources(
         self,

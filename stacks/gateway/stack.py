@@ -42,6 +42,7 @@ from stacks.gateway.asset import gateway_code
 from stacks.gateway.functions import FORWARD_BATCH_SIZE, ForwardFunction, IngestFunction, forwarder_timeout_seconds
 from stacks.gateway.routing import FORWARD_LISTENER_PORT, forward_listener, route_lineage_posts
 from stacks.gateway.storage import api_key_secret, archive_bucket, dead_letter_queue, event_queue
+from stacks.shared.lake_formation import grant_one_at_a_time
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
 from stacks.shared.published import publish
 from stacks.shared.storage import rotating_key
@@ -71,6 +72,7 @@ class GatewayStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        grant_one_at_a_time(self)
         self.key = rotating_key(
             self,
             "Key",

@@ -1,7 +1,8 @@
 """The gateway's stateful resources: the archive bucket, the FIFO queue and its dead-letter queue, the API key.
 
 Functions on the stack's scope, not constructs, so they keep the logical ids they were first deployed
-with (a bucket, queue or secret renamed would be replaced, and its content lost).
+with (a bucket, queue or secret renamed would be replaced, and its content lost). Their names are
+CloudFormation's: what a destroy retains would otherwise block the next deploy ("already exists").
 """
 
 from __future__ import annotations
@@ -70,7 +71,6 @@ def dead_letter_queue(scope: Construct, *, settings: EnvironmentSettings, key: k
     return sqs.Queue(
         scope,
         "DeadLetterQueue",
-        queue_name=f"{settings.resource_prefix}-gateway-dlq.fifo",
         fifo=True,
         content_based_deduplication=False,
         encryption=sqs.QueueEncryption.KMS,
@@ -95,7 +95,6 @@ def event_queue(
     return sqs.Queue(
         scope,
         "Queue",
-        queue_name=f"{settings.resource_prefix}-gateway.fifo",
         fifo=True,
         # The ingest sets MessageDeduplicationId (a hash of the canonical event).
         content_based_deduplication=False,

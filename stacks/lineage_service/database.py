@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Aws, Duration, Fn, RemovalPolicy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_rds as rds
@@ -24,6 +24,11 @@ LOG_EXPORTS = ("postgresql", "upgrade")
 ENHANCED_MONITORING_SECONDS = 60
 
 
+def stack_unique_suffix() -> str:
+    """The first 8 hex digits of the stack's id (a UUID): another for every stack made anew."""
+    return Fn.select(0, Fn.split("-", Fn.select(2, Fn.split("/", Aws.STACK_ID))))
+
+
 def postgres_engine_version(major: str) -> rds.PostgresEngineVersion:
     """PostgreSQL ``major`` as the instance's engine version: the major alone (RDS picks its default
     minor, then applies newer ones), if the pinned aws-cdk-lib knows that major (raises ConfigError)."""
@@ -38,8 +43,9 @@ class MarquezDatabase(Construct):
     """RDS PostgreSQL in isolated subnets, encrypted, SSL enforced, credentials in Secrets Manager (under
     ``key``, which also encrypts the exported logs), OS metrics by Enhanced Monitoring.
 
-    Exposes ``instance``, ``secret`` (JSON with username/password/host/port/dbname) and
-    ``security_group`` (no ingress until a client is allowed with :meth:`allow_from`).
+    Exposes ``instance``, ``identifier`` (the instance's, a token), ``secret`` (JSON with
+    username/password/host/port/dbname) and ``security_group`` (no ingress until a client is allowed with
+    :meth:`allow_from`).
     """
 
     def __init__(
@@ -63,7 +69,9 @@ class MarquezDatabase(Construct):
             description=f"{settings.resource_prefix} Marquez database: TLS required",
             parameters={"rds.force_ssl": "1"},
         )
-        instance_identifier = settings.marquez_database_identifier
+        # Unique to this stack: RDS names its log groups after the instance, and prod retains them on a
+        # destroy, so a fixed identifier would meet them again on the next deploy ("already exists").
+        self.identifier = Fn.join("-", [f"{settings.resource_prefix}-marquez", stack_unique_suffix()])
         # RDS creates these groups on first export with no retention; creating them first sets it
         # (cloudwatch_logs_retention would add a Lambda-backed custom resource instead).
         log_groups = [
@@ -73,7 +81,7 @@ class MarquezDatabase(Construct):
                 key=key,
                 settings=settings,
                 retention_days=settings.log_retention_days,
-                log_group_name=f"/aws/rds/instance/{instance_identifier}/{export}",
+                log_group_name=f"/aws/rds/instance/{self.identifier}/{export}",
             )
             for export in LOG_EXPORTS
         ]
@@ -87,9 +95,8 @@ class MarquezDatabase(Construct):
             security_groups=[self.security_group],
             port=DATABASE_PORT,
             database_name=DATABASE_NAME,
-            credentials=rds.Credentials.from_generated_secret(
-                DATABASE_USER, secret_name=f"{settings.resource_prefix}/marquez/database", encryption_key=key
-            ),
+            # A generated name: the secret outlives a destroy with the final snapshot (below).
+            credentials=rds.Credentials.from_generated_secret(DATABASE_USER, encryption_key=key),
             parameter_group=parameters,
             storage_encrypted=True,
             storage_type=rds.StorageType.GP3,
@@ -104,7 +111,7 @@ class MarquezDatabase(Construct):
             auto_minor_version_upgrade=True,
             allow_major_version_upgrade=True,
             publicly_accessible=False,
-            instance_identifier=instance_identifier,
+            instance_identifier=self.identifier,
             cloudwatch_logs_exports=list(LOG_EXPORTS),
             copy_tags_to_snapshot=True,
             monitoring_interval=Duration.seconds(ENHANCED_MONITORING_SECONDS),
@@ -116,7 +123,16 @@ class MarquezDatabase(Construct):
         self.instance.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3691"]}})
         assert self.instance.secret is not None  # generated above
         self.secret = self.instance.secret
+        self._keep_secret_with_the_data(settings)
         self._acknowledge(settings)
+
+    def _keep_secret_with_the_data(self, settings: EnvironmentSettings) -> None:
+        """A final snapshot (or a retained instance) holds the password: the secret goes only with the data.
+        (``secret`` is its attachment to the instance; the secret itself is the instance's child.)"""
+        if removal_policy(settings, snapshot_capable=True) != RemovalPolicy.DESTROY:
+            generated = self.instance.node.find_child("Secret")
+            assert isinstance(generated, rds.DatabaseSecret)
+            generated.apply_removal_policy(RemovalPolicy.RETAIN)
 
     def _acknowledge(self, settings: EnvironmentSettings) -> None:
         """The scanners' findings on the instance that its settings answer (cdk-nag, then checkov)."""

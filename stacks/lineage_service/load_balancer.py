@@ -30,6 +30,8 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 # Rules of a listener are its own: this priority shares nothing with the serving listener's.
 PLAIN_HTTP_WRITES_STATUS = 403
 PLAIN_HTTP_WRITES_RULE_PRIORITY = 1
+# The serving listener's id since the first deploy, whichever port it serves now (_listeners).
+SERVING_LISTENER_ID = "Http"
 
 
 def plain_http_writes_body(domain_name: str) -> str:
@@ -168,13 +170,14 @@ class LineageLoadBalancer(Construct):
         """The listener that serves traffic, and the port-80 listener that redirects reads to it and
         refuses writes (HTTPS only).
 
-        The port-80 listener keeps its construct id in both modes, so turning HTTPS on updates it
-        in place (CloudFormation cannot create a second listener on the same port first).
+        The serving listener is one resource in both modes: turning HTTPS on moves it from port 80 to 443
+        in place, so its ARN, its routes' target groups and what other stacks import of them stay (new
+        ones would have to replace exports in use). The redirect listener takes port 80 only after that.
         """
         marquez = settings.marquez
         if not self.https:
             http = self.load_balancer.add_listener(
-                "Http", port=HTTP_PORT, protocol=elbv2.ApplicationProtocol.HTTP, open=False
+                SERVING_LISTENER_ID, port=HTTP_PORT, protocol=elbv2.ApplicationProtocol.HTTP, open=False
             )
             # The settings refuse an environment without a certificate unless it allows plain HTTP.
             for check in ("CKV_AWS_2", "CKV_AWS_103"):
@@ -183,11 +186,11 @@ class LineageLoadBalancer(Construct):
                     check,
                     f"{settings.name} has no certificate and sets (or, as dev, defaults to) marquez.allow_plain_http: "
                     "plain HTTP on an internal load balancer that only web_allowed_cidrs and the lineage clients "
-                    "group reach; a certificate turns this listener into the HTTPS redirect",
+                    "group reach; a certificate moves this listener to HTTPS on 443",
                 )
             return http, None
         https = self.load_balancer.add_listener(
-            "Https",
+            SERVING_LISTENER_ID,
             port=HTTPS_PORT,
             protocol=elbv2.ApplicationProtocol.HTTPS,
             certificates=[elbv2.ListenerCertificate.from_arn(marquez.certificate_arn)],
@@ -195,12 +198,14 @@ class LineageLoadBalancer(Construct):
             open=False,
         )
         redirect = self.load_balancer.add_listener(
-            "Http",
+            "Redirect",
             port=HTTP_PORT,
             protocol=elbv2.ApplicationProtocol.HTTP,
             open=False,
             default_action=elbv2.ListenerAction.redirect(protocol="HTTPS", port=str(HTTPS_PORT), permanent=True),
         )
+        # A load balancer has one listener per port, even for a moment.
+        redirect.node.add_dependency(https)
         redirect.add_action(
             "RefuseWrites",
             priority=PLAIN_HTTP_WRITES_RULE_PRIORITY,

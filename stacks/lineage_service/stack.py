@@ -21,6 +21,7 @@ from stacks.lineage_service.database import DATABASE_NAME, MarquezDatabase
 from stacks.lineage_service.load_balancer import LineageLoadBalancer
 from stacks.lineage_service.marquez import MarquezService
 from stacks.lineage_service.retention import MarquezRetention
+from stacks.shared.exports import export_for_optional_consumers
 from stacks.shared.published import publish
 from stacks.shared.storage import rotating_key
 
@@ -71,6 +72,10 @@ class LineageServiceStack(Stack):
         self.api_url: str = self.load_balancer.api_url
         self.web_url: str = self.load_balancer.web_url
 
+        self._publish(settings)
+
+    def _publish(self, settings: EnvironmentSettings) -> None:
+        """What the tools read (SSM parameters and outputs), and the exports optional consumers import."""
         publish(
             self,
             parameter_id="ApiUrlParameter",
@@ -89,6 +94,15 @@ class LineageServiceStack(Stack):
             output_id="MarquezWebUrl",
             output_description="Marquez web UI",
         )
+        publish(
+            self,
+            parameter_id="DatabaseIdParameter",
+            parameter_name=parameters.marquez_database_id(settings.name),
+            value=self.database.identifier,
+            description="Identifier of Marquez's RDS PostgreSQL instance",
+            output_id="MarquezDatabaseId",
+            output_description="Marquez's RDS instance (aws rds describe-db-instances --db-instance-identifier)",
+        )
         CfnOutput(
             self,
             "MarquezLoadBalancerDnsName",
@@ -100,6 +114,16 @@ class LineageServiceStack(Stack):
             "LineageClientsSecurityGroupId",
             value=self.clients_security_group.security_group_id,
             description="Security group that lineage clients join to reach the Marquez API",
+        )
+        # The gateway's listener rule and security group rule, and the retention alarm's log group.
+        balancer = self.load_balancer
+        export_for_optional_consumers(
+            self,
+            balancer.load_balancer.load_balancer_arn,
+            balancer.security_group.security_group_id,
+            balancer.listener.listener_arn,
+            balancer.api_target_group.target_group_arn,
+            self.marquez.log_group.log_group_name,
         )
 
     def _retention(self, settings: EnvironmentSettings, vpc: ec2.IVpc) -> MarquezRetention | None:

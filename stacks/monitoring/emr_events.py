@@ -9,7 +9,10 @@ https://docs.aws.amazon.com/emr/latest/ManagementGuide/emr-manage-cloudwatch-eve
 EMR Serverless sends "EMR Serverless Job Run State Change" (source ``aws.emr-serverless``); its
 ``detail`` carries ``applicationId``, ``jobRunId``, ``jobRunName``, ``state`` and ``previousState``,
 and its ``resources`` list is empty, so the rule matches the application by ``detail.applicationId``
-(https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-emr-serverless.html). A run that
+(https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-emr-serverless.html); the event names
+no application name. That rule lives in the EMR stack beside the application
+(:class:`ServerlessJobRunFailures`): imported here, the application's id would be an export in use
+when ``emr_serverless`` is switched off, which CloudFormation cannot remove. A run that
 failed ends FAILED; one that ran past its deadline (``emr_serverless.job_timeout_minutes``) or was
 cancelled ends CANCELLED: both notify, since a cancelled run wrote no (or partial) output too.
 The reason is not in the event: ``aws emr-serverless get-job-run`` shows it (``stateDetails``).
@@ -44,8 +47,7 @@ class EmrFailureEvents(Construct):
     Clusters are this environment's by name (the launch spec and the long-running cluster are
     named ``<resource prefix>-...``, stacks/emr/cluster_spec.py). Step events carry the step's name,
     not the cluster's, so failed steps are reported for every cluster of the account and region.
-    With ``serverless_application_id``, a third rule: that application's job runs that failed or were
-    cancelled. Exposes ``cluster_rule``, ``step_rule`` and ``serverless_rule`` (or None).
+    Exposes ``cluster_rule`` and ``step_rule``.
     """
 
     def __init__(
@@ -55,7 +57,6 @@ class EmrFailureEvents(Construct):
         *,
         settings: EnvironmentSettings,
         topic: sns.ITopic,
-        serverless_application_id: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         prefix = settings.resource_prefix
@@ -98,14 +99,26 @@ class EmrFailureEvents(Construct):
                 ),
             )
         )
-        self.serverless_rule: events.Rule | None = None
-        if serverless_application_id is not None:
-            self.serverless_rule = self._serverless_rule(prefix, topic, serverless_application_id)
 
-    def _serverless_rule(self, prefix: str, topic: sns.ITopic, application_id: str) -> events.Rule:
-        rule = events.Rule(
+
+class ServerlessJobRunFailures(Construct):
+    """A rule to ``topic``: job runs of the EMR Serverless application ``application_id`` that failed or were
+    cancelled. Exposes ``rule``."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: EnvironmentSettings,
+        topic: sns.ITopic,
+        application_id: str,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        prefix = settings.resource_prefix
+        self.rule = events.Rule(
             self,
-            "ServerlessJobRunFailed",
+            "Rule",
             description=f"{prefix}: EMR Serverless job runs of this environment's application that failed or "
             "were cancelled (deadline included)",
             event_pattern=events.EventPattern(
@@ -114,7 +127,7 @@ class EmrFailureEvents(Construct):
                 detail={"applicationId": [application_id], "state": list(SERVERLESS_JOB_RUN_ENDED_BADLY)},
             ),
         )
-        rule.add_target(
+        self.rule.add_target(
             targets.SnsTopic(
                 topic,
                 message=events.RuleTargetInput.from_text(
@@ -125,4 +138,3 @@ class EmrFailureEvents(Construct):
                 ),
             )
         )
-        return rule

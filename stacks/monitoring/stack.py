@@ -3,10 +3,10 @@
 One SNS topic per environment (KMS-encrypted, TLS-only, an optional e-mail subscription from
 ``alarms.email``) receives every alarm (when it fires and when it recovers), every EMR cluster or
 step failure and, with ``emr_serverless`` on, every failed or cancelled job run of the EMR stack's
-serverless application. The dashboard shows lineage events in, forwarded and failed, and
-Marquez's health. A stack of its own, last: it reads the lineage stack, the EMR stack (the
-serverless application's id) and, when the gateway is deployed, the gateway stack (``app.py``
-passes what it watches), and nothing depends on it, so alarms can change without touching the
+serverless application (that rule is the EMR stack's, beside the application: stacks/monitoring/emr_events.py).
+The dashboard shows lineage events in, forwarded and failed, and Marquez's health. A stack of its own:
+it reads the lineage stack and, when the gateway is deployed, the gateway stack (``app.py`` passes what
+it watches); only the EMR stack depends on it (the topic), so alarms can change without touching the
 stacks they watch.
 """
 
@@ -27,6 +27,7 @@ from stacks.monitoring.dashboard import LineageDashboard
 from stacks.monitoring.emr_events import EmrFailureEvents
 from stacks.monitoring.metrics import MonitoredGateway
 from stacks.monitoring.topic import AlarmTopic
+from stacks.shared.exports import export_for_optional_consumers
 
 
 class MonitoringStack(Stack):
@@ -45,7 +46,6 @@ class MonitoringStack(Stack):
         web_target_group: elbv2.IApplicationTargetGroup,
         marquez_log_group: logs.ILogGroup,
         gateway: MonitoredGateway | None = None,
-        serverless_application_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -73,7 +73,6 @@ class MonitoringStack(Stack):
             "EmrFailures",
             settings=settings,
             topic=self.topic,
-            serverless_application_id=serverless_application_id,
         )
         self.dashboard = LineageDashboard(
             self,
@@ -87,5 +86,7 @@ class MonitoringStack(Stack):
             alarms=list(self.alarms.values()),
         ).dashboard
 
+        # The EMR Serverless application's failed job runs rule, in the EMR stack while emr_serverless is on.
+        export_for_optional_consumers(self, self.topic.topic_arn)
         CfnOutput(self, "AlarmTopicArn", value=self.topic.topic_arn, description="SNS topic of every alarm")
         CfnOutput(self, "DashboardName", value=self.dashboard.dashboard_name, description="CloudWatch dashboard")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from emr_lineage.aws import parameters
+
 
 def by_type(tpl: dict, kind: str) -> dict[str, dict]:
     """Resources of one type, by logical id."""
@@ -21,6 +23,21 @@ def logical_id(tpl: dict, prefix: str, kind: str) -> str:
     """The logical id of the only resource of ``kind`` whose id starts with ``prefix``."""
     (found,) = [k for k in by_type(tpl, kind) if k.startswith(prefix)]
     return found
+
+
+def published(tpl: dict, parameter_name: str):
+    """The value of the SSM parameter ``parameter_name`` a template publishes (e.g. ``{"Ref": id}``)."""
+    (value,) = [
+        p["Properties"]["Value"]
+        for p in by_type(tpl, "AWS::SSM::Parameter").values()
+        if p["Properties"]["Name"] == parameter_name
+    ]
+    return value
+
+
+def lake_bucket_id(data_lake: dict, env: str) -> str:
+    """The logical id of the data lake bucket: the one the data lake stack publishes for the tools."""
+    return published(data_lake, parameters.data_lake_bucket(env))["Ref"]
 
 
 def as_list(value) -> list:

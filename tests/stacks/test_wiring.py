@@ -9,7 +9,7 @@ import json
 import re
 
 from emr_lineage.aws import parameters
-from tests.stacks.templates import by_type, export_name, one
+from tests.stacks.templates import by_type, export_name, lake_bucket_id, one
 
 
 def _imports(template: dict) -> set[str]:
@@ -51,7 +51,7 @@ def test_launch_spec_takes_the_marquez_url_from_the_lineage_stack(synths):
 
 def test_emr_stack_uses_the_data_lake_stacks_bucket_and_key(synth):
     data_lake, emr = synth.template_json("data_lake"), synth.template_json("emr")
-    (bucket_id,) = [k for k, v in by_type(data_lake, "AWS::S3::Bucket").items() if "BucketName" in v["Properties"]]
+    bucket_id = lake_bucket_id(data_lake, synth.env)
     key_id, _ = one(data_lake, "AWS::KMS::Key")
     imports = _imports(emr)
     assert export_name(data_lake, {"Fn::GetAtt": [bucket_id, "Arn"]}) in imports
@@ -109,13 +109,16 @@ def test_gateway_stack_builds_on_the_lineage_stack_and_only_emr_and_monitoring_r
         assert depends == (name in ("emr", "monitoring")), name
 
 
-def test_nothing_depends_on_the_monitoring_stack(any_synth):
-    """Monitoring comes last: it exports nothing, so alarms change without touching what they watch."""
+def test_only_the_emr_stack_depends_on_the_monitoring_stack_and_only_for_its_topic(any_synth):
+    """Alarms change without touching what they watch; the serverless rule notifies the topic from the EMR stack."""
     monitoring = any_synth.template_json("monitoring")
-    assert not any("Export" in o for o in monitoring.get("Outputs", {}).values())
+    exports = [o["Value"] for o in monitoring.get("Outputs", {}).values() if "Export" in o]
+    (topic_id, _) = one(monitoring, "AWS::SNS::Topic")
+    assert exports == [{"Ref": topic_id}]
     manifest = json.loads((any_synth.outdir / "manifest.json").read_text())
     name = any_synth.stack_names["monitoring"]
-    assert [s for s, a in manifest["artifacts"].items() if name in a.get("dependencies", [])] == []
+    dependents = [s for s, a in manifest["artifacts"].items() if name in a.get("dependencies", [])]
+    assert dependents in ([], [any_synth.stack_names["emr"]])
 
 
 def test_the_tools_expect_the_stacks_the_app_builds(any_synth, cdk_context):

@@ -33,6 +33,8 @@ BUCKET = "emr-lineage-dev-artifacts-123456789012"
 PIN = "ab" * 32
 API_KEY = "k" * 48  # the gateway's API key as the stack makes it: letters and digits
 SECURITY_CONFIGURATION = launch_spec()["SecurityConfiguration"]
+# The lineage stack's RDS instance: its identifier ends in the stack id's first digits.
+DATABASE_ID = f"emr-lineage-{ENV}-marquez-0a1b2c3d"
 
 
 def cdk_json_copy(
@@ -147,6 +149,7 @@ def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None
     for name, value in {
         parameters.marquez_api_url(ENV): marquez_url,
         parameters.marquez_web_url(ENV): marquez_url + "/",
+        parameters.marquez_database_id(ENV): DATABASE_ID,
         parameters.data_lake_bucket(ENV): "emr-lineage-dev-data-lake",
         parameters.gateway_archive_bucket(ENV): "emr-lineage-dev-archive",
         parameters.gateway_queue_url(ENV): queue,
@@ -165,7 +168,7 @@ def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None
 def deploy_database(settings: EnvironmentSettings, version: str = "17.6") -> None:
     """The lineage service's database instance, running PostgreSQL ``version``."""
     client("rds").create_db_instance(
-        DBInstanceIdentifier=settings.marquez_database_identifier,
+        DBInstanceIdentifier=DATABASE_ID,
         DBInstanceClass="db.t4g.micro",
         Engine="postgres",
         EngineVersion=version,

@@ -71,7 +71,12 @@ def test_an_empty_account_names_each_missing_prerequisite_and_its_fix(aws, tmp_p
     )
     for part in ("Network", "LineageService", "DataLake", "Gateway", "Emr", "Monitoring"):
         assert checks[f"stack:{stack_name(ENV, part)}"] == (Status.FAIL, "not deployed", f"make deploy ENV={ENV}")
-    assert checks["ssm-parameters"][0] is Status.FAIL and "12 of 12 missing" in checks["ssm-parameters"][1]
+    assert checks["ssm-parameters"][0] is Status.FAIL and "13 of 13 missing" in checks["ssm-parameters"][1]
+    assert checks["database"] == (
+        Status.SKIP,
+        f"skipped (needs SSM parameter {parameters.marquez_database_id(ENV)})",
+        "",
+    )
     assert (
         checks["listener-pin"][0] is Status.FAIL
         and checks["listener-pin"][2] == f"emr-lineage stage-listener --env {ENV} --pin"

@@ -344,3 +344,32 @@ def test_max_event_bytes_must_fit_one_sqs_message(block, monkeypatch):
         settings_from_context(too_big, "dev")
     largest = settings_from_context(_with(block, "gateway.max_event_bytes", SQS_MAX_MESSAGE_BYTES), "dev")
     assert largest.gateway.max_event_bytes == SQS_MAX_MESSAGE_BYTES
+
+
+def _sharing_one_account(block: dict, *, prod_manages: bool) -> dict:
+    data = copy.deepcopy(block)
+    for env in ("dev", "prod"):
+        data["environments"][env].update(account="123456789012", region="eu-west-1")
+    data["environments"]["prod"]["data_lake"]["manage_lake_formation_settings"] = prod_manages
+    return data
+
+
+def test_two_environments_of_one_account_may_not_both_manage_its_lake_formation_settings(block):
+    shared = _sharing_one_account(block, prod_manages=True)
+    for env, other in (("dev", "prod"), ("prod", "dev")):
+        with pytest.raises(ConfigError) as excinfo:
+            settings_from_context(shared, env)
+        message = str(excinfo.value)
+        assert message.startswith(f"emr-lineage.environments.{env}.data_lake.manage_lake_formation_settings: ")
+        assert f"{env} and {other} share account 123456789012 in eu-west-1" in message
+        assert message.endswith("set it false in one of them (docs/deploy.md, 'Several environments in one account')")
+    one_owner = _sharing_one_account(block, prod_manages=False)
+    assert settings_from_context(one_owner, "dev").data_lake.manage_lake_formation_settings
+    assert not settings_from_context(one_owner, "prod").data_lake.manage_lake_formation_settings
+
+
+def test_an_environment_that_does_not_manage_the_lake_formation_settings_adds_no_admins(block):
+    data = _with(block, "data_lake.manage_lake_formation_settings", False)
+    data["environments"]["dev"]["data_lake"]["admin_arns"] = ["arn:aws:iam::123456789012:role/lake-admin"]
+    with pytest.raises(ConfigError, match=r"data_lake: admin_arns are added by the environment that manages"):
+        settings_from_context(data, "dev")

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.lake import CATALOG_ZONES, glue_database_name
 from emr_lineage.settings.loader import load_settings
 from tests.stacks.templates import by_type as _by_type
+from tests.stacks.templates import lake_bucket_id
 
 
-def _lake_bucket(tpl: dict) -> tuple[str, dict]:
-    buckets = {k: v for k, v in _by_type(tpl, "AWS::S3::Bucket").items() if "BucketName" in v["Properties"]}
-    assert len(buckets) == 1
-    return next(iter(buckets.items()))
+def _lake_bucket(tpl: dict, env: str) -> tuple[str, dict]:
+    bucket_id = lake_bucket_id(tpl, env)
+    return bucket_id, tpl["Resources"][bucket_id]
 
 
 def test_key_rotates(synth):
@@ -22,11 +23,10 @@ def test_key_rotates(synth):
 
 def test_lake_bucket_is_kms_encrypted_versioned_private_and_logged(synth, render):
     tpl = synth.template_json("data_lake")
-    bucket_id, bucket = _lake_bucket(tpl)
+    bucket_id, bucket = _lake_bucket(tpl, synth.env)
     props = bucket["Properties"]
-    assert (
-        render(props["BucketName"]) == f"emr-lineage-{synth.env}-data-lake-{{Ref:AWS::AccountId}}-{{Ref:AWS::Region}}"
-    )
+    # CloudFormation names it: a bucket a destroy retains would block the next deploy under a fixed name.
+    assert "BucketName" not in props
     rule = props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
     assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
     key_id = next(iter(_by_type(tpl, "AWS::KMS::Key")))
@@ -47,7 +47,7 @@ def test_lake_bucket_is_kms_encrypted_versioned_private_and_logged(synth, render
 
 
 def test_lake_bucket_keeps_data_unless_configured_otherwise(synth):
-    _, bucket = _lake_bucket(synth.template_json("data_lake"))
+    _, bucket = _lake_bucket(synth.template_json("data_lake"), synth.env)
     expected = "Delete" if load_settings(synth.env).removal_policy.value == "destroy" else "Retain"
     assert bucket["DeletionPolicy"] == expected
 
@@ -55,7 +55,7 @@ def test_lake_bucket_keeps_data_unless_configured_otherwise(synth):
 def test_glue_databases_per_catalog_zone_without_iam_allowed_principals(synth, render):
     settings = load_settings(synth.env)
     tpl = synth.template_json("data_lake")
-    bucket_id, _ = _lake_bucket(tpl)
+    bucket_id, _ = _lake_bucket(tpl, synth.env)
     databases = {
         d["Properties"]["DatabaseInput"]["Name"]: d["Properties"]["DatabaseInput"]
         for d in _by_type(tpl, "AWS::Glue::Database").values()
@@ -73,17 +73,55 @@ def test_lake_formation_settings_append_admins(synth, render):
     ((_, lake_settings),) = _by_type(tpl, "AWS::LakeFormation::DataLakeSettings").items()
     props = lake_settings["Properties"]
     assert props["MutationType"] == "APPEND"
-    admins = [render(a["DataLakePrincipalIdentifier"]) for a in props["Admins"]]
-    assert admins[:-1] == settings.data_lake.admin_arns
-    assert admins[-1] == (
+    admins = [a["DataLakePrincipalIdentifier"] for a in props["Admins"]]
+    *configured, deploy_role, default_database_role = admins
+    assert [render(a) for a in configured] == settings.data_lake.admin_arns
+    assert render(deploy_role) == (
         "{Sub:arn:${AWS::Partition}:iam::${AWS::AccountId}:role/"
         "cdk-hnb659fds-cfn-exec-role-${AWS::AccountId}-${AWS::Region}}"
     )
+    assert default_database_role == {"Fn::GetAtt": [_default_database_role(tpl), "Arn"]}
+    # What Lake Formation governs here waits for the deploy role to be an admin.
+    (settings_id,) = _by_type(tpl, "AWS::LakeFormation::DataLakeSettings")
+    governed = [*_by_type(tpl, "AWS::Glue::Database"), *_by_type(tpl, "AWS::LakeFormation::Resource")]
+    governed += list(_by_type(tpl, "Custom::AWS"))
+    assert governed and all(settings_id in tpl["Resources"][g]["DependsOn"] for g in governed)
+
+
+def _default_database_role(tpl: dict) -> str:
+    (role_id,) = [k for k in _by_type(tpl, "AWS::IAM::Role") if k.startswith("DefaultDatabaseRole")]
+    return role_id
+
+
+def test_the_default_database_is_made_when_missing_and_never_deleted(synth):
+    """Spark's catalog client needs it; the Athena or Glue console may have made it already."""
+    tpl = synth.template_json("data_lake")
+    ((_, resource),) = _by_type(tpl, "Custom::AWS").items()
+    create = json.loads("".join(p if isinstance(p, str) else "?" for p in _parts(resource["Properties"]["Create"])))
+    assert create["action"] == "CreateDatabase" and create["ignoreErrorCodesMatching"] == "AlreadyExistsException"
+    assert create["parameters"]["DatabaseInput"]["Name"] == "default"
+    assert create["parameters"]["DatabaseInput"]["CreateTableDefaultPermissions"] == []
+    assert "Update" not in resource["Properties"] and "Delete" not in resource["Properties"]
+    policy = next(
+        p["Properties"]["PolicyDocument"]["Statement"]
+        for p in _by_type(tpl, "AWS::IAM::Policy").values()
+        if {"Ref": _default_database_role(tpl)} in p["Properties"]["Roles"]
+    )
+    (statement,) = policy
+    assert statement["Action"] == "glue:CreateDatabase"
+    assert [
+        json.dumps(r).endswith(':database/default"]]}') or json.dumps(r).endswith(':catalog"]]}')
+        for r in statement["Resource"]
+    ] == [True, True]
+
+
+def _parts(value) -> list:
+    return value["Fn::Join"][1] if isinstance(value, dict) else [value]
 
 
 def test_location_registered_with_a_dedicated_role_that_can_use_the_key(synth):
     tpl = synth.template_json("data_lake")
-    bucket_id, _ = _lake_bucket(tpl)
+    bucket_id, _ = _lake_bucket(tpl, synth.env)
     ((_, resource),) = _by_type(tpl, "AWS::LakeFormation::Resource").items()
     props = resource["Properties"]
     assert props["ResourceArn"] == {"Fn::GetAtt": [bucket_id, "Arn"]}
@@ -124,3 +162,20 @@ def test_bucket_name_is_published(synth):
             "Name": parameters.data_lake_bucket(synth.env),
         },
     )
+
+
+def test_an_environment_sharing_the_account_leaves_its_lake_formation_settings_to_the_owner(cdk_context):
+    """data_lake.manage_lake_formation_settings false: no settings object, no default database of its own."""
+    import aws_cdk as cdk
+
+    from emr_lineage.settings.loader import settings_from_context
+    from stacks.data_lake import DataLakeStack
+
+    block = copy.deepcopy(cdk_context["emr-lineage"])
+    block["environments"]["dev"]["data_lake"]["manage_lake_formation_settings"] = False
+    app = cdk.App(context=cdk_context)  # its feature flags
+    stack = DataLakeStack(app, "DataLake", settings=settings_from_context(block, "dev"))
+    tpl = app.synth().get_stack_by_name(stack.stack_name).template
+    assert _by_type(tpl, "AWS::LakeFormation::DataLakeSettings") == {}
+    assert _by_type(tpl, "Custom::AWS") == {}
+    assert len(_by_type(tpl, "AWS::Glue::Database")) == len(CATALOG_ZONES)

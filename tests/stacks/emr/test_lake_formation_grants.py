@@ -30,8 +30,19 @@ def test_lake_formation_grants_to_the_job_role(synth):
     env = synth.env
     assert by_resource == {
         "location": ["DATA_LOCATION_ACCESS"],
+        # Spark's catalog client looks it up at every session start.
+        "db:default": ["DESCRIBE"],
         f"db:emr_lineage_{env}_clean": ["DESCRIBE"],
         f"tables:emr_lineage_{env}_clean": ["SELECT", "DESCRIBE"],
         f"db:emr_lineage_{env}_curated": ["DESCRIBE", "CREATE_TABLE"],
         f"tables:emr_lineage_{env}_curated": ["SELECT", "INSERT", "DELETE", "DESCRIBE", "ALTER", "DROP"],
     }
+
+
+def test_each_stacks_grants_are_made_one_at_a_time(any_synth):
+    """Lake Formation loses track of grants CloudFormation makes in parallel: each waits for the one before."""
+    for name in any_synth.stack_names:
+        tpl = any_synth.template_json(name)
+        grants = list(_by_type(tpl, "AWS::LakeFormation::PrincipalPermissions"))
+        for before, grant in zip(grants, grants[1:], strict=False):
+            assert before in tpl["Resources"][grant].get("DependsOn", []), (name, grant)

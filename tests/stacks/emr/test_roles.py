@@ -6,7 +6,7 @@ import json
 
 from tests.stacks.templates import as_list as _as_list
 from tests.stacks.templates import by_type as _by_type
-from tests.stacks.templates import export_name
+from tests.stacks.templates import export_name, lake_bucket_id
 from tests.stacks.templates import logical_id as _id
 from tests.stacks.templates import statements as _statements
 
@@ -30,6 +30,19 @@ def test_service_role_uses_the_v2_policy_and_passes_only_the_instance_role(synth
     ]
 
 
+def test_service_role_may_launch_instances_with_volumes_under_the_local_disk_key(synth):
+    """EMR's guide makes the service role a user of the EBS key; EBS lists Decrypt and ReEncrypt for a launch."""
+    tpl = synth.template_json("emr")
+    key = {"Fn::GetAtt": [_id(tpl, "SecurityLocalDiskKey", "AWS::KMS::Key"), "Arn"]}
+    on_key = [s for s in _statements(tpl, _id(tpl, "RolesServiceRole", "AWS::IAM::Role")) if s["Resource"] == key]
+    actions = {a: s.get("Condition") for s in on_key for a in _as_list(s["Action"])}
+    assert {"kms:Decrypt", "kms:ReEncryptFrom", "kms:ReEncryptTo", "kms:GenerateDataKeyWithoutPlaintext"} <= set(
+        actions
+    )
+    for grant in ("kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant"):
+        assert actions[grant] == {"Bool": {"kms:GrantIsForAWSResource": True}}
+
+
 def test_instance_role_is_scoped(synth, render):
     tpl = synth.template_json("emr")
     statements = _statements(tpl, _id(tpl, "RolesInstanceRole", "AWS::IAM::Role"))
@@ -39,7 +52,7 @@ def test_instance_role_is_scoped(synth, render):
     assert [s["Action"] for s in statements if "*" in _as_list(s["Resource"])] == ["lakeformation:GetDataAccess"]
     # The data lake stack's bucket, handed over by app.py (tests/stacks/data_lake checks its name).
     data_lake = synth.template_json("data_lake")
-    (lake_bucket,) = [k for k, v in _by_type(data_lake, "AWS::S3::Bucket").items() if "BucketName" in v["Properties"]]
+    lake_bucket = lake_bucket_id(data_lake, synth.env)
     lake = "{Import:" + export_name(data_lake, {"Fn::GetAtt": [lake_bucket, "Arn"]}) + "}"
     assert sorted(render(r) for r in by_sid["WriteZones"]["Resource"]) == sorted(
         f"{lake}/{z}/*" for z in ("clean", "curated", "models")

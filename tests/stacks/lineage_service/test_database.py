@@ -88,14 +88,16 @@ def test_database_secret_and_exported_logs_use_the_lineage_service_key(synth):
     key_arn = {"Fn::GetAtt": [key_id, "Arn"]}
     _, secret = _one(tpl, "AWS::SecretsManager::Secret")
     assert secret["Properties"]["KmsKeyId"] == key_arn
-    settings = load_settings(synth.env)
+    (instance_id, instance) = _one(tpl, "AWS::RDS::DBInstance")
+    identifier = instance["Properties"]["DBInstanceIdentifier"]
     exported = {
-        g["Properties"]["LogGroupName"]: g["Properties"]["KmsKeyId"]
+        json.dumps(g["Properties"]["LogGroupName"]): g["Properties"]["KmsKeyId"]
         for g in tpl["Resources"].values()
         if g["Type"] == "AWS::Logs::LogGroup" and "LogGroupName" in g["Properties"]
     }
+    # Named after the instance, as RDS names them (created first, to set the key and retention).
     assert exported == {
-        f"/aws/rds/instance/{settings.resource_prefix}-marquez/{export}": key_arn
+        json.dumps({"Fn::Join": ["", ["/aws/rds/instance/", identifier, f"/{export}"]]}): key_arn
         for export in ("postgresql", "upgrade")
     }
     # The Marquez tasks (and the retention task) get the password through Secrets Manager, decrypting with the key.
@@ -105,6 +107,24 @@ def test_database_secret_and_exported_logs_use_the_lineage_service_key(synth):
         if s["Action"] == "kms:Decrypt" and "Fn::GetAtt" in s["Principal"].get("AWS", {})
     ]
     assert "MarquezTaskExecutionRole" in " ".join(decrypters)
+
+
+def test_the_instance_and_its_log_groups_are_named_anew_by_each_stack_made(synth):
+    """A destroy keeps prod's log groups; the next deploy's instance, a new stack's, names new ones."""
+    _, instance = _one(synth.template_json("lineage"), "AWS::RDS::DBInstance")
+    stack_uuid = {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]}
+    assert instance["Properties"]["DBInstanceIdentifier"] == {
+        "Fn::Join": ["-", [f"emr-lineage-{synth.env}-marquez", {"Fn::Select": [0, {"Fn::Split": ["-", stack_uuid]}]}]]
+    }
+
+
+def test_the_password_is_kept_as_long_as_the_data_it_opens(synth):
+    """A final snapshot (prod) needs the password of the instance it was taken of."""
+    tpl = synth.template_json("lineage")
+    (_, instance), (_, secret) = _one(tpl, "AWS::RDS::DBInstance"), _one(tpl, "AWS::SecretsManager::Secret")
+    expected = {"Delete": "Delete", "Snapshot": "Retain", "Retain": "Retain"}[instance["DeletionPolicy"]]
+    assert secret["DeletionPolicy"] == expected
+    assert "Name" not in secret["Properties"]  # a retained secret must not block the next deploy
 
 
 def test_database_reports_os_metrics_every_minute(synth):

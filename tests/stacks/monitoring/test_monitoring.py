@@ -301,13 +301,15 @@ def test_emr_failures_reach_the_topic_as_readable_messages(synth):
 
 
 def test_serverless_job_runs_that_end_badly_reach_the_topic(synths):
-    """prod has emr_serverless on: its application's FAILED (errors) and CANCELLED (deadline, or cancelled) runs."""
+    """prod has emr_serverless on: its application's FAILED (errors) and CANCELLED (deadline, or cancelled) runs.
+    The rule is the EMR stack's, beside the application (switched off, no export in use goes with it)."""
     synth = synths["prod"]
-    monitoring = synth.template_json("monitoring")
-    application_id, _ = one(synth.template_json("emr"), "AWS::EMRServerless::Application")
-    (rule,) = [
-        r["Properties"]
-        for r in by_type(monitoring, "AWS::Events::Rule").values()
+    emr = synth.template_json("emr")
+    application_id, _ = one(emr, "AWS::EMRServerless::Application")
+    (rule,) = [r["Properties"] for r in by_type(emr, "AWS::Events::Rule").values()]
+    assert not [
+        r
+        for r in by_type(synth.template_json("monitoring"), "AWS::Events::Rule").values()
         if r["Properties"]["EventPattern"]["source"] == ["aws.emr-serverless"]
     ]
     assert rule["EventPattern"] == {
@@ -315,13 +317,13 @@ def test_serverless_job_runs_that_end_badly_reach_the_topic(synths):
         "detail-type": ["EMR Serverless Job Run State Change"],
         # Its events' resources list is empty: the application is matched in detail.
         "detail": {
-            "applicationId": [_imported(synth, "emr", {"Fn::GetAtt": [application_id, "ApplicationId"]})],
+            "applicationId": [{"Fn::GetAtt": [application_id, "ApplicationId"]}],
             "state": ["FAILED", "CANCELLED"],
         },
     }
     assert rule["State"] == "ENABLED"
     (target,) = rule["Targets"]
-    assert target["Arn"] == {"Ref": _topic_id(synth)}
+    assert target["Arn"] == _imported(synth, "monitoring", {"Ref": _topic_id(synth)})
     transformer = target["InputTransformer"]
     paths = transformer["InputPathsMap"]
     fields = {"jobRunName", "jobRunId", "applicationId", "state", "previousState"}
