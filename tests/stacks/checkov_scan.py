@@ -135,8 +135,11 @@ def scan(cache: AssemblyCache, synths: dict[str, Synth], environments: tuple[str
     return Scan(templates=templates, findings=findings, summary=report["summary"])
 
 
-if __name__ == "__main__":  # python -m tests.stacks.checkov_scan FOLDER: every variant synthesized, then scanned
-    from tests.stacks.variants import ENVS, all_variants, cdk_json_context
+if __name__ == "__main__":  # python -m tests.stacks.checkov_scan FOLDER: every variant synthesized, scanned, then
+    # the settings switches' variants (tests/stacks/test_update_safety.py)
+    from tests.stacks.variants import ENVS, all_variants, cdk_json_context, switch_variants
 
     cache = AssemblyCache(Path(os.environ.get(CACHE_ENV) or sys.argv[1]))
-    scan(cache, cache.ensure(all_variants(cdk_json_context(REPO_ROOT))), ENVS)
+    context = cdk_json_context(REPO_ROOT)
+    scan(cache, cache.ensure(all_variants(context)), ENVS)
+    cache.switches().ensure(switch_variants(context))

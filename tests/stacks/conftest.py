@@ -12,7 +12,7 @@ import pytest
 
 from tests.stacks import checkov_scan
 from tests.stacks.synth_cache import AssemblyCache, Synth
-from tests.stacks.variants import COGNITO, ENVS, OPTIONAL, all_variants, cdk_json_context
+from tests.stacks.variants import COGNITO, ENVS, OPTIONAL, all_variants, cdk_json_context, switch_variants
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +37,12 @@ def synths(variants: dict[str, dict], assemblies: AssemblyCache) -> dict[str, Sy
     little more once the first synth has loaded the CDK)."""
     made = assemblies.ensure(variants)
     return {env: made[env] for env in ENVS}
+
+
+@pytest.fixture(scope="session")
+def switch_synths(cdk_context: dict, assemblies: AssemblyCache) -> dict[str, Synth]:
+    """SWITCH_BASE with each settings switch a user makes after the first deploy (variants.SWITCHES)."""
+    return assemblies.switches().ensure(switch_variants(cdk_context))
 
 
 @pytest.fixture(scope="session")

@@ -43,6 +43,7 @@ LIBRARIES = ("aws-cdk-lib", "cdk-nag", "constructs", "jsii")
 INDEX_FILE = "emr-lineage-stacks.json"
 NAG_FILE = "emr-lineage-nag.json"
 CACHE_ENV = "EMR_LINEAGE_SYNTH_CACHE"
+SWITCHES_FOLDER = "switches"
 
 
 @dataclass
@@ -190,6 +191,11 @@ class AssemblyCache:
         if os.environ.get(CACHE_ENV):
             return cls(Path(os.environ[CACHE_ENV]))
         return cls(run_shared_dir(basetemp) / SYNTH_FOLDER)
+
+    def switches(self) -> AssemblyCache:
+        """The settings switches' assemblies, under a lock of their own: the stack tests' variants are not
+        kept waiting while they are made."""
+        return AssemblyCache(self.root / SWITCHES_FOLDER)
 
     def _directory(self, name: str, context: dict) -> Path:
         return self.root / f"{name}-{cache_key(context)[:24]}"

@@ -80,3 +80,52 @@ def all_variants(context: dict) -> dict[str, dict]:
         OPTIONAL: _optional_variant(context),
         COGNITO: _cognito_variant(context),
     }
+
+
+# The settings a user changes after the first deploy, each applied alone to SWITCH_BASE's
+# (tests/stacks/test_update_safety.py deploys each over the base and back, but for ONE_WAY).
+SWITCH_BASE = "prod"
+
+
+def _https_on(env: dict) -> None:
+    env["marquez"].update(certificate_arn=CERTIFICATE_ARN, domain_name="lineage.prod.example.com")
+    env["marquez"].pop("allow_plain_http", None)
+
+
+def _retention(env: dict) -> None:
+    env.update(log_retention_days=400, removal_policy="retain")
+    env["marquez"]["retention_days"] = None
+    env["gateway"]["dead_letter_retention_days"] = 7
+    env["database"]["backup_retention_days"] = 7
+    env["network"]["flow_logs_retention_days"] = 30
+
+
+def _toggle(section: str, key: str):
+    def switch(env: dict) -> None:
+        env[section][key] = not env[section][key]
+
+    return switch
+
+
+SWITCHES = {
+    "https": _https_on,
+    "in-transit-encryption": _toggle("emr", "in_transit_encryption"),
+    "runtime-role": _toggle("emr", "lake_formation_runtime_role"),
+    "serverless": _toggle("emr_serverless", "enabled"),
+    "gateway": _toggle("gateway", "enabled"),
+    "autoscaling": lambda env: env["marquez"].update(autoscaling=None),
+    "retention": _retention,
+    "long-running-cluster": lambda env: env["emr"].update(long_running_cluster=True, ec2_key_name="platform-ops"),
+}
+# Turning HTTPS off takes a step by hand (docs/deploy.md): the port-80 listener it made must go first.
+ONE_WAY = frozenset({"https"})
+
+
+def switch_variants(context: dict) -> dict[str, dict]:
+    """SWITCH_BASE's settings with each switch of SWITCHES, by switch name."""
+    variants = {}
+    for name, switch in SWITCHES.items():
+        variant = copy.deepcopy(context)
+        switch(variant["emr-lineage"]["environments"][SWITCH_BASE])
+        variants[name] = {**variant, "env": SWITCH_BASE}
+    return variants
