@@ -27,6 +27,8 @@ from cfnlint.schema.manager import PROVIDER_SCHEMA_MANAGER
 
 # The schemas differ by region only in which types exist; every type used here exists in us-east-1.
 SCHEMA_REGION = "us-east-1"
+# Names that are labels, not identities: two EMR clusters may have one name.
+NAMES_MAY_REPEAT = frozenset({"AWS::EMR::Cluster"})
 # Unique within their parent, which the schemas do not say: one listener per port of a load balancer,
 # one rule per priority of a listener.
 UNIQUE_TOGETHER = {
@@ -66,6 +68,8 @@ def create_only(kind: str) -> tuple[tuple[str, ...], ...]:
 def name_paths(kind: str) -> tuple[tuple[str, ...], ...]:
     """The properties that name a resource of ``kind``: its primary identifier where the template sets it
     (a bucket's BucketName), else a create-only ``Name`` or ``<Type>Name`` (a queue's QueueName)."""
+    if kind in NAMES_MAY_REPEAT:
+        return ()
     read_only = set(_paths(kind, "readOnlyProperties"))
     writable = [p for p in _paths(kind, "primaryIdentifier") if p not in read_only]
     if writable:
