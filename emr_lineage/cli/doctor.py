@@ -23,7 +23,7 @@ from emr_lineage.operations.checks import Status
 from emr_lineage.operations.doctor import DoctorOptions, Report, run_doctor
 from emr_lineage.settings.loader import load_settings
 
-STATUS_STYLES = {Status.PASS: "green", Status.FAIL: "red", Status.SKIP: "dim"}
+STATUS_STYLES = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "red", Status.SKIP: "dim"}
 # Off a terminal (CI logs, pipes, tests) the table is not folded: fixes stay whole and copyable.
 _UNFOLDED_WIDTH = 400
 
@@ -55,10 +55,11 @@ def _http_url(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 def doctor_command(
     env: str, cdk_json: Path, marquez_url: str | None, gateway_url: str | None, timeout: float, fmt: str
 ) -> None:
-    """Check credentials, CDK bootstrap, EMR's cleanup role, the listener jar, the TLS zip, the
-    deployed stacks and their SSM parameters, Marquez and the gateway, the gateway's API key (and
-    how to rotate it), and the dead-letter queue. --marquez replaces the SSM parameter's URL (the
-    load balancer is internal: a port forward, docs/e2e.md).
+    """Check credentials, CDK bootstrap, EMR's cleanup role, the Marquez images (and their ECR
+    pull-through cache), the listener jar, the TLS zip, the deployed stacks and their SSM parameters,
+    Marquez and the gateway, the gateway's API key (and how to rotate it), and the dead-letter queue.
+    --marquez replaces the SSM parameter's URL (the load balancer is internal: a port forward,
+    docs/e2e.md).
 
     \b
     emr-lineage doctor --env dev --marquez http://localhost:5080
@@ -91,4 +92,5 @@ def _print_table(report: Report) -> None:
     console.print(table)
     counts = report.counts()
     verdict = "all checks passed" if report.passed else f"{counts['fail']} check(s) failed"
-    console.print(f"{verdict} ({counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped)")
+    tally = f"{counts['pass']} passed, {counts['warn']} warned, {counts['fail']} failed, {counts['skip']} skipped"
+    console.print(f"{verdict} ({tally})")

@@ -39,6 +39,8 @@ WORKING_STACK_STATES = frozenset({"CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_
 
 class Status(StrEnum):
     PASS = "pass"
+    # Works, with a risk worth knowing (e.g. anonymous Docker Hub pulls): the report still passes.
+    WARN = "warn"
     FAIL = "fail"
     SKIP = "skip"
 
@@ -69,12 +71,25 @@ class DoctorClients:
     secretsmanager: Any
     emr_serverless: Any
     rds: Any
+    ecr: Any
 
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings, timeout: float) -> DoctorClients:
         # The region is resolved as every other command resolves it (aws_session: cdk.json, AWS_REGION, boto3).
         config = Config(connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "max_attempts": 2})
-        names = ("sts", "cloudformation", "iam", "s3", "ssm", "sqs", "emr", "secretsmanager", "emr-serverless", "rds")
+        names = (
+            "sts",
+            "cloudformation",
+            "iam",
+            "s3",
+            "ssm",
+            "sqs",
+            "emr",
+            "secretsmanager",
+            "emr-serverless",
+            "rds",
+            "ecr",
+        )
         clients = clients_for(settings, names, config)
         return cls(region=clients["sts"].meta.region_name, **{name.replace("-", "_"): c for name, c in clients.items()})
 

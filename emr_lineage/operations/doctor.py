@@ -17,8 +17,9 @@ from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsError
 from emr_lineage.aws.stacks import LINEAGE_SERVICE, stack_name, stack_parts
 from emr_lineage.http import DEFAULT_TIMEOUT
-from emr_lineage.operations import checks, gateway_key, probes
+from emr_lineage.operations import checks, gateway_key, images, probes
 from emr_lineage.operations.checks import CheckResult, DoctorClients, Status, not_needed, skipped
+from emr_lineage.settings.images import EcrPullThroughCache
 from emr_lineage.settings.model import EnvironmentSettings
 
 Connect = Callable[[EnvironmentSettings, float], DoctorClients]
@@ -74,6 +75,7 @@ def run_doctor(
     else:
         results.append(skipped("cdk-bootstrap", f"CDK bootstrap ({checks.CDK_TOOLKIT_STACK} stack)", AWS_NEEDS))
         results.append(skipped("emr-cleanup-role", "EMR cleanup service-linked role", AWS_NEEDS))
+    results.append(_image_secret(settings, clients if account else None))
 
     for part in stack_parts(settings):
         name = stack_name(env, part)
@@ -82,6 +84,7 @@ def run_doctor(
             if clients and account
             else skipped(f"stack:{name}", f"stack {name}", AWS_NEEDS)
         )
+    results += _image_rows(settings, clients if account else None)
     values: dict[str, str] = {}
     if clients and account:
         row, values = checks.tool_parameter_values(clients, settings)
@@ -125,6 +128,33 @@ def _database_check(
     if not values.get(parameter):
         return skipped(checks.DATABASE_CHECK, checks.DATABASE_TITLE, f"SSM parameter {parameter}")
     return checks.database(clients, settings, values[parameter])
+
+
+DIRECT_IMAGES = "marquez.image_registry is direct"
+
+
+def _image_secret(settings: EnvironmentSettings, clients: DoctorClients | None) -> CheckResult:
+    """The pull-through cache's credentials secret, which must exist before the deploy creates the rule."""
+    registry = settings.marquez.image_registry
+    if not isinstance(registry, EcrPullThroughCache):
+        return not_needed(images.SECRET_CHECK, images.SECRET_TITLE, DIRECT_IMAGES)
+    if clients is None:
+        return skipped(images.SECRET_CHECK, images.SECRET_TITLE, AWS_NEEDS)
+    return images.credentials_secret(clients, registry)
+
+
+def _image_rows(settings: EnvironmentSettings, clients: DoctorClients | None) -> list[CheckResult]:
+    """The cache rule the LineageService stack creates, then where each Marquez image is pulled from."""
+    registry = settings.marquez.image_registry
+    if not isinstance(registry, EcrPullThroughCache):
+        rule = not_needed(images.RULE_CHECK, images.RULE_TITLE, DIRECT_IMAGES)
+    elif clients is None:
+        rule = skipped(images.RULE_CHECK, images.RULE_TITLE, AWS_NEEDS)
+    else:
+        rule = images.cache_rule(clients, settings, registry)
+    if clients is None and images.needs_aws(settings):
+        return [rule, skipped(images.IMAGES_CHECK, images.IMAGES_TITLE, AWS_NEEDS)]
+    return [rule, images.marquez_images(clients, settings)]
 
 
 def _serverless_check(

@@ -22,6 +22,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from emr_lineage.settings.base import Strict, valid_cidr
+from emr_lineage.settings.images import EcrPullThroughCache, cache_prefix, cache_problem
 from emr_lineage.settings.limits import (
     ALB_LAMBDA_MAX_BODY_BYTES,
     DEFAULT_MAX_EVENT_BYTES,
@@ -349,9 +350,23 @@ class EnvironmentSettings(Strict):
             )
         return self
 
+    @model_validator(mode="after")
+    def _images_cacheable(self) -> EnvironmentSettings:
+        if isinstance(self.marquez.image_registry, EcrPullThroughCache):
+            images = self.versions.marquez_image
+            problem = cache_problem(self.image_cache_prefix, {"api": images.api, "web": images.web})
+            if problem:
+                raise ValueError(problem)
+        return self
+
     @property
     def resource_prefix(self) -> str:
         return f"emr-lineage-{self.name}"
+
+    @property
+    def image_cache_prefix(self) -> str:
+        """The repository prefix of the Marquez images' ECR pull-through cache (with that registry)."""
+        return cache_prefix(self.resource_prefix)
 
     @property
     def glue_database_prefix(self) -> str:

@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 
 from emr_lineage.settings.base import Strict, valid_cidr
+from emr_lineage.settings.images import DirectImages, ImageRegistry
 from emr_lineage.settings.limits import FARGATE_MEMORY_MIB, PRIVATE_IPV4_RANGES, WIDEST_WEB_ALLOWED_PREFIX
 from emr_lineage.settings.operations import ACM_CERTIFICATE_ARN, DOMAIN_NAME, AutoscalingSettings, UiAuth
 
@@ -34,6 +35,8 @@ class MarquezSettings(Strict):
     retention_days: Annotated[int, Field(ge=1, le=3650)] | None = None
     # Target-tracking autoscaling on CPU; null keeps desired_count tasks.
     autoscaling: AutoscalingSettings | None = None
+    # Where the tasks pull the Marquez images: as named (absent), or through an ECR pull-through cache.
+    image_registry: ImageRegistry = DirectImages(type="direct")
 
     @field_validator("web_allowed_cidrs")
     @classmethod

@@ -28,7 +28,7 @@ from constructs import Construct
 
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.settings.operations import AutoscalingSettings
-from stacks.lineage_service.images import acknowledge_ecr_token, container_image
+from stacks.lineage_service.images import MarquezImages
 from stacks.shared.nag import acknowledge
 from stacks.shared.storage import encrypted_log_group
 
@@ -90,7 +90,7 @@ class MarquezContainers(Construct):
     """The Marquez API and web containers of ``task``, logging to ``log_group``.
 
     Exposes ``api_container``, ``web_container`` and, for other tasks that run the API image with the same
-    config (retention), ``api_image``, ``api_environment`` and ``api_secrets``. The task definition itself
+    config (retention), ``images``, ``api_environment`` and ``api_secrets``. The task definition itself
     stays in MarquezService: CDK names its family after its construct path.
     """
 
@@ -108,9 +108,7 @@ class MarquezContainers(Construct):
         database_name: str,
     ) -> None:
         super().__init__(scope, construct_id)
-        version = settings.versions.marquez
-        images = settings.versions.marquez_image
-        self.api_image = container_image(self, "ApiImage", repository=images.api, tag=version)
+        self.images = MarquezImages(self, "Images", settings=settings)
         self.api_environment = {
             "MARQUEZ_CONFIG": CONFIG_PATH,
             "MARQUEZ_CONFIG_BASE64": marquez_config_base64(),
@@ -128,7 +126,7 @@ class MarquezContainers(Construct):
         }
         self.api_container = task.add_container(
             API_CONTAINER,
-            image=self.api_image,
+            image=self.images.api,
             essential=True,
             entry_point=["/bin/bash", "-c"],
             command=[START_COMMAND],
@@ -143,13 +141,13 @@ class MarquezContainers(Construct):
         )
         self.web_container = task.add_container(
             WEB_CONTAINER,
-            image=container_image(self, "WebImage", repository=images.web, tag=version),
+            image=self.images.web,
             essential=True,
             environment={"MARQUEZ_HOST": "localhost", "MARQUEZ_PORT": str(API_PORT), "WEB_PORT": str(WEB_PORT)},
             port_mappings=[ecs.PortMapping(container_port=WEB_PORT, name="web")],
             logging=ecs.LogDrivers.aws_logs(stream_prefix="web", log_group=log_group),
         )
-        acknowledge_ecr_token(task, [images.api, images.web])
+        self.images.pulled_by(task, "api", "web")
         acknowledge(
             task,
             "AwsSolutions-ECS2",
@@ -162,7 +160,7 @@ class MarquezService(Construct):
     """ECS cluster (Container Insights on) and the Fargate service running Marquez.
 
     Exposes ``cluster``, ``service`` (use ``service.load_balancer_target``), ``connections`` and, for
-    other tasks that run the API image with the same config (retention), ``api_image``,
+    other tasks that run the API image with the same config (retention), ``images``,
     ``api_environment``, ``api_secrets`` and ``log_group``. With ``marquez.autoscaling``, ``scaling``
     is the service's scalable target (else None).
     """
@@ -207,7 +205,7 @@ class MarquezService(Construct):
             database_port=database_port,
             database_name=database_name,
         )
-        self.api_image, self.api_environment = containers.api_image, containers.api_environment
+        self.images, self.api_environment = containers.images, containers.api_environment
         self.api_secrets = containers.api_secrets
         self.api_container, self.web_container = containers.api_container, containers.web_container
 

@@ -23,7 +23,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.lineage_service.images import acknowledge_ecr_token
+from stacks.lineage_service.images import MarquezImages
 from stacks.lineage_service.marquez import CONFIG_PATH, IMAGE_WORKDIR, WRITE_CONFIG
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
 
@@ -62,7 +62,7 @@ class MarquezRetention(Construct):
         settings: EnvironmentSettings,
         retention_days: int,
         cluster: ecs.ICluster,
-        image: ecs.ContainerImage,
+        images: MarquezImages,
         environment: dict[str, str],
         secrets: dict[str, ecs.Secret],
         log_group: logs.ILogGroup,
@@ -82,7 +82,7 @@ class MarquezRetention(Construct):
         )
         self.task_definition.add_container(
             CONTAINER,
-            image=image,
+            image=images.api,
             essential=True,
             entry_point=["/bin/bash", "-c"],
             command=[retention_command(retention_days)],
@@ -96,7 +96,7 @@ class MarquezRetention(Construct):
             self,
             "SecurityGroup",
             vpc=vpc,
-            # Docker Hub (through NAT), Secrets Manager, CloudWatch Logs and the database.
+            # The image's registry (through NAT), Secrets Manager, CloudWatch Logs and the database.
             allow_all_outbound=True,
             description=f"{settings.resource_prefix} Marquez retention task: no ingress",
         )
@@ -120,9 +120,10 @@ class MarquezRetention(Construct):
                 )
             ],
         )
-        self._acknowledge(settings, cluster)
+        images.pulled_by(self.task_definition, "api")
+        self._acknowledge(cluster)
 
-    def _acknowledge(self, settings: EnvironmentSettings, cluster: ecs.ICluster) -> None:
+    def _acknowledge(self, cluster: ecs.ICluster) -> None:
         """cdk-nag's findings on the task definition that its design answers."""
         # EventBridge's role tags the tasks it starts; their ids are not known in advance.
         acknowledge(
@@ -131,7 +132,6 @@ class MarquezRetention(Construct):
             "EventBridge tags the retention tasks it starts (ecs:TagResource); task ids are known only "
             "at run time, so the statement names the Marquez cluster's tasks, nothing wider.",
         )
-        acknowledge_ecr_token(self.task_definition, [settings.versions.marquez_image.api])
         acknowledge(
             self.task_definition,
             "AwsSolutions-ECS2",

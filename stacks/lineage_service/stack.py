@@ -137,7 +137,7 @@ class LineageServiceStack(Stack):
             settings=settings,
             retention_days=days,
             cluster=self.marquez.cluster,
-            image=self.marquez.api_image,
+            images=self.marquez.images,
             environment=self.marquez.api_environment,
             secrets=self.marquez.api_secrets,
             log_group=self.marquez.log_group,

@@ -116,6 +116,7 @@ SWITCHES = {
     "autoscaling": lambda env: env["marquez"].update(autoscaling=None),
     "retention": _retention,
     "long-running-cluster": lambda env: env["emr"].update(long_running_cluster=True, ec2_key_name="platform-ops"),
+    "image-registry": lambda env: env["marquez"].update(image_registry={"type": "direct"}),
 }
 # Turning HTTPS off takes a step by hand (docs/deploy.md): the port-80 listener it made must go first.
 ONE_WAY = frozenset({"https"})

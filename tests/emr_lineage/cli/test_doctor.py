@@ -53,11 +53,14 @@ def test_a_prepared_account_exits_0_and_json_lists_every_check(aws, tmp_path: Pa
     prepare_account(cdk_json, marquez.url)
     result = doctor(cdk_json)
     assert result.exit_code == 0, result.output
-    assert "all checks passed" in result.stdout
+    assert "all checks passed" in result.stdout and " 1 warned, 0 failed, " in result.stdout  # Docker Hub in dev
     result = doctor(cdk_json, "--format", "json", "--timeout", "5")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["passed"] is True and report["env"] == ENV and report["counts"]["fail"] == 0
+    assert report["counts"]["warn"] == 1 and {c["check"] for c in report["checks"] if c["status"] == "warn"} == {
+        "marquez-images"
+    }
     assert {c["check"] for c in report["checks"]} >= {"credentials", "cdk-bootstrap", "marquez", "gateway"}
     assert all(set(c) == {"check", "title", "status", "detail", "fix"} for c in report["checks"])
 

@@ -99,7 +99,11 @@ def test_a_prepared_account_passes(aws, tmp_path: Path, marquez: FakeMarquez) ->
     prepared = prepare_account(cdk_json_copy(tmp_path, serverless=True), marquez.url, now=NOW)
     report = run_doctor(prepared.settings, OPTIONS)
     assert report.passed, [r for r in report.results if r.status is not Status.PASS]
-    assert {r.status for r in report.results} == {Status.PASS}
+    checks = by_check(report)
+    # dev pulls the Marquez images from Docker Hub as named: no cache to check, a warning about the limit
+    assert checks["marquez-image-credentials"][0] is checks["marquez-image-cache"][0] is Status.SKIP
+    assert checks["marquez-images"][0] is Status.WARN
+    assert {r.status for r in report.results if not r.check.startswith("marquez-image")} == {Status.PASS}
     tls_detail = by_check(report)["tls-certificates"][1]
     assert (
         tls_detail

@@ -44,12 +44,67 @@ def _env(container: dict) -> dict:
     return {e["Name"]: e["Value"] for e in container.get("Environment", [])}
 
 
-def test_images_are_the_configured_repositories_pinned_to_the_marquez_version(synth):
-    versions = load_settings(synth.env).versions
-    containers = _containers(synth)
-    assert containers[API_CONTAINER]["Image"] == f"{versions.marquez_image.api}:{versions.marquez}"
-    assert containers[WEB_CONTAINER]["Image"] == f"{versions.marquez_image.web}:{versions.marquez}"
-    assert versions.marquez_image.api == "marquezproject/marquez"  # Docker Hub unless configured
+# CDK writes an ECR registry's account, region and domain suffix as pseudo parameters.
+CACHE_REGISTRY = "{Ref:AWS::AccountId}.dkr.ecr.{Ref:AWS::Region}.{Ref:AWS::URLSuffix}"
+CACHE_REPOSITORY_ARN = "arn:{Ref:AWS::Partition}:ecr:{Ref:AWS::Region}:{Ref:AWS::AccountId}:repository"
+
+
+def _images(synth, render) -> dict[str, str]:
+    return {name: render(container["Image"]) for name, container in _containers(synth).items()}
+
+
+def test_dev_pulls_the_configured_repositories_as_named(synths, render):
+    settings = load_settings("dev")
+    assert settings.marquez.image_registry.type == "direct"
+    images, tag = settings.versions.marquez_image, settings.versions.marquez
+    assert _images(synths["dev"], render) == {
+        API_CONTAINER: f"{images.api}:{tag}",
+        WEB_CONTAINER: f"{images.web}:{tag}",
+    }
+    assert images.api == "marquezproject/marquez"  # Docker Hub unless configured
+    assert _by_type(synths["dev"].template_json("lineage"), "AWS::ECR::PullThroughCacheRule") == {}
+
+
+def test_prod_pulls_the_docker_hub_images_through_its_ecr_cache(synths, render):
+    settings = load_settings("prod")
+    tag = settings.versions.marquez
+    assert _images(synths["prod"], render) == {
+        API_CONTAINER: f"{CACHE_REGISTRY}/emr-lineage-prod/marquezproject/marquez:{tag}",
+        WEB_CONTAINER: f"{CACHE_REGISTRY}/emr-lineage-prod/marquezproject/marquez-web:{tag}",
+    }
+
+
+def test_the_cache_rule_reads_docker_hub_credentials_from_the_named_secret(synths, render):
+    settings = load_settings("prod")
+    _, rule = _one(synths["prod"].template_json("lineage"), "AWS::ECR::PullThroughCacheRule")
+    props = rule["Properties"]
+    assert props["EcrRepositoryPrefix"] == settings.image_cache_prefix == "emr-lineage-prod"
+    assert (props["UpstreamRegistry"], props["UpstreamRegistryUrl"]) == ("docker-hub", "registry-1.docker.io")
+    secret = settings.marquez.image_registry.credentials_secret
+    assert secret == "ecr-pullthroughcache/emr-lineage/docker-hub"
+    # A partial ARN (no 6-character suffix): the account is unknown until deploy, the secret made by hand.
+    assert render(props["CredentialArn"]) == (
+        f"arn:{{Ref:AWS::Partition}}:secretsmanager:{{Ref:AWS::Region}}:{{Ref:AWS::AccountId}}:secret:{secret}"
+    )
+
+
+def test_a_first_pull_through_the_cache_may_import_exactly_the_marquez_repositories(synths, render):
+    tpl = synths["prod"].template_json("lineage")
+    rule_id, _ = _one(tpl, "AWS::ECR::PullThroughCacheRule")
+    api = f"{CACHE_REPOSITORY_ARN}/emr-lineage-prod/marquezproject/marquez"
+    web = f"{CACHE_REPOSITORY_ARN}/emr-lineage-prod/marquezproject/marquez-web"
+    tasks = _by_type(tpl, "AWS::ECS::TaskDefinition").values()
+    assert len(tasks) == 2  # the service's (API and web) and the retention task's (API)
+    for task in tasks:
+        names = {c["Name"] for c in task["Properties"]["ContainerDefinitions"]}
+        pulled = {api, web} if WEB_CONTAINER in names else {api}
+        statements = _statements(tpl, task["Properties"]["ExecutionRoleArn"]["Fn::GetAtt"][0])
+        imports = [s for s in statements if "ecr:BatchImportUpstreamImage" in _as_list(s["Action"])]
+        assert [sorted(s["Action"]) for s in imports] == [["ecr:BatchImportUpstreamImage", "ecr:CreateRepository"]]
+        assert {render(r) for s in imports for r in _as_list(s["Resource"])} == pulled
+        reads = [s for s in statements if "ecr:BatchGetImage" in _as_list(s["Action"])]
+        assert {render(r) for s in reads for r in _as_list(s["Resource"])} == pulled
+        assert rule_id in task["DependsOn"]  # the rule exists before a task pulls through it
 
 
 def test_ecr_images_are_pulled_with_permissions_on_those_repositories_only(cognito_synth, render):
@@ -68,6 +123,9 @@ def test_ecr_images_are_pulled_with_permissions_on_those_repositories_only(cogni
     arns = sorted(r for s in pulls for r in _as_list(s["Resource"]))
     registry = "arn:aws:ecr:eu-west-1:123456789012:repository/docker-hub/marquezproject"
     assert arns == [f"{registry}/marquez", f"{registry}/marquez-web"]
+    # A mirror is filled by its owner: no rule, and the tasks import nothing.
+    assert _by_type(tpl, "AWS::ECR::PullThroughCacheRule") == {}
+    assert not [s for s in _statements(tpl, role_id) if "ecr:BatchImportUpstreamImage" in _as_list(s["Action"])]
 
 
 def test_failed_deployments_stop_and_roll_back(synth):

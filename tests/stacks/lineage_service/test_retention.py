@@ -43,12 +43,12 @@ def test_retention_runs_daily_with_the_configured_days(synth):
     assert f"db-retention --retention-days {days} {CONFIG_PATH}" in container["Command"][0]
 
 
-def test_retention_uses_the_service_image_config_and_secrets(synth):
+def test_retention_uses_the_service_image_config_and_secrets(synth, render):
     containers = _task_containers(synth.template_json("lineage"))
     _, retention = containers[CONTAINER]
     _, api = containers[API_CONTAINER]
     version = load_settings(synth.env).versions.marquez
-    assert retention["Image"] == api["Image"] and retention["Image"].endswith(f":{version}")
+    assert retention["Image"] == api["Image"] and render(retention["Image"]).endswith(f":{version}")
     assert retention["Environment"] == api["Environment"]
     assert retention["Secrets"] == api["Secrets"]
     assert retention["WorkingDirectory"] == IMAGE_WORKDIR
