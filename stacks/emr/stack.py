@@ -122,6 +122,7 @@ class EmrStack(Stack):
                 data_lake_bucket=data_lake_bucket,
                 data_lake_key=data_lake_key,
                 glue_databases=glue_databases,
+                gateway_api_key=gateway.api_key if gateway else None,
             )
         self._publish(settings)
 
