@@ -36,17 +36,12 @@ from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark import conf as spark_conf
 from stacks.emr.lake_formation_grants import LakeFormationGrants
 from stacks.emr.roles import grant_artifacts, grant_data_lake, read_gateway_api_key
+from stacks.shared.emr_serverless import SERVICE_PRINCIPAL, applications_arn
 
-SERVICE_PRINCIPAL = "emr-serverless.amazonaws.com"
 APPLICATION_TYPE = "SPARK"
 HTTPS_PORT = 443
 # What a job run reads from the artifacts bucket: job scripts (deployed and staged) and the listener jar.
 READ_PREFIXES = (JOBS_PREFIX, STAGED_JOBS_PREFIX, LISTENER_PREFIX)
-
-
-def applications_arn() -> str:
-    """The ARN pattern of every EMR Serverless application of this account and region."""
-    return f"arn:{Aws.PARTITION}:emr-serverless:{Aws.REGION}:{Aws.ACCOUNT_ID}:/applications/*"
 
 
 class ServerlessApplication(Construct):
