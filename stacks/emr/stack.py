@@ -112,13 +112,10 @@ class EmrStack(Stack):
             CfnOutput(self, "LongRunningClusterId", value=self.long_running_cluster.ref)
         self.serverless: ServerlessApplication | None = None
         if settings.emr_serverless.enabled:
-            self.serverless = ServerlessApplication(
-                self,
-                "Serverless",
-                settings=settings,
+            self.serverless = self._serverless(
+                settings,
                 vpc=vpc,
                 lineage_clients_security_group=lineage_clients_security_group,
-                artifacts_bucket=self.artifacts_bucket,
                 data_lake_bucket=data_lake_bucket,
                 data_lake_key=data_lake_key,
                 glue_databases=glue_databases,
@@ -130,6 +127,31 @@ class EmrStack(Stack):
     def serverless_application_id(self) -> str | None:
         """The EMR Serverless application's id (a token), or None when ``emr_serverless`` is off."""
         return self.serverless.application.attr_application_id if self.serverless else None
+
+    def _serverless(
+        self,
+        settings: EnvironmentSettings,
+        *,
+        vpc: ec2.IVpc,
+        lineage_clients_security_group: ec2.ISecurityGroup,
+        data_lake_bucket: s3.IBucket,
+        data_lake_key: kms.IKey,
+        glue_databases: Mapping[str, str],
+        gateway_api_key: secretsmanager.ISecret | None,
+    ) -> ServerlessApplication:
+        """The EMR Serverless application beside the clusters, with the gateway's API key to read when on."""
+        return ServerlessApplication(
+            self,
+            "Serverless",
+            settings=settings,
+            vpc=vpc,
+            lineage_clients_security_group=lineage_clients_security_group,
+            artifacts_bucket=self.artifacts_bucket,
+            data_lake_bucket=data_lake_bucket,
+            data_lake_key=data_lake_key,
+            glue_databases=glue_databases,
+            gateway_api_key=gateway_api_key,
+        )
 
     def _cluster_resources(
         self,
