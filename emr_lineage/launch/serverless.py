@@ -12,7 +12,7 @@ secret), the namespace, the Glue catalog and the parent run. The script is stage
 The API key never passes through here: the request names the secret (``EMR.secret@<ARN>``, the ARN
 the gateway stack publishes in SSM) and EMR Serverless reads its value when the run starts
 (https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/secrets-manager.html).
-The secret's whole string becomes the key, so it must be the bare key, not JSON.
+The secret's whole string becomes the key, so it must be the bare key, not JSON (doctor checks it).
 :func:`redacted` still masks any other credential a caller gives with ``--conf``.
 
 The jar's key in the bucket comes from a feature beside this one (same layer, so the caller passes it
