@@ -5,7 +5,8 @@ failed, was cancelled or outlived its deadline (emr_serverless.job_timeout_minut
 cancelled); 2 it could not launch (EMR Serverless off for the env, settings, job file, a listener jar
 not staged, AWS errors); 130 Ctrl-C or SIGTERM, after the run was cancelled.
 
-The request holds the gateway's API key: only :func:`emr_lineage.launch.serverless.redacted` is shown.
+The request names the gateway's API key secret (EMR Serverless reads the key when the run starts);
+only :func:`emr_lineage.launch.serverless.redacted` is shown, as a ``--conf`` may hold a credential.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from emr_lineage.aws.clients import AwsError
 from emr_lineage.cli.output import fail
 from emr_lineage.cli.progress import Steps, job_run_poll_printer
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED
-from emr_lineage.gateway.config import key_in
 from emr_lineage.launch import plan as launch_plan
 from emr_lineage.launch import serverless
 from emr_lineage.listener.artifact import listener_s3_key
@@ -44,8 +44,8 @@ def report_plan(console: Console, staged: tuple[launch_plan.StagedJob, ...], par
 
 
 def listener_of(settings: EnvironmentSettings) -> serverless.Listener:
-    """The pinned jar's key in the artifacts bucket, and the ingest's rule for the gateway's secret."""
-    return serverless.Listener(listener_s3_key(settings.versions.openlineage_spark), key_in)
+    """The pinned jar's key in the artifacts bucket."""
+    return serverless.Listener(listener_s3_key(settings.versions.openlineage_spark))
 
 
 def lineage_lines(ssm: object, env: str, namespace: str, app_name: str, parent: ParentContext) -> list[str]:
@@ -77,7 +77,8 @@ def launch_serverless(
     dry_run: bool,
     poll_interval: float,
 ) -> None:
-    console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+    # No emoji codes: the secret's ARN in the listener line has ":secret:".
+    console = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
     try:
         serverless.require_enabled(settings)
         job.check()
@@ -122,7 +123,11 @@ def launch_serverless(
 
 
 def _report_listener(console: Console, target: serverless.Target) -> None:
-    auth = "with the gateway's API key from its secret" if target.api_key else "without an API key (gateway off)"
+    auth = (
+        f"with the gateway's API key (EMR Serverless reads secret {target.api_key_secret} when the run starts)"
+        if target.api_key_secret
+        else "without an API key (gateway off)"
+    )
     console.print(f"listener {target.jar_uri} reporting to {target.lineage_url} {auth}")
 
 

@@ -5,16 +5,18 @@ travels with every StartJobRun request, in ``configurationOverrides`` spark-defa
 :func:`emr_lineage.spark.conf.serverless_spark_defaults` (the builder clusters use): the pinned
 listener jar staged in the artifacts bucket (``spark.jars``), the listener and its transport (the
 URL the clusters' launch spec gives: the lineage load balancer, where the gateway's ingest answers
-when the gateway is on and Marquez's API otherwise; with the gateway on, its API key read from its
+when the gateway is on and Marquez's API otherwise; with the gateway on, a reference to its API key's
 secret), the namespace, the Glue catalog and the parent run. The script is staged as for clusters
 (:func:`emr_lineage.launch.plan.stage_job`).
 
-The API key is in the request and nowhere else: :func:`redacted` is what may be shown, and
-:class:`Target` keeps the key out of its ``repr``.
+The API key never passes through here: the request names the secret (``EMR.secret@<ARN>``, the ARN
+the gateway stack publishes in SSM) and EMR Serverless reads its value when the run starts
+(https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/secrets-manager.html).
+The secret's whole string becomes the key, so it must be the bare key, not JSON (doctor checks it).
+:func:`redacted` still masks any other credential a caller gives with ``--conf``.
 
-Two things come from the features beside this one (same layer, so the caller passes them in a
-:class:`Listener`): the jar's key in the bucket (``emr_lineage.listener.artifact.listener_s3_key``)
-and how a secret holds the gateway's key (``emr_lineage.gateway.config.key_in``, the ingest's rule).
+The jar's key in the bucket comes from a feature beside this one (same layer, so the caller passes it
+in a :class:`Listener`): ``emr_lineage.listener.artifact.listener_s3_key``.
 """
 
 from __future__ import annotations
@@ -22,18 +24,15 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from emr_lineage.aws import emr_serverless, parameters
 from emr_lineage.aws.artifacts import SERVERLESS_LOGS_PREFIX
-from emr_lineage.aws.clients import AwsError, aws_message, clients_for, read_parameter
+from emr_lineage.aws.clients import AwsError, clients_for, read_parameter
 from emr_lineage.aws.emr import load_launch_spec
 from emr_lineage.aws.upload import stored_sha256
-from emr_lineage.errors import EmrLineageError
 from emr_lineage.launch.plan import (
     LAUNCH_PARENT_JOB,
     JobError,
@@ -75,31 +74,30 @@ def require_enabled(settings: EnvironmentSettings) -> None:
 
 @dataclass(frozen=True)
 class ServerlessClients:
-    """The clients a job run needs, from one session of the environment (:func:`clients_for`)."""
+    """The clients a job run needs, from one session of the environment (:func:`clients_for`); no
+    Secrets Manager: EMR Serverless reads the gateway's key itself."""
 
     ssm: Any
     s3: Any
     emr_serverless: Any
-    secretsmanager: Any
 
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings) -> ServerlessClients:
-        made = clients_for(settings, ("ssm", "s3", emr_serverless.SERVICE, "secretsmanager"))
-        return cls(made["ssm"], made["s3"], made[emr_serverless.SERVICE], made["secretsmanager"])
+        made = clients_for(settings, ("ssm", "s3", emr_serverless.SERVICE))
+        return cls(made["ssm"], made["s3"], made[emr_serverless.SERVICE])
 
 
 @dataclass(frozen=True)
 class Listener:
-    """The staged jar's key in the artifacts bucket, and the gateway's rule for reading its key from a
-    secret string (``parse(secret, secret_arn) -> key``, raising an ``EmrLineageError`` when unusable)."""
+    """The staged jar's key in the artifacts bucket."""
 
     jar_key: str
-    parse_api_key: Callable[[str, str], str]
 
 
 @dataclass(frozen=True)
 class Target:
-    """Where and as whom job runs run, and where their listener reports (``api_key`` never shown)."""
+    """Where and as whom job runs run, and where their listener reports (with the gateway on, the ARN
+    of the secret holding its API key: job runs reference it, nothing here reads it)."""
 
     application_id: str
     role_arn: str
@@ -107,27 +105,11 @@ class Target:
     jar_uri: str
     lineage_url: str
     glue_catalog_id: str
-    api_key: str | None = field(default=None, repr=False)
+    api_key_secret: str | None = None
 
     @property
     def log_uri(self) -> str:
         return f"s3://{self.bucket}/{SERVERLESS_LOGS_PREFIX}"
-
-
-def gateway_api_key(clients: ServerlessClients, env: str, parse: Callable[[str, str], str]) -> str:
-    """The lineage gateway's API key, read from its secret (SSM names it) as the ingest reads it."""
-    arn = read_parameter(clients.ssm, parameters.gateway_api_key_secret(env), env=env, published_by="gateway stack")
-    try:
-        secret = clients.secretsmanager.get_secret_value(SecretId=arn).get("SecretString") or ""
-    except (ClientError, BotoCoreError) as exc:
-        raise AwsError(
-            f"cannot read the gateway's API key secret {arn} ({aws_message(exc)}): the caller needs "
-            "secretsmanager:GetSecretValue on it (and kms:Decrypt on its key)"
-        ) from None
-    try:
-        return parse(secret, arn)
-    except EmrLineageError as exc:
-        raise AwsError(str(exc)) from None
 
 
 def staged_jar_uri(clients: ServerlessClients, settings: EnvironmentSettings, bucket: str, key: str) -> str:
@@ -147,8 +129,8 @@ def staged_jar_uri(clients: ServerlessClients, settings: EnvironmentSettings, bu
 
 
 def resolve_target(clients: ServerlessClients, settings: EnvironmentSettings, listener: Listener) -> Target:
-    """Read what the stacks publish (application, job role, bucket, the clusters' launch spec) and,
-    with the gateway on, its API key; check that the pinned jar is staged."""
+    """Read what the stacks publish (application, job role, bucket, the clusters' launch spec and, with
+    the gateway on, its API key secret's ARN); check that the pinned jar is staged."""
     env = settings.name
     application_id = read_parameter(
         clients.ssm, parameters.serverless_application_id(env), env=env, published_by=PUBLISHED_BY
@@ -169,7 +151,11 @@ def resolve_target(clients: ServerlessClients, settings: EnvironmentSettings, li
         jar_uri=staged_jar_uri(clients, settings, bucket, listener.jar_key),
         lineage_url=lineage_url,
         glue_catalog_id=cluster_defaults.get(GLUE_ACCOUNT_PROPERTY) or role_arn.split(":")[4],
-        api_key=gateway_api_key(clients, env, listener.parse_api_key) if settings.gateway.enabled else None,
+        api_key_secret=(
+            read_parameter(clients.ssm, parameters.gateway_api_key_secret(env), env=env, published_by="gateway stack")
+            if settings.gateway.enabled
+            else None
+        ),
     )
 
 
@@ -188,7 +174,7 @@ def job_run_request(
     properties = serverless_spark_defaults(
         listener,
         jar_uri=target.jar_uri,
-        api_key=target.api_key,
+        api_key_secret=target.api_key_secret,
         parent=parent,
         glue_catalog_id=target.glue_catalog_id,
         app_name=job.job_name,
@@ -234,7 +220,7 @@ class ServerlessPlan:
     parent: ParentContext
     parent_is_new: bool
     namespace: str
-    requests: tuple[dict[str, Any], ...]  # one per job, in order; they hold the API key: show redacted()
+    requests: tuple[dict[str, Any], ...]  # one per job, in order; show redacted() (a --conf may hold a key)
     timeout_minutes: int
 
 

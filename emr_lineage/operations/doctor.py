@@ -202,7 +202,12 @@ def _gateway_aws_checks(
     dlq = parameters.gateway_dead_letter_queue_url(env)
     rows: list[CheckResult] = []
     for check, title, parameter, run in (
-        (gateway_key.CHECK, gateway_key.TITLE, secret, lambda c, arn: gateway_key.api_key_secret(c, arn, env, now)),
+        (
+            gateway_key.CHECK,
+            gateway_key.TITLE,
+            secret,
+            lambda c, arn: gateway_key.api_key_secret(c, arn, env, now, serverless=settings.emr_serverless.enabled),
+        ),
         ("dead-letter-queue", "gateway dead-letter queue empty", dlq, checks.dead_letter_queue),
     ):
         value = values.get(parameter)

@@ -5,6 +5,12 @@ value and its previous one, and reads them again every ``KEY_CACHE_SECONDS``. Th
 both with the ingest's own rule (:func:`~emr_lineage.gateway.config.key_in`), so it says what
 the ingest accepts; it never prints a key. docs/gateway.md "Rotating the API key" tells the whole
 procedure.
+
+With EMR Serverless on, the current value must also be the bare key: job runs name the secret
+(``EMR.secret@<ARN>``) and EMR Serverless hands the listener its whole string
+(https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/secrets-manager.html), where the
+ingest would take the ``apiKey`` of a JSON object or strip spaces. Nothing else can tell: the CLI
+never reads the value.
 """
 
 from __future__ import annotations
@@ -44,16 +50,22 @@ def rotation_steps(secret_arn: str) -> str:
     )
 
 
-def api_key_secret(clients: DoctorClients, secret_arn: str, env: str, now: dt.datetime) -> CheckResult:
-    """The secret exists and its current value is a key the ingest accepts; whether the previous value
-    is still accepted too, and since when the current one has been in place."""
+def api_key_secret(
+    clients: DoctorClients, secret_arn: str, env: str, now: dt.datetime, *, serverless: bool = False
+) -> CheckResult:
+    """The secret exists and its current value is a key the ingest accepts (``serverless``: the key
+    alone, as EMR Serverless job runs send it); whether the previous value is still accepted too, and
+    since when the current one has been in place."""
     current, problem = _value(clients, secret_arn, CURRENT)
     if problem:
         return _unreadable(secret_arn, env, problem)
+    secret = current.get("SecretString") or ""
     try:
-        key_in(current.get("SecretString") or "", secret_arn)
+        key = key_in(secret, secret_arn)
     except GatewayConfigError as exc:
         return _unusable_current(clients, secret_arn, current, exc)
+    if serverless and key != secret:
+        return _not_bare(secret_arn)
     since = current.get("CreatedDate")
     previous, problem = _value(clients, secret_arn, PREVIOUS)
     if problem and not problem.startswith("ResourceNotFoundException"):
@@ -74,6 +86,20 @@ def api_key_secret(clients: DoctorClients, secret_arn: str, env: str, now: dt.da
         f"{secret_arn}: current value ({CURRENT}) since {_date(since)}{days}; {accepted}. {rotation_steps(secret_arn)}"
     )
     return CheckResult(CHECK, TITLE, Status.PASS, detail)
+
+
+def _not_bare(secret_arn: str) -> CheckResult:
+    """A value the ingest takes but EMR Serverless job runs would send whole as their key."""
+    detail = (
+        f"{secret_arn}: the current value is not the key alone (a JSON object, or spaces around the key): "
+        "the ingest and the clusters take it, but EMR Serverless job runs send the whole string as their "
+        "key and the gateway refuses their events (401)"
+    )
+    fix = (
+        f"put the same key alone as the value (clients keep working): aws secretsmanager put-secret-value "
+        f"--secret-id {secret_arn} --secret-string <the key>"
+    )
+    return CheckResult(CHECK, TITLE, Status.FAIL, detail, fix)
 
 
 def _value(clients: DoctorClients, secret_arn: str, stage: str) -> tuple[Any, str | None]:

@@ -25,8 +25,9 @@ GLUE_CLIENT_FACTORY = "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHi
 SPARK_DEFAULTS = "spark-defaults"
 SPARK_HIVE_SITE = "spark-hive-site"
 # The HTTP transport's api_key auth (sent as "Authorization: Bearer <key>"), which the lineage
-# gateway requires. Only bootstrap/install-openlineage.sh writes them, on the node, so the key
-# stays out of the cluster's configuration:
+# gateway requires. On a cluster only bootstrap/install-openlineage.sh writes them, on the node, so
+# the key stays out of the cluster's configuration; an EMR Serverless job run gets a reference to the
+# secret instead of the key (serverless_spark_defaults):
 # https://openlineage.io/docs/integrations/spark/configuration/transport
 DRIVER_CLASSPATH = "spark.driver.extraClassPath"
 TRANSPORT_PREFIX = "spark.openlineage.transport."
@@ -49,6 +50,9 @@ EXTRA_LISTENERS = "spark.extraListeners"
 # group is there, none of ours of that group is added (apache/airflow PR #64807's rule).
 PARENT_GROUP_PREFIXES = ("spark.openlineage.parent", "spark.openlineage.rootParent")
 TRANSPORT_GROUP_PREFIX = "spark.openlineage.transport"
+# EMR Serverless puts the named secret's string in a value so marked when the run starts (requests carry the name):
+# https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/secrets-manager.html
+SECRET_REFERENCE_PREFIX = "EMR.secret@"
 # What stands for a secret in anything shown (dry runs, debug output).
 MASK = "****"
 # Parent-run keys, Spark side and environment side, in the same order.
@@ -125,8 +129,9 @@ def _transports(config: ListenerConfig, api_key: str | None) -> dict[str, dict[s
 
 def listener_properties(config: ListenerConfig, *, api_key: str | None = None) -> dict[str, str]:
     """Spark properties that load the listener and point its transport at ``config``'s destination;
-    ``api_key`` is the HTTP transport's Bearer key (local runs and EMR Serverless job runs: on a cluster
-    the bootstrap action writes it on the node, so it never is in a cluster's configuration).
+    ``api_key`` is the HTTP transport's Bearer key (local runs), or what EMR Serverless replaces by it
+    (job runs: :func:`serverless_spark_defaults`); on a cluster the bootstrap action writes it on the
+    node, so it never is in a cluster's configuration.
 
     ``spark.extraListeners`` is not additive (a value given at submit time replaces the spark-defaults
     one: https://spark.apache.org/docs/3.5.6/configuration.html#dynamically-loading-spark-properties):
@@ -256,7 +261,7 @@ def serverless_spark_defaults(
     listener: ListenerConfig,
     *,
     jar_uri: str,
-    api_key: str | None,
+    api_key_secret: str | None,
     parent: ParentContext,
     glue_catalog_id: str,
     app_name: str | None = None,
@@ -267,6 +272,10 @@ def serverless_spark_defaults(
     bootstrap action (the jar, here ``spark.jars``, and the HTTP transport's ``api_key``) and its step
     (the parent keys), merged into ``user_properties``.
 
+    The API key goes as a reference to ``api_key_secret`` (its ARN; None: no auth), which EMR
+    Serverless resolves when the run starts: the key's value is never in the request, nor in what
+    GetJobRun returns. The secret's string must be the key itself (not JSON).
+
     The caller's keys win: a parent group (``spark.openlineage.parent*``/``rootParent*``) or transport
     (``spark.openlineage.transport*``) already there is left whole, as Airflow's injection does;
     ``spark.jars`` and ``spark.extraListeners`` are lists, ours appended to the caller's.
@@ -274,7 +283,7 @@ def serverless_spark_defaults(
     user = dict(user_properties or {})
     glue_defaults, hive_site = glue_catalog_properties(glue_catalog_id)
     ours = {
-        **listener_properties(listener, api_key=api_key),
+        **listener_properties(listener, api_key=secret_reference(api_key_secret) if api_key_secret else None),
         **glue_defaults,
         **{HADOOP_PREFIX + key: value for key, value in hive_site.items()},
         **parent.spark_properties(),
@@ -292,11 +301,23 @@ def serverless_spark_defaults(
     return merged
 
 
+def secret_reference(secret_id: str) -> str:
+    """The EMR Serverless configuration value that stands for the string secret ``secret_id`` holds."""
+    return SECRET_REFERENCE_PREFIX + secret_id
+
+
+def is_secret_reference(value: str) -> bool:
+    return value.startswith(SECRET_REFERENCE_PREFIX)
+
+
 def is_secret(key: str) -> bool:
     """A Spark property whose value is a credential (the HTTP transport's API key, any transport's)."""
     return key.endswith("." + AUTH_KEY_KEY)
 
 
 def masked(properties: Mapping[str, str]) -> dict[str, str]:
-    """``properties`` with every credential's value replaced by :data:`MASK`: what may be shown."""
-    return {key: MASK if is_secret(key) else value for key, value in properties.items()}
+    """``properties`` with every credential's value replaced by :data:`MASK`: what may be shown. A
+    reference to a secret (``EMR.secret@<ARN>``) is shown: it names where the key is, not the key."""
+    return {
+        key: MASK if is_secret(key) and not is_secret_reference(value) else value for key, value in properties.items()
+    }

@@ -244,7 +244,8 @@ class EmrRoles(Construct):
         )
         self.instance_role, self.instance_profile = instance.role, instance.instance_profile
         if gateway is not None:
-            self._read_gateway_api_key(gateway.api_key)
+            # The bootstrap reads the lineage gateway's API key with the instance role (docs/gateway.md).
+            read_gateway_api_key(self.instance_role, gateway.api_key)
         self.service_role = EmrServiceRole(self, "Service", prefix=prefix, instance_role=self.instance_role).role
 
         self.runtime_role: iam.Role | None = None
@@ -262,29 +263,31 @@ class EmrRoles(Construct):
         if gateway is not None:
             read_archive(self.job_role, gateway)
 
-    def _read_gateway_api_key(self, secret: secretsmanager.ISecret) -> None:
-        """The bootstrap reads the lineage gateway's API key with the instance role (docs/gateway.md).
 
-        Written as identity policy, not ``secret.grant_read``: that would also add the role to the
-        gateway key's policy, a gateway -> EMR reference on top of EMR -> gateway (a cycle). The
-        gateway key's policy lets the account's IAM policies grant its use (CDK's default).
-        """
-        self.instance_role.add_to_policy(
+def read_gateway_api_key(role: iam.Role, secret: secretsmanager.ISecret) -> None:
+    """``role`` reads the lineage gateway's API key: the secret's value, decrypted with its key through
+    Secrets Manager only.
+
+    Written as identity policy, not ``secret.grant_read``: that would also add the role to the
+    gateway key's policy, a gateway -> EMR reference on top of EMR -> gateway (a cycle). The
+    gateway key's policy lets the account's IAM policies grant its use (CDK's default).
+    """
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="ReadGatewayApiKey",
+            actions=["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+            resources=[secret.secret_arn],
+        )
+    )
+    if secret.encryption_key is not None:
+        role.add_to_policy(
             iam.PolicyStatement(
-                sid="ReadGatewayApiKey",
-                actions=["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
-                resources=[secret.secret_arn],
+                sid="DecryptGatewayApiKey",
+                actions=["kms:Decrypt"],
+                resources=[secret.encryption_key.key_arn],
+                conditions={"StringEquals": {"kms:ViaService": f"secretsmanager.{Aws.REGION}.amazonaws.com"}},
             )
         )
-        if secret.encryption_key is not None:
-            self.instance_role.add_to_policy(
-                iam.PolicyStatement(
-                    sid="DecryptGatewayApiKey",
-                    actions=["kms:Decrypt"],
-                    resources=[secret.encryption_key.key_arn],
-                    conditions={"StringEquals": {"kms:ViaService": f"secretsmanager.{Aws.REGION}.amazonaws.com"}},
-                )
-            )
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,10 @@
 - The job runtime role: assumed by EMR Serverless for this account's applications only, with the data
   lake access of the clusters' job role (``grant_data_lake``) and the same Lake Formation grants; of the
   artifacts bucket it reads what a job run needs (``jobs/``, ``staged-jobs/``, ``listener/``) and writes
-  its logs. No bootstrap runs, so nothing reads ``bootstrap/``, ``tls/`` or the gateway's API key.
+  its logs. No bootstrap runs, so nothing reads ``bootstrap/`` or ``tls/``. With the gateway on, it may
+  read the gateway's API key secret (and decrypt it through Secrets Manager): job runs name the secret
+  (``EMR.secret@<ARN>``) and EMR Serverless reads it when a run starts
+  (https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/secrets-manager.html).
 """
 
 from __future__ import annotations
@@ -25,24 +28,20 @@ from aws_cdk import aws_emrserverless as emrs
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from emr_lineage.aws.artifacts import JOBS_PREFIX, LISTENER_PREFIX, SERVERLESS_LOGS_PREFIX, STAGED_JOBS_PREFIX
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark import conf as spark_conf
 from stacks.emr.lake_formation_grants import LakeFormationGrants
-from stacks.emr.roles import grant_artifacts, grant_data_lake
+from stacks.emr.roles import grant_artifacts, grant_data_lake, read_gateway_api_key
+from stacks.shared.emr_serverless import SERVICE_PRINCIPAL, applications_arn
 
-SERVICE_PRINCIPAL = "emr-serverless.amazonaws.com"
 APPLICATION_TYPE = "SPARK"
 HTTPS_PORT = 443
 # What a job run reads from the artifacts bucket: job scripts (deployed and staged) and the listener jar.
 READ_PREFIXES = (JOBS_PREFIX, STAGED_JOBS_PREFIX, LISTENER_PREFIX)
-
-
-def applications_arn() -> str:
-    """The ARN pattern of every EMR Serverless application of this account and region."""
-    return f"arn:{Aws.PARTITION}:emr-serverless:{Aws.REGION}:{Aws.ACCOUNT_ID}:/applications/*"
 
 
 class ServerlessApplication(Construct):
@@ -60,6 +59,7 @@ class ServerlessApplication(Construct):
         data_lake_bucket: s3.IBucket,
         data_lake_key: kms.IKey,
         glue_databases: Mapping[str, str],
+        gateway_api_key: secretsmanager.ISecret | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         prefix = settings.resource_prefix
@@ -81,6 +81,8 @@ class ServerlessApplication(Construct):
         grant_data_lake(
             self.job_role, bucket=data_lake_bucket, key=data_lake_key, databases=list(glue_databases.values())
         )
+        if gateway_api_key is not None:
+            read_gateway_api_key(self.job_role, gateway_api_key)
         self.grants = LakeFormationGrants(
             self,
             "LakeFormationGrants",

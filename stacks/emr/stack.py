@@ -122,6 +122,7 @@ class EmrStack(Stack):
             data_lake_bucket=data_lake_bucket,
             data_lake_key=data_lake_key,
             glue_databases=glue_databases,
+            gateway_api_key=gateway.api_key if gateway else None,
             alarm_topic=alarm_topic,
         )
         self._publish(settings)
@@ -135,9 +136,11 @@ class EmrStack(Stack):
         data_lake_bucket: s3.IBucket,
         data_lake_key: kms.IKey,
         glue_databases: Mapping[str, str],
+        gateway_api_key: secretsmanager.ISecret | None,
         alarm_topic: sns.ITopic,
     ) -> ServerlessApplication | None:
-        """The EMR Serverless application (``emr_serverless.enabled``); its failed job runs notify ``alarm_topic``."""
+        """The EMR Serverless application (``emr_serverless.enabled``), with the gateway's API key to read when
+        on; its failed job runs notify ``alarm_topic``."""
         if not settings.emr_serverless.enabled:
             return None
         serverless = ServerlessApplication(
@@ -150,6 +153,7 @@ class EmrStack(Stack):
             data_lake_bucket=data_lake_bucket,
             data_lake_key=data_lake_key,
             glue_databases=glue_databases,
+            gateway_api_key=gateway_api_key,
         )
         ServerlessJobRunFailures(
             self,

@@ -41,7 +41,13 @@ from stacks.gateway.archive_catalog import ArchiveCatalog
 from stacks.gateway.asset import gateway_code
 from stacks.gateway.functions import FORWARD_BATCH_SIZE, ForwardFunction, IngestFunction, forwarder_timeout_seconds
 from stacks.gateway.routing import FORWARD_LISTENER_PORT, forward_listener, route_lineage_posts
-from stacks.gateway.storage import api_key_secret, archive_bucket, dead_letter_queue, event_queue
+from stacks.gateway.storage import (
+    api_key_secret,
+    archive_bucket,
+    dead_letter_queue,
+    event_queue,
+    let_emr_serverless_read,
+)
 from stacks.shared.lake_formation import grant_one_at_a_time
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
 from stacks.shared.published import publish
@@ -94,6 +100,8 @@ class GatewayStack(Stack):
             * forwarder_timeout_seconds(settings.gateway.forward_retries),
         )
         self.api_key = api_key_secret(self, settings=settings, key=self.key)
+        if settings.emr_serverless.enabled:
+            let_emr_serverless_read(self.api_key, self.key)
         # The archive as Athena tables, its workgroup and named queries, Lake Formation for its readers.
         self.archive_catalog = ArchiveCatalog(
             self, "ArchiveCatalog", settings=settings, bucket=self.archive_bucket, key=self.key

@@ -7,7 +7,8 @@ CloudFormation's: what a destroy retains would otherwise block the next deploy (
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Aws, Duration
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
@@ -17,6 +18,7 @@ from constructs import Construct
 from emr_lineage.gateway import config as gateway_env
 from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 from emr_lineage.settings.model import EnvironmentSettings
+from stacks.shared import emr_serverless
 from stacks.shared.nag import acknowledge
 from stacks.shared.settings_mapping import removal_policy
 from stacks.shared.storage import private_bucket
@@ -123,7 +125,8 @@ def api_key_secret(scope: Construct, *, settings: EnvironmentSettings, key: kms.
         "ApiKey",
         description=f"{settings.resource_prefix} lineage gateway API key (clients send it as a Bearer token)",
         encryption_key=key,
-        # Letters and digits only: it travels in an Authorization header.
+        # Letters and digits only: it travels in an Authorization header. No template (JSON): EMR
+        # Serverless job runs get the secret's whole string as the key.
         generate_secret_string=secretsmanager.SecretStringGenerator(
             password_length=API_KEY_LENGTH, exclude_punctuation=True, include_space=False
         ),
@@ -136,3 +139,32 @@ def api_key_secret(scope: Construct, *, settings: EnvironmentSettings, key: kms.
         "updating every client, so it is rotated on purpose (put a new value), not on a schedule.",
     )
     return secret
+
+
+def let_emr_serverless_read(secret: secretsmanager.Secret, key: kms.Key) -> None:
+    """EMR Serverless reads the secret itself when a job run that names it (``EMR.secret@<ARN>``) starts:
+    the secret's policy lets this account's applications read it, the key's policy lets EMR Serverless
+    decrypt through Secrets Manager, as https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/secrets-manager.html
+    asks. Any application of the account: naming the EMR stack's would make it a gateway -> EMR reference."""
+    principal = iam.ServicePrincipal(emr_serverless.SERVICE_PRINCIPAL)
+    secret.add_to_resource_policy(
+        iam.PolicyStatement(
+            sid="EmrServerlessJobRuns",
+            principals=[principal],
+            actions=["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+            resources=["*"],
+            conditions={
+                "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
+                "ArnLike": {"aws:SourceArn": emr_serverless.applications_arn()},
+            },
+        )
+    )
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            sid="EmrServerlessJobRunsApiKey",
+            principals=[principal],
+            actions=["kms:Decrypt", "kms:DescribeKey"],
+            resources=["*"],
+            conditions={"StringEquals": {"kms:ViaService": f"secretsmanager.{Aws.REGION}.amazonaws.com"}},
+        )
+    )

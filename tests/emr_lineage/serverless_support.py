@@ -1,5 +1,6 @@
 """What the EMR Serverless tests share: a cdk.json with ``emr_serverless`` on, moto with what the
-EMR Serverless and gateway stacks publish, and a player of job-run states.
+EMR Serverless and gateway stacks publish, a player of job-run states, and a recorder of the requests
+as botocore sends them.
 
 moto 5.2.5 creates job runs already ``SUCCESS`` and never moves them (no state manager for
 emrserverless). :func:`publish_serverless` makes them born ``SUBMITTED``, as on AWS, by setting the
@@ -11,6 +12,7 @@ state, or raises Ctrl-C there. The wait loop, the progress output and the exit c
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.emrserverless import models as serverless_models
 from moto.emrserverless.models import emrserverless_backends
 
+from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr_serverless, parameters
 from emr_lineage.listener.artifact import listener_s3_key
 from emr_lineage.settings.loader import load_settings
@@ -64,6 +67,44 @@ def publish_serverless(
         Bucket=bucket, Key=listener_s3_key(artifact), Body=b"jar", Metadata={"sha256": artifact.sha256}
     )
     return app_id
+
+
+def api_key_secret_arn(region: str, env: str = "dev") -> str:
+    """The gateway's API key secret, as SSM names it (:func:`publish_serverless` made it)."""
+    ssm = boto3.client("ssm", region_name=region)
+    return ssm.get_parameter(Name=parameters.gateway_api_key_secret(env))["Parameter"]["Value"]
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One request as botocore sends it: the service and operation (of its event's name), and its URL,
+    headers and body as text."""
+
+    service: str
+    operation: str
+    text: str
+
+
+def record_requests(client: Any, sent: list[Sent]) -> Any:
+    """``client``, which now appends each request it sends to ``sent`` (first of the ``before-send``
+    handlers: moto answers in a later one)."""
+
+    def hook(request: Any, event_name: str, **_: Any) -> None:
+        _, service, operation = event_name.split(".", 2)
+        body = request.body
+        body = body.decode("utf-8", "replace") if isinstance(body, bytes) else body if isinstance(body, str) else ""
+        sent.append(Sent(service, operation, f"{request.url}\n{dict(request.headers)}\n{body}"))
+
+    client.meta.events.register_first("before-send", hook)
+    return client
+
+
+def record_tool_requests(monkeypatch: pytest.MonkeyPatch) -> list[Sent]:
+    """Every request of the clients the tools make (:func:`emr_lineage.aws.clients.clients_for`), as sent."""
+    sent: list[Sent] = []
+    made = aws_clients.new_client
+    monkeypatch.setattr(aws_clients, "new_client", lambda *a, **k: record_requests(made(*a, **k), sent))
+    return sent
 
 
 def job_runs(region: str, app_id: str) -> list[Any]:

@@ -16,6 +16,7 @@ from tests.emr_lineage.e2e_support import ARTIFACTS, LAKE_BUCKET, MARQUEZ_WEB, N
 from tests.emr_lineage.serverless_support import (
     API_KEY,
     RunPlayer,
+    api_key_secret_arn,
     each_run,
     job_runs,
     publish_serverless,
@@ -37,7 +38,7 @@ def invoke(tmp_path, *args: str, enabled: bool = True):
     return CliRunner().invoke(main, ["e2e", "--env", "dev", "--cdk-json", str(cdk_json), *FAST, *args])
 
 
-def test_serverless_pass_prints_the_contract_table_and_never_the_key(
+def test_serverless_pass_prints_the_contract_table_and_runs_reference_the_key(
     app_id, tmp_path, e2e_marquez, e2e_parent, lineage_clock, monkeypatch
 ) -> None:
     monkeypatch.setattr(emr_serverless, "pause", RunPlayer(REGION, app_id, each_run(["RUNNING", "SUCCESS"], 5)))
@@ -54,7 +55,10 @@ def test_serverless_pass_prints_the_contract_table_and_never_the_key(
     assert "lineage read 1:" in result.stderr
     assert API_KEY not in result.output
     (defaults,) = runs[0].configuration_overrides["applicationConfiguration"]
-    assert defaults["properties"]["spark.openlineage.transport.auth.apiKey"] == API_KEY
+    assert (
+        defaults["properties"]["spark.openlineage.transport.auth.apiKey"] == f"EMR.secret@{api_key_secret_arn(REGION)}"
+    )
+    assert not [r for r in runs if API_KEY in repr(r.configuration_overrides)]
 
 
 def test_serverless_failed_run_exits_1_with_its_driver_log(

@@ -15,14 +15,16 @@ from click.testing import CliRunner
 from emr_lineage.aws import emr_serverless, parameters
 from emr_lineage.cli.app import main
 from emr_lineage.launch.plan import file_sha256, job_s3_key
-from emr_lineage.spark.conf import LISTENER_CLASS, MASK
+from emr_lineage.spark.conf import LISTENER_CLASS
 from tests.emr_lineage.launch_support import BUCKET, MARQUEZ_WEB, REGION
 from tests.emr_lineage.serverless_support import (
     API_KEY,
     ROLE_ARN,
     RunPlayer,
+    api_key_secret_arn,
     job_runs,
     publish_serverless,
+    record_tool_requests,
     serverless_cdk_json,
 )
 
@@ -70,11 +72,12 @@ def properties(job_run) -> dict[str, str]:
 MARQUEZ_API = "http://internal-marquez.example:5000"
 
 
-def test_success_carries_the_listener_and_never_prints_the_key(
+def test_success_carries_the_listener_and_a_reference_to_the_key(
     app_id, launch_aws, job_file, tmp_path, monkeypatch
 ) -> None:
     launch_aws.ssm.put_parameter(Name=parameters.marquez_api_url("dev"), Value=MARQUEZ_API, Type="String")
     player = play(monkeypatch, app_id, ["PENDING", "RUNNING", "SUCCESS"])
+    sent = record_tool_requests(monkeypatch)
     result = run(tmp_path, "--serverless", "--job", str(job_file), "--poll-interval", "0.5", "--", "--date", "x")
     assert result.exit_code == 0, result.output
     assert player.pauses == [0.5, 0.5, 0.5]
@@ -89,13 +92,17 @@ def test_success_carries_the_listener_and_never_prints_the_key(
     assert props["spark.extraListeners"] == LISTENER_CLASS
     assert props["spark.openlineage.transport.url"] == LISTENER_URL
     assert props["spark.openlineage.transport.auth.type"] == "api_key"
-    assert props["spark.openlineage.transport.auth.apiKey"] == API_KEY  # in the request...
+    reference = f"EMR.secret@{api_key_secret_arn(REGION)}"
+    assert props["spark.openlineage.transport.auth.apiKey"] == reference  # EMR Serverless reads the key
     assert props["spark.openlineage.namespace"] == "emr-lineage-dev"
     assert props["spark.openlineage.parentRunId"] == run_id.group(1)
     assert props["spark.openlineage.parentJobName"] == "emr_lineage_launch"
     assert props["spark.glue.accountId"] == "123456789012"
     assert props["spark.app.name"] == "revenue_daily"
-    assert API_KEY not in result.output  # ...and in no printed line
+    (start,) = [s for s in sent if s.operation == "StartJobRun"]
+    assert reference in start.text
+    assert not [s for s in sent if API_KEY in s.text] and API_KEY not in result.output
+    assert {s.service for s in sent} == {"ssm", "s3", "emr-serverless"}  # never Secrets Manager
     log_uri = f"s3://{BUCKET}/serverless-logs/"
     assert job_run.configuration_overrides["monitoringConfiguration"] == {
         "s3MonitoringConfiguration": {"logUri": log_uri}
@@ -115,7 +122,7 @@ def test_success_carries_the_listener_and_never_prints_the_key(
         result.stdout,
     )
     assert f"job run revenue_daily ({job_run.id}) succeeded on EMR Serverless application {app_id}" in result.stdout
-    assert "with the gateway's API key from its secret" in result.stderr
+    assert f"EMR Serverless reads secret {api_key_secret_arn(REGION)} when the run starts" in result.stderr
 
 
 def test_failure_exits_1_with_the_driver_log(app_id, job_file, tmp_path, monkeypatch) -> None:
@@ -192,10 +199,13 @@ def test_without_the_gateway_no_key_is_read_or_sent(app_id, job_file, tmp_path, 
     assert "without an API key (gateway off)" in result.stderr
 
 
-def test_dry_run_shows_the_request_masked_and_starts_nothing(app_id, job_file, tmp_path, launch_aws) -> None:
+def test_dry_run_shows_the_request_with_the_keys_reference_and_starts_nothing(
+    app_id, job_file, tmp_path, launch_aws
+) -> None:
     result = run(tmp_path, "--serverless", "--dry-run", "--job", str(job_file))
     assert result.exit_code == 0, result.output
-    assert f'"spark.openlineage.transport.auth.apiKey": "{MASK}"' in result.stdout
+    reference = f"EMR.secret@{api_key_secret_arn(REGION)}"
+    assert f'"spark.openlineage.transport.auth.apiKey": "{reference}"' in result.stdout
     assert API_KEY not in result.output
     assert job_runs(REGION, app_id) == []
     staged = job_s3_key(job_file, file_sha256(job_file))

@@ -1,5 +1,6 @@
 """emr_lineage.launch.serverless against moto's in-process SSM, S3, Secrets Manager and EMR Serverless:
-what a job run's request holds, where its parts come from, and that the API key is never shown."""
+what a job run's request holds, where its parts come from, and that it names the API key's secret
+and never holds the key."""
 
 from __future__ import annotations
 
@@ -17,7 +18,17 @@ from emr_lineage.launch import serverless
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import MASK
 from tests.emr_lineage.launch_support import BUCKET, REGION, launch_spec
-from tests.emr_lineage.serverless_support import API_KEY, ROLE_ARN, publish_serverless, serverless_cdk_json
+from tests.emr_lineage.serverless_support import (
+    API_KEY,
+    ROLE_ARN,
+    Sent,
+    api_key_secret_arn,
+    publish_serverless,
+    record_requests,
+    serverless_cdk_json,
+)
+
+KEY_PROPERTY = "spark.openlineage.transport.auth.apiKey"
 
 
 @pytest.fixture
@@ -26,9 +37,16 @@ def app_id(launch_aws, monkeypatch) -> str:
 
 
 @pytest.fixture
-def clients(app_id) -> serverless.ServerlessClients:
-    made = {name: boto3.client(name, region_name=REGION) for name in ("ssm", "s3", "emr-serverless", "secretsmanager")}
-    return serverless.ServerlessClients(made["ssm"], made["s3"], made["emr-serverless"], made["secretsmanager"])
+def sent() -> list[Sent]:
+    return []
+
+
+@pytest.fixture
+def clients(app_id, sent) -> serverless.ServerlessClients:
+    made = {
+        name: record_requests(boto3.client(name, region_name=REGION), sent) for name in ("ssm", "s3", "emr-serverless")
+    }
+    return serverless.ServerlessClients(made["ssm"], made["s3"], made["emr-serverless"])
 
 
 @pytest.fixture
@@ -49,17 +67,12 @@ def test_the_target_comes_from_what_the_stacks_publish(clients, app_id, tmp_path
     assert target.lineage_url == "http://marquez.internal.example:5000"  # the clusters' launch spec's
     assert target.glue_catalog_id == "123456789012"
     assert target.log_uri == f"s3://{BUCKET}/serverless-logs/"
-    assert target.api_key == API_KEY and API_KEY not in repr(target)
+    assert target.api_key_secret == api_key_secret_arn(REGION)  # the ARN SSM publishes, not the key
 
 
-def test_a_json_secret_is_read_as_the_ingest_reads_it(clients, launch_aws, tmp_path) -> None:
-    arn = launch_aws.ssm.get_parameter(Name=parameters.gateway_api_key_secret("dev"))["Parameter"]["Value"]
-    clients.secretsmanager.put_secret_value(SecretId=arn, SecretString=json.dumps({"apiKey": "from-json"}))
-    settings = settings_for(tmp_path)
-    assert serverless.resolve_target(clients, settings, listener_of(settings)).api_key == "from-json"
-    clients.secretsmanager.put_secret_value(SecretId=arn, SecretString="   ")
-    with pytest.raises(AwsError, match=f"secret {arn} is empty"):
-        serverless.resolve_target(clients, settings, listener_of(settings))
+def test_without_the_gateway_there_is_no_secret_to_name(clients, tmp_path) -> None:
+    settings = settings_for(tmp_path, gateway=False)
+    assert serverless.resolve_target(clients, settings, listener_of(settings)).api_key_secret is None
 
 
 def test_a_launch_spec_without_a_transport_url_is_an_error(clients, launch_aws, tmp_path) -> None:
@@ -85,17 +98,21 @@ def test_the_request_and_what_may_be_shown_of_it(clients, app_id, job, tmp_path)
         "entryPointArguments": ["--date", "2026-11-20"],
     }
     (defaults,) = request["configurationOverrides"]["applicationConfiguration"]
-    assert defaults["properties"]["spark.openlineage.transport.auth.apiKey"] == API_KEY
-    shown = serverless.redacted(request)
-    assert (
-        shown["configurationOverrides"]["applicationConfiguration"][0]["properties"][
-            "spark.openlineage.transport.auth.apiKey"
-        ]
-        == MASK
-    )
-    assert API_KEY not in json.dumps(shown) and API_KEY not in repr(plan.target)
-    assert defaults["properties"]["spark.openlineage.transport.auth.apiKey"] == API_KEY  # the request is untouched
+    assert defaults["properties"]["spark.openlineage.transport.auth.type"] == "api_key"
+    assert defaults["properties"][KEY_PROPERTY] == f"EMR.secret@{api_key_secret_arn(REGION)}"
+    assert serverless.redacted(request) == request  # a reference is no secret: shown as sent
+    assert API_KEY not in json.dumps(request) and API_KEY not in repr(plan)
     assert plan.staged[0].uploaded
+
+
+def test_the_start_job_run_sent_names_the_secret_and_never_holds_the_key(clients, app_id, job, tmp_path, sent) -> None:
+    settings = settings_for(tmp_path)
+    plan = serverless.prepare_serverless(clients, settings, [job], listener=listener_of(settings), parent=None)
+    serverless.start_run(clients.emr_serverless, plan.requests[0])
+    (start,) = [s for s in sent if s.operation == "StartJobRun"]
+    assert f'"{KEY_PROPERTY}": "EMR.secret@{api_key_secret_arn(REGION)}"' in start.text
+    assert not [s for s in sent if API_KEY in s.text]  # in no request to any service, the start's included
+    assert {s.service for s in sent} == {"ssm", "s3", "emr-serverless"}  # Secrets Manager is never called
 
 
 def test_two_requests_never_share_a_client_token(clients, app_id, job, tmp_path) -> None:
@@ -120,17 +137,28 @@ def test_an_unpinned_jar_is_bad_input(clients, app_id, job, tmp_path) -> None:
         serverless.prepare_serverless(clients, unpinned, [job], listener=listener_of(unpinned), parent=None)
 
 
-def test_an_aws_error_never_quotes_the_key(clients, app_id, job, tmp_path, monkeypatch) -> None:
+def test_an_aws_error_never_quotes_a_key_given_with_conf(clients, app_id, job, tmp_path, monkeypatch) -> None:
     settings = settings_for(tmp_path)
-    plan = serverless.prepare_serverless(clients, settings, [job], listener=listener_of(settings), parent=None)
+    mine = {KEY_PROPERTY: "my-own-key-0123456789"}
+    plan = serverless.prepare_serverless(
+        clients, settings, [job], listener=listener_of(settings), parent=None, user_properties=mine
+    )
+    assert (
+        serverless.redacted(plan.requests[0])["configurationOverrides"]["applicationConfiguration"][0]["properties"][
+            KEY_PROPERTY
+        ]
+        == MASK
+    )
 
     def quoting(client, request):
-        raise AwsError(f"EMR Serverless refused to start the job run x (ValidationException: bad value {API_KEY})")
+        raise AwsError(
+            "EMR Serverless refused to start the job run x (ValidationException: bad value my-own-key-0123456789)"
+        )
 
     monkeypatch.setattr(serverless.emr_serverless, "start_job_run", quoting)
     with pytest.raises(AwsError) as raised:
         serverless.start_run(clients.emr_serverless, plan.requests[0])
-    assert API_KEY not in str(raised.value) and f"bad value {MASK}" in str(raised.value)
+    assert "my-own-key" not in str(raised.value) and f"bad value {MASK}" in str(raised.value)
 
 
 def test_a_refused_start_is_one_aws_error(clients, app_id, job, tmp_path) -> None:

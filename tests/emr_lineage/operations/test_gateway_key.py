@@ -108,9 +108,27 @@ def test_a_second_put_retires_the_first_key(prepared: PreparedAccount, monkeypat
     assert accepted_by_the_ingest(arn, monkeypatch) == ("third", "second")
 
 
-def test_a_json_key_passes(prepared: PreparedAccount) -> None:
+def test_a_json_key_passes_without_emr_serverless(prepared: PreparedAccount) -> None:
     put(prepared.api_key_secret_arn, json.dumps({"apiKey": "from-json"}))
     assert key_row(prepared.settings)[0] is Status.PASS
+
+
+@pytest.mark.parametrize("value", [json.dumps({"apiKey": "from-json"}), "padded-key\n"], ids=["json", "newline"])
+def test_with_emr_serverless_only_the_bare_key_passes(aws, tmp_path: Path, closed_port_url, value) -> None:
+    """Job runs send the secret's whole string as their key: the ingest takes these values, their runs' events not."""
+    prepared = prepare_account(cdk_json_copy(tmp_path, serverless=True), closed_port_url)
+    arn = prepared.api_key_secret_arn
+    assert key_row(prepared.settings)[0] is Status.PASS  # the stack's: a plain string
+    put(arn, value)
+    status, detail, fix = key_row(prepared.settings)
+    assert status is Status.FAIL
+    assert detail == (
+        f"{arn}: the current value is not the key alone (a JSON object, or spaces around the key): the ingest "
+        "and the clusters take it, but EMR Serverless job runs send the whole string as their key and the "
+        "gateway refuses their events (401)"
+    )
+    assert fix == "put the same key alone as the value (clients keep working): " + PUT.format(arn=arn) + "<the key>"
+    assert "from-json" not in detail + fix and "padded-key" not in detail + fix
 
 
 def test_a_missing_secret_fails_with_the_deploy(prepared: PreparedAccount) -> None:

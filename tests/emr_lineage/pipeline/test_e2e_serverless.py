@@ -29,8 +29,8 @@ def settings(tmp_path):
 
 
 def clients() -> serverless.ServerlessClients:
-    made = {name: boto3.client(name, region_name=REGION) for name in ("ssm", "s3", "emr-serverless", "secretsmanager")}
-    return serverless.ServerlessClients(made["ssm"], made["s3"], made["emr-serverless"], made["secretsmanager"])
+    made = {name: boto3.client(name, region_name=REGION) for name in ("ssm", "s3", "emr-serverless")}
+    return serverless.ServerlessClients(made["ssm"], made["s3"], made["emr-serverless"])
 
 
 def run(settings, said: list[str]) -> e2e.E2EResult:

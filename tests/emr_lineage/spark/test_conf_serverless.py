@@ -23,11 +23,18 @@ PARENT = ParentContext(
     root_run_id="11234567-89ab-4cde-8f01-23456789abcd",
 )
 JAR = "s3://artifacts/listener/openlineage-spark_2.12-1.53.0.jar"
+SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:ApiKey-AbCdEf"
+REFERENCE = f"EMR.secret@{SECRET_ARN}"
 
 
-def build(user=None, api_key="k-123"):
+def build(user=None, api_key_secret=SECRET_ARN):
     return serverless_spark_defaults(
-        LISTENER, jar_uri=JAR, api_key=api_key, parent=PARENT, glue_catalog_id="123456789012", user_properties=user
+        LISTENER,
+        jar_uri=JAR,
+        api_key_secret=api_key_secret,
+        parent=PARENT,
+        glue_catalog_id="123456789012",
+        user_properties=user,
     )
 
 
@@ -35,7 +42,7 @@ def test_it_is_the_clusters_listener_and_glue_conf_plus_jar_key_and_parent() -> 
     props = build()
     glue_defaults, hive_site = glue_catalog_properties("123456789012")
     expected = {
-        **listener_properties(LISTENER, api_key="k-123"),
+        **listener_properties(LISTENER, api_key=REFERENCE),
         **glue_defaults,
         **{f"spark.hadoop.{k}": v for k, v in hive_site.items()},
         **PARENT.spark_properties(),
@@ -43,12 +50,13 @@ def test_it_is_the_clusters_listener_and_glue_conf_plus_jar_key_and_parent() -> 
     }
     assert props == expected
     assert props["spark.extraListeners"] == LISTENER_CLASS
-    assert props["spark.openlineage.transport.auth.apiKey"] == "k-123"
+    assert props["spark.openlineage.transport.auth.type"] == "api_key"
+    assert props["spark.openlineage.transport.auth.apiKey"] == REFERENCE  # EMR Serverless puts the key there
     assert props["spark.openlineage.rootParentRunId"] == PARENT.root_run_id
 
 
 def test_without_a_key_there_is_no_auth() -> None:
-    assert not any(".auth." in key for key in build(api_key=None))
+    assert not any(".auth." in key for key in build(api_key_secret=None))
 
 
 def test_a_callers_parent_group_is_kept_whole_and_ours_not_added() -> None:
@@ -72,14 +80,16 @@ def test_jars_and_listeners_are_appended_to_the_callers_once() -> None:
     assert build({"spark.executor.memory": "4g"})["spark.executor.memory"] == "4g"
 
 
-def test_masked_hides_every_transports_key() -> None:
+def test_masked_hides_every_transports_key_and_shows_a_reference_to_one() -> None:
     props = {
         "spark.openlineage.transport.auth.apiKey": "a",
         "spark.openlineage.transport.transports.http.auth.apiKey": "b",
+        "spark.openlineage.transport.transports.other.auth.apiKey": REFERENCE,
         "spark.openlineage.namespace": "ns",
     }
     assert masked(props) == {
         "spark.openlineage.transport.auth.apiKey": MASK,
         "spark.openlineage.transport.transports.http.auth.apiKey": MASK,
+        "spark.openlineage.transport.transports.other.auth.apiKey": REFERENCE,
         "spark.openlineage.namespace": "ns",
     }

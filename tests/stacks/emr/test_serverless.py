@@ -1,13 +1,17 @@
 """ServerlessApplication (prod has ``emr_serverless.enabled``, dev not): the application, its network, its
-job role (the clusters' job role's data lake access and Lake Formation grants) and what the stack publishes.
-The monitoring rule for its failed job runs is tested in tests/stacks/monitoring/test_monitoring.py."""
+job role (the clusters' job role's data lake access and Lake Formation grants, the gateway's API key) and
+what the stack publishes. The monitoring rule for its failed job runs is tested in
+tests/stacks/monitoring/test_monitoring.py."""
 
 from __future__ import annotations
 
+import copy
 import json
 
+import aws_cdk as cdk
 import pytest
 
+import app as cdk_app
 from emr_lineage.aws import parameters
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark import conf as spark_conf
@@ -20,6 +24,8 @@ ROLE = "AWS::IAM::Role"
 ARTIFACT_SIDS = {"ReadArtifacts", "WriteLogs", "ListArtifacts"}
 # The cluster job role reads the gateway's archive (graph --on-emr); serverless job runs do not.
 ARCHIVE_SIDS = {"ListGatewayArchive", "ReadGatewayArchive", "DecryptGatewayArchive"}
+# Job runs name the gateway's API key secret; EMR Serverless reads it when a run starts.
+API_KEY_SIDS = {"ReadGatewayApiKey", "DecryptGatewayApiKey"}
 
 
 def _imported(synth, stack: str, value: dict) -> dict:
@@ -152,22 +158,54 @@ def test_job_role_has_the_cluster_job_roles_data_lake_access_and_its_own_artifac
     def data_lake(found: list[dict]) -> list[dict]:
         # The instance role's own statements (artifacts, the runtime role, the gateway key for the bootstrap,
         # the nodes' local disk key) are not the lake's.
-        cluster_only = {"AssumeRuntimeRole", "ReadGatewayApiKey", "DecryptGatewayApiKey"} | ARCHIVE_SIDS
-        return [
-            s for s in found if s.get("Sid") not in ARTIFACT_SIDS | cluster_only and s["Resource"] != local_disk_key
-        ]
+        not_lake = {"AssumeRuntimeRole"} | API_KEY_SIDS | ARCHIVE_SIDS
+        return [s for s in found if s.get("Sid") not in ARTIFACT_SIDS | not_lake and s["Resource"] != local_disk_key]
 
     lake = data_lake(serverless)
     assert lake == data_lake(cluster)
     assert {s.get("Sid") for s in lake} >= {"ReadZones", "WriteZones", "GlueCatalogRead", "LakeFormationDataAccess"}
     by_sid = {s.get("Sid"): s for s in serverless}
-    assert set(by_sid) - {None} == {s.get("Sid") for s in lake} - {None} | ARTIFACT_SIDS
+    assert set(by_sid) - {None} == {s.get("Sid") for s in lake} - {None} | ARTIFACT_SIDS | API_KEY_SIDS
     # Of the artifacts: job scripts and the listener jar (no bootstrap, no TLS zip: no bootstrap runs).
     read = [render(r) for r in as_list(by_sid["ReadArtifacts"]["Resource"])]
     assert {r.rsplit("/", 2)[-2] for r in read} == {"jobs", "staged-jobs", "listener"}
     assert by_sid["WriteLogs"]["Action"] == "s3:PutObject"
     assert render(by_sid["WriteLogs"]["Resource"]).endswith("/serverless-logs/*")
     assert by_sid["ListArtifacts"]["Action"] == "s3:ListBucket"
+
+
+def test_job_role_reads_only_the_gateways_api_key_secret_through_secrets_manager(synths):
+    """Job runs carry EMR.secret@<the secret's ARN>: the job role may read that one secret and decrypt it
+    with the gateway key on Secrets Manager's behalf only, by identity policy (the gateway key's policy
+    does not name it: no gateway -> EMR reference)."""
+    synth = synths["prod"]
+    emr, gateway = synth.template_json("emr"), synth.template_json("gateway")
+    by_sid = {s.get("Sid"): s for s in statements(emr, _job_role_id(emr))}
+    secret_id, _ = one(gateway, "AWS::SecretsManager::Secret")
+    key_id, key = one(gateway, "AWS::KMS::Key")
+    read, decrypt = by_sid["ReadGatewayApiKey"], by_sid["DecryptGatewayApiKey"]
+    assert read["Action"] == ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]
+    assert read["Resource"] == _imported(synth, "gateway", {"Ref": secret_id})
+    assert decrypt["Action"] == "kms:Decrypt"
+    assert decrypt["Resource"] == _imported(synth, "gateway", {"Fn::GetAtt": [key_id, "Arn"]})
+    assert decrypt["Condition"] == {
+        "StringEquals": {
+            "kms:ViaService": {"Fn::Join": ["", ["secretsmanager.", {"Ref": "AWS::Region"}, ".amazonaws.com"]]}
+        }
+    }
+    assert "ServerlessJobRole" not in json.dumps(key["Properties"]["KeyPolicy"])
+
+
+def test_without_the_gateway_the_job_role_reads_no_secret(cdk_context):
+    """Construction only (no synth): serverless on, gateway off."""
+    context = copy.deepcopy(cdk_context)
+    environment = context["emr-lineage"]["environments"]["dev"]
+    environment["gateway"]["enabled"] = False
+    environment["emr_serverless"]["enabled"] = True
+    emr = cdk_app.build_app(cdk.App(context={**context, "env": "dev"}))["emr"]
+    policy = emr.resolve(emr.serverless.job_role.node.find_child("DefaultPolicy").document)
+    assert {s.get("Sid") for s in policy["Statement"]} >= ARTIFACT_SIDS
+    assert "secretsmanager" not in json.dumps(policy)
 
 
 def test_job_role_has_the_cluster_job_roles_lake_formation_grants(synths):

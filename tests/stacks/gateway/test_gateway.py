@@ -150,6 +150,35 @@ def test_api_key_is_a_generated_header_safe_secret(synth):
     assert ingest["Environment"]["Variables"][gateway_env.API_KEY_SECRET_ARN] == {"Ref": secret_id}
 
 
+def test_emr_serverless_may_read_the_api_key_where_serverless_is_on(synth, render):
+    """Job runs name the secret (EMR.secret@<ARN>) and EMR Serverless reads it as AWS's page asks: the
+    secret's policy for this account's applications, the key's for decrypting through Secrets Manager."""
+    tpl = synth.template_json("gateway")
+    secret_id, _ = one(tpl, "AWS::SecretsManager::Secret")
+    _, key = one(tpl, "AWS::KMS::Key")
+    key_statements = [s for s in key["Properties"]["KeyPolicy"]["Statement"] if "emr-serverless" in json.dumps(s)]
+    policies = by_type(tpl, "AWS::SecretsManager::ResourcePolicy")
+    if not load_settings(synth.env).emr_serverless.enabled:
+        assert not policies and not key_statements
+        return
+    ((_, policy),) = policies.items()
+    assert policy["Properties"]["SecretId"] == {"Ref": secret_id}
+    (read,) = policy["Properties"]["ResourcePolicy"]["Statement"]
+    assert read["Principal"] == {"Service": "emr-serverless.amazonaws.com"}
+    assert read["Action"] == ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]
+    assert read["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    assert render(read["Condition"]["ArnLike"]["aws:SourceArn"]) == (
+        "arn:{Ref:AWS::Partition}:emr-serverless:{Ref:AWS::Region}:{Ref:AWS::AccountId}:/applications/*"
+    )
+    (decrypt,) = key_statements
+    assert decrypt["Principal"] == {"Service": "emr-serverless.amazonaws.com"}
+    assert decrypt["Action"] == ["kms:Decrypt", "kms:DescribeKey"]
+    assert (
+        render(decrypt["Condition"]["StringEquals"]["kms:ViaService"])
+        == "secretsmanager.{Ref:AWS::Region}.amazonaws.com"
+    )
+
+
 def test_functions_run_the_gateway_handlers_with_their_settings(synth):
     tpl = synth.template_json("gateway")
     gateway = load_settings(synth.env).gateway
