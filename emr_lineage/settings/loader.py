@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.settings.model import DataLakeSettings, EnvironmentSettings
 
 CONTEXT_KEY = "emr-lineage"
 ENV_CONTEXT_KEY = "env"
@@ -124,7 +124,8 @@ def _one_lake_formation_owner(settings: EnvironmentSettings, environments: dict[
         if other == settings.name or not isinstance(raw, dict):
             continue
         lake = raw.get("data_lake") if isinstance(raw.get("data_lake"), dict) else {}
-        manages = lake.get("manage_lake_formation_settings", True) is not False
+        default = DataLakeSettings.model_fields["manage_lake_formation_settings"].default
+        manages = lake.get("manage_lake_formation_settings", default) is not False
         if manages and (raw.get("account"), raw.get("region")) == (settings.account, settings.region):
             raise ConfigError(
                 f"{CONTEXT_KEY}.environments.{settings.name}.data_lake.manage_lake_formation_settings: "

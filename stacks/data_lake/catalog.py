@@ -12,8 +12,11 @@ from constructs import Construct
 
 from emr_lineage.aws.lake import CATALOG_ZONES, DEFAULT_DATABASE, glue_database_name, zone_prefix
 from emr_lineage.settings.model import EnvironmentSettings
+from stacks.shared.glue import glue_arn
 from stacks.shared.logical_ids import keep_logical_ids
-from stacks.shared.nag import acknowledge, acknowledge_checkov
+from stacks.shared.nag import acknowledge, acknowledge_cdk_provider
+
+LAMBDA_LOGS_POLICY = "service-role/AWSLambdaBasicExecutionRole"
 
 
 class GlueDatabases(Construct):
@@ -51,22 +54,23 @@ class DefaultDatabase(Construct):
     under Lake Formation a job role may not, and the job fails with "Unable to verify existence of default
     database" (AWSCatalogMetastoreClient in awslabs/aws-glue-data-catalog-client-for-apache-hive-metastore;
     no setting skips the check). A CloudFormation database would fail where one exists (the Athena and
-    Glue consoles make it), so a custom resource creates it unless it exists. Its role may create only
-    that database (IAM) and is a Lake Formation admin (``role``: the settings list it), since a
-    CloudFormation grant of CREATE_DATABASE on the catalog fails after granting
-    (https://github.com/aws-cloudformation/cloudformation-coverage-roadmap/issues/2159). The job roles'
+    Glue consoles make it), so a custom resource creates it unless it exists. Its role is a Lake Formation
+    admin (``role``: the settings list it), since a CloudFormation grant of CREATE_DATABASE on the catalog
+    fails after granting (https://github.com/aws-cloudformation/cloudformation-coverage-roadmap/issues/2159);
+    Lake Formation's rights act through API calls its IAM policy must also allow, and that allows only
+    glue:CreateDatabase of ``default`` (and its logs). The job roles'
     DESCRIBE on it is granted beside their other grants. Exposes ``role`` and ``resource``.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings) -> None:
         super().__init__(scope, construct_id)
-        catalog = f"arn:{Aws.PARTITION}:glue:{Aws.REGION}:{Aws.ACCOUNT_ID}:catalog"
-        database = f"arn:{Aws.PARTITION}:glue:{Aws.REGION}:{Aws.ACCOUNT_ID}:database/{DEFAULT_DATABASE}"
+        catalog, database = glue_arn("catalog"), glue_arn(f"database/{DEFAULT_DATABASE}")
         self.role = iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
             description=f"{settings.resource_prefix}: creates the Glue catalog's default database if missing",
+            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(LAMBDA_LOGS_POLICY)],
         )
         create = cr.AwsSdkCall(
             service="Glue",
@@ -100,24 +104,8 @@ def _acknowledge_provider(stack: Stack, role: iam.Role) -> None:
     provider = next(c for c in stack.node.children if c.node.id.startswith("AWS679f53fac002430cb0da5b7982bd2287"))
     acknowledge(
         role,
-        "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
+        f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{LAMBDA_LOGS_POLICY}]",
         "CDK's AwsCustomResource function logs through the basic execution managed policy; it only calls "
         "glue:CreateDatabase for the default database.",
     )
-    acknowledge(
-        provider,
-        "AwsSolutions-L1",
-        "CDK pins the runtime of its AwsCustomResource provider; it moves with aws-cdk-lib upgrades.",
-    )
-    # CDK makes the function DependsOn its role, which its GetAtt already implies (cfn-lint W3005).
-    provider.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
-    checkov_reasons = {
-        "CKV_AWS_116": "CloudFormation calls it during deploys only: a failed call fails the deployment, which "
-        "reports it, and a dead-letter queue would hold a request nobody replays.",
-        "CKV_AWS_117": "it calls the Glue API once per stack creation and reaches nothing inside the VPC.",
-        "CKV_AWS_115": "it runs once when the stack is created; a reserved concurrency would only withhold "
-        "capacity from the account's other functions.",
-        "CKV_AWS_173": "it has no environment variables of ours; Lambda encrypts any at rest with its AWS managed key.",
-    }
-    for check, reason in checkov_reasons.items():
-        acknowledge_checkov(provider, check, f"CDK's own AwsCustomResource provider: {reason}")
+    acknowledge_cdk_provider(provider, name="AwsCustomResource", does="calls the Glue API once per stack creation")

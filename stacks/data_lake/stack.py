@@ -20,7 +20,6 @@ from emr_lineage.aws import parameters
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.data_lake.catalog import DefaultDatabase, GlueDatabases
 from stacks.data_lake.lake_formation import LakeFormationAdmins, LakeFormationLocation
-from stacks.shared.lake_formation import grant_one_at_a_time
 from stacks.shared.published import publish
 from stacks.shared.server_access_logs_bucket import ServerAccessLogsBucket
 from stacks.shared.settings_mapping import removal_policy
@@ -35,7 +34,6 @@ class DataLakeStack(Stack):
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        grant_one_at_a_time(self)
         lake = settings.data_lake
 
         self.key: kms.IKey = rotating_key(

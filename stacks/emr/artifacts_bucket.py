@@ -10,7 +10,7 @@ from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
 
 from emr_lineage.aws.artifacts import BOOTSTRAP_PREFIX, JOBS_PREFIX, LOGS_PREFIX
-from stacks.shared.nag import acknowledge, acknowledge_checkov, wildcard_resource_finding
+from stacks.shared.nag import acknowledge, acknowledge_cdk_provider, wildcard_resource_finding
 from stacks.shared.storage import private_bucket
 
 # stacks/emr/artifacts_bucket.py -> the checkout, whose bootstrap/ and jobs/ are uploaded.
@@ -78,22 +78,6 @@ class ArtifactsBucket(Construct):
             wildcard_resource_finding(self, self.bucket.arn_for_objects("*")),
             "CDK's BucketDeployment writes and prunes the bootstrap/ and jobs/ prefixes of the artifacts bucket.",
         )
-        # CDK makes the function DependsOn its role, which its GetAtt already implies (cfn-lint W3005).
-        provider.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
-        acknowledge(
-            provider,
-            "AwsSolutions-L1",
-            "CDK pins the runtime of its BucketDeployment provider; it moves with aws-cdk-lib upgrades.",
+        acknowledge_cdk_provider(
+            provider, name="BucketDeployment", does="copies the bootstrap/ and jobs/ assets between two S3 buckets"
         )
-        checkov_reasons = {
-            "CKV_AWS_116": "CloudFormation calls it during deploys only: a failed copy fails the deployment, which "
-            "reports it, and a dead-letter queue would hold a request nobody replays.",
-            "CKV_AWS_117": "it copies the bootstrap/ and jobs/ assets between two S3 buckets at deploy time and "
-            "reaches nothing inside the VPC.",
-            "CKV_AWS_115": "it runs once per deploy that changes the assets; a reserved concurrency would only "
-            "withhold capacity from the account's other functions.",
-            "CKV_AWS_173": "its one environment variable is CDK's CA bundle path, no secret, and Lambda encrypts "
-            "it at rest with its AWS managed key.",
-        }
-        for check, reason in checkov_reasons.items():
-            acknowledge_checkov(provider, check, f"CDK's own BucketDeployment provider: {reason}")

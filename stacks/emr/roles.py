@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Aws
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -27,6 +26,8 @@ from emr_lineage.aws.artifacts import (
 )
 from emr_lineage.aws.lake import DEFAULT_DATABASE, READ_ONLY_ZONES, ZONES, zone_prefix
 from emr_lineage.settings.model import EnvironmentSettings
+from stacks.shared.glue import glue_arn
+from stacks.shared.kms import SECRET_READ_ACTIONS, via_service
 from stacks.shared.logical_ids import keep_logical_ids
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
 
@@ -116,22 +117,22 @@ def grant_data_lake(role: iam.Role, *, bucket: s3.IBucket, key: kms.IKey, databa
         )
     key.grant(role, *KMS_DATA_ACTIONS)
 
-    catalog = f"arn:{Aws.PARTITION}:glue:{Aws.REGION}:{Aws.ACCOUNT_ID}"
+    catalog = glue_arn("catalog")
     # Spark's Hive client always looks up the `default` database at start.
-    database_arns = [f"{catalog}:database/{name}" for name in [*databases, DEFAULT_DATABASE]]
-    table_arns = [f"{catalog}:table/{name}/*" for name in databases]
+    database_arns = [glue_arn(f"database/{name}") for name in [*databases, DEFAULT_DATABASE]]
+    table_arns = [glue_arn(f"table/{name}/*") for name in databases]
     role.add_to_policy(
         iam.PolicyStatement(
             sid="GlueCatalogRead",
             actions=GLUE_READ_ACTIONS,
-            resources=[f"{catalog}:catalog", *database_arns, *table_arns],
+            resources=[catalog, *database_arns, *table_arns],
         )
     )
     role.add_to_policy(
         iam.PolicyStatement(
             sid="GlueCatalogWrite",
             actions=GLUE_WRITE_ACTIONS,
-            resources=[f"{catalog}:catalog", *database_arns, *table_arns],
+            resources=[catalog, *database_arns, *table_arns],
         )
     )
     for name in databases:
@@ -275,7 +276,7 @@ def read_gateway_api_key(role: iam.Role, secret: secretsmanager.ISecret) -> None
     role.add_to_policy(
         iam.PolicyStatement(
             sid="ReadGatewayApiKey",
-            actions=["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+            actions=list(SECRET_READ_ACTIONS),
             resources=[secret.secret_arn],
         )
     )
@@ -285,7 +286,7 @@ def read_gateway_api_key(role: iam.Role, secret: secretsmanager.ISecret) -> None
                 sid="DecryptGatewayApiKey",
                 actions=["kms:Decrypt"],
                 resources=[secret.encryption_key.key_arn],
-                conditions={"StringEquals": {"kms:ViaService": f"secretsmanager.{Aws.REGION}.amazonaws.com"}},
+                conditions={"StringEquals": via_service("secretsmanager")},
             )
         )
 
@@ -323,6 +324,6 @@ def read_archive(role: iam.IRole, gateway: GatewayAccess) -> None:
             sid="DecryptGatewayArchive",
             actions=["kms:Decrypt"],
             resources=[gateway.archive_key.key_arn],
-            conditions={"StringEquals": {"kms:ViaService": f"s3.{Aws.REGION}.amazonaws.com"}},
+            conditions={"StringEquals": via_service("s3")},
         )
     )

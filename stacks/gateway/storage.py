@@ -19,6 +19,7 @@ from emr_lineage.gateway import config as gateway_env
 from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.shared import emr_serverless
+from stacks.shared.kms import SECRET_READ_ACTIONS, via_service
 from stacks.shared.nag import acknowledge
 from stacks.shared.settings_mapping import removal_policy
 from stacks.shared.storage import private_bucket
@@ -151,7 +152,7 @@ def let_emr_serverless_read(secret: secretsmanager.Secret, key: kms.Key) -> None
         iam.PolicyStatement(
             sid="EmrServerlessJobRuns",
             principals=[principal],
-            actions=["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+            actions=list(SECRET_READ_ACTIONS),
             resources=["*"],
             conditions={
                 "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
@@ -165,6 +166,8 @@ def let_emr_serverless_read(secret: secretsmanager.Secret, key: kms.Key) -> None
             principals=[principal],
             actions=["kms:Decrypt", "kms:DescribeKey"],
             resources=["*"],
-            conditions={"StringEquals": {"kms:ViaService": f"secretsmanager.{Aws.REGION}.amazonaws.com"}},
+            # Through Secrets Manager only; the one secret under this key is the API key (naming it in the
+            # key's policy would be a cycle: the secret is encrypted with the key).
+            conditions={"StringEquals": via_service("secretsmanager")},
         )
     )

@@ -87,3 +87,25 @@ def wildcard_resource_finding(scope: IConstruct, resource_arn: str) -> str:
     """cdk-nag's finding id for a wildcard resource ARN as used in ``scope``'s stack."""
     stack = Stack.of(scope)
     return f"AwsSolutions-IAM5[Resource::{_nag_text(stack.resolve(_as_imported_into(stack, resource_arn)))}]"
+
+
+def acknowledge_cdk_provider(provider: IConstruct, *, name: str, does: str) -> None:
+    """The findings on a Lambda function CDK makes for itself (``name``: BucketDeployment,
+    AwsCustomResource), a stack-level singleton that CloudFormation calls during deploys only."""
+    acknowledge(
+        provider,
+        "AwsSolutions-L1",
+        f"CDK pins the runtime of its {name} provider; it moves with aws-cdk-lib upgrades.",
+    )
+    # CDK makes the function DependsOn its role, which its GetAtt already implies (cfn-lint W3005).
+    provider.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
+    reasons = {
+        "CKV_AWS_116": "CloudFormation calls it during deploys only: a failure fails the deployment, which "
+        "reports it, and a dead-letter queue would hold a request nobody replays.",
+        "CKV_AWS_117": f"it {does} and reaches nothing inside the VPC.",
+        "CKV_AWS_115": "it runs during deploys only; a reserved concurrency would only withhold capacity from "
+        "the account's other functions.",
+        "CKV_AWS_173": "its environment holds no secret, and Lambda encrypts it at rest with its AWS managed key.",
+    }
+    for check, reason in reasons.items():
+        acknowledge_checkov(provider, check, f"CDK's own {name} provider: {reason}")

@@ -45,7 +45,9 @@ def test_a_changed_create_only_property_replaces_and_a_kept_name_refuses() -> No
     before, after = _tpl(Q=_queue("q.fifo", fifo=True)), _tpl(Q=_queue("q.fifo", fifo=False))
     assert replaced(before, after) == {"Q": "create-only FifoQueue changed"}
     (problem,) = update_problems({"s": before}, {"s": after})
-    assert "keeps its custom name" in problem.why
+    assert (
+        problem.why == 'replaced (create-only FifoQueue changed) but keeps its identity ["AWS::SQS::Queue", "q.fifo"]'
+    )
     assert update_problems({"s": _tpl(Q=_queue(fifo=True))}, {"s": _tpl(Q=_queue())}) == []
 
 
@@ -96,4 +98,33 @@ def test_a_retained_resource_with_a_custom_name_blocks_a_redeploy() -> None:
         "s": _tpl(A=_queue(retain=True), B=_queue("b", retain=True), C=_queue("c"), D=_queue(unique, retain=True))
     }
     # D's name holds the stack's id, another for the stack made again.
-    assert retained_names(templates) == [Problem("s", "B", 'retained on delete under the custom name "b"')]
+    assert retained_names(templates) == [
+        Problem("s", "B", 'retained on delete under the custom name ["AWS::SQS::Queue", "b"]')
+    ]
+
+
+def test_a_holder_that_is_replaced_keeps_its_name_until_the_cleanup() -> None:
+    """A renamed queue is a new queue: the old one, still named x, goes last, whatever waits for it."""
+    before = {"s": _tpl(A=_queue("x"))}
+    after = {"s": _tpl(A=_queue("y"), B=_queue("x") | {"DependsOn": ["A"]})}
+    assert [p.where for p in update_problems(before, after)] == ["B"]
+
+
+def test_a_grant_replaced_for_the_same_principal_and_resource_would_be_revoked() -> None:
+    def grant(permissions: list[str]) -> dict:
+        props = {"Catalog": "1", "Principal": {"P": "r"}, "Resource": {"Database": "d"}, "Permissions": permissions}
+        return {"Type": "AWS::LakeFormation::PrincipalPermissions", "Properties": props}
+
+    (problem,) = update_problems({"s": _tpl(G=grant(["DESCRIBE"]))}, {"s": _tpl(G=grant(["DESCRIBE", "ALTER"]))})
+    assert problem.why.startswith("replaced (create-only Permissions changed) but keeps its identity")
+
+
+def test_resources_identified_with_a_generated_part_may_share_the_rest() -> None:
+    def permission(principal: str) -> dict:
+        props = {"FunctionName": "f", "Action": "lambda:InvokeFunction", "Principal": principal}
+        return {"Type": "AWS::Lambda::Permission", "Properties": props}
+
+    before = {"s": _tpl(P1=permission("a.amazonaws.com"))}
+    assert (
+        update_problems(before, {"s": _tpl(P1=permission("a.amazonaws.com"), P2=permission("b.amazonaws.com"))}) == []
+    )

@@ -3,9 +3,10 @@
 Read from the templates alone, with the resource provider schemas cfn-lint ships (their
 ``createOnlyProperties``: a change to one replaces the resource):
 
-- a *replacement with a custom name*: CloudFormation creates the new resource before it deletes the old
-  one, so a replaced resource that keeps its name fails ("cannot update a stack when a custom-named
-  resource requires replacing");
+- a *replacement that keeps its identity*: CloudFormation creates the new resource before it deletes the
+  old one, so a replaced resource that keeps its name fails ("cannot update a stack when a custom-named
+  resource requires replacing"), and a Lake Formation grant that keeps its principal and resource is
+  made again, then revoked;
 - a *name taken twice*: a resource created (new, or replaced) under a name a resource of the same type
   had elsewhere before, which still exists while the new one is created;
 - a *changed import*: an export another stack imported before that disappears, changes its value or
@@ -29,11 +30,14 @@ from cfnlint.schema.manager import PROVIDER_SCHEMA_MANAGER
 SCHEMA_REGION = "us-east-1"
 # Names that are labels, not identities: two EMR clusters may have one name.
 NAMES_MAY_REPEAT = frozenset({"AWS::EMR::Cluster"})
-# Unique within their parent, which the schemas do not say: one listener per port of a load balancer,
-# one rule per priority of a listener.
-UNIQUE_TOGETHER = {
-    "AWS::ElasticLoadBalancingV2::Listener": ("LoadBalancerArn", "Port"),
-    "AWS::ElasticLoadBalancingV2::ListenerRule": ("ListenerArn", "Priority"),
+# What identifies a resource where the schema's primary identifier does not say (or CDK writes it
+# elsewhere): one listener per port of a load balancer, one rule per priority of a listener, one grant
+# per principal and resource, a Glue database by the name CDK puts in DatabaseInput.
+IDENTIFIED_BY = {
+    "AWS::ElasticLoadBalancingV2::Listener": (("LoadBalancerArn",), ("Port",)),
+    "AWS::ElasticLoadBalancingV2::ListenerRule": (("ListenerArn",), ("Priority",)),
+    "AWS::LakeFormation::PrincipalPermissions": (("Catalog",), ("Principal",), ("Resource",)),
+    "AWS::Glue::Database": (("CatalogId",), ("DatabaseInput", "Name")),
 }
 _MISSING = object()
 STACK_ID = '{"Ref": "AWS::StackId"}'
@@ -65,17 +69,20 @@ def create_only(kind: str) -> tuple[tuple[str, ...], ...]:
 
 
 @functools.cache
-def name_paths(kind: str) -> tuple[tuple[str, ...], ...]:
-    """The properties that name a resource of ``kind``: its primary identifier where the template sets it
-    (a bucket's BucketName), else a create-only ``Name`` or ``<Type>Name`` (a queue's QueueName)."""
+def identity_paths(kind: str) -> tuple[tuple[str, ...], ...]:
+    """The properties that together identify a resource of ``kind`` in its account: IDENTIFIED_BY's, else
+    its primary identifier where the template sets every part (a bucket's BucketName), else a create-only
+    ``Name`` or ``<Type>Name`` (a queue's QueueName); none where names may repeat."""
     if kind in NAMES_MAY_REPEAT:
         return ()
+    if kind in IDENTIFIED_BY:
+        return IDENTIFIED_BY[kind]
     read_only = set(_paths(kind, "readOnlyProperties"))
-    writable = [p for p in _paths(kind, "primaryIdentifier") if p not in read_only]
-    if writable:
-        return tuple(writable)
+    primary = _paths(kind, "primaryIdentifier")
+    if primary and not read_only & set(primary):
+        return tuple(primary)
     names = {"Name", f"{kind.rsplit('::', 1)[-1]}Name"}
-    return tuple(p for p in create_only(kind) if len(p) == 1 and p[0] in names)
+    return tuple(p for p in create_only(kind) if len(p) == 1 and p[0] in names)[:1]
 
 
 def _at(value: object, path: tuple[str, ...]) -> object:
@@ -140,20 +147,14 @@ def replaced(before: Mapping, after: Mapping) -> dict[str, str]:
     return found
 
 
-def _names(resource: Mapping) -> list[str]:
-    """The resource's names as JSON text (they may hold intrinsics), one per name property it sets."""
-    values = [_at(_props(resource), path) for path in name_paths(resource["Type"])]
-    return [json.dumps(v, sort_keys=True) for v in values if v is not _MISSING]
-
-
-def _keys(resource: Mapping) -> set[str]:
-    """What no two resources may share: (type, name) and (type, the properties unique within a parent)."""
-    kind = resource["Type"]
-    keys = {json.dumps([kind, name]) for name in _names(resource)}
-    together = [_props(resource).get(p, _MISSING) for p in UNIQUE_TOGETHER.get(kind, ())]
-    if together and _MISSING not in together:
-        keys.add(json.dumps([kind, *together], sort_keys=True))
-    return keys
+def _key(resource: Mapping) -> str | None:
+    """What no two resources may share (JSON text of the type and its identity_paths' values; they may hold
+    intrinsics), or None where the template leaves the identity to CloudFormation."""
+    paths = identity_paths(resource["Type"])
+    values = [_at(_props(resource), path) for path in paths]
+    if not paths or _MISSING in values:
+        return None
+    return json.dumps([resource["Type"], *values], sort_keys=True)
 
 
 def _exports(templates: Mapping[str, Mapping]) -> dict[str, tuple[str, object]]:
@@ -187,12 +188,14 @@ def update_problems(before: Mapping[str, Mapping], after: Mapping[str, Mapping])
 
 
 def _renamed_replacements(before, after, swaps) -> list[Problem]:
+    """A replacement is made before the old resource goes: one that keeps its key (a custom name, a grant's
+    principal and resource) fails, or for a grant makes a copy and then revokes it."""
     problems = []
     for stack, found in swaps.items():
         for lid, why in found.items():
-            kept = set(_names(before[stack]["Resources"][lid])) & set(_names(after[stack]["Resources"][lid]))
-            if kept:
-                problems.append(Problem(stack, lid, f"replaced ({why}) but keeps its custom name {min(kept)}"))
+            key = _key(after[stack]["Resources"][lid])
+            if key is not None and key == _key(before[stack]["Resources"][lid]):
+                problems.append(Problem(stack, lid, f"replaced ({why}) but keeps its identity {key}"))
     return problems
 
 
@@ -203,28 +206,36 @@ def _depends_on(resource: Mapping, lid: str) -> bool:
 
 def _keys_taken(before, after, swaps) -> list[Problem]:
     """A resource that takes a key (a name, a listener's port) another resource held before, which still
-    holds it when the new one is made: removals come last, and updates run in dependency order."""
+    holds it when the new one is made: removals and replaced resources go last, and updates run in
+    dependency order. (Conservative: a holder in another stack counts as holding it, whatever the order.)"""
     held: dict[str, set[tuple[str, str]]] = {}
     for stack, tpl in before.items():
         for lid, resource in tpl.get("Resources", {}).items():
-            for key in _keys(resource):
+            if (key := _key(resource)) is not None:
                 held.setdefault(key, set()).add((stack, lid))
     problems = []
     for stack, tpl in after.items():
         old = before.get(stack, {}).get("Resources", {})
         for lid, resource in tpl.get("Resources", {}).items():
-            kept = set() if lid not in old or lid in swaps.get(stack, {}) else _keys(old[lid])
-            for key in sorted(_keys(resource) - kept):
-                holders = {
-                    (s, other)
-                    for s, other in held.get(key, set()) - {(stack, lid)}
-                    if not (s == stack and other in tpl["Resources"] and key not in _keys(tpl["Resources"][other]))
-                    or not _depends_on(resource, other)
-                }
-                if holders:
-                    where = ", ".join(f"{s} {i}" for s, i in sorted(holders))
-                    problems.append(Problem(stack, lid, f"takes {key}, which {where} holds until later"))
+            key = _key(resource)
+            if key is None or (lid in old and lid not in swaps.get(stack, {}) and _key(old[lid]) == key):
+                continue
+            holders = {
+                (s, other)
+                for s, other in held.get(key, set()) - {(stack, lid)}
+                if not _moves_off_first(tpl, swaps.get(s, {}), resource, key, s == stack, other)
+            }
+            if holders:
+                where = ", ".join(f"{s} {i}" for s, i in sorted(holders))
+                problems.append(Problem(stack, lid, f"takes {key}, which {where} holds until later"))
     return problems
+
+
+def _moves_off_first(tpl, stack_swaps, resource, key, same_stack: bool, other: str) -> bool:
+    """The holder is updated in place off ``key`` before ``resource`` is made (it depends on the holder)."""
+    if not same_stack or other not in tpl["Resources"] or other in stack_swaps:
+        return False
+    return _key(tpl["Resources"][other]) != key and _depends_on(resource, other)
 
 
 def _changed_imports(before, after, swaps) -> list[Problem]:
@@ -257,9 +268,10 @@ def retained_names(templates: Mapping[str, Mapping]) -> list[Problem]:
     """Resources ``cdk destroy`` leaves behind (DeletionPolicy Retain) under a name the next deploy
     creates again: "already exists". A name made of the stack's id is another for a stack made anew."""
     return sorted(
-        Problem(stack, lid, f"retained on delete under the custom name {names[0]}")
+        Problem(stack, lid, f"retained on delete under the custom name {key}")
         for stack, tpl in templates.items()
         for lid, resource in tpl.get("Resources", {}).items()
         if resource.get("DeletionPolicy") in ("Retain", "RetainExceptOnCreate")
-        and (names := [n for n in _names(resource) if STACK_ID not in n])
+        and (key := _key(resource)) is not None
+        and STACK_ID not in key
     )

@@ -36,6 +36,12 @@ ARCHIVE_READER = "arn:aws:iam::123456789012:role/platform-team"
 ECR_MIRROR = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/docker-hub/marquezproject"
 
 
+def _https_on(env: dict) -> None:
+    """A real prod's HTTPS: with its certificate it no longer allows plain HTTP (docs/deploy.md)."""
+    env["marquez"].update(certificate_arn=CERTIFICATE_ARN, domain_name="lineage.prod.example.com")
+    env["marquez"].pop("allow_plain_http", None)
+
+
 def cdk_json_context(repo_root: Path) -> dict:
     return json.loads((repo_root / "cdk.json").read_text())["context"]
 
@@ -47,11 +53,8 @@ def _optional_variant(context: dict) -> dict:
     prod = variant["emr-lineage"]["environments"]["prod"]
     prod["emr"].update(long_running_cluster=True, lake_formation_runtime_role=True, ec2_key_name="platform-ops")
     prod["gateway"]["archive_readers"] = [ARCHIVE_READER]
-    # A real prod: with its certificate it no longer allows plain HTTP (docs/deploy.md, configuration reference).
-    prod["marquez"].update(
-        certificate_arn=CERTIFICATE_ARN, domain_name="lineage.prod.example.com", ui_auth=OIDC_UI_AUTH
-    )
-    del prod["marquez"]["allow_plain_http"]
+    _https_on(prod)
+    prod["marquez"]["ui_auth"] = OIDC_UI_AUTH
     return {**variant, "env": "prod"}
 
 
@@ -85,11 +88,6 @@ def all_variants(context: dict) -> dict[str, dict]:
 # The settings a user changes after the first deploy, each applied alone to SWITCH_BASE's
 # (tests/stacks/test_update_safety.py deploys each over the base and back, but for ONE_WAY).
 SWITCH_BASE = "prod"
-
-
-def _https_on(env: dict) -> None:
-    env["marquez"].update(certificate_arn=CERTIFICATE_ARN, domain_name="lineage.prod.example.com")
-    env["marquez"].pop("allow_plain_http", None)
 
 
 def _retention(env: dict) -> None:
