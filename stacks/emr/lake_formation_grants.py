@@ -58,26 +58,18 @@ class LakeFormationGrants(Construct):
             ),
             ["DATA_LOCATION_ACCESS"],
         )
+
+        def database(name: str) -> lf.CfnPrincipalPermissions.ResourceProperty:
+            return lf.CfnPrincipalPermissions.ResourceProperty(
+                database=lf.CfnPrincipalPermissions.DatabaseResourceProperty(catalog_id=Aws.ACCOUNT_ID, name=name),
+            )
+
         # Spark's catalog client looks the default database up at every session start (the data lake stack
         # makes sure it exists: stacks/data_lake/catalog.py).
-        grant(
-            "Database-default",
-            lf.CfnPrincipalPermissions.ResourceProperty(
-                database=lf.CfnPrincipalPermissions.DatabaseResourceProperty(
-                    catalog_id=Aws.ACCOUNT_ID, name=DEFAULT_DATABASE
-                ),
-            ),
-            ["DESCRIBE"],
-        )
+        grant("Database-default", database(DEFAULT_DATABASE), ["DESCRIBE"])
         for zone, (database_permissions, table_permissions) in ZONE_PERMISSIONS.items():
             name = databases[zone]
-            grant(
-                f"Database-{zone}",
-                lf.CfnPrincipalPermissions.ResourceProperty(
-                    database=lf.CfnPrincipalPermissions.DatabaseResourceProperty(catalog_id=Aws.ACCOUNT_ID, name=name),
-                ),
-                database_permissions,
-            )
+            grant(f"Database-{zone}", database(name), database_permissions)
             grant(
                 f"Tables-{zone}",
                 lf.CfnPrincipalPermissions.ResourceProperty(
