@@ -44,6 +44,22 @@ def _queues(tpl: dict) -> tuple[str, dict, str, dict]:
     return queue_id, res[queue_id]["Properties"], dlq_id, res[dlq_id]["Properties"]
 
 
+# The longest environment name the settings take (loader._ENV_NAME) and CloudFormation's name of a FIFO
+# queue without one: <stack>-<logical id>-<13 random characters>.fifo, which SQS caps at 80
+# (https://github.com/aws-cloudformation/cloudformation-coverage-roadmap/issues/280).
+LONGEST_ENV = "e" * 16
+SQS_QUEUE_NAME_LIMIT = 80
+
+
+def test_cloudformation_s_name_of_each_queue_fits_sqs_for_the_longest_environment_name(synth):
+    from emr_lineage.aws.stacks import GATEWAY, stack_name
+
+    queue_id, _, dlq_id, _ = _queues(synth.template_json("gateway"))
+    for lid in (queue_id, dlq_id):
+        generated = f"{stack_name(LONGEST_ENV, GATEWAY)}-{lid}-{'X' * 13}.fifo"
+        assert len(generated) <= SQS_QUEUE_NAME_LIMIT, generated
+
+
 def _lineage_target_group_on_port(lineage: dict, port: int) -> str:
     (found,) = [
         k
