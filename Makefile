@@ -36,17 +36,17 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 CDK_FLAGS := --no-notices -c env=$(ENV)
 
 # Debian packages installed when missing: headless Chromium (HTML report test), a JRE (Spark),
-# Maven (the OpenLineage listener jar), GnuPG (its signature) and python3-venv (Debian ships venv
-# support separately).
+# Maven (the OpenLineage listener jar), GnuPG (its signature), curl (the reference data) and
+# python3-venv (Debian ships venv support separately).
 
-.PHONY: help setup schemas gateway-packages listener trino test format synth lint diff deploy destroy lock clean stage-listener e2e demo
+.PHONY: help setup reference schemas gateway-packages listener trino test format synth lint diff deploy destroy lock clean stage-listener e2e demo
 
 help: ## List the targets
 	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
-setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed schemas gateway-packages listener trino ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages, the gateway Lambda's packages, the pinned listener jar and the tests' Trino (idempotent)
+setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed reference schemas gateway-packages listener trino ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages, the tests' reference data, the gateway Lambda's packages, the pinned listener jar and the tests' Trino (idempotent)
 	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
 
 $(STAMPS)/apt: Makefile
@@ -55,6 +55,7 @@ $(STAMPS)/apt: Makefile
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v java >/dev/null || missing="$$missing openjdk-17-jre-headless"; \
 	command -v gpg >/dev/null || missing="$$missing gnupg"; \
+	command -v curl >/dev/null || missing="$$missing curl"; \
 	command -v mvn >/dev/null || missing="$$missing maven"; \
 	$(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
@@ -81,7 +82,11 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-schemas: $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the user cache (openlineage.io, else the reference copy)
+# Idempotent by itself: files already there with their pinned SHA-256 are kept.
+reference: $(STAMPS)/apt ## Fetch the tests' third-party reference data (OpenLineage schemas and fixtures, Marquez replies) at pinned commits into REFERENCE (default ../shared/reference), unless every file is there
+	@EMR_LINEAGE_REFERENCE="$(REFERENCE)" PYTHON=$(PYTHON) .github/fetch-reference.sh
+
+schemas: reference $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the user cache (openlineage.io, else the reference copy)
 	@mkdir -p $(STAMPS)
 	@if $(BIN)/emr-lineage schemas fetch --if-missing --timeout 20 2>$(STAMPS)/schemas.err; then :; \
 	elif [ -d "$(REFERENCE)/openlineage/spec" ]; then \

