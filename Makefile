@@ -39,7 +39,7 @@ CDK_FLAGS := --no-notices -c env=$(ENV)
 # Maven (the OpenLineage listener jar), GnuPG (its signature), curl (the reference data) and
 # python3-venv (Debian ships venv support separately).
 
-.PHONY: help setup reference schemas gateway-packages listener trino test format synth lint diff deploy destroy lock clean stage-listener e2e demo
+.PHONY: help setup reference schemas gateway-packages listener trino test test-fast format synth lint diff deploy destroy lock clean stage-listener e2e demo
 
 help: ## List the targets
 	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
@@ -125,6 +125,14 @@ test: ## ruff (lint + format check), then all tests in parallel (CDK synth, cdk-
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# What a test needs beyond Python is a marker (pyproject.toml); the quick subset has none of them.
+FAST_MARKERS := not (spark or trino or browser or synth or maven or sandbox)
+test-fast: export PYTHONDONTWRITEBYTECODE :=
+test-fast: ## ruff, then the tests that need no Spark, Trino, browser, CDK synth, Maven or bootstrap sandbox (about a minute)
+	$(BIN)/ruff check --quiet .
+	$(BIN)/ruff format --check --quiet .
+	$(BIN)/pytest -n $(TEST_WORKERS) -m "$(FAST_MARKERS)" $(PYTEST_ARGS)
 
 format: ## Format the code and apply ruff's safe fixes
 	$(BIN)/ruff format .

@@ -81,11 +81,39 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 _LATE_FIXTURES = ("demo_run", "schema_change_run")
 
 
+# What each test needs beyond Python, as markers (pyproject.toml lists them); `make test-fast` runs the
+# tests with none of them. Most follow from a folder or a fixture; a test that starts one itself
+# (a CLI command running spark-submit, say) carries the marker.
+_NEEDS_BY_FOLDER = {
+    "tests/stacks/": "synth",
+    "tests/test_app.py": "synth",
+    "tests/bootstrap/": "sandbox",
+    "tests/jobs/": "spark",
+}
+_NEEDS_BY_FIXTURE = {
+    "spark": "spark",
+    "demo_run": "spark",
+    "schema_change_run": "spark",
+    "listener_lineage": "spark",
+    "trino_endpoints": "trino",
+}
+
+
+def _mark_needs(item: pytest.Item) -> None:
+    path = item.path.relative_to(REPO_ROOT).as_posix()
+    needs = {need for folder, need in _NEEDS_BY_FOLDER.items() if path.startswith(folder)}
+    needs |= {need for name, need in _NEEDS_BY_FIXTURE.items() if name in getattr(item, "fixturenames", ())}
+    for need in needs:
+        item.add_marker(need)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
         names = getattr(item, "fixturenames", ())
         return max((i + 1 for i, name in enumerate(_LATE_FIXTURES) if name in names), default=0)
 
+    for item in items:
+        _mark_needs(item)
     items.sort(key=rank)
 
 

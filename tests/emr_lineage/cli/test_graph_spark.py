@@ -45,6 +45,7 @@ def events(tmp_path: Path) -> Path:
     return directory
 
 
+@pytest.mark.spark
 def test_graph_on_local_spark_writes_what_graph_events_writes(events: Path, tmp_path: Path) -> None:
     # --with-runs: the job's own option too (without it, tests/emr_lineage/analysis/test_spark_graph.py)
     args = ["--events", str(events), "--skip-invalid", "--with-runs"]

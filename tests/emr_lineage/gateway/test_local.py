@@ -315,6 +315,7 @@ def _zipped_transport(url: str) -> list[str]:
     return [option for key, value in keys.items() for option in ("--conf", f"{prefix}{key}={value}")]
 
 
+@pytest.mark.spark
 def test_the_real_listener_reports_through_the_gateway(aws, marquez: FakeMarquez, tmp_path: Path) -> None:
     """run-local: a script on local Spark with the real listener (events to a file, to one gateway plain
     and to another gzip, as spark.openlineage.transport.compression asks: the composite transport, with

@@ -42,6 +42,7 @@ def fetch_cli(*args: str):
 # --- the real jar -------------------------------------------------------------------------------
 
 
+@pytest.mark.maven
 def test_the_real_jar_is_fetched_with_maven_and_matches_the_committed_pin(real_jar):
     assert (LISTENER.version, LISTENER.sha256) == ("1.53.0", COMMITTED_PIN)
     assert real_jar.fetched and real_jar.sha256 == COMMITTED_PIN
@@ -55,6 +56,7 @@ def test_a_verified_jar_in_place_is_used_without_maven(real_jar, no_mvn):
     assert not again.fetched and (again.path, again.sha256) == (real_jar.path, COMMITTED_PIN)
 
 
+@pytest.mark.maven
 def test_a_wrong_pin_keeps_nothing_and_leaves_the_file_in_place_alone(tmp_path):
     stale = tmp_path / LISTENER_JAR
     stale.write_bytes(b"an older download")
@@ -110,6 +112,7 @@ def test_local_listener_jar_unpinned(cache_dir):
 # --- Maven's checks, on a throwaway repository --------------------------------------------------
 
 
+@pytest.mark.maven
 def test_strict_checksums_refuse_an_artifact_whose_published_sha1_is_wrong(repositories, tmp_path):
     artifact = throwaway()
     repositories.publish(artifact, {"jar": build_test_jar()}, sha1={"jar": "0" * 40})
@@ -120,6 +123,7 @@ def test_strict_checksums_refuse_an_artifact_whose_published_sha1_is_wrong(repos
     assert list((tmp_path / "out").iterdir()) == []
 
 
+@pytest.mark.maven
 def test_pinning_refuses_a_local_copy_maven_kept_despite_a_wrong_sha1(repositories, tmp_path):
     # What Maven's default policy leaves behind (a mismatch only warned about): Maven does not check a
     # file already in its local repository again, even with --strict-checksums; the pin's SHA-1 check does.
@@ -154,6 +158,7 @@ def test_a_file_that_is_not_the_listener_jar_is_refused(tmp_path, body, problem)
 # --- Maven missing, failing, slow, interrupted --------------------------------------------------
 
 
+@pytest.mark.maven
 def test_mvn_missing_is_one_line_exit_2(cache_dir, monkeypatch):
     monkeypatch.setenv("PATH", str(cache_dir.parent / "no-such-bin"))
     line = one_error_line(fetch_cli(), stdout_empty=True)
@@ -164,6 +169,7 @@ def test_mvn_missing_is_one_line_exit_2(cache_dir, monkeypatch):
     assert not cache_dir.exists() or list(cache_dir.iterdir()) == []
 
 
+@pytest.mark.maven
 def test_a_version_the_repository_does_not_have_is_maven_s_own_error(cache_dir, make_cdk_json):
     cdk_json = make_cdk_json(sha256=COMMITTED_PIN)
     cdk_json.write_text(cdk_json.read_text().replace('"version": "1.53.0"', '"version": "1.54.0"'))
@@ -198,6 +204,7 @@ def test_the_problem_is_the_last_meaningful_line_of_maven_s_output(output, probl
     assert maven_problem(output, 1).startswith(problem)
 
 
+@pytest.mark.maven
 def test_a_failing_mvn_leaves_no_half_file(tmp_path, monkeypatch):
     bin_dir = fake_mvn(tmp_path / "bin", 'head -c 100 /dev/zero > "$out/half.jar"; echo "[ERROR] disk full"; exit 1')
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
@@ -206,6 +213,7 @@ def test_a_failing_mvn_leaves_no_half_file(tmp_path, monkeypatch):
     assert list((tmp_path / "cache").iterdir()) == []
 
 
+@pytest.mark.maven
 def test_a_maven_run_past_its_deadline_is_stopped(tmp_path, monkeypatch):
     bin_dir = fake_mvn(tmp_path / "bin", f"echo $$ > {tmp_path}/pid; exec tail -f /dev/null")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
@@ -215,6 +223,7 @@ def test_a_maven_run_past_its_deadline_is_stopped(tmp_path, monkeypatch):
         os.kill(int((tmp_path / "pid").read_text()), 0)
 
 
+@pytest.mark.maven
 @pytest.mark.parametrize("signal_name, code", [("INT", 130), ("TERM", 130)])
 def test_ctrl_c_or_sigterm_while_maven_copies_leaves_nothing_in_the_cache(tmp_path, signal_name, code):
     # The fake mvn writes half a jar, then interrupts the command that started it and waits.

@@ -39,6 +39,7 @@ def fetch(*args: str):
 # --- the real jar, through the command line -----------------------------------------------------
 
 
+@pytest.mark.maven
 def test_cli_pin_writes_the_sha256_maven_verified_into_cdk_json(make_cdk_json, cache_dir, monkeypatch):
     cdk_json = make_cdk_json()
     before = cdk_json.read_text()
@@ -62,6 +63,7 @@ def test_cli_pin_writes_the_sha256_maven_verified_into_cdk_json(make_cdk_json, c
     assert plain.exit_code == 0 and "already fetched, verified against the pin" in plain.stdout
 
 
+@pytest.mark.maven
 def test_cli_a_different_pin_is_refused_then_replaced(make_cdk_json, cache_dir):
     cdk_json = make_cdk_json(sha256="1" * 64)
     before = cdk_json.read_text()
@@ -88,6 +90,7 @@ def test_cli_a_different_pin_is_refused_then_replaced(make_cdk_json, cache_dir):
 # --- signatures Maven copies beside the jar (a throwaway repository) ----------------------------
 
 
+@pytest.mark.maven
 def test_pin_checks_the_signature_maven_copies_beside_the_jar(repositories, signer, test_jar, make_cdk_json, tmp_path):
     artifact = throwaway(pgp_fingerprint=signer.fingerprint)
     repositories.publish(artifact, {"jar": test_jar, "jar.asc": signer.sign(test_jar)})

@@ -160,6 +160,7 @@ def test_bad_rows_is_a_usage_error(tmp_path):
     assert proc.returncode == 2 and "--rows" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_an_interrupted_demo_exits_130_saying_so(tmp_path, how):
     # Ctrl-C reaches the whole process group; a CI runner sends SIGTERM to the process. Either
@@ -186,6 +187,7 @@ def test_an_interrupted_demo_exits_130_saying_so(tmp_path, how):
     assert "Traceback" not in stderr and "Py4J" not in stderr
 
 
+@pytest.mark.spark
 def test_a_job_that_cannot_start_stops_the_demo_with_its_error(tmp_path):
     # A real failure on the first job: the driver's JVM cannot start (Spark passes SPARK_SUBMIT_OPTS to it,
     # with -XX:+IgnoreUnrecognizedVMOptions, so the option must be a known one with an impossible value).

@@ -26,6 +26,7 @@ def _read_back(path: Path) -> dict[str, str]:
     return dict(item.split("\0", 1) for item in done.stdout.split("\1") if item)
 
 
+@pytest.mark.spark
 def test_the_properties_file_is_private_and_java_reads_back_every_value(tmp_path: Path) -> None:
     properties = {
         "spark.plain": "local[2]",

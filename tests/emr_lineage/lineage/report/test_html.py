@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
+import pytest
+
 from emr_lineage.lineage.graph.from_events import build_graph
 from emr_lineage.lineage.report.html import render_html, write_html
 from tests.emr_lineage.lineage.report.browser import body_tag as _body
@@ -28,6 +30,7 @@ def test_report_is_self_contained(report) -> None:
     assert "<title>Demo &amp; &lt;lineage&gt;</title>" in text
 
 
+@pytest.mark.browser
 def test_names_cannot_break_out_of_the_page(tmp_path: Path) -> None:
     hostile = "</script><script>document.title='pwned'</script>"
     event = {
@@ -52,6 +55,7 @@ def test_names_cannot_break_out_of_the_page(tmp_path: Path) -> None:
     assert label.endswith("\u2026") and hostile.startswith(html.unescape(label[:-1])) and len(label) > 5
 
 
+@pytest.mark.browser
 def test_empty_graph_renders(tmp_path: Path) -> None:
     path = write_html(tmp_path / "empty.html", build_graph([]))
     done = _chromium(tmp_path, "--dump-dom", path.as_uri())
@@ -59,6 +63,7 @@ def test_empty_graph_renders(tmp_path: Path) -> None:
     assert "No contract was checked." in done.stdout and "No jobs or datasets in this graph." in done.stdout
 
 
+@pytest.mark.browser
 def test_the_checks_catch_a_broken_page(tmp_path: Path, monkeypatch) -> None:
     # Negative control: a page whose script fails must fail the checks used above.
     from emr_lineage.lineage.report import html as report_module
@@ -73,6 +78,7 @@ def test_the_checks_catch_a_broken_page(tmp_path: Path, monkeypatch) -> None:
     assert any("Uncaught TypeError" in line for line in _console_messages(done.stderr))
 
 
+@pytest.mark.browser
 def test_a_selected_dataset_shows_its_impact_and_schema_changes(tmp_path: Path) -> None:
     # clean is written twice with different schemas, then read by report, which writes summary.
     from emr_lineage.analysis.drift import schema_changes

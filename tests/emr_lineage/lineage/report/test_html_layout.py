@@ -54,6 +54,7 @@ def shown(request, report, tmp_path_factory) -> Shown:
     return Shown(width, done.stdout, body_attributes(done.stdout), shot, done.stderr)
 
 
+@pytest.mark.browser
 def test_every_node_and_edge_is_drawn_without_errors(shown: Shown, report) -> None:
     _, graph, _ = report
     assert shown.body["data-rendered"] == str(len(graph.nodes)) and "data-errors" not in shown.body
@@ -177,6 +178,7 @@ _DRIVER = """<script>
 </script></body>"""
 
 
+@pytest.mark.browser
 def test_zoom_pan_search_and_keyboard(report, tmp_path: Path) -> None:
     path, _, _ = report
     page = tmp_path / "driven.html"
