@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from graph_load import EVENTS_PER_APPLICATION, _event_lines, _run  # noqa: E402 - the load benchmark's file
 
-from emr_lineage.cli.graph_spark import GraphJob, job_script  # noqa: E402
+from emr_lineage.cli.graph_job import GraphJob, job_script  # noqa: E402
 from emr_lineage.spark.local import run_script  # noqa: E402
 
 CORES = 2

@@ -25,8 +25,15 @@ from emr_lineage.analysis.sources import AnalysisError
 from emr_lineage.lineage.contracts.check import DatasetMatcher, parse_table_name, resolve_dataset
 from emr_lineage.lineage.contracts.model import DatasetSpec
 from emr_lineage.lineage.graph.from_events import build_graph
-from emr_lineage.lineage.graph.model import UNKNOWN_NAMESPACE, LineageGraph
-from emr_lineage.lineage.naming import NamingError, canonical_dataset, dataset_identity, dataset_node_id, dataset_uri
+from emr_lineage.lineage.graph.model import LineageGraph
+from emr_lineage.lineage.naming import (
+    UNKNOWN_NAMESPACE,
+    NamingError,
+    canonical_dataset,
+    dataset_identity,
+    dataset_node_id,
+    dataset_uri,
+)
 
 DIRECTIONS = ("downstream", "upstream")
 TABLE_PREFIX = "table:"

@@ -21,8 +21,8 @@ from typing import Any
 from emr_lineage.analysis.sources import AnalysisError
 from emr_lineage.lineage.graph.assembly import STATE_RANK, pick_job
 from emr_lineage.lineage.graph.history import Dataset, RunHistory, Schema, merge_datasets, moment_order
-from emr_lineage.lineage.graph.model import LEVELS, UNKNOWN_NAMESPACE, UNNAMED_JOB, check_level
-from emr_lineage.lineage.naming import dataset_uri
+from emr_lineage.lineage.graph.model import LEVELS, check_level
+from emr_lineage.lineage.naming import UNKNOWN_NAMESPACE, UNNAMED_JOB, dataset_uri
 from emr_lineage.lineage.times import placed
 
 FINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})

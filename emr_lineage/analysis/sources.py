@@ -7,8 +7,9 @@ implementation:
 * Marquez's raw events, ``GET /api/v1/events/lineage`` (:mod:`emr_lineage.lineage.events.from_marquez`),
   which hold what Marquez's own model drops (input version facets, Marquez #2733) as long as Marquez
   keeps them;
-* the gateway's archive (``s3://bucket[/prefix]``, the layout of :mod:`emr_lineage.gateway.ingest`):
-  the raw bodies, each through the gateway's own checks again (namespaces normalised as Marquez
+* the gateway's archive (``s3://bucket[/prefix]``, the layout of :mod:`emr_lineage.aws.archive`):
+  the raw bodies, each through the gateway's own checks again
+  (:func:`~emr_lineage.lineage.door.one_event.check_archived`: namespaces normalised as Marquez
   received them); a body resent in another hour is read once.
 
 A time window (``--since``/``--until``) keeps the events whose ``eventTime`` falls in it. The
@@ -31,8 +32,8 @@ from emr_lineage.aws.archive import ArchiveLocation, copy_id, event_time_prefixe
 from emr_lineage.aws.archive import parse_archive_uri as archive_location
 from emr_lineage.aws.clients import AwsError, aws_client, aws_message
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.gateway.ingest import check_archived
-from emr_lineage.gateway.verdict import Rejected
+from emr_lineage.lineage.door.one_event import check_archived
+from emr_lineage.lineage.door.verdict import Rejected
 from emr_lineage.lineage.events.from_marquez import read_marquez_events
 from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.lineage.graph.model import GraphError, LineageGraph

@@ -13,7 +13,8 @@ split of the events gives the graph ``emr-lineage graph --events`` gives.
 * ``.json`` files (an array or one event): a partition reads whole files with the loader itself
   (:func:`~emr_lineage.lineage.events.reader.stream_events`, then ``merge``);
 * the gateway's archive: one event per object, possibly pretty-printed: its text with CR and LF
-  turned into spaces goes through the gateway's ``check_archived`` (namespaces normalised as
+  turned into spaces goes through the gateway's checks
+  (:func:`~emr_lineage.lineage.door.one_event.check_archived`: namespaces normalised as
   ``read_archive`` normalises them), then the window on the event time, then ``BlockWork``
   (structural checks only, as the analysis commands read the archive).
 
@@ -30,8 +31,8 @@ from itertools import islice
 from typing import Any
 
 from emr_lineage.aws.archive import ARCHIVE_ROOT, event_time_prefixes
-from emr_lineage.gateway.ingest import check_archived, one_line_json
-from emr_lineage.gateway.verdict import Rejected
+from emr_lineage.lineage.door.one_event import check_archived, one_line_json
+from emr_lineage.lineage.door.verdict import Rejected
 from emr_lineage.lineage.events.merging import MakeMerger, cyclic_gc_paused
 from emr_lineage.lineage.events.reader import stream_events
 from emr_lineage.lineage.events.sources import BOM

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from emr_lineage.cli.graph_job import GraphJob
 from emr_lineage.cli.graph_marquez import marquez_contract_graph, marquez_graph
-from emr_lineage.cli.graph_spark import GraphJob, check_request, spark_graph
+from emr_lineage.cli.graph_spark import check_request, spark_graph
 from emr_lineage.cli.options import (
     archive_option,
     depth_option,

@@ -29,7 +29,7 @@ from emr_lineage.aws import parameters
 from emr_lineage.aws.artifacts import LOGS_PREFIX, STAGED_JOBS_PREFIX
 from emr_lineage.aws.clients import aws_message, read_parameter
 from emr_lineage.aws.upload import upload_once
-from emr_lineage.cli.graph_spark import GraphJob, job_script, report_notes
+from emr_lineage.cli.graph_job import GraphJob, job_script, report_notes
 from emr_lineage.cli.output import fail
 from emr_lineage.cli.progress import Steps, cluster_poll_printer
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED

@@ -64,6 +64,12 @@ ASSET_FILES = (
     "emr_lineage/aws/archive.py",
     "emr_lineage/aws/session.py",
     "emr_lineage/lineage/__init__.py",
+    # A body of one event checked as every door checks it: the ingest's checks, the archive's readers' too.
+    "emr_lineage/lineage/door/__init__.py",
+    "emr_lineage/lineage/door/body.py",
+    "emr_lineage/lineage/door/event.py",
+    "emr_lineage/lineage/door/one_event.py",
+    "emr_lineage/lineage/door/verdict.py",
     "emr_lineage/lineage/event_json.py",
     "emr_lineage/lineage/event_rule.py",
     "emr_lineage/lineage/naming.py",

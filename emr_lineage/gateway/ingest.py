@@ -4,15 +4,15 @@ Guarantees (a boto3 S3 and SQS client, and the readers' event checks):
 
 * nothing unchecked goes on: a wrong or missing ``Authorization: Bearer <key>`` is 401 (compared
   in constant time); a body over the limit, before or after gzip decompression
-  (:mod:`~emr_lineage.gateway.body`), 413; a body that is not UTF-8 JSON, or an event that is not a
-  RunEvent, JobEvent or DatasetEvent as Marquez takes them (:mod:`~emr_lineage.gateway.event`),
+  (:mod:`~emr_lineage.lineage.door.body`), 413; a body that is not UTF-8 JSON, or an event that is not a
+  RunEvent, JobEvent or DatasetEvent as Marquez takes them (:mod:`~emr_lineage.lineage.door.event`),
   400 with the reason on one line;
 * ``POST`` :data:`~emr_lineage.marquez.api.LINEAGE_ENDPOINT` takes one event (201);
   :data:`~emr_lineage.marquez.api.LINEAGE_BATCH_ENDPOINT` a JSON array of them, each checked on
   its own, the answer saying which were stored and which not and why (:func:`batch_answer`);
 * the archive keeps every event as it arrived, decompressed, on one line
   (:func:`~emr_lineage.aws.archive.archive_key`; a batch's events each as its own JSON text; see
-  :func:`one_line_json`); the
+  :func:`~emr_lineage.lineage.door.one_event.one_line_json`); the
   queue gets the canonical event (sorted keys, compact, ASCII) with MessageGroupId = its FIFO
   group (a run's root or parent run, or the run; a static event's job or dataset), so the events
   of one run, and of an application with its actions, reach Marquez in order, and
@@ -37,10 +37,11 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.archive import archive_key
-from emr_lineage.gateway.body import decoded, header, parsed, parsed_batch
 from emr_lineage.gateway.config import MAX_BATCH_EVENTS
-from emr_lineage.gateway.event import CheckedEvent, check_event
-from emr_lineage.gateway.verdict import Rejected, one_line
+from emr_lineage.lineage.door.body import decoded, header, parsed_batch
+from emr_lineage.lineage.door.event import CheckedEvent, check_event
+from emr_lineage.lineage.door.one_event import check_body, one_line_json
+from emr_lineage.lineage.door.verdict import Rejected, one_line
 from emr_lineage.lineage.schemas.checks import Schemas
 from emr_lineage.marquez.api import LINEAGE_BATCH_ENDPOINT, LINEAGE_ENDPOINT
 
@@ -122,39 +123,18 @@ def endpoint(path: str | None) -> str | None:
     return clean if clean in (LINEAGE_ENDPOINT, LINEAGE_BATCH_ENDPOINT) else None
 
 
-def one_line_json(raw: bytes) -> bytes:
-    """JSON text on one line: its CR and LF bytes made spaces. Valid JSON has line breaks only as
-    whitespace between tokens (inside strings they must be escaped, RFC 8259 section 7), so the value
-    is the same and a compact body is unchanged; Athena's line-based SerDes read one event per line."""
-    return raw.replace(b"\r", b" ").replace(b"\n", b" ")
-
-
-def _accepted(
-    value: Any, raw: bytes, *, max_bytes: int, received: dt.datetime, schemas: Schemas | None
-) -> Accepted | Rejected:
-    checked = check_event(value, max_bytes=max_bytes, schemas=schemas)
+def _accepted(checked: CheckedEvent | Rejected, raw: bytes, received: dt.datetime) -> Accepted | Rejected:
     if isinstance(checked, Rejected):
         return checked
     key = archive_key(received, checked.group_id, checked.event_time, checked.dedup_id)
     return Accepted(checked=checked, raw=one_line_json(raw), archive_key=key)
 
 
-def _body(
-    headers: Mapping[str, str] | None,
-    body: bytes,
-    *,
-    api_keys: Collection[str] | None,
-    max_bytes: int,
-    parse: Callable[[bytes], Any] = parsed,
-) -> Any | Rejected:
-    """The key, then the body decoded and parsed (within ``max_bytes``), as (JSON value, its bytes)."""
+def _key_refused(headers: Mapping[str, str] | None, api_keys: Collection[str] | None) -> Rejected | None:
+    """401 unless no key is required (``api_keys`` None) or the request carries one of ``api_keys``."""
     if api_keys is not None and not authorized(headers, api_keys):
         return Rejected(401, "missing or wrong Authorization: Bearer <key>")
-    data = decoded(headers, body, max_bytes=max_bytes)
-    if isinstance(data, Rejected):
-        return data
-    value = parse(data)
-    return value if isinstance(value, Rejected) else (value, data)
+    return None
 
 
 def check_request(
@@ -169,29 +149,10 @@ def check_request(
     """Check one request of one event (key, then size, then shape); :class:`Accepted` holds what to store.
 
     ``api_keys`` None means no key is required (a local gateway); the Lambda always passes its keys.
-    ``max_bytes`` bounds the body, decompressed too, and the canonical event (what SQS gets).
-    ``schemas``: the OpenLineage schemas the event is checked against besides the event rule
-    (:func:`~emr_lineage.lineage.schemas.checks.door_problem`); None, the event rule only.
+    ``max_bytes`` and ``schemas``: :func:`~emr_lineage.lineage.door.one_event.check_body`'s.
     """
-    got = _body(headers, body, api_keys=api_keys, max_bytes=max_bytes)
-    if isinstance(got, Rejected):
-        return got
-    value, data = got
-    if isinstance(value, list):
-        return Rejected(400, f"the body is a JSON array; send a batch to {LINEAGE_BATCH_ENDPOINT}")
-    if not isinstance(value, dict):
-        return Rejected(400, f"the body is a JSON {type(value).__name__}, not an object (one OpenLineage event)")
-    return _accepted(value, data, max_bytes=max_bytes, received=clock(), schemas=schemas)
-
-
-# An archived body was accepted under the gateway's own size limit when it came: read back whole.
-_ARCHIVED_SIZE_LIMIT = 1 << 40
-
-
-def check_archived(body: bytes) -> Accepted | Rejected:
-    """A body of the archive checked again as the gateway checks a request (no key; no size limit: it
-    passed the gateway's when it came), for whoever reads the archive (analysis, replay, the Spark job)."""
-    return check_request(None, body, api_keys=None, max_bytes=_ARCHIVED_SIZE_LIMIT)
+    checked = _key_refused(headers, api_keys) or check_body(headers, body, max_bytes=max_bytes, schemas=schemas)
+    return checked if isinstance(checked, Rejected) else _accepted(*checked, received=clock())
 
 
 def check_batch(
@@ -206,10 +167,10 @@ def check_batch(
 ) -> list[Accepted | Rejected] | Rejected:
     """Check a batch request (a JSON array of events): the request as a whole (key, size, an array),
     then each event on its own, in order. Each event's archived bytes are its JSON text as sent."""
-    got = _body(headers, body, api_keys=api_keys, max_bytes=max_batch_bytes, parse=parsed_batch)
-    if isinstance(got, Rejected):
-        return got
-    events = got[0]
+    data = _key_refused(headers, api_keys) or decoded(headers, body, max_bytes=max_batch_bytes)
+    events = data if isinstance(data, Rejected) else parsed_batch(data)
+    if isinstance(events, Rejected):
+        return events
     if not isinstance(events, list):
         return Rejected(400, f"a batch is a JSON array of events, not a JSON {type(events).__name__}")
     if not events:
@@ -223,7 +184,7 @@ def check_batch(
             checked.append(value)
             continue
         raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        checked.append(_accepted(value, raw, max_bytes=max_bytes, received=received, schemas=schemas))
+        checked.append(_accepted(check_event(value, max_bytes=max_bytes, schemas=schemas), raw, received))
     return checked
 
 

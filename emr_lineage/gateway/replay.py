@@ -28,8 +28,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.archive import ArchiveLocation, archive_prefixes, event_time_prefixes, group_of
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.gateway.ingest import check_archived
-from emr_lineage.gateway.verdict import Rejected
+from emr_lineage.lineage.door.one_event import check_archived
+from emr_lineage.lineage.door.verdict import Rejected
 from emr_lineage.lineage.times import parse_time
 
 

@@ -12,6 +12,7 @@ from emr_lineage.http.defaults import (
     DEFAULT_TIMEOUT,
     MIB,
     RETRY_STATUSES,
+    is_redirect,
 )
 
 _CLIENT_NAMES = ("HttpClient", "HttpError", "Reply")
@@ -28,11 +29,6 @@ __all__ = [
     "Reply",
     "is_redirect",
 ]
-
-
-def is_redirect(status: int) -> bool:
-    """An HTTP 3xx: the server points elsewhere (a write is never sent on: :mod:`emr_lineage.http.client`)."""
-    return 300 <= status < 400
 
 
 def __getattr__(name: str) -> Any:

@@ -34,7 +34,6 @@ import requests
 from urllib3 import exceptions as urllib3_exceptions
 
 from emr_lineage.errors import EmrLineageError, reason_of
-from emr_lineage.http import is_redirect
 from emr_lineage.http.deadline import Deadline, DeadlineAdapter, DeadlineRetry
 from emr_lineage.http.defaults import (
     DEFAULT_BACKOFF,
@@ -42,6 +41,7 @@ from emr_lineage.http.defaults import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     RETRY_STATUSES,
+    is_redirect,
 )
 
 _READ_SIZE = 64 * 1024

@@ -1,4 +1,4 @@
-"""OpenLineage dataset naming of storage URIs, and Marquez node ids.
+"""OpenLineage dataset naming of storage URIs, Marquez node ids, and the names of what an event leaves unnamed.
 
 The one place that turns a storage location into the ``(namespace, name)`` pair the
 OpenLineage Spark integration reports for it (OpenLineage naming spec, ``PathUtils.java``):
@@ -27,6 +27,9 @@ _S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 _OBJECT_STORE_SCHEMES = _S3_SCHEMES | {"gs"}
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _OBJECT_STORE_NAMESPACE_RE = re.compile(r"^(s3a|s3n|s3|gs)://([^/]+)$", flags=re.IGNORECASE)
+# What the graph and the runs' history call a job without a name and a job or dataset without a namespace.
+UNNAMED_JOB = "(unnamed)"
+UNKNOWN_NAMESPACE = "(unknown)"
 
 
 class NamingError(EmrLineageError, ValueError):

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from emr_lineage.lineage.graph.model import UNNAMED_JOB, LineageGraph
-from emr_lineage.lineage.naming import job_node_id
+from emr_lineage.lineage.graph.model import LineageGraph
+from emr_lineage.lineage.naming import UNNAMED_JOB, job_node_id
 
 # Order of run states, so the merged state of a run does not depend on event order (and, among a
 # run's events of one instant, the later state in its life wins: analysis/runs.py).

@@ -19,7 +19,8 @@ from orjson import JSONEncodeError, dumps
 from emr_lineage.lineage.events.merging import cyclic_gc_paused
 from emr_lineage.lineage.graph.assembly import DatasetRecord, RunRecord, assemble, union_of_types
 from emr_lineage.lineage.graph.history import RunEvents, RunHistory
-from emr_lineage.lineage.graph.model import _EMPTY, UNKNOWN_NAMESPACE, UNNAMED_JOB, LineageGraph, check_level
+from emr_lineage.lineage.graph.model import _EMPTY, LineageGraph, check_level
+from emr_lineage.lineage.naming import UNKNOWN_NAMESPACE, UNNAMED_JOB
 
 if TYPE_CHECKING:
     from emr_lineage.lineage.events.reader import EventStream

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from emr_lineage.lineage.graph.model import UNKNOWN_NAMESPACE, UNNAMED_JOB
+from emr_lineage.lineage.naming import UNKNOWN_NAMESPACE, UNNAMED_JOB
 from emr_lineage.lineage.times import event_time, parse_time, placed
 
 INPUT, OUTPUT = "input", "output"  # a dataset's role in a run

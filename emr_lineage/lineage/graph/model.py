@@ -24,16 +24,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.lineage.graph.history import RunHistory
 from emr_lineage.lineage.naming import dataset_node_id, job_node_id
 
 if TYPE_CHECKING:
     import networkx as nx
 
-    from emr_lineage.lineage.graph.history import RunHistory
-
 LEVELS = ("application", "action")
-UNNAMED_JOB = "(unnamed)"
-UNKNOWN_NAMESPACE = "(unknown)"
 _EMPTY: Mapping[str, Any] = {}
 
 
@@ -235,8 +232,6 @@ class LineageGraph:
     def from_dict(cls, data: Mapping[str, Any], source: str = "file") -> LineageGraph:
         """The graph of :meth:`to_dict`'s form (what ``graph --format json`` writes): its inverse.
         Raises :class:`GraphError` for anything else."""
-        from emr_lineage.lineage.graph.history import RunHistory  # it imports this module
-
         try:
             graph = cls(data["level"], source)
             nodes = [(node["id"], dict(node)) for node in data["nodes"]]

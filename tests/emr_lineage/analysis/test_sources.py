@@ -19,7 +19,7 @@ from emr_lineage.analysis.sources import (
     read_marquez,
 )
 from emr_lineage.aws.archive import archive_key
-from emr_lineage.gateway.event import canonical_json, dedup_id
+from emr_lineage.lineage.door.event import canonical_json, dedup_id
 from emr_lineage.lineage.times import TimeOptionError, Window, parse_instant
 from emr_lineage.marquez.client import MarquezClient, MarquezError
 from tests.emr_lineage.analysis.builders import app_run, at, dataset

@@ -21,7 +21,7 @@ from emr_lineage.analysis.sources import read_archive
 from emr_lineage.analysis.spark_graph import BuildOptions, archive_globs, archive_line, merge_parts
 from emr_lineage.analysis.spark_graph_job import build_on_spark
 from emr_lineage.aws.archive import ArchiveLocation, archive_key
-from emr_lineage.gateway.event import canonical_json, dedup_id
+from emr_lineage.lineage.door.event import canonical_json, dedup_id
 from emr_lineage.lineage.events.reader import stream_events
 from emr_lineage.lineage.graph.from_events import build_graph, build_graph_streamed
 from emr_lineage.lineage.graph.model import LineageGraph

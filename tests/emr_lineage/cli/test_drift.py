@@ -13,7 +13,7 @@ from moto import mock_aws
 
 from emr_lineage.aws.archive import archive_key
 from emr_lineage.cli.app import main
-from emr_lineage.gateway.event import canonical_json, dedup_id
+from emr_lineage.lineage.door.event import canonical_json, dedup_id
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.conftest import write_jsonl
 from tests.helpers import fake_aws_credentials, one_error_line

@@ -20,7 +20,7 @@ from packaging.requirements import Requirement
 from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.cli.app import main
 from emr_lineage.cli.graph_emr import JOB_DISTRIBUTIONS, RESULTS_PREFIX, package_zip
-from emr_lineage.cli.graph_spark import JOB_MODULE
+from emr_lineage.cli.graph_job import JOB_MODULE
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.conftest import write_jsonl
 from tests.emr_lineage.launch_support import BUCKET, REGION

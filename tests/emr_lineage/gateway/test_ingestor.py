@@ -14,10 +14,10 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from moto import mock_aws
 
-from emr_lineage.gateway.event import DATASET_EVENT, JOB_EVENT, RUN_EVENT
 from emr_lineage.gateway.ingest import DEDUP_WINDOW, Accepted, Ingestor, check_request
+from emr_lineage.lineage.door.event import DATASET_EVENT, JOB_EVENT, RUN_EVENT
 from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, RECEIVED, RUN_ID, auth, body, clock, event, facet
-from tests.emr_lineage.gateway.test_event import dataset_event, job_event
+from tests.emr_lineage.lineage.rule_events import dataset_event, job_event
 from tests.helpers import fake_aws_credentials
 
 REGION = "eu-west-1"

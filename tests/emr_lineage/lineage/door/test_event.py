@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from emr_lineage.gateway.event import (
+from emr_lineage.lineage.door.event import (
     DATASET_EVENT,
     JOB_EVENT,
     RUN_EVENT,
@@ -14,7 +14,7 @@ from emr_lineage.gateway.event import (
     check_event,
     static_group,
 )
-from emr_lineage.gateway.verdict import Rejected
+from emr_lineage.lineage.door.verdict import Rejected
 from tests.emr_lineage.gateway.events import RUN_ID, event
 from tests.emr_lineage.lineage.rule_events import SPEC, dataset_event, job_event
 

@@ -1,4 +1,5 @@
-"""The gateway's refusal: an HTTP status and one line of reason (standard library only)."""
+"""A door's refusal (the gateway's answer, why a reader of the archive skips a body): an HTTP status and one
+line of reason (standard library only)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ __all__ = ["Rejected", "one_line"]
 
 @dataclass(frozen=True)
 class Rejected:
-    """A request or event the gateway refuses: the HTTP status and a one-line reason."""
+    """A request or event a door refuses: the HTTP status and a one-line reason."""
 
     status: int
     reason: str

@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from emr_lineage.gateway.verdict import Rejected
+from emr_lineage.lineage.door.verdict import Rejected
 from emr_lineage.lineage.event_rule import DATASET_EVENT, JOB_EVENT, RUN_EVENT, event_kind
 from emr_lineage.lineage.naming import canonical_namespace
 from emr_lineage.lineage.schemas.checks import Schemas, door_problem

@@ -8,8 +8,8 @@ import zlib
 
 import pytest
 
-from emr_lineage.gateway.body import decoded, parsed
-from emr_lineage.gateway.verdict import Rejected
+from emr_lineage.lineage.door.body import decoded, parsed
+from emr_lineage.lineage.door.verdict import Rejected
 
 LIMIT = 4096
 TEXT = json.dumps({"eventTime": "2026-11-21T12:00:00Z", "pad": "x" * 100}).encode()

@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
-from emr_lineage.gateway.verdict import Rejected, one_line
+from emr_lineage.lineage.door.verdict import Rejected, one_line
 from emr_lineage.lineage.event_json import JsonRuleError, decode_batch, decode_event
 
 GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952, https://www.rfc-editor.org/rfc/rfc1952#section-2.3.1
