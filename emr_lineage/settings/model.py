@@ -204,7 +204,7 @@ class GatewaySettings(Strict):
             description="How long Marquez may be down before an undelivered event moves to the dead-letter queue: "
             "the queue's `maxReceiveCount` is derived from it and the forwarder's redelivery backoff (30 s doubling "
             "to 15 min; 4 h = 20 receives). Events Marquez refuses (a 4xx) go there at once "
-            "([guarantees](gateway.md#guarantees)).",
+            "([the path](gateway.md#the-path)).",
         ),
     ]
     # Athena's minimum is 10 MB, and CloudFormation takes the cutoff as a 32-bit integer (< 2147 MB).
