@@ -14,7 +14,6 @@ import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
@@ -62,21 +61,20 @@ def _cell(text: str) -> str:
 
 def _constraints(metadata: list[Any]) -> str:
     """``1..10``, ``≥ 1024``, ``at least 1``: the bounds a field's metadata sets (patterns are left to the text)."""
-    bounds = {type(item).__name__: item for item in metadata}
-    low, high = bounds.get("Ge"), bounds.get("Le")
-    if low and high:
-        return f" {low.ge}..{high.le}"
-    if low:
-        return f" ≥ {low.ge}"
-    if high:
-        return f" ≤ {high.le}"
-    lengths = [item for item in metadata if isinstance(item, annotated_types.MinLen | annotated_types.MaxLen)]
-    if lengths:
-        return ", " + ", ".join(
-            f"at least {item.min_length}" if isinstance(item, annotated_types.MinLen) else f"at most {item.max_length}"
-            for item in lengths
-        )
-    return ""
+
+    def bound(name: str) -> Any:
+        return next((getattr(item, name) for item in metadata if getattr(item, name, None) is not None), None)
+
+    low, high = bound("ge"), bound("le")
+    if low is not None and high is not None:
+        return f" {low}..{high}"
+    if low is not None:
+        return f" ≥ {low}"
+    if high is not None:
+        return f" ≤ {high}"
+    lengths = [f"at least {bound('min_length')}"] if bound("min_length") is not None else []
+    lengths += [f"at most {bound('max_length')}"] if bound("max_length") is not None else []
+    return "".join(f", {text}" for text in lengths)
 
 
 def _type(annotation: Any, metadata: list[Any] = ()) -> str:
