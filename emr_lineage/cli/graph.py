@@ -349,7 +349,7 @@ def validate_command(
 ) -> None:
     """Compare the lineage graph with an expected-graph contract (exit 0 match, 1 differences, 2 bad input).
 
-    -o FILE also writes the HTML report with the contract result (--html FILE in 0.1).
+    -o FILE also writes the HTML report with the contract result.
     """
 
     if bool(events) == bool(marquez_url):

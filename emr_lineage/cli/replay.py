@@ -78,8 +78,8 @@ def replay_command(
 ) -> None:
     """Re-post archived lineage events to Marquez, run by run, in each run's order (idempotent).
 
-    --since/--until select by event time (eventTime), as in impact, drift, audit and runs (in 0.1
-    they were the hour of arrival: use --arrived-since/--arrived-until for that). Both windows
+    --since/--until select by event time (eventTime), as in impact, drift, audit and runs;
+    --arrived-since/--arrived-until by the hour the gateway received the events. Both windows
     may be given; the events are then in both.
     """
     location = parse_archive_uri(archive)

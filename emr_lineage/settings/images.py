@@ -48,16 +48,32 @@ ECR_REPOSITORY = re.compile(
 class DirectImages(Strict):
     """The tasks pull ``versions.marquez_image`` as written (Docker Hub: anonymous, rate-limited)."""
 
-    type: Literal["direct"]
+    type: Literal["direct"] = Field(
+        description="The tasks pull `versions.marquez_image` as named: Docker Hub anonymously, or the registry a "
+        "repository URL names."
+    )
 
 
 class EcrPullThroughCache(Strict):
     """The tasks pull from an ECR pull-through cache of Docker Hub that the LineageService stack creates;
     ECR authenticates to Docker Hub with the secret's ``username`` and ``accessToken``."""
 
-    type: Literal["ecr_pull_through_cache"]
-    # The secret's name (the stack writes its ARN without the 6-character suffix) or its full ARN.
-    credentials_secret: Annotated[str, Field(max_length=612)]
+    type: Literal["ecr_pull_through_cache"] = Field(
+        description="The LineageService stack creates an ECR pull-through cache rule for Docker Hub with repository "
+        "prefix `emr-lineage-<env>`, and the tasks pull `<account>.dkr.ecr.<region>.amazonaws.com/emr-lineage-<env>/"
+        "<Docker Hub path>`; `versions.marquez_image` must then name Docker Hub repositories."
+    )
+    # By name, the stack writes its ARN without the 6-character suffix.
+    credentials_secret: Annotated[
+        str,
+        Field(
+            max_length=612,
+            description='The Secrets Manager secret holding `{"username", "accessToken"}` of a Docker Hub account, '
+            "by name (`ecr-pullthroughcache/...`, as ECR requires; not ending in `-` and six characters) or full "
+            "ARN, in the environment's account and region. **Create it before the first deploy** "
+            "([how](operations.md#marquez-images-through-an-ecr-pull-through-cache)).",
+        ),
+    ]
 
     upstream_registry_url: ClassVar[str] = DOCKER_HUB_REGISTRY_URL
 

@@ -83,9 +83,7 @@ def settings_from_context(block: Any, env: str | None) -> EnvironmentSettings:
     """Validate the ``emr-lineage`` context block and return one environment's settings."""
     env = DEFAULT_ENV if env is None else env
     if not isinstance(block, dict):
-        raise ConfigError(
-            f"cdk.json context has no {CONTEXT_KEY!r} object; see docs/deploy.md, 'Configuration reference'"
-        )
+        raise ConfigError(f"cdk.json context has no {CONTEXT_KEY!r} object; see docs/configuration.md")
     environments = block.get("environments")
     if not isinstance(environments, dict) or not environments:
         raise ConfigError(f"{CONTEXT_KEY}.environments: missing or empty; define at least one environment")

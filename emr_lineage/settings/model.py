@@ -15,28 +15,22 @@ falling back to a default.
 
 from __future__ import annotations
 
-import ipaddress
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from emr_lineage.settings.base import Strict, valid_cidr
+from emr_lineage.settings.base import Strict, check_retention
+from emr_lineage.settings.emr import EmrServerlessSettings, EmrSettings
 from emr_lineage.settings.images import EcrPullThroughCache, cache_prefix, cache_problem
 from emr_lineage.settings.limits import (
     ALB_LAMBDA_MAX_BODY_BYTES,
     DEFAULT_MAX_EVENT_BYTES,
-    EMR_RELEASES,
-    LARGEST_VPC_PREFIX,
-    LOG_RETENTION_DAYS,
-    MIN_AZS,
     RESERVED_TAG_PREFIX,
     SQS_MAX_MESSAGE_BYTES,
     SQS_MAX_RETENTION_DAYS,
-    SUBNET_TIERS,
-    EmrRelease,
-    longest_vpc_prefix,
 )
+from emr_lineage.settings.network import NetworkSettings
 from emr_lineage.settings.operations import (
     AlarmSettings,
     MarquezImage,
@@ -50,9 +44,6 @@ class RemovalPolicyName(StrEnum):
     SNAPSHOT = "snapshot"
 
 
-InterfaceEndpoint = Literal["sts", "glue", "logs", "ssm", "ecr", "secretsmanager"]
-
-
 class ListenerArtifact(Strict):
     """The OpenLineage Spark listener jar: Maven coordinates and the checksum it must match.
 
@@ -60,14 +51,30 @@ class ListenerArtifact(Strict):
     settings.xml, see docs/listener.md).
     """
 
-    version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
-    scala_version: Literal["2.12", "2.13"]
-    # None until a maintainer has pinned it (`emr-lineage fetch-listener --pin`); until then the jar
-    # is not used anywhere (see docs/listener.md).
-    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
-    # The release signing key's fingerprint (40 hex digits); when set, fetch-listener --pin also
-    # checks the jar's .asc signature against it. Null: Maven's checksums only.
-    pgp_fingerprint: Annotated[str, Field(pattern=r"^[0-9A-F]{40}$")] | None = None
+    version: Annotated[
+        str,
+        Field(
+            pattern=r"^\d+\.\d+\.\d+$",
+            description="Version of the listener artifact "
+            "`io.openlineage:openlineage-spark_<scala_version>:<version>`.",
+        ),
+    ]
+    scala_version: Literal["2.12", "2.13"] = Field(
+        description="Scala version of the listener artifact: 2.12 for the Spark 3.5 of EMR 7."
+    )
+    # None until a maintainer has pinned it; until then the jar is not used anywhere.
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = Field(
+        default=None,
+        description="The jar's SHA-256, written by `emr-lineage fetch-listener --pin`; until it is set, "
+        "`fetch-listener` and `stage-listener` refuse and clusters stop at boot with a clear message. The jar comes "
+        "from Maven (`mvn` as configured: a mirror goes into Maven's `settings.xml`, not here).",
+    )
+    pgp_fingerprint: Annotated[str, Field(pattern=r"^[0-9A-F]{40}$")] | None = Field(
+        default=None,
+        description="The release signing key's fingerprint (40 hex digits); `fetch-listener --pin` then also checks "
+        "the jar's `.asc` signature with the key file given by `--pgp-key`. Null: Maven's checksums only "
+        "([what is verified](listener.md#what-is-verified-and-what-is-not)).",
+    )
 
     group_id: ClassVar[str] = "io.openlineage"
 
@@ -86,77 +93,58 @@ class ListenerArtifact(Strict):
 
 
 class Versions(Strict):
-    marquez: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
-    marquez_image: MarquezImage
-    openlineage_spark: ListenerArtifact
+    """What every environment runs: Marquez's images and the OpenLineage listener."""
+
+    marquez: Annotated[
+        str, Field(pattern=r"^\d+\.\d+\.\d+$", description="Image tag of both Marquez images (API and web UI).")
+    ]
+    marquez_image: MarquezImage = Field(description="The Marquez images' repositories.")
+    openlineage_spark: ListenerArtifact = Field(description="The OpenLineage Spark listener jar.")
 
 
 class OpenLineageSettings(Strict):
     """How Spark applications of this environment report lineage."""
 
-    namespace: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
-    transport_timeout_ms: Annotated[int, Field(ge=500, le=60000)]
-    transport_compression: Literal["gzip"] | None = None
-    # Bootstrap: False = a node without a working listener fails the cluster (fail closed).
-    fail_open: bool
-    # EMR 7.11+ ships its own OpenLineage jar: which one runs ("bundle" = ours, pinned above).
-    listener_source: Literal["bundle", "emr"]
-
-
-class NetworkSettings(Strict):
-    # max_azs first: the vpc_cidr check needs it.
-    max_azs: Annotated[int, Field(ge=MIN_AZS, le=6)]
-    vpc_cidr: str
-    nat_gateways: Annotated[int, Field(ge=1, le=6)]
-    interface_endpoints: list[InterfaceEndpoint]
-    flow_logs_retention_days: int
-
-    @field_validator("vpc_cidr")
-    @classmethod
-    def _vpc_cidr(cls, value: str, info: ValidationInfo) -> str:
-        cidr = valid_cidr(value, "vpc_cidr")
-        network = ipaddress.ip_network(cidr)
-        if network.version != 4:
-            raise ValueError(f"vpc_cidr {cidr} must be an IPv4 block")
-        # Without a valid max_azs (reported on its own), check for the fewest AZs allowed.
-        azs = info.data.get("max_azs", MIN_AZS)
-        longest = longest_vpc_prefix(azs)
-        if not LARGEST_VPC_PREFIX <= network.prefixlen <= longest:
-            tiers = ", ".join(f"{name} /{mask}" for name, mask in SUBNET_TIERS)
-            raise ValueError(
-                f"vpc_cidr {cidr} must be between /{LARGEST_VPC_PREFIX} and /{longest} to hold "
-                f"{azs} AZs (max_azs) of {tiers} subnets"
-            )
-        return cidr
-
-    @field_validator("interface_endpoints")
-    @classmethod
-    def _unique_endpoints(cls, value: list[str]) -> list[str]:
-        if len(set(value)) != len(value):
-            raise ValueError("interface_endpoints lists an endpoint twice")
-        return value
-
-    @field_validator("flow_logs_retention_days")
-    @classmethod
-    def _retention(cls, value: int) -> int:
-        return _check_retention(value)
-
-    @model_validator(mode="after")
-    def _nat_within_azs(self) -> NetworkSettings:
-        if self.nat_gateways > self.max_azs:
-            raise ValueError(f"nat_gateways ({self.nat_gateways}) cannot exceed max_azs ({self.max_azs})")
-        return self
+    namespace: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+            description="The OpenLineage namespace of this environment's Spark jobs.",
+        ),
+    ]
+    transport_timeout_ms: Annotated[
+        int, Field(ge=500, le=60000, description="Timeout of the listener's HTTP transport (milliseconds).")
+    ]
+    transport_compression: Literal["gzip"] | None = Field(
+        default=None, description="Compression of the listener's HTTP transport; null: none."
+    )
+    fail_open: bool = Field(
+        description="`false`: a node without a working listener fails the cluster (bootstrap fails closed); "
+        "`true`: the cluster runs without lineage."
+    )
+    listener_source: Literal["bundle", "emr"] = Field(
+        description="Which listener jar runs: `bundle` (the pinned `versions.openlineage_spark` wins) or `emr` "
+        "(EMR 7.11+'s own jar)."
+    )
 
 
 class DataLakeSettings(Strict):
     """The data lake bucket and its Lake Formation governance."""
 
-    # Extra Lake Formation admins (IAM role/user ARNs); the CDK deploy role is always added.
-    admin_arns: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")]]
-    noncurrent_version_expiration_days: Annotated[int, Field(ge=1, le=3650)]
-    # An account and region have one Lake Formation settings object: one environment there manages it
-    # (adds the admins); the others set false and rely on it (loader.py refuses two owners it can see).
-    manage_lake_formation_settings: bool = True
+    admin_arns: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")]] = Field(
+        description="Extra Lake Formation admins (IAM role or user ARNs); the CDK deploy role and the default "
+        "database's creator are appended (only where `manage_lake_formation_settings` is true)."
+    )
+    noncurrent_version_expiration_days: Annotated[
+        int, Field(ge=1, le=3650, description="Days the lake keeps an object's noncurrent versions.")
+    ]
+    # One Lake Formation settings object per account and region: loader.py refuses two owners it can see.
+    manage_lake_formation_settings: bool = Field(
+        default=True,
+        description="This environment manages its account and region's Lake Formation settings (admins) and "
+        "makes sure the catalog's `default` database exists; `false` in every other environment of that account "
+        "and region ([several environments in one account](deploy.md#several-environments-in-one-account)).",
+    )
 
     @model_validator(mode="after")
     def _admins_need_the_settings(self) -> DataLakeSettings:
@@ -168,99 +156,75 @@ class DataLakeSettings(Strict):
         return self
 
 
-class EmrSettings(Strict):
-    """EMR clusters: the ephemeral launch spec and the optional long-running cluster."""
-
-    # One of EMR_RELEASES (the releases whose Spark the listener and local pyspark match).
-    release_label: Annotated[str, Field(pattern=r"^emr-\d+\.\d+\.\d+$")]
-    applications: Annotated[
-        list[Literal["Spark", "Hadoop", "Livy", "JupyterEnterpriseGateway", "Hive"]], Field(min_length=1)
-    ]
-    primary_instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
-    core_instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
-    core_instance_count: Annotated[int, Field(ge=1, le=100)]
-    ebs_volume_gib: Annotated[int, Field(ge=32, le=16384)]
-    # EMR's AutoTerminationPolicy accepts 60 s .. 7 days
-    # (https://docs.aws.amazon.com/emr/latest/APIReference/API_AutoTerminationPolicy.html).
-    idle_timeout_seconds: Annotated[int, Field(ge=60, le=604800)]
-    long_running_cluster: bool
-    lake_formation_runtime_role: bool
-    in_transit_encryption: bool
-    # An EC2 key pair for the nodes (optional; required for the long-running cluster).
-    ec2_key_name: Annotated[str, Field(min_length=1, max_length=255)] | None = None
-
-    @model_validator(mode="after")
-    def _long_running_needs_authentication(self) -> EmrSettings:
-        if self.long_running_cluster and not self.ec2_key_name:
-            raise ValueError(
-                "ec2_key_name is required when long_running_cluster is true "
-                "(a shared cluster needs key-pair authentication; cdk-nag EMR6)"
-            )
-        return self
-
-    @field_validator("release_label")
-    @classmethod
-    def _supported_release(cls, value: str) -> str:
-        if value not in EMR_RELEASES:
-            raise ValueError(
-                f"release_label {value} is not supported; emr-lineage runs on {', '.join(EMR_RELEASES)} "
-                "(EMR 7.x with Spark 3.5 on Scala 2.12, what the pinned listener and pyspark are built for)"
-            )
-        return value
-
-    @field_validator("applications")
-    @classmethod
-    def _spark_included(cls, value: list[str]) -> list[str]:
-        if "Spark" not in value:
-            raise ValueError("applications must include Spark (the lineage listener is a Spark listener)")
-        if len(set(value)) != len(value):
-            raise ValueError("applications lists an application twice")
-        return value
-
-    @property
-    def release(self) -> EmrRelease:
-        """Spark and Scala of the configured release (see EMR_RELEASES)."""
-        return EMR_RELEASES[self.release_label]
-
-
-class EmrServerlessSettings(Strict):
-    """EMR Serverless: one Spark application (the release of ``emr``) for job runs without clusters.
-
-    Limits: https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/application-capacity.html
-    and StartJobRun's executionTimeoutMinutes (5 minutes at least, https://docs.aws.amazon.com/emr-serverless/latest/APIReference/API_StartJobRun.html).
-    """
-
-    enabled: bool = False
-    # The application's maximum capacity, across all its running jobs.
-    max_vcpu: Annotated[int, Field(ge=1, le=4000)] = 16
-    max_memory_gib: Annotated[int, Field(ge=2, le=16000)] = 64
-    # The application stops (costs nothing) after this long without a job run.
-    idle_timeout_minutes: Annotated[int, Field(ge=1, le=10080)] = 15
-    # A job run's total deadline: EMR Serverless cancels it after this long, and launch gives up waiting.
-    job_timeout_minutes: Annotated[int, Field(ge=5, le=1440)] = 120
-
-
 MAX_DEAD_LETTER_AFTER_HOURS = 72
 
 
 class GatewaySettings(Strict):
     """The lineage gateway: ALB ``POST /api/v1/lineage`` -> ingest Lambda -> S3 archive + SQS FIFO -> forwarder."""
 
-    enabled: bool
-    # The ingest answers 413 above this; it must fit the ALB's Lambda body and one SQS message.
-    max_event_bytes: Annotated[int, Field(ge=1024)] = DEFAULT_MAX_EVENT_BYTES
-    # Attempts per event before the forwarder reports it failed (SQS then redelivers it).
-    forward_retries: Annotated[int, Field(ge=1, le=10)]
-    dead_letter_retention_days: Annotated[int, Field(ge=1, le=SQS_MAX_RETENTION_DAYS)]
-    # How long Marquez may be down before an undelivered event moves to the dead-letter queue; the
-    # stack derives the queue's maxReceiveCount from it. At most 3 days: the queue keeps a message
-    # 4 days (SQS's default retention), so it reaches the dead-letter queue before it expires.
-    dead_letter_after_hours: Annotated[int, Field(ge=1, le=MAX_DEAD_LETTER_AFTER_HOURS)]
-    # The archive's Athena workgroup cancels a query past this many MB (10^6 bytes) scanned: Athena's
-    # minimum is 10 MB, and CloudFormation takes the cutoff as a 32-bit integer (< 2147 MB).
-    athena_scan_limit_mb: Annotated[int, Field(ge=10, le=2147)] = 1000
-    # Roles that may query the archive's tables (Lake Formation SELECT/DESCRIBE): the platform team's.
-    archive_readers: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")]] = []
+    enabled: bool = Field(
+        description="Deploy the lineage gateway stack (`EmrLineage-<env>-Gateway`); `false` leaves "
+        "`POST /api/v1/lineage` to Marquez. While on, the ALB refuses every other write (POST/PUT/PATCH/DELETE) "
+        "with 403, the web UI's edits included ([the path](gateway.md#the-path))."
+    )
+    # It must fit the ALB's Lambda body and one SQS message (the validator below).
+    max_event_bytes: Annotated[
+        int,
+        Field(
+            ge=1024,
+            description="Largest accepted event body in bytes, at most 1000000 (the ALB's Lambda request body limit, "
+            '"1 MB"); larger ones get 413. The default stays within the ALB\'s limit when it base64-encodes a '
+            "gzip body.",
+        ),
+    ] = DEFAULT_MAX_EVENT_BYTES
+    forward_retries: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=10,
+            description="Attempts per event before the forwarder reports it failed (SQS then redelivers it); sizes "
+            "the forwarder's timeout and the queue's visibility timeout (6x).",
+        ),
+    ]
+    dead_letter_retention_days: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=SQS_MAX_RETENTION_DAYS,
+            description="How long the dead-letter queue keeps events (SQS's maximum is 14 days).",
+        ),
+    ]
+    # At most 3 days: the queue keeps a message 4 days (SQS's default retention), so it reaches the
+    # dead-letter queue before it expires.
+    dead_letter_after_hours: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=MAX_DEAD_LETTER_AFTER_HOURS,
+            description="How long Marquez may be down before an undelivered event moves to the dead-letter queue: "
+            "the queue's `maxReceiveCount` is derived from it and the forwarder's redelivery backoff (30 s doubling "
+            "to 15 min; 4 h = 20 receives). Events Marquez refuses (a 4xx) go there at once "
+            "([the path](gateway.md#the-path)).",
+        ),
+    ]
+    # Athena's minimum is 10 MB, and CloudFormation takes the cutoff as a 32-bit integer (< 2147 MB).
+    athena_scan_limit_mb: Annotated[
+        int,
+        Field(
+            ge=10,
+            le=2147,
+            description="The archive's Athena workgroup cancels a query that scans more than this many MB "
+            "(10^6 bytes). A cancelled query is still billed for what it scanned "
+            "([querying the archive](analysis.md#querying-the-archive-with-athena)).",
+        ),
+    ] = 1000
+    archive_readers: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")]] = Field(
+        default=[],
+        description="IAM role ARNs (the platform team's) granted the archive's Athena tables by Lake Formation: "
+        "DESCRIBE on the database, SELECT and DESCRIBE on `events` and `events_raw`, DATA_LOCATION_ACCESS on the "
+        "archive's `raw/`; their IAM permissions for Athena, Glue, the results prefix and the gateway key are "
+        "theirs to attach.",
+    )
 
     @field_validator("max_event_bytes")
     @classmethod
@@ -282,28 +246,52 @@ PLAIN_HTTP_BY_DEFAULT = "dev"
 class EnvironmentSettings(Strict):
     """Everything that differs between environments."""
 
-    name: str
+    name: str = Field(description="The environment's key under `environments` (set by the loader).")
     # Optional keys (null or absent; the CDK CLI drops nulls from context) are the only defaults.
-    account: Annotated[str, Field(pattern=r"^\d{12}$")] | None = None
-    region: Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")] | None = None
-    removal_policy: RemovalPolicyName
-    log_retention_days: int
-    tags: dict[str, str]
-    network: NetworkSettings
-    marquez: MarquezSettings
-    database: DatabaseSettings
-    openlineage: OpenLineageSettings
-    data_lake: DataLakeSettings
-    emr: EmrSettings
-    emr_serverless: EmrServerlessSettings = EmrServerlessSettings()
-    gateway: GatewaySettings
-    alarms: AlarmSettings
-    versions: Versions
+    account: Annotated[str, Field(pattern=r"^\d{12}$")] | None = Field(
+        default=None,
+        description="The AWS account of the environment, with `region`; without them the stacks are "
+        "environment-agnostic (synth needs no credentials; the VPC then uses 2 AZs).",
+    )
+    region: Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")] | None = Field(
+        default=None, description="The AWS region of the environment, with `account`."
+    )
+    removal_policy: RemovalPolicyName = Field(
+        description="What a stack's deletion does to its stateful resources (`snapshot`: RDS only). Buckets are "
+        "never emptied automatically; log buckets and the artifacts bucket are always retained."
+    )
+    log_retention_days: int = Field(
+        description="CloudWatch Logs and access-log retention, one of CloudWatch Logs' retention periods (days)."
+    )
+    tags: dict[str, str] = Field(
+        description="Tags on every resource (keys starting with `aws:` are AWS's and refused)."
+    )
+    network: NetworkSettings = Field(description="The VPC.")
+    marquez: MarquezSettings = Field(description="The Marquez service: ECS Fargate tasks behind an internal ALB.")
+    database: DatabaseSettings = Field(description="Marquez's PostgreSQL database on RDS.")
+    openlineage: OpenLineageSettings = Field(description="How the environment's Spark applications report lineage.")
+    data_lake: DataLakeSettings = Field(description="The data lake bucket and its Lake Formation governance.")
+    emr: EmrSettings = Field(description="EMR clusters: the ephemeral launch spec and the optional long-running one.")
+    emr_serverless: EmrServerlessSettings = Field(
+        default=EmrServerlessSettings(), description="EMR Serverless: one Spark application for job runs."
+    )
+    gateway: GatewaySettings = Field(
+        description="The lineage gateway: ALB -> ingest Lambda -> S3 archive + SQS FIFO -> forwarder -> Marquez."
+    )
+    alarms: AlarmSettings = Field(
+        description="Where alarms go and when they fire ([alarms and the dashboard]"
+        "(operations.md#alarms-and-the-dashboard)). Unhealthy targets, fewer tasks than desired, Lambda throttles "
+        "and EMR cluster and step failures alarm without a threshold."
+    )
+    versions: Versions = Field(
+        description="Shared by every environment (the loader gives each the top-level `versions` object): "
+        "Marquez's images and the OpenLineage listener."
+    )
 
     @field_validator("log_retention_days")
     @classmethod
     def _retention(cls, value: int) -> int:
-        return _check_retention(value)
+        return check_retention(value)
 
     @field_validator("tags")
     @classmethod
@@ -372,9 +360,3 @@ class EnvironmentSettings(Strict):
     def glue_database_prefix(self) -> str:
         """Glue names allow no '-': emr_lineage_<env>."""
         return self.resource_prefix.replace("-", "_")
-
-
-def _check_retention(value: int) -> int:
-    if value not in LOG_RETENTION_DAYS:
-        raise ValueError(f"{value} is not a CloudWatch Logs retention period; use one of {list(LOG_RETENTION_DAYS)}")
-    return value

@@ -15,28 +15,64 @@ from emr_lineage.settings.operations import ACM_CERTIFICATE_ARN, DOMAIN_NAME, Au
 
 
 class MarquezSettings(Strict):
-    task_cpu: int
-    task_memory_mib: int
-    desired_count: Annotated[int, Field(ge=1, le=10)]
-    web_allowed_cidrs: Annotated[list[str], Field(min_length=1)]
-    health_check_grace_seconds: Annotated[int, Field(ge=30, le=1800)]
-    # An ACM certificate: HTTPS on 443 (80 redirects reads, refuses writes) and an https listener URL.
-    # Null: plain HTTP on 80, which the environment must allow (allow_plain_http).
-    certificate_arn: Annotated[str, Field(pattern=ACM_CERTIFICATE_ARN)] | None = None
-    # Without certificate_arn, plain HTTP is refused unless this is true. Null (absent): true for the
-    # development environment only (model.PLAIN_HTTP_BY_DEFAULT), false everywhere else.
-    allow_plain_http: bool | None = None
-    # The name the certificate is for (clients verify it); its DNS record points at the load
-    # balancer (the stack outputs the balancer's DNS name). Required with certificate_arn.
-    domain_name: Annotated[str, Field(pattern=DOMAIN_NAME)] | None = None
-    # Sign-in on the web UI (needs certificate_arn); the lineage API keeps its own auth.
-    ui_auth: UiAuth | None = None
-    # Marquez's own db-retention command on a daily schedule; null keeps every row forever.
-    retention_days: Annotated[int, Field(ge=1, le=3650)] | None = None
-    # Target-tracking autoscaling on CPU; null keeps desired_count tasks.
-    autoscaling: AutoscalingSettings | None = None
-    # Where the tasks pull the Marquez images: as named (absent), or through an ECR pull-through cache.
-    image_registry: ImageRegistry = DirectImages(type="direct")
+    """The Marquez service: API and web UI on ECS Fargate behind an internal ALB."""
+
+    task_cpu: int = Field(description="Fargate CPU units of a Marquez task (one of Fargate's sizes).")
+    task_memory_mib: int = Field(description="Fargate memory of a Marquez task (MiB), one that `task_cpu` allows.")
+    desired_count: Annotated[
+        int, Field(ge=1, le=10, description="Marquez tasks (within `autoscaling`'s bounds when it is set).")
+    ]
+    web_allowed_cidrs: Annotated[
+        list[str],
+        Field(
+            min_length=1,
+            description="Networks allowed to reach the ALB (UI and API): private IPv4 (RFC 1918), none wider than /8.",
+        ),
+    ]
+    health_check_grace_seconds: Annotated[
+        int, Field(ge=30, le=1800, description="Time for Marquez's migrations before health checks count (seconds).")
+    ]
+    certificate_arn: Annotated[str, Field(pattern=ACM_CERTIFICATE_ARN)] | None = Field(
+        default=None,
+        description="An ACM certificate (same region), together with `domain_name`. The ALB then serves HTTPS on "
+        "443 (TLS 1.2/1.3 policy; port 80 redirects reads and refuses writes, [why](operations.md#https)) and the "
+        "URLs become `https://<domain_name>`. Null: plain HTTP on 80, only where `allow_plain_http` allows it.",
+    )
+    # Null (absent): model.PLAIN_HTTP_BY_DEFAULT decides.
+    allow_plain_http: bool | None = Field(
+        default=None,
+        description="Without `certificate_arn`, synth (and every command) refuses the environment unless this is "
+        "`true`. Absent: `true` for the environment named `dev` only. The shipped `prod` sets it so that "
+        "`cdk synth -c env=prod` works on a fresh clone; **a real prod sets `certificate_arn` and `domain_name` and "
+        "removes this key**.",
+    )
+    domain_name: Annotated[str, Field(pattern=DOMAIN_NAME)] | None = Field(
+        default=None,
+        description="The name the certificate is for (clients verify it), required with `certificate_arn`; point "
+        "a DNS record for it at the `MarquezLoadBalancerDnsName` output.",
+    )
+    ui_auth: UiAuth | None = Field(
+        default=None,
+        description="Sign-in on the web UI by the ALB (needs `certificate_arn`), through Cognito or an OpenID Connect "
+        "provider (the keys below). The IdP client must allow `https://<domain_name>/oauth2/idpresponse`. `/api/*` "
+        "is not behind it (lineage clients use their own key). Null: no sign-in.",
+    )
+    retention_days: Annotated[int, Field(ge=1, le=3650)] | None = Field(
+        default=None,
+        description="A daily (03:00 UTC) ECS task runs Marquez's `db-retention --retention-days N`; null keeps all "
+        "metadata.",
+    )
+    autoscaling: AutoscalingSettings | None = Field(
+        default=None,
+        description="Target tracking on the service's CPU (`desired_count` must lie within the bounds; the template "
+        "then names no count, so a deploy keeps a scaled-out service as it is); null keeps `desired_count` tasks.",
+    )
+    image_registry: ImageRegistry = Field(
+        default=DirectImages(type="direct"),
+        description="Where the tasks pull the Marquez images (the keys below). Docker Hub's anonymous pulls are "
+        "limited to 10 per hour per IP address (the NAT gateways'); the pull-through cache pulls with an account's "
+        "credentials.",
+    )
 
     @field_validator("web_allowed_cidrs")
     @classmethod
@@ -95,13 +131,27 @@ MARQUEZ_MIN_POSTGRES = 14
 
 
 class DatabaseSettings(Strict):
-    postgres_version: str
-    instance_type: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]
-    allocated_storage_gib: Annotated[int, Field(ge=20, le=65536)]
-    max_allocated_storage_gib: Annotated[int, Field(ge=20, le=65536)]
-    multi_az: bool
-    backup_retention_days: Annotated[int, Field(ge=1, le=35)]
-    deletion_protection: bool
+    """Marquez's PostgreSQL database on RDS."""
+
+    postgres_version: str = Field(
+        description='The PostgreSQL major version, e.g. `"17"` (Marquez needs 14 or newer; the pinned aws-cdk-lib '
+        "must know it). Only the major: RDS applies minor versions in the maintenance window and a deploy never "
+        "takes them back; changing it upgrades the database in place "
+        "([upgrading PostgreSQL](operations.md#upgrading-postgresql))."
+    )
+    instance_type: Annotated[
+        str,
+        Field(
+            pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$", description="RDS instance class without `db.`, e.g. `t4g.micro`."
+        ),
+    ]
+    allocated_storage_gib: Annotated[int, Field(ge=20, le=65536, description="Initial storage (GiB).")]
+    max_allocated_storage_gib: Annotated[
+        int, Field(ge=20, le=65536, description="Storage autoscaling limit (GiB), at least `allocated_storage_gib`.")
+    ]
+    multi_az: bool = Field(description="A standby in a second AZ.")
+    backup_retention_days: Annotated[int, Field(ge=1, le=35, description="Days RDS keeps automated backups.")]
+    deletion_protection: bool = Field(description="RDS deletion protection.")
 
     @field_validator("postgres_version")
     @classmethod

@@ -140,7 +140,7 @@ class IngestFunction(Construct):
         )
         for check, reason in INGEST_CHECKOV_REASONS.items():
             acknowledge_checkov(self.function, check, reason)
-        acknowledge_managed_policy(self.function, "service-role/AWSLambdaBasicExecutionRole", "its logs")
+        acknowledge_managed_policy(self.function, "service-role/AWSLambdaBasicExecutionRole", "logs")
 
 
 class ForwardFunction(Construct):
@@ -197,7 +197,5 @@ class ForwardFunction(Construct):
         )
         for check, reason in FORWARD_CHECKOV_REASONS.items():
             acknowledge_checkov(self.function, check, reason)
-        acknowledge_managed_policy(self.function, "service-role/AWSLambdaBasicExecutionRole", "its logs")
-        acknowledge_managed_policy(
-            self.function, "service-role/AWSLambdaVPCAccessExecutionRole", "its network interfaces"
-        )
+        acknowledge_managed_policy(self.function, "service-role/AWSLambdaBasicExecutionRole", "logs")
+        acknowledge_managed_policy(self.function, "service-role/AWSLambdaVPCAccessExecutionRole", "network interfaces")
