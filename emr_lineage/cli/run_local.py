@@ -1,7 +1,8 @@
 """``emr-lineage run-local SCRIPT [ARGS]...``: any PySpark script on local Spark with the real listener.
 
 Exit status: the script's own; 2 when it cannot run (no such script, the listener jar not fetched or
-not the pinned one, no Java, bad options or settings), one ``error:`` line; 130 interrupted.
+not the pinned one, no Java, bad options or settings, an -o that is not a new or events file), one
+``error:`` line; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -16,10 +17,21 @@ import click
 from emr_lineage.cli.gateway import api_key_from_env
 from emr_lineage.cli.options import conf_option, output_option, settings_options, url_option
 from emr_lineage.cli.output import Command
+from emr_lineage.cli.output_paths import refuse_appending_to_other_files, refuse_output_over
 from emr_lineage.listener.maven import local_listener_jar
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import DRIVER_CLASSPATH, ListenerConfig, local_listener_properties
 from emr_lineage.spark.local import run_script
+
+
+def _check_output(output: str, script: Path, script_args: Sequence[str]) -> None:
+    """The events file is never the script, a path among its arguments (``--input=PATH`` too) or a file
+    that is not an events file (the job's input, read by the script: the listener appends to what is there),
+    nor in a directory that is not there."""
+    paths = {value for arg in script_args for value in (arg, arg.partition("=")[2]) if value}
+    inputs = [("script", str(script)), *(("script's argument", path) for path in sorted(paths))]
+    refuse_output_over("--output", output, inputs, "the events")
+    refuse_appending_to_other_files("--output", output, "the events")
 
 
 @click.command("run-local", cls=Command)
@@ -51,6 +63,8 @@ def run_local_command(
     """
     if url is None and output is None:
         raise click.UsageError("give --url URL, -o/--output FILE or both: where the listener sends the events")
+    if output is not None:
+        _check_output(str(output), script, script_args)
     extra = conf
     settings = load_settings(env, cdk_json)
     jar = local_listener_jar(settings.versions.openlineage_spark)

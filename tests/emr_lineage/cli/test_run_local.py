@@ -46,3 +46,47 @@ def test_a_conf_that_is_not_key_value_is_one_line_and_exit_2(script, tmp_path) -
 
 def test_options_after_the_script_without_a_double_dash_are_refused(script, tmp_path) -> None:
     one_error_line(_run("--output", str(tmp_path / "e"), str(script), "--lake", "x"), "No such option")
+
+
+def _refused_output_unchanged(result, path: Path, before: bytes, fragment: str) -> str:
+    line = one_error_line(result, fragment, stdout_empty=True)
+    assert path.read_bytes() == before  # byte-identical: the listener never ran
+    return line
+
+
+def test_an_output_that_is_the_script_is_refused_and_the_script_unchanged(script) -> None:
+    result = _run("-o", str(script), str(script))
+    line = _refused_output_unchanged(result, script, SCRIPT.encode(), f"--output {script}")
+    assert "is the script" in line and "write the events elsewhere" in line
+
+
+def test_an_output_that_is_an_argument_of_the_script_is_refused(script, tmp_path) -> None:
+    data = tmp_path / "orders.csv"
+    data.write_bytes(b"id,amount\n1,2.5\n")
+    result = _run("-o", str(data), str(script), "--", "--input", str(data))
+    _refused_output_unchanged(result, data, b"id,amount\n1,2.5\n", "is the script's argument")
+
+
+def test_an_output_that_is_not_an_events_file_is_refused(script, tmp_path) -> None:
+    """The job's input (read by the script, not named on the command line): the listener would append to it."""
+    data = tmp_path / "orders.csv"
+    data.write_bytes(b"id,amount\n1,2.5\n")
+    line = _refused_output_unchanged(_run("-o", str(data), str(script)), data, b"id,amount\n1,2.5\n", "not an events")
+    assert "would be appended" in line and "give a new file" in line
+
+
+def test_an_output_that_is_an_events_file_is_appended_to(script, tmp_path, monkeypatch) -> None:
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"eventType": "START"}\n')
+    ran = []
+    monkeypatch.setattr("emr_lineage.cli.run_local.run_script", lambda *args, **kwargs: ran.append(args) or 0)
+    monkeypatch.setattr("emr_lineage.cli.run_local.local_listener_jar", lambda artifact: Path("listener.jar"))
+    _run("-o", str(events), str(script))
+    assert ran  # not refused (what the listener writes is checked by the real runs)
+
+
+def test_an_output_in_a_missing_directory_is_refused_not_created(script, tmp_path) -> None:
+    missing = tmp_path / "missing" / "dir"
+    line = one_error_line(_run("-o", str(missing / "ev.jsonl"), str(script)), f"directory {missing} does not exist")
+    assert f"mkdir -p {missing}" in line
+    assert not (tmp_path / "missing").exists()
