@@ -15,6 +15,7 @@ import click
 
 from emr_lineage.cli.output import fail, warn
 from emr_lineage.http.defaults import DEFAULT_TIMEOUT
+from emr_lineage.marquez.api import base_url
 
 Decorator = Callable[[Any], Any]
 
@@ -269,11 +270,24 @@ spark_option = click.option("--spark", "spark_master", metavar="MASTER", help="B
 on_emr_option = click.option("--on-emr", is_flag=True, help="Build the graph of --archive on a new EMR cluster.")
 
 
+def _listener_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--url``, checked while the options are read (a typo costs no Spark run): an http(s) URL with a
+    host, without a query; its base (no trailing ``/`` or ``/api/v1``: the listener adds the endpoint)."""
+    if value is None:
+        return None
+    try:
+        return base_url(value)
+    except ValueError as exc:
+        fail(f"--url {exc}")
+
+
 url_option = click.option(
     "--url",
     metavar="URL",
-    help="Have the listener send each event to this OpenLineage endpoint too (the lineage gateway, e.g. "
-    "emr-lineage gateway serve, or Marquez); $EMR_LINEAGE_API_KEY is its Bearer key.",
+    callback=_listener_url,
+    help="Have the listener send each event to this OpenLineage server too (the lineage gateway, e.g. "
+    "emr-lineage gateway serve, or Marquez): its base URL, http://host:port (a pasted /api/v1 or /api/v1/lineage "
+    "is dropped); $EMR_LINEAGE_API_KEY is its Bearer key.",
 )
 
 

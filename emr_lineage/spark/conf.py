@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 from emr_lineage.settings.model import OpenLineageSettings
 
 LISTENER_CLASS = "io.openlineage.spark.agent.OpenLineageSparkListener"
@@ -114,10 +114,11 @@ def _transports(config: ListenerConfig, api_key: str | None) -> dict[str, dict[s
     if config.events_file is not None:
         transports["file"] = {"type": "file", "location": config.events_file}
     if config.api_url is not None:
+        url, endpoint = transport_url(config.api_url)
         transports["http"] = {
             "type": "http",
-            "url": config.api_url,
-            "endpoint": LINEAGE_ENDPOINT,
+            "url": url,
+            "endpoint": endpoint,
             "timeoutInMillis": str(config.timeout_ms),
         }
         if config.compression:
@@ -125,6 +126,20 @@ def _transports(config: ListenerConfig, api_key: str | None) -> dict[str, dict[s
         if api_key:
             transports["http"].update({AUTH_TYPE_KEY: AUTH_TYPE_API_KEY, AUTH_KEY_KEY: api_key})
     return transports
+
+
+def transport_url(api_url: str) -> tuple[str, str]:
+    """The HTTP transport's ``url`` and ``endpoint`` for a server's URL: the listener refuses a URL with a
+    path beside an endpoint ("You can't pass both uri and endpoint parameters", then reports nothing), so a
+    path goes into the endpoint, before ``/api/v1/lineage`` (a pasted ``/api/v1`` or ``/api/v1/lineage``
+    dropped): ``http://proxy/gw`` -> (``http://proxy``, ``/gw/api/v1/lineage``). A URL without a path is
+    kept as it is (the stacks' load balancer URL, whose host is a CDK token until deployed: no URL parser)."""
+    scheme, separator, rest = api_url.partition("://")
+    authority, _, path = rest.partition("/")
+    if not separator or not path.strip("/"):
+        return api_url.rstrip("/"), LINEAGE_ENDPOINT
+    path = ("/" + path).rstrip("/").removesuffix(LINEAGE_ENDPOINT).removesuffix(API_ROOT).rstrip("/")
+    return f"{scheme}://{authority}", path + LINEAGE_ENDPOINT
 
 
 def listener_properties(config: ListenerConfig, *, api_key: str | None = None) -> dict[str, str]:
