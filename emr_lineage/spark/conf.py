@@ -11,6 +11,7 @@ https://github.com/OpenLineage/OpenLineage/blob/9ace84b42e289889f9dfe08d96a4b9ec
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -325,9 +326,16 @@ def is_secret_reference(value: str) -> bool:
     return value.startswith(SECRET_REFERENCE_PREFIX)
 
 
+# Keys whose value is a credential: Spark's own rule (spark.redaction.regex's default,
+# https://spark.apache.org/docs/3.5.6/configuration.html#runtime-environment) and what the OpenLineage
+# transports take (an apiKey, an Authorization header).
+_SECRET_KEY = re.compile(r"secret|password|token|access[.]key|api[._-]?key|authorization", re.IGNORECASE)
+
+
 def is_secret(key: str) -> bool:
-    """A Spark property whose value is a credential (the HTTP transport's API key, any transport's)."""
-    return key.endswith("." + AUTH_KEY_KEY)
+    """A Spark property whose value is a credential: any transport's API key or Authorization header,
+    and what Spark itself redacts (``fs.s3a.secret.key``, a password, a token, an access key)."""
+    return bool(_SECRET_KEY.search(key))
 
 
 def masked(properties: Mapping[str, str]) -> dict[str, str]:
