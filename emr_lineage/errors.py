@@ -24,6 +24,15 @@ class EmrLineageError(Exception):
     exit_code = EXIT_CANNOT_RUN
 
 
+_JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+
+
+def json_type(value: object) -> str:
+    """What a parsed JSON value is, in JSON's words (``null``, not Python's ``NoneType``): ``object``,
+    ``array``, ``string``, ``number``, ``boolean`` or ``null``; messages say ``a JSON {json_type(value)}``."""
+    return "null" if value is None else _JSON_TYPES.get(type(value), type(value).__name__)
+
+
 def one_line(text: str, limit: int = 300) -> str:
     """``text`` on one line, at most ``limit`` characters."""
     line = " ".join(text.split())
