@@ -37,6 +37,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.archive import archive_key
+from emr_lineage.errors import json_type
 from emr_lineage.gateway.body import decoded, header, parsed, parsed_batch
 from emr_lineage.gateway.config import MAX_BATCH_EVENTS
 from emr_lineage.gateway.event import CheckedEvent, check_event
@@ -180,7 +181,7 @@ def check_request(
     if isinstance(value, list):
         return Rejected(400, f"the body is a JSON array; send a batch to {LINEAGE_BATCH_ENDPOINT}")
     if not isinstance(value, dict):
-        return Rejected(400, f"the body is a JSON {type(value).__name__}, not an object (one OpenLineage event)")
+        return Rejected(400, f"the body is a JSON {json_type(value)}, not an object (one OpenLineage event)")
     return _accepted(value, data, max_bytes=max_bytes, received=clock(), schemas=schemas)
 
 
@@ -211,7 +212,7 @@ def check_batch(
         return got
     events = got[0]
     if not isinstance(events, list):
-        return Rejected(400, f"a batch is a JSON array of events, not a JSON {type(events).__name__}")
+        return Rejected(400, f"a batch is a JSON array of events, not a JSON {json_type(events)}")
     if not events:
         return Rejected(400, "the batch is empty")
     if len(events) > MAX_BATCH_EVENTS:

@@ -38,7 +38,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 
 from emr_lineage.aws.session import new_client
-from emr_lineage.errors import EmrLineageError
+from emr_lineage.errors import EmrLineageError, network_reason
 from emr_lineage.gateway.config import DEFAULT_FORWARD_TIMEOUT_SECONDS, MAX_BATCH_BYTES
 from emr_lineage.gateway.forward import (
     BLOCKED,
@@ -159,7 +159,7 @@ def probe(url: str, timeout: float) -> str | None:
     except urllib.error.HTTPError:
         return None  # an answer: reachable (a refusal shows when an event is forwarded)
     except (OSError, ValueError) as exc:
-        return f"Marquez at {url} is unreachable ({getattr(exc, 'reason', exc)})"
+        return f"Marquez at {url} is unreachable ({network_reason(exc)})"
 
 
 class LocalGateway:

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from emr_lineage.errors import EmrLineageError
+from emr_lineage.errors import EmrLineageError, json_type
 from emr_lineage.settings.model import DataLakeSettings, EnvironmentSettings
 
 CONTEXT_KEY = "emr-lineage"
@@ -100,7 +100,7 @@ def settings_from_context(block: Any, env: str | None) -> EnvironmentSettings:
         )
     raw_env = environments[env]
     if not isinstance(raw_env, dict):
-        raise ConfigError(f"{CONTEXT_KEY}.environments.{env}: expected an object, got {type(raw_env).__name__}")
+        raise ConfigError(f"{CONTEXT_KEY}.environments.{env}: expected an object, got a JSON {json_type(raw_env)}")
     if "versions" in raw_env or "name" in raw_env:
         raise ConfigError(f"{CONTEXT_KEY}.environments.{env}: 'versions' and 'name' are not per-environment keys")
     unknown_top = sorted(set(block) - {"versions", "environments"})
@@ -153,13 +153,8 @@ def load_settings(env: str | None = None, cdk_json: Path = DEFAULT_CDK_JSON) -> 
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{cdk_json}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
     if not isinstance(document, dict):
-        raise ConfigError(f"{cdk_json}: expected a JSON object with a 'context' key, got {_json_type(document)}")
+        raise ConfigError(f"{cdk_json}: expected a JSON object with a 'context' key, got a JSON {json_type(document)}")
     context = document.get("context")
     if not isinstance(context, dict) or CONTEXT_KEY not in context:
         raise ConfigError(f"{cdk_json}: no context.{CONTEXT_KEY!r} block; this is not an emr-lineage cdk.json ({hint})")
     return settings_from_context(context[CONTEXT_KEY], env)
-
-
-def _json_type(value: Any) -> str:
-    names = {list: "a list", type(None): "null", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-    return names.get(type(value), type(value).__name__)
