@@ -160,12 +160,15 @@ def marquez_option(required: bool = False, callback: Callable[..., Any] | None =
         required=required,
         callback=callback,
         metavar="URL",
-        help="Marquez API base URL (http://host:5000, with or without /api/v1); where events are sent, the lineage "
-        "gateway's URL works too.",
+        help="Marquez API base URL (http://host:5000, with or without /api/v1); post may send to the lineage "
+        "gateway's URL instead, replay may not (it re-posts to Marquez itself).",
     )
 
 
-ARCHIVE_HELP = "The lineage gateway's event archive: s3://bucket, or s3://bucket/prefix for a copy under a prefix."
+ARCHIVE_HELP = (
+    "The lineage gateway's event archive: s3://bucket, or s3://bucket/prefix for a copy under a prefix "
+    "(gateway serve: s3://bucket only, it writes at the root)."
+)
 
 
 def archive_option(required: bool = False) -> Decorator:

@@ -14,6 +14,7 @@ from moto import mock_aws
 from emr_lineage.aws.archive import ArchiveLocation
 from emr_lineage.cli.app import main
 from emr_lineage.gateway.ingest import Ingestor
+from emr_lineage.gateway.local import LocalGateway, LocalGatewaySettings
 from emr_lineage.gateway.replay import ReplayWindow, plan_replay
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
@@ -255,3 +256,19 @@ def test_an_empty_window_is_exit_2_as_in_runs(archive, marquez: FakeMarquez, dry
     assert marquez.posted == []
     runs = CliRunner().invoke(main, ["runs", "--archive", f"s3://{BUCKET}", *window])
     assert runs.exit_code == 2 and "no events in the window" in runs.stderr
+
+
+def test_replay_posts_to_marquez_itself_not_to_the_gateway(archive, marquez: FakeMarquez) -> None:
+    """What --marquez's help says: the gateway's URL is refused (it is no Marquez API), so nothing is
+    archived a second time; post is the command that sends through the gateway."""
+    settings = LocalGatewaySettings(
+        marquez_url=marquez.url, bucket=BUCKET, queue="replayed", api_key=None, max_event_bytes=1 << 20, retries=0
+    )
+    gateway = LocalGateway(settings, create=True).start()
+    try:
+        _error_after_progress(_replay(marquez, "--marquez", gateway.url), f"not a Marquez API at {gateway.url}")
+    finally:
+        gateway.stop(drain_seconds=0)
+    assert marquez.posted == []
+    help_text = " ".join(CliRunner().invoke(main, ["replay", "--help"]).stdout.split())
+    assert "replay may not" in help_text and "the lineage gateway's URL works too" not in help_text
