@@ -24,6 +24,29 @@ class EmrLineageError(Exception):
     exit_code = EXIT_CANNOT_RUN
 
 
+_JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+
+
+def json_type(value: object) -> str:
+    """What a parsed JSON value is, in JSON's words (``null``, not Python's ``NoneType``): ``object``,
+    ``array``, ``string``, ``number``, ``boolean`` or ``null``; messages say ``a JSON {json_type(value)}``."""
+    return "null" if value is None else _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def network_reason(exc: BaseException) -> str:
+    """Why a request got no answer, in the system's words (``Connection refused``, ``timed out``, ``Name or
+    service not known``), not Python's (``URLError: <urlopen error [Errno 111] Connection refused>``):
+    urllib's wrapped reason, an OS error's text, else the exception's own message."""
+    while isinstance(getattr(exc, "reason", None), BaseException):  # URLError wraps the socket's error
+        exc = exc.reason  # type: ignore[attr-defined]
+    reason = getattr(exc, "reason", None)
+    if isinstance(reason, str) and reason.strip():
+        return one_line(reason)
+    if isinstance(exc, OSError) and exc.strerror:
+        return one_line(exc.strerror)
+    return one_line(str(exc).strip("'\"")) or "no answer"
+
+
 def one_line(text: str, limit: int = 300) -> str:
     """``text`` on one line, at most ``limit`` characters."""
     line = " ".join(text.split())

@@ -21,7 +21,6 @@ from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import Steps, stderr_console
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.listener.maven import local_listener_jar
-from emr_lineage.marquez.api import base_url
 from emr_lineage.pipeline.definition import DEFAULT_ROWS, MIN_ROWS, SCENARIOS, STANDARD, application_name
 from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, Lineage, run_demo
 from emr_lineage.settings.loader import load_settings
@@ -112,15 +111,6 @@ def _run(out_dir: str, rows: int, lineage: Lineage, force: bool, scenario: str, 
     return result
 
 
-def _check_url(url: str | None) -> None:
-    """``--url``, checked before any Spark starts: a typo costs no run."""
-    if url is not None:
-        try:
-            base_url(url)
-        except ValueError as exc:
-            fail(f"--url {exc}")
-
-
 @click.command("demo", cls=Command)
 @out_dir_option(old="--out", required=True)
 @url_option
@@ -154,7 +144,6 @@ def demo_command(
     directory, or an earlier demo's (--force: also one the demo did not make; your entries are
     kept, never deleted).
     """
-    _check_url(url)
     settings = load_settings(env, cdk_json)
     lineage = Lineage(
         openlineage=settings.openlineage,

@@ -31,7 +31,6 @@ from emr_lineage.cli.options import (
     marquez_option,
     on_emr_option,
     output_option,
-    retired_option,
     schema_dir_option,
     settings_options,
     since_option,
@@ -41,6 +40,7 @@ from emr_lineage.cli.options import (
     timeout_option,
     until_option,
 )
+from emr_lineage.cli.options_deprecated import retired_option
 from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.cli.output_paths import refuse_overwriting_inputs, write_output
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_OK

@@ -26,7 +26,7 @@ from emr_lineage.cli.output import fail
 
 def graph_on_spark(master: str, job: GraphJob) -> bytes:
     """The graph's JSON from the job run by ``spark-submit`` on ``master``."""
-    from emr_lineage.spark.local import run_script
+    from emr_lineage.spark.local import failure_reason, run_script
 
     with tempfile.TemporaryDirectory(prefix="emr-lineage-graph-") as directory:
         work = Path(directory)
@@ -37,8 +37,7 @@ def graph_on_spark(master: str, job: GraphJob) -> bytes:
                 job_script(), job.arguments(str(output), str(report)), properties, stdout=handle, stderr=handle
             )
         if not report.is_file():
-            tail = [line for line in log.read_text(errors="replace").splitlines() if line.strip()][-1:]
-            fail(f"the Spark job on {master} failed (exit {status}): {tail[0] if tail else 'no output'}")
+            fail(f"the Spark job on {master} failed (exit {status}): {failure_reason(log.read_text(errors='replace'))}")
         report_notes(json.loads(report.read_text(encoding="utf-8")))
         return output.read_bytes()
 

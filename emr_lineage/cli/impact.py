@@ -13,7 +13,8 @@ import click
 
 from emr_lineage.analysis.impact import Impact, impact
 from emr_lineage.analysis.sources import dump
-from emr_lineage.cli.options import dataset_option, deprecated_alias, depth_option, format_option
+from emr_lineage.cli.options import dataset_option, depth_option, format_option
+from emr_lineage.cli.options_deprecated import deprecated_alias
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.sources import SourceRequest, print_notes, print_table, read_lineage, source_options
 from emr_lineage.errors import EXIT_CHECK_FAILED

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
 import click
 from rich.console import Console
@@ -26,13 +27,23 @@ from emr_lineage.launch import plan as launch_plan
 from emr_lineage.launch import serverless
 from emr_lineage.listener.artifact import listener_s3_key
 from emr_lineage.settings.model import EnvironmentSettings
-from emr_lineage.spark.conf import ParentContext
+from emr_lineage.spark.conf import (
+    AUTH_KEY_PROPERTY,
+    SECRET_REFERENCE_PREFIX,
+    TRANSPORT_GROUP_PREFIX,
+    TRANSPORT_PREFIX,
+    TRANSPORT_URL_PROPERTY,
+    ParentContext,
+    is_secret_reference,
+)
 
 
 def report_plan(console: Console, staged: tuple[launch_plan.StagedJob, ...], parent: ParentContext, new: bool) -> None:
     """The staged scripts and the parent run, as a cluster launch reports them."""
     for job in staged:
-        if job.uploaded:
+        if job.planned:
+            console.print(f"job {job.request.script} would be uploaded to {job.uri} (dry run: not uploaded)")
+        elif job.uploaded:
             console.print(f"job {job.request.script} uploaded to {job.uri}")
         else:
             console.print(f"job {job.request.script} unchanged at {job.uri}, not re-uploaded")
@@ -93,7 +104,7 @@ def launch_serverless(
             upload=not dry_run,
         )
         report_plan(console, plan.staged, plan.parent, plan.parent_is_new)
-        _report_listener(console, plan.target)
+        _report_listener(console, plan.target, plan.requests[0], conf)
         lineage = lineage_lines(clients.ssm, plan.env, plan.namespace, job.job_name, plan.parent)
         if dry_run:
             click.echo(json.dumps(serverless.redacted(plan.requests[0]), indent=2))
@@ -122,13 +133,31 @@ def launch_serverless(
     click.echo(f"{outcome.message} on EMR Serverless application {run.application_id}")
 
 
-def _report_listener(console: Console, target: serverless.Target) -> None:
-    auth = (
-        f"with the gateway's API key (EMR Serverless reads secret {target.api_key_secret} when the run starts)"
-        if target.api_key_secret
-        else "without an API key (gateway off)"
-    )
-    console.print(f"listener {target.jar_uri} reporting to {target.lineage_url} {auth}")
+def _report_listener(
+    console: Console, target: serverless.Target, request: Mapping[str, Any], conf: Mapping[str, str]
+) -> None:
+    """Where the request's listener reports, and with which key: read from the request's properties, so a
+    transport given with --conf (which replaces emr-lineage's) is the one named; no credential is shown."""
+    properties = serverless.spark_defaults_of_request(request)
+    kind, url = properties.get(TRANSPORT_PREFIX + "type"), properties.get(TRANSPORT_URL_PROPERTY)
+    if kind != "http" or not url:
+        console.print(
+            f"listener {target.jar_uri} reporting with the transport given with --conf (type {kind or 'unset'})"
+        )
+        return
+    key = properties.get(AUTH_KEY_PROPERTY)
+    if key and is_secret_reference(key):
+        secret = key.removeprefix(SECRET_REFERENCE_PREFIX)
+        auth = f"with the gateway's API key (EMR Serverless reads secret {secret} when the run starts)"
+    elif key:
+        auth = "with the API key given with --conf (shown as ****)"
+    elif any(k.lower() == f"{TRANSPORT_PREFIX}headers.authorization" for k in properties):
+        auth = "with the Authorization header given with --conf (shown as ****)"
+    elif target.api_key_secret and any(k.startswith(TRANSPORT_GROUP_PREFIX) for k in conf):
+        auth = "without an API key (the --conf transport replaces emr-lineage's, and the gateway's key with it)"
+    else:
+        auth = "without an API key (gateway off)"
+    console.print(f"listener {target.jar_uri} reporting to {url} {auth}")
 
 
 def _wait(

@@ -1,5 +1,5 @@
 """Every option two or more commands take, declared once with its one meaning (docs/cli.md, "Vocabulary"),
-and the deprecated spellings of the last release (:func:`deprecated_alias`).
+and the deprecated spellings of the last release (:mod:`emr_lineage.cli.options_deprecated`).
 
 Light on purpose: ``emr-lineage graph`` imports this module, so settings (pydantic) and EMR (boto3)
 are imported only when a command that takes their options is defined.
@@ -7,14 +7,16 @@ are imported only when a command that takes their options is defined.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from emr_lineage.cli.output import fail, warn
+from emr_lineage.cli.options_deprecated import deprecated_alias
+from emr_lineage.cli.output import fail
 from emr_lineage.http.defaults import DEFAULT_TIMEOUT
+from emr_lineage.marquez.api import base_url
 
 Decorator = Callable[[Any], Any]
 
@@ -24,71 +26,6 @@ def _apply(function: Any, options: Sequence[Decorator]) -> Any:
     for option in reversed(options):
         function = option(function)
     return function
-
-
-# ---- Deprecated spellings: hidden, mapped onto the new option, one warning line each.
-
-
-class _DeprecatedAlias(click.Option):
-    """A hidden option of the last release's spelling: given, it prints one ``warning:`` line and hands
-    its value (converted) to the new option, which then checks it as if it had been given."""
-
-    def __init__(self, decls: Sequence[str], *, new: str, new_spelling: str, convert: Callable[[Any], Any], **kwargs):
-        super().__init__(list(decls), hidden=True, expose_value=False, **kwargs)
-        self.new, self.new_spelling, self.convert = new, new_spelling, convert
-
-    def handle_parse_result(self, ctx: click.Context, opts: Mapping[str, Any], args: list[str]) -> tuple[Any, list]:
-        if self.name not in opts:
-            return None, args
-        old = self.opts[0]
-        if self.new in opts:
-            fail(f"{old} and {self.new_spelling.split()[0]} both given; give only {self.new_spelling.split()[0]}")
-        warn(f"{old} is deprecated and will be removed in the next release; use {self.new_spelling}")
-        # The new option is processed after this one (click processes the options not given last).
-        opts[self.new] = self.convert(opts[self.name])  # type: ignore[index]
-        return None, args
-
-
-def deprecated_alias(
-    old: str,
-    new: str,
-    new_spelling: str,
-    *,
-    convert: Callable[[Any], Any] = lambda value: value,
-    is_flag: bool = False,
-    metavar: str | None = None,
-) -> Decorator:
-    """A hidden ``old`` option that stands for the option whose parameter is ``new``: ``warning: OLD is
-    deprecated and will be removed in the next release; use NEW_SPELLING`` on stderr, once."""
-    name = "deprecated_" + old.lstrip("-").replace("-", "_")
-    return click.option(
-        old,
-        name,
-        cls=_DeprecatedAlias,
-        new=new,
-        new_spelling=new_spelling,
-        convert=convert,
-        is_flag=is_flag,
-        metavar=metavar,
-    )
-
-
-def retired_option(old: str, why: str, *, is_flag: bool = False, metavar: str | None = None) -> Decorator:
-    """A hidden option that no longer does anything: given, one ``warning: OLD no longer applies: WHY``."""
-
-    def warn_once(_ctx: click.Context, _param: click.Parameter, value: Any) -> None:
-        if value not in (None, False):
-            warn(f"{old} no longer applies and will be removed in the next release: {why}")
-
-    return click.option(
-        old,
-        "retired_" + old.lstrip("-").replace("-", "_"),
-        hidden=True,
-        expose_value=False,
-        is_flag=is_flag,
-        metavar=metavar,
-        callback=warn_once,
-    )
 
 
 # ---- Settings and EMR.
@@ -223,12 +160,15 @@ def marquez_option(required: bool = False, callback: Callable[..., Any] | None =
         required=required,
         callback=callback,
         metavar="URL",
-        help="Marquez API base URL (http://host:5000, with or without /api/v1); where events are sent, the lineage "
-        "gateway's URL works too.",
+        help="Marquez API base URL (http://host:5000, with or without /api/v1); post may send to the lineage "
+        "gateway's URL instead, replay may not (it re-posts to Marquez itself).",
     )
 
 
-ARCHIVE_HELP = "The lineage gateway's event archive: s3://bucket, or s3://bucket/prefix for a copy under a prefix."
+ARCHIVE_HELP = (
+    "The lineage gateway's event archive: s3://bucket, or s3://bucket/prefix for a copy under a prefix "
+    "(gateway serve: s3://bucket only, it writes at the root)."
+)
 
 
 def archive_option(required: bool = False) -> Decorator:
@@ -269,11 +209,24 @@ spark_option = click.option("--spark", "spark_master", metavar="MASTER", help="B
 on_emr_option = click.option("--on-emr", is_flag=True, help="Build the graph of --archive on a new EMR cluster.")
 
 
+def _listener_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--url``, checked while the options are read (a typo costs no Spark run): an http(s) URL with a
+    host, without a query; its base (no trailing ``/`` or ``/api/v1``: the listener adds the endpoint)."""
+    if value is None:
+        return None
+    try:
+        return base_url(value)
+    except ValueError as exc:
+        fail(f"--url {exc}")
+
+
 url_option = click.option(
     "--url",
     metavar="URL",
-    help="Have the listener send each event to this OpenLineage endpoint too (the lineage gateway, e.g. "
-    "emr-lineage gateway serve, or Marquez); $EMR_LINEAGE_API_KEY is its Bearer key.",
+    callback=_listener_url,
+    help="Have the listener send each event to this OpenLineage server too (the lineage gateway, e.g. "
+    "emr-lineage gateway serve, or Marquez): its base URL, http://host:port (a pasted /api/v1 or /api/v1/lineage "
+    "is dropped); $EMR_LINEAGE_API_KEY is its Bearer key.",
 )
 
 

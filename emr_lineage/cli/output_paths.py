@@ -3,6 +3,7 @@ error line when they cannot be written."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,20 +24,28 @@ def same_file(first: Path, second: Path) -> bool:
 def refuse_overwriting_inputs(option: str, output: str, events: Sequence[str], contract: str | None = None) -> None:
     """Fail if ``output`` is an events file, inside an events directory, the contract (paths compared
     resolved, and by identity when both exist: hard links) or in a directory that is not there."""
+    inputs = [("events file", path) for path in events if path != STDIN] + (
+        [("contract file", contract)] if contract else []
+    )
+    refuse_output_over(option, output, inputs, "the output")
+
+
+def refuse_output_over(option: str, output: str, inputs: Sequence[tuple[str, str]], what: str) -> None:
+    """The one check of every output path against what the command reads: fail if ``output`` is one of
+    ``inputs`` (``(kind, path)``: paths compared resolved, and by identity when both exist: hard links),
+    inside an events directory (kind ``events file``) or in a directory that is not there. ``what`` the
+    command writes names the fix (write it elsewhere)."""
     if not output:
         fail(f"{option} '': empty path (give a file)")
     target = Path(output).resolve()
-    inputs = [("events", Path(path)) for path in events if path != STDIN] + (
-        [("contract", Path(contract))] if contract else []
-    )
     for kind, path in inputs:
-        source = path.resolve()
+        source = Path(path).resolve()
         if target == source or same_file(target, source):
-            fail(f"{option} {output}: is the {kind} file {path}; write the output elsewhere")
-        if kind == "events" and source.is_dir() and target.is_relative_to(source):
+            fail(f"{option} {output}: is the {kind} {path}; write {what} elsewhere")
+        if kind == "events file" and source.is_dir() and target.is_relative_to(source):
             fail(
                 f"{option} {output}: is inside the events directory {path} (it would be read as events or "
-                "overwrite one); write the output elsewhere"
+                f"overwrite one); write {what} elsewhere"
             )
     refuse_missing_directory(option, output)
 
@@ -48,6 +57,38 @@ def refuse_missing_directory(option: str, output: str) -> None:
         fail(f"{option} {output}: directory {directory} does not exist; create it first (mkdir -p {directory})")
     if not directory.is_dir():
         fail(f"{option} {output}: {directory} is not a directory; give a path in a directory")
+
+
+# The longest first line read to tell an events file (an event with much column lineage is a few MB).
+_FIRST_LINE_BYTES = 64 * 1024 * 1024
+
+
+def refuse_appending_to_other_files(option: str, output: str, what: str) -> None:
+    """For an output ``what`` is appended to (run-local's events): it is new, empty or an events file (its
+    first line a JSON object); anything else there (a script, a job's CSV, a report) is refused unchanged."""
+    path = Path(output)
+    if path.is_dir():
+        fail(f"{option} {output}: is a directory; give a file for {what}")
+    if not path.is_file():
+        return
+    try:
+        with path.open("rb") as handle:
+            first = b""
+            while not first.strip():
+                first = handle.readline(_FIRST_LINE_BYTES)
+                if not first:
+                    return  # empty, or blank lines only
+    except OSError as exc:
+        fail(f"{option} {output}: cannot read: {exc.strerror or exc}")
+    try:
+        is_events = isinstance(json.loads(first), dict)
+    except ValueError:
+        is_events = False
+    if not is_events:
+        fail(
+            f"{option} {output}: not an events file (its first line is not a JSON event), and {what} would be "
+            "appended to it; give a new file or an events file"
+        )
 
 
 def write_output(option: str, path: str, write: Callable[[Path], None]) -> None:

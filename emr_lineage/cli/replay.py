@@ -2,8 +2,9 @@
 
 Exit status: 0 every selected event was posted (or counted, with --dry-run); 1 some archived
 bodies no longer pass the gateway's checks (skipped, each named); 2 it could not run (archive,
-Marquez unreachable or refusing, bad options, a window that ends before it starts, a --run the
-archive does not hold in the window: as ``impact`` and ``audit`` treat an unknown --dataset);
+Marquez unreachable or refusing, bad options, a window that ends before it starts, nothing archived
+in the window, a --run the archive does not hold in the window: as ``runs``, ``impact`` and ``audit``
+treat a window without events or an unknown --dataset);
 130 interrupted. Progress (hours listed, events posted) goes to stderr.
 """
 
@@ -93,9 +94,14 @@ def replay_command(
     s3 = aws_client("s3")
     with Steps("hours listed") as steps:
         plan = plan_replay(s3, location, window, on_prefix=lambda done, total: steps.advance(done, total))
-    if run_id is not None and not plan.runs:
+    if not plan.runs:  # as runs, impact, drift and audit end when their window holds no events
         where = _window_text(since, until, arrived_since, arrived_until)
-        raise ReplayError(f"--run {run_id!r}: nothing archived for this run in {location.uri}, {where}")
+        if run_id is not None:
+            raise ReplayError(f"--run {run_id!r}: nothing archived for this run in {location.uri}, {where}")
+        raise ReplayError(
+            f"nothing archived in {location.uri}, {where}; check --archive and the window "
+            "(--since/--until: event time, --arrived-since/--arrived-until: arrival)"
+        )
     copies = f" (left out: {plan.duplicates} copy/copies of a body archived again later)" if plan.duplicates else ""
     if dry_run:
         click.echo(f"{plan.events} event(s) of {len(plan.runs)} run(s) would be replayed from {location.uri}{copies}")

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from emr_lineage.errors import reason_of
+from emr_lineage.errors import network_reason, reason_of
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT, base_url
 from emr_lineage.settings.limits import SQS_MAX_MESSAGE_BYTES
 
@@ -167,7 +167,7 @@ def _deliver(
         try:
             status, reason = post(body)
         except NETWORK_ERRORS as exc:
-            detail = f"{type(exc).__name__}: {exc}"
+            detail = f"no answer: {network_reason(exc)}"
         else:
             if 200 <= status < 300:
                 return DELIVERED, attempt, str(status), status

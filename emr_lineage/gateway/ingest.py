@@ -37,6 +37,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.archive import archive_key
+from emr_lineage.errors import json_type
 from emr_lineage.gateway.config import MAX_BATCH_EVENTS
 from emr_lineage.lineage.door.body import decoded, header, parsed_batch
 from emr_lineage.lineage.door.event import CheckedEvent, check_event
@@ -172,7 +173,7 @@ def check_batch(
     if isinstance(events, Rejected):
         return events
     if not isinstance(events, list):
-        return Rejected(400, f"a batch is a JSON array of events, not a JSON {type(events).__name__}")
+        return Rejected(400, f"a batch is a JSON array of events, not a JSON {json_type(events)}")
     if not events:
         return Rejected(400, "the batch is empty")
     if len(events) > MAX_BATCH_EVENTS:

@@ -25,6 +25,7 @@ forwards what is queued (the drain) for at most ``drain_seconds`` and returns.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -34,10 +35,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 
 from emr_lineage.aws.session import new_client
-from emr_lineage.errors import EmrLineageError
+from emr_lineage.errors import EmrLineageError, network_reason
 from emr_lineage.gateway.config import DEFAULT_FORWARD_TIMEOUT_SECONDS, MAX_BATCH_BYTES
 from emr_lineage.gateway.forward import (
     BLOCKED,
@@ -116,8 +117,34 @@ def prepare(s3: Any, sqs: Any, settings: LocalGatewaySettings, *, create: bool) 
         s3.head_bucket(Bucket=settings.bucket)
         return sqs.get_queue_url(QueueName=settings.queue_name)["QueueUrl"]
     except (BotoCoreError, ClientError) as exc:
-        hint = "" if create else " (pass --create to create the bucket and queues)"
-        raise _aws(f"bucket {settings.bucket!r} / queue {settings.queue_name!r}{hint}", exc) from None
+        raise _not_prepared(settings, create, exc) from None
+
+
+# What S3 and SQS answer for a bucket or queue that is not there (HeadBucket has no body: its status).
+_MISSING = {"404", "NoSuchBucket", "NotFound", "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"}
+ENDPOINT_ENV_VAR = "AWS_ENDPOINT_URL"
+
+
+def _not_prepared(settings: LocalGatewaySettings, create: bool, exc: BotoCoreError | ClientError) -> LocalGatewayError:
+    """Why the bucket and queue cannot be used, with the fix: credentials, the endpoint, or --create."""
+    what = f"bucket {settings.bucket!r} / queue {settings.queue_name!r}"
+    endpoint = os.environ.get(ENDPOINT_ENV_VAR)
+    if isinstance(exc, NoCredentialsError):
+        return LocalGatewayError(
+            f"{what}: no AWS credentials; for AWS set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), "
+            f"for a local S3 and SQS (moto_server) set {ENDPOINT_ENV_VAR} and test credentials (docs/gateway.md)"
+        )
+    if isinstance(exc, EndpointConnectionError):
+        where = f"{ENDPOINT_ENV_VAR}={endpoint}" if endpoint else "AWS"
+        fix = (
+            f"start it, or correct or unset {ENDPOINT_ENV_VAR}"
+            if endpoint
+            else f"check the network or set {ENDPOINT_ENV_VAR}"
+        )
+        return LocalGatewayError(f"{what}: cannot reach {where} ({' '.join(str(exc).split())}); {fix}")
+    code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
+    hint = " (pass --create to create the bucket and queues)" if code in _MISSING and not create else ""
+    return _aws(f"{what}{hint}", exc)
 
 
 def _stderr(line: str) -> None:
@@ -132,7 +159,7 @@ def probe(url: str, timeout: float) -> str | None:
     except urllib.error.HTTPError:
         return None  # an answer: reachable (a refusal shows when an event is forwarded)
     except (OSError, ValueError) as exc:
-        return f"Marquez at {url} is unreachable ({getattr(exc, 'reason', exc)})"
+        return f"Marquez at {url} is unreachable ({network_reason(exc)})"
 
 
 class LocalGateway:

@@ -57,7 +57,8 @@ class StagedJob:
     request: JobRequest
     uri: str
     sha256: str
-    uploaded: bool  # False: the object already held these bytes
+    uploaded: bool  # False: the object already held these bytes (or, planned, nothing was uploaded)
+    planned: bool = False  # where it would be staged (a dry run): S3 was neither read nor written
 
 
 def job_s3_key(script: Path, sha256: str) -> str:
@@ -81,7 +82,7 @@ def check_jobs(jobs: Sequence[JobRequest]) -> list[str]:
 def planned_stage(bucket: str, job: JobRequest) -> StagedJob:
     """Where :func:`stage_job` would put ``job.script``, without uploading (dry runs)."""
     sha256 = file_sha256(job.script)
-    return StagedJob(job, f"s3://{bucket}/{job_s3_key(job.script, sha256)}", sha256, uploaded=False)
+    return StagedJob(job, f"s3://{bucket}/{job_s3_key(job.script, sha256)}", sha256, uploaded=False, planned=True)
 
 
 def stage_job(s3: Any, bucket: str, job: JobRequest) -> StagedJob:

@@ -202,6 +202,14 @@ def job_run_request(
     }
 
 
+def spark_defaults_of_request(request: Mapping[str, Any]) -> dict[str, str]:
+    """The ``spark-defaults`` properties a StartJobRun request sends ({} if none)."""
+    for configuration in request.get("configurationOverrides", {}).get("applicationConfiguration", []):
+        if configuration.get("classification") == SPARK_DEFAULTS:
+            return dict(configuration.get("properties") or {})
+    return {}
+
+
 def redacted(request: Mapping[str, Any]) -> dict[str, Any]:
     """``request`` as it may be shown: every credential in its Spark properties masked."""
     shown = copy.deepcopy(dict(request))

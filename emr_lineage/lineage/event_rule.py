@@ -40,6 +40,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from emr_lineage.errors import json_type
 from emr_lineage.lineage.times import parse_time
 from emr_lineage.marquez.api import EARLIEST_EVENT_TIME, LATEST_EVENT_TIME
 
@@ -333,7 +334,7 @@ def event_problem(event: Any) -> str | None:
     """Why ``event`` (a decoded JSON value) is not an OpenLineage event Marquez can store and list back,
     in one line that says where; None when it is one."""
     if not isinstance(event, dict):
-        return f"the event is a JSON {type(event).__name__}, not an object"
+        return f"the event is a JSON {json_type(event)}, not an object"
     problem = time_problem(event.get("eventTime")) or uri_problem(event.get("producer"), "producer")
     if problem or (problem := uri_problem(event.get("schemaURL"), "schemaURL")):
         return problem

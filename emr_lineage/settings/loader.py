@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from emr_lineage.errors import EmrLineageError
+from emr_lineage.errors import EmrLineageError, json_type
 from emr_lineage.settings.model import DataLakeSettings, EnvironmentSettings
 
 CONTEXT_KEY = "emr-lineage"
@@ -31,7 +31,9 @@ class ConfigError(EmrLineageError):
 _ENV_NAME = re.compile(r"^[a-z][a-z0-9-]{1,15}$")
 
 
-def _format_validation_error(exc: ValidationError, env: str, raw: dict[str, Any], model: type[BaseModel]) -> str:
+def _format_validation_error(
+    exc: ValidationError, env: str, raw: dict[str, Any], model: type[BaseModel], source: str | None
+) -> str:
     lines = []
     for err in exc.errors():
         loc = list(err["loc"])
@@ -44,7 +46,7 @@ def _format_validation_error(exc: ValidationError, env: str, raw: dict[str, Any]
         elif err["type"] == "missing":
             message = "missing required key"
         lines.append(f"{CONTEXT_KEY}.{where}: {message}")
-    return "invalid configuration in cdk.json context:\n  " + "\n  ".join(lines)
+    return f"invalid configuration in {source or 'cdk.json context'}:\n  " + "\n  ".join(lines)
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:
@@ -79,18 +81,21 @@ def _did_you_mean(loc: list[Any], model: type[BaseModel]) -> str | None:
     return match[0] if match else None
 
 
-def settings_from_context(block: Any, env: str | None) -> EnvironmentSettings:
-    """Validate the ``emr-lineage`` context block and return one environment's settings."""
+def settings_from_context(block: Any, env: str | None, source: str | None = None) -> EnvironmentSettings:
+    """Validate the ``emr-lineage`` context block and return one environment's settings; messages name
+    ``source``, the file it was read from (--cdk-json), else CDK's context (cdk.json)."""
     env = DEFAULT_ENV if env is None else env
+    where = f"{source}: " if source else ""
     if not isinstance(block, dict):
-        raise ConfigError(f"cdk.json context has no {CONTEXT_KEY!r} object; see docs/configuration.md")
+        raise ConfigError(f"{source or 'cdk.json'} context has no {CONTEXT_KEY!r} object; see docs/configuration.md")
     environments = block.get("environments")
     if not isinstance(environments, dict) or not environments:
-        raise ConfigError(f"{CONTEXT_KEY}.environments: missing or empty; define at least one environment")
+        raise ConfigError(f"{where}{CONTEXT_KEY}.environments: missing or empty; define at least one environment")
     if env not in environments:
         known = ", ".join(sorted(environments))
         raise ConfigError(
-            f"unknown environment {env!r} (--env, or -c {ENV_CONTEXT_KEY}= for cdk); cdk.json defines: {known}"
+            f"unknown environment {env!r} (--env, or -c {ENV_CONTEXT_KEY}= for cdk); {source or 'cdk.json'} "
+            f"defines: {known}"
         )
     if not _ENV_NAME.match(env):
         raise ConfigError(
@@ -98,22 +103,28 @@ def settings_from_context(block: Any, env: str | None) -> EnvironmentSettings:
         )
     raw_env = environments[env]
     if not isinstance(raw_env, dict):
-        raise ConfigError(f"{CONTEXT_KEY}.environments.{env}: expected an object, got {type(raw_env).__name__}")
+        raise ConfigError(
+            f"{where}{CONTEXT_KEY}.environments.{env}: expected an object, got a JSON {json_type(raw_env)}"
+        )
     if "versions" in raw_env or "name" in raw_env:
-        raise ConfigError(f"{CONTEXT_KEY}.environments.{env}: 'versions' and 'name' are not per-environment keys")
+        raise ConfigError(
+            f"{where}{CONTEXT_KEY}.environments.{env}: 'versions' and 'name' are not per-environment keys"
+        )
     unknown_top = sorted(set(block) - {"versions", "environments"})
     if unknown_top:
-        raise ConfigError(f"{CONTEXT_KEY}.{unknown_top[0]}: unknown key (expected 'versions' and 'environments')")
+        raise ConfigError(
+            f"{where}{CONTEXT_KEY}.{unknown_top[0]}: unknown key (expected 'versions' and 'environments')"
+        )
     data = {**raw_env, "name": env, "versions": block.get("versions")}
     try:
         settings = EnvironmentSettings.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_validation_error(exc, env, data, EnvironmentSettings)) from None
-    _one_lake_formation_owner(settings, environments)
+        raise ConfigError(_format_validation_error(exc, env, data, EnvironmentSettings, source)) from None
+    _one_lake_formation_owner(settings, environments, where)
     return settings
 
 
-def _one_lake_formation_owner(settings: EnvironmentSettings, environments: dict[str, Any]) -> None:
+def _one_lake_formation_owner(settings: EnvironmentSettings, environments: dict[str, Any], where: str) -> None:
     """Refuse a second environment that manages the Lake Formation settings of the same account and region
     (one object per account and region: two stacks would each rewrite the other's admins)."""
     if not settings.data_lake.manage_lake_formation_settings or not (settings.account and settings.region):
@@ -126,7 +137,7 @@ def _one_lake_formation_owner(settings: EnvironmentSettings, environments: dict[
         manages = lake.get("manage_lake_formation_settings", default) is not False
         if manages and (raw.get("account"), raw.get("region")) == (settings.account, settings.region):
             raise ConfigError(
-                f"{CONTEXT_KEY}.environments.{settings.name}.data_lake.manage_lake_formation_settings: "
+                f"{where}{CONTEXT_KEY}.environments.{settings.name}.data_lake.manage_lake_formation_settings: "
                 f"{settings.name} and {other} share account {settings.account} in {settings.region}, whose Lake "
                 f"Formation settings can have one owner: set it false in one of them (docs/deploy.md, "
                 "'Several environments in one account')"
@@ -151,13 +162,8 @@ def load_settings(env: str | None = None, cdk_json: Path = DEFAULT_CDK_JSON) -> 
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{cdk_json}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
     if not isinstance(document, dict):
-        raise ConfigError(f"{cdk_json}: expected a JSON object with a 'context' key, got {_json_type(document)}")
+        raise ConfigError(f"{cdk_json}: expected a JSON object with a 'context' key, got a JSON {json_type(document)}")
     context = document.get("context")
     if not isinstance(context, dict) or CONTEXT_KEY not in context:
         raise ConfigError(f"{cdk_json}: no context.{CONTEXT_KEY!r} block; this is not an emr-lineage cdk.json ({hint})")
-    return settings_from_context(context[CONTEXT_KEY], env)
-
-
-def _json_type(value: Any) -> str:
-    names = {list: "a list", type(None): "null", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-    return names.get(type(value), type(value).__name__)
+    return settings_from_context(context[CONTEXT_KEY], env, str(cdk_json))

@@ -11,12 +11,13 @@ https://github.com/OpenLineage/OpenLineage/blob/9ace84b42e289889f9dfe08d96a4b9ec
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.marquez.api import LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 from emr_lineage.settings.model import OpenLineageSettings
 
 LISTENER_CLASS = "io.openlineage.spark.agent.OpenLineageSparkListener"
@@ -114,10 +115,11 @@ def _transports(config: ListenerConfig, api_key: str | None) -> dict[str, dict[s
     if config.events_file is not None:
         transports["file"] = {"type": "file", "location": config.events_file}
     if config.api_url is not None:
+        url, endpoint = transport_url(config.api_url)
         transports["http"] = {
             "type": "http",
-            "url": config.api_url,
-            "endpoint": LINEAGE_ENDPOINT,
+            "url": url,
+            "endpoint": endpoint,
             "timeoutInMillis": str(config.timeout_ms),
         }
         if config.compression:
@@ -125,6 +127,20 @@ def _transports(config: ListenerConfig, api_key: str | None) -> dict[str, dict[s
         if api_key:
             transports["http"].update({AUTH_TYPE_KEY: AUTH_TYPE_API_KEY, AUTH_KEY_KEY: api_key})
     return transports
+
+
+def transport_url(api_url: str) -> tuple[str, str]:
+    """The HTTP transport's ``url`` and ``endpoint`` for a server's URL: the listener refuses a URL with a
+    path beside an endpoint ("You can't pass both uri and endpoint parameters", then reports nothing), so a
+    path goes into the endpoint, before ``/api/v1/lineage`` (a pasted ``/api/v1`` or ``/api/v1/lineage``
+    dropped): ``http://proxy/gw`` -> (``http://proxy``, ``/gw/api/v1/lineage``). A URL without a path is
+    kept as it is (the stacks' load balancer URL, whose host is a CDK token until deployed: no URL parser)."""
+    scheme, separator, rest = api_url.partition("://")
+    authority, _, path = rest.partition("/")
+    if not separator or not path.strip("/"):
+        return api_url.rstrip("/"), LINEAGE_ENDPOINT
+    path = ("/" + path).rstrip("/").removesuffix(LINEAGE_ENDPOINT).removesuffix(API_ROOT).rstrip("/")
+    return f"{scheme}://{authority}", path + LINEAGE_ENDPOINT
 
 
 def listener_properties(config: ListenerConfig, *, api_key: str | None = None) -> dict[str, str]:
@@ -310,9 +326,16 @@ def is_secret_reference(value: str) -> bool:
     return value.startswith(SECRET_REFERENCE_PREFIX)
 
 
+# Keys whose value is a credential: Spark's own rule (spark.redaction.regex's default,
+# https://spark.apache.org/docs/3.5.6/configuration.html#runtime-environment) and what the OpenLineage
+# transports take (an apiKey, an Authorization header).
+_SECRET_KEY = re.compile(r"secret|password|token|access[.]key|api[._-]?key|authorization", re.IGNORECASE)
+
+
 def is_secret(key: str) -> bool:
-    """A Spark property whose value is a credential (the HTTP transport's API key, any transport's)."""
-    return key.endswith("." + AUTH_KEY_KEY)
+    """A Spark property whose value is a credential: any transport's API key or Authorization header,
+    and what Spark itself redacts (``fs.s3a.secret.key``, a password, a token, an access key)."""
+    return bool(_SECRET_KEY.search(key))
 
 
 def masked(properties: Mapping[str, str]) -> dict[str, str]:

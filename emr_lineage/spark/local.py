@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import IO
 
-from emr_lineage.errors import EmrLineageError
+from emr_lineage.errors import EmrLineageError, one_line
 from emr_lineage.processes import stop_group
 from emr_lineage.spark import class_archive as class_archives
 
@@ -130,6 +131,28 @@ def run_script(
         finally:  # Ctrl-C or SIGTERM here: Spark stops its application, the listener sends what it has
             if process.poll() is None:
                 stop_group(process, STOP_SECONDS)
+
+
+# A line of Spark's output that names an exception and its message: Java's ``Exception in thread "main"
+# x.y.Z: ...``, ``Caused by: x.y.Z: ...`` and ``: x.y.Z: ...`` (py4j's), Python's last traceback line ``x.Error: ...``.
+_EXCEPTION_LINE = re.compile(
+    r'^(?:Exception in thread "[^"]*" |Caused by: |: )?[A-Za-z_][\w.$]*(?:Exception|Error): (.+)$'
+)
+_NOT_A_REASON = ("at ", "File ", "...", "Traceback ")
+
+
+def failure_reason(output: str) -> str:
+    """Why a Spark run failed, from its output: the message of the last exception it names (the deepest
+    ``Caused by``, or a PySpark error after the JVM's), else its last line that is not a stack frame or a
+    log line; one line, at most 300 characters."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    reasons = [match.group(1) for line in lines if (match := _EXCEPTION_LINE.match(line))]
+    if not reasons:
+        reasons = [line for line in lines if not line.startswith(_NOT_A_REASON) and not _LOG_LINE.match(line)]
+    return one_line(reasons[-1]) if reasons else "no output"
+
+
+_LOG_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ")  # log4j's "26/11/28 21:49:36 WARN ..."
 
 
 # What prepare_class_archive runs once: reads and writes of the kinds the sample jobs do, so that the

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from emr_lineage.errors import json_type
 from emr_lineage.lineage.door.body import decoded, parsed
 from emr_lineage.lineage.door.event import CheckedEvent, check_event
 from emr_lineage.lineage.door.verdict import Rejected
@@ -45,7 +46,7 @@ def check_body(
     if isinstance(value, list):
         return Rejected(400, f"the body is a JSON array; send a batch to {LINEAGE_BATCH_ENDPOINT}")
     if not isinstance(value, dict):
-        return Rejected(400, f"the body is a JSON {type(value).__name__}, not an object (one OpenLineage event)")
+        return Rejected(400, f"the body is a JSON {json_type(value)}, not an object (one OpenLineage event)")
     checked = check_event(value, max_bytes=max_bytes, schemas=schemas)
     return checked if isinstance(checked, Rejected) else (checked, data)
 

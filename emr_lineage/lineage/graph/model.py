@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from emr_lineage.errors import EmrLineageError
+from emr_lineage.errors import EmrLineageError, json_type
 from emr_lineage.lineage.graph.history import RunHistory
 from emr_lineage.lineage.naming import dataset_node_id, job_node_id
 
@@ -232,15 +232,8 @@ class LineageGraph:
     def from_dict(cls, data: Mapping[str, Any], source: str = "file") -> LineageGraph:
         """The graph of :meth:`to_dict`'s form (what ``graph --format json`` writes): its inverse.
         Raises :class:`GraphError` for anything else."""
-        try:
-            graph = cls(data["level"], source)
-            nodes = [(node["id"], dict(node)) for node in data["nodes"]]
-            edges = [(edge["source"], edge["target"]) for edge in data["edges"]]
-            columns = [dict(edge) for edge in data.get("columnEdges") or ()]
-        except (KeyError, TypeError) as exc:
-            raise GraphError(
-                f"not the JSON form of a lineage graph (docs/graph.md): missing or malformed {exc}"
-            ) from None
+        nodes, edges, columns = _checked_form(data)
+        graph = cls(data["level"], source)
         try:
             history = RunHistory.from_dict(data["runs"]) if "runs" in data else None
         except ValueError as exc:
@@ -260,3 +253,60 @@ class LineageGraph:
         n_jobs, n_datasets = len(self.jobs()), len(self.datasets())
         n_edges = len(self._bulk()[1]) if self._digraph is None else self._digraph.number_of_edges()
         return f"LineageGraph(level={self.level!r}, jobs={n_jobs}, datasets={n_datasets}, edges={n_edges})"
+
+
+_NODE_TYPES = ("JOB", "DATASET")
+_FORM = "not the JSON form of a lineage graph (docs/graph.md)"
+
+
+def _objects(data: Mapping[str, Any], key: str, required: bool = True) -> list[Mapping[str, Any]]:
+    """``data[key]``: an array of objects (``key`` absent and not ``required``: none)."""
+    if key not in data and not required:
+        return []
+    if key not in data:
+        raise GraphError(f"{_FORM}: no {key!r}")
+    items = data[key]
+    if not isinstance(items, list):
+        raise GraphError(f"{_FORM}: {key!r} is a JSON {json_type(items)}, not an array")
+    for number, item in enumerate(items, 1):
+        if not isinstance(item, dict):
+            raise GraphError(f"{_FORM}: {key[:-1]} {number} is a JSON {json_type(item)}, not an object")
+    return items
+
+
+def _checked_form(
+    data: Any,
+) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]], list[dict[str, Any]]]:
+    """The nodes, edges and column edges of a graph's JSON form, each checked: a node has a string
+    ``id``, ``namespace`` and ``name`` and a ``type`` of JOB or DATASET; an edge joins two of its nodes."""
+    if not isinstance(data, dict):
+        raise GraphError(f"{_FORM}: a JSON {json_type(data)}, not an object")
+    if not isinstance(data.get("level"), str):
+        raise GraphError(f"{_FORM}: no 'level' string ({', '.join(LEVELS)})")
+    nodes = []
+    for number, node in enumerate(_objects(data, "nodes"), 1):
+        node_id = node.get("id")
+        if not isinstance(node_id, str) or not node_id:
+            raise GraphError(f"{_FORM}: node {number} has no 'id' string")
+        for key in ("type", "namespace", "name"):
+            if not isinstance(node.get(key), str):
+                raise GraphError(f"{_FORM}: node {node_id!r} has no {key!r} string")
+        if node["type"] not in _NODE_TYPES:
+            raise GraphError(f"{_FORM}: node {node_id!r} has type {node['type']!r}; expected JOB or DATASET")
+        nodes.append((node_id, dict(node)))
+    known = {node_id for node_id, _ in nodes}
+    edges = []
+    for edge in _objects(data, "edges"):
+        ends = (edge.get("source"), edge.get("target"))
+        if not all(isinstance(end, str) for end in ends):
+            raise GraphError(f"{_FORM}: an edge without a 'source' and a 'target' string: {json.dumps(edge)[:200]}")
+        for end in ends:
+            if end not in known:
+                raise GraphError(f"edge {ends[0]} -> {ends[1]}: {end!r} is not one of its nodes (docs/graph.md)")
+        edges.append((ends[0], ends[1]))
+    columns = []
+    for edge in _objects(data, "columnEdges", required=False):
+        if not all(isinstance(edge.get(key), str) for key in ("source", "target")) or "transformation" not in edge:
+            raise GraphError(f"{_FORM}: a column edge without 'source', 'target' and 'transformation'")
+        columns.append(dict(edge))
+    return nodes, edges, columns

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from emr_lineage.lineage.graph.model import COLUMN_EDGE_ORDER, LineageGraph
+from emr_lineage.lineage.report.folding import fold, labels
 
 if TYPE_CHECKING:  # contracts (and YAML) are imported by the commands that read them
     from emr_lineage.lineage.contracts.check import ContractResult
@@ -68,13 +69,17 @@ def report_data(
     """What the page's script draws: positioned nodes (``x``/``y`` left to right, ``vx``/``vy`` top
     to bottom: the script picks the one that fits its window), edges, column edges, contract result,
     and the schema changes of each dataset (dataset node id -> changes, as ``emr-lineage drift
-    --format json`` lists them) when the caller had the events to work them out. Labels are whole:
-    the script shortens what does not fit its node (the full name stays in its tooltip and panel)."""
+    --format json`` lists them) when the caller had the events to work them out. A Spark ML model saved
+    as many datasets is one node with its ``parts``, and no two datasets share a label without the path
+    part that tells them apart (:mod:`emr_lineage.lineage.report.folding`). Labels are whole: the script
+    shortens what does not fit its node (the full name stays in its tooltip and panel)."""
+    folded = fold(graph)
+    graph = folded.graph
     across, down = layout(graph), layout(graph, vertical=True)
+    titles = labels(graph.nodes)
     nodes = []
     for node_id in sorted(graph.nodes):
         attrs = graph.nodes[node_id]
-        title = attrs["name"] if attrs["type"] == "JOB" else attrs["name"].rstrip("/").rsplit("/", 1)[-1]
         (x, y), (vx, vy) = across[node_id], down[node_id]
         nodes.append(
             {
@@ -83,7 +88,7 @@ def report_data(
                 "y": y,
                 "vx": vx,
                 "vy": vy,
-                "label": title or attrs["name"],
+                "label": titles[node_id] or attrs["name"],
                 "sublabel": attrs["namespace"],
             }
         )
@@ -103,7 +108,18 @@ def report_data(
         "edges": [{"source": s, "target": t} for s, t in graph.edges()],
         "columnEdges": sorted(graph.column_edges, key=COLUMN_EDGE_ORDER),
         "contract": result.as_dict() if result is not None else None,
-        "drift": dict(drift) if drift is not None else None,
+        "drift": _folded_drift(drift, folded.into) if drift is not None else None,
+    }
+
+
+def _folded_drift(drift: Mapping[str, list[Any]], into: Mapping[str, str]) -> dict[str, list[Any]]:
+    """The schema changes by node as drawn: a saved model's are its parts', in time order."""
+    changes: dict[str, list[Any]] = {}
+    for node_id, found in drift.items():
+        changes.setdefault(into.get(node_id, node_id), []).extend(found)
+    return {
+        node_id: sorted(found, key=lambda change: str(change.get("time") or "")) if node_id in into.values() else found
+        for node_id, found in changes.items()
     }
 
 

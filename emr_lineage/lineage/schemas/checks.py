@@ -26,6 +26,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
+from emr_lineage.errors import json_type
 from emr_lineage.lineage.event_rule import DATASET_EVENT, event_kind, event_problem
 from emr_lineage.lineage.schemas.compiled import CompiledEventChecks, compile_event_checks, format_checker
 from emr_lineage.lineage.schemas.store import (
@@ -250,7 +251,7 @@ def _structural_problem(event: Any) -> str | None:
     """What every event must have, schemas or not: a job with a namespace, dataset lists of
     objects, and datasets with a name (the graph has no node for a nameless dataset)."""
     if not isinstance(event, Mapping):
-        return f"an event is a JSON object, got {type(event).__name__}"
+        return f"an event is a JSON object, got a JSON {json_type(event)}"
     job = event.get("job")
     if not isinstance(job, Mapping):
         return "event has no 'job' object (only run events are read)"

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 
-from emr_lineage.errors import EmrLineageError
+from emr_lineage.errors import EmrLineageError, json_type
 
 if TYPE_CHECKING:  # the HTTP stack (requests) is imported only to fetch: readers of events start without it
     from emr_lineage.http import HttpClient
@@ -112,7 +112,7 @@ def check_document(raw: bytes, pinned: PinnedSchema, source: str) -> dict[str, A
     except json.JSONDecodeError as exc:
         raise SchemaStoreError(f"{source}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     if not isinstance(document, dict):
-        raise SchemaStoreError(f"{source}: a JSON Schema is a JSON object, got {type(document).__name__}")
+        raise SchemaStoreError(f"{source}: a JSON Schema is a JSON object, got a JSON {json_type(document)}")
     if document.get("$id") != pinned.schema_id:
         raise SchemaStoreError(f"{source}: $id is {document.get('$id')!r}, expected {pinned.schema_id!r}")
     if document.get("$schema") != JSON_SCHEMA_DIALECT:

@@ -208,3 +208,27 @@ def test_a_surprise_is_one_line_and_debug_shows_the_traceback(monkeypatch: pytes
     monkeypatch.setenv(DEBUG_ENV_VAR, "")  # --debug sets it for the process: unset again after this test
     result = CliRunner().invoke(main, ["--debug", "config", "--cdk-json", str(CDK_JSON)])
     assert isinstance(result.exception, ZeroDivisionError)
+
+
+@pytest.mark.parametrize("command", SETTINGS_COMMANDS)
+@pytest.mark.parametrize(
+    "change, args, expected",
+    [
+        (None, ["--env", "nope"], "unknown environment 'nope'"),
+        (lambda block: block["environments"]["dev"]["openlineage"].update(namespace=5), [], "namespace"),
+        (lambda block: block["environments"].clear(), [], "emr-lineage.environments: missing or empty"),
+        (lambda block: block["environments"].update(dev=[]), [], "got a JSON array"),
+    ],
+)
+def test_a_settings_problem_names_the_file_given(
+    command: str, change, args: list[str], expected: str, inputs: dict[str, str], tmp_path: Path
+) -> None:
+    document = json.loads(CDK_JSON.read_text())
+    if change:
+        change(document["context"]["emr-lineage"])
+    mine = tmp_path / "my-settings.json"
+    mine.write_text(json.dumps(document))
+    code, _, err = _run([*_args(command, inputs), "--cdk-json", str(mine), *args])
+    line = _one_error_line(err)
+    assert code == 2 and expected in line and f"{mine}" in line, line
+    assert "cdk.json" not in line.replace("--cdk-json", ""), line

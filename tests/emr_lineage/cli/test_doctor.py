@@ -125,3 +125,16 @@ def test_a_url_option_that_is_not_an_http_url_is_a_bad_option_before_any_check(
     monkeypatch.setattr(doctor_module, "load_settings", no_check)
     line = one_error_line(doctor(cdk_json_copy(tmp_path), option, "notaurl"), option, stdout_empty=True)
     assert "'notaurl' is not an http(s) URL with a host" in line
+
+
+def test_docs_list_every_check_id_of_the_json_form(aws, tmp_path: Path) -> None:
+    """docs/cli.md names each stable id of `doctor --format json` (every row of an environment with everything
+    on: the gateway, EMR Serverless)."""
+    result = doctor(cdk_json_copy(tmp_path, sha256=None), "--format", "json")
+    ids = {
+        "stack:<name>" if row["check"].startswith("stack:") else row["check"]
+        for row in json.loads(result.stdout)["checks"]
+    }
+    docs = " ".join((Path(__file__).resolve().parents[3] / "docs" / "cli.md").read_text(encoding="utf-8").split())
+    listed = docs.split("`check` is a stable id (", 1)[1].split(")", 1)[0]
+    assert ids == {name.strip(" `") for name in listed.split(",")}

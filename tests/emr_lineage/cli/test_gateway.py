@@ -7,6 +7,7 @@ from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
 from emr_lineage.cli.gateway import API_KEY_ENV_VAR
+from tests.helpers import free_port, one_error_line
 
 SERVE = ["gateway", "serve", "--archive", "s3://b", "--queue", "q", "--port", "0"]
 
@@ -27,3 +28,30 @@ def test_an_empty_key_is_refused_not_taken_for_no_key(monkeypatch: pytest.Monkey
         result.output.strip()
         == f"error: {API_KEY_ENV_VAR} is set but empty: set the key, or unset it to run without authentication"
     )
+
+
+@pytest.fixture
+def no_aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+
+
+def test_no_aws_credentials_says_how_to_give_them_not_create(no_aws_credentials) -> None:
+    result = CliRunner().invoke(main, [*SERVE, "--marquez", "http://127.0.0.1:9"])
+    line = one_error_line(result, "no AWS credentials")
+    assert "AWS_PROFILE" in line and "AWS_ENDPOINT_URL" in line
+    assert "--create" not in line
+
+
+def test_an_endpoint_that_does_not_answer_is_not_a_missing_queue(
+    no_aws_credentials, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
+    line = one_error_line(CliRunner().invoke(main, [*SERVE, "--marquez", "http://127.0.0.1:9"]), "AWS_ENDPOINT_URL")
+    assert "--create" not in line

@@ -177,3 +177,45 @@ def test_graph_on_emr_a_refused_input_and_a_failed_step(launch_aws, monkeypatch,
     _emr_runs_the_job(monkeypatch, launch_aws.s3, "FAILED", None, b"")
     failed = _run(*args)
     assert failed.exit_code == 1 and "error: step spark_graph_job" in failed.stderr and "logs: " in failed.stderr
+
+
+# What spark-submit printed for --spark nonsense://x (Spark 3.5), and a PySpark job's failure.
+SPARK_REFUSES_THE_MASTER = """\
+26/11/28 21:49:36 WARN Utils: Set SPARK_LOCAL_IP if you need to bind to another address
+Exception in thread "main" org.apache.spark.SparkException: Master must either be yarn or start with spark, \
+mesos, k8s, or local
+\tat org.apache.spark.deploy.SparkSubmit.error(SparkSubmit.scala:1052)
+\tat org.apache.spark.deploy.SparkSubmit.prepareSubmitEnvironment(SparkSubmit.scala:261)
+\tat org.apache.spark.deploy.SparkSubmit.main(SparkSubmit.scala)
+"""
+PYSPARK_FAILS = """\
+Traceback (most recent call last):
+  File "/x/spark_graph_job.py", line 10, in <module>
+    main()
+py4j.protocol.Py4JJavaError: An error occurred while calling o31.load.
+: org.apache.spark.SparkException: Job aborted.
+\tat org.apache.spark.sql.Dataset.load(Dataset.scala:1)
+Caused by: java.io.FileNotFoundException: File file:/lake/x does not exist
+\tat org.apache.hadoop.fs.RawLocalFileSystem.getFileStatus(RawLocalFileSystem.java:1)
+
+26/11/28 21:49:40 INFO ShutdownHookManager: Shutdown hook called
+"""
+
+
+@pytest.mark.parametrize(
+    "log, reason",
+    [
+        (SPARK_REFUSES_THE_MASTER, "Master must either be yarn or start with spark, mesos, k8s, or local"),
+        (PYSPARK_FAILS, "File file:/lake/x does not exist"),
+    ],
+)
+def test_a_spark_job_that_fails_is_one_line_with_sparks_reason(
+    log: str, reason: str, events: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def spark_submit(script, args, properties, *, stdout, stderr, **kwargs) -> int:
+        stderr.write(log.encode())
+        return 1
+
+    monkeypatch.setattr("emr_lineage.spark.local.run_script", spark_submit)
+    line = one_error_line(_run("graph", "--spark", "nonsense://x", "--events", str(events)), "nonsense://x")
+    assert line.endswith(f"failed (exit 1): {reason}"), line

@@ -179,3 +179,36 @@ def test_a_graph_file_without_runs_is_a_source_for_impact_only(events: str, tmp_
     one_error_line(_run("impact", "--graph", str(tmp_path / "other.json"), "--dataset", "x"), "not the JSON form")
     one_error_line(_run("impact", "--graph", events, "--dataset", "x"), "not JSON")
     one_error_line(_run("impact", "--graph", str(tmp_path / "none.json"), "--dataset", "x"), "No such file")
+
+
+JOB_NODE = {"id": "job:ns:clean", "type": "JOB", "namespace": "ns", "name": "clean"}
+
+
+@pytest.mark.parametrize(
+    "form, fragments",
+    [
+        (
+            {
+                "level": "application",
+                "nodes": [JOB_NODE],
+                "edges": [{"source": "job:ns:clean", "target": "dataset:s3://b:k"}],
+            },
+            ["edge job:ns:clean -> dataset:s3://b:k", "'dataset:s3://b:k' is not one of its nodes"],
+        ),
+        ([], ["a JSON array, not an object"]),
+        ({"level": "application", "nodes": [None], "edges": []}, ["node 1 is a JSON null, not an object"]),
+        (
+            {"level": "application", "nodes": [{**JOB_NODE, "type": "TABLE"}], "edges": []},
+            ["node 'job:ns:clean'", "type 'TABLE'", "JOB or DATASET"],
+        ),
+        ({"level": "application", "nodes": [{"id": "job:ns:x"}], "edges": []}, ["node 'job:ns:x'", "no 'type'"]),
+        ({"level": "application", "nodes": {}, "edges": []}, ["'nodes' is a JSON object, not an array"]),
+    ],
+)
+def test_a_graph_file_that_is_not_a_graph_is_one_line_naming_the_file(tmp_path: Path, form, fragments) -> None:
+    path = tmp_path / "graph.json"
+    path.write_text(json.dumps(form))
+    line = one_error_line(_run("impact", "--graph", str(path), "--dataset", "s3://b/k"), f"--graph {path}: ")
+    assert all(fragment in line for fragment in fragments), line
+    for python in ("KeyError", "NoneType", "list indices", " dict", " list"):
+        assert python not in line

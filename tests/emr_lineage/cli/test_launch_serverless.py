@@ -4,6 +4,7 @@ and Secrets Manager (tests/emr_lineage/serverless_support.py drives the job run'
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import signal
@@ -210,6 +211,30 @@ def test_dry_run_shows_the_request_with_the_keys_reference_and_starts_nothing(
     assert job_runs(REGION, app_id) == []
     staged = job_s3_key(job_file, file_sha256(job_file))
     assert launch_aws.s3.list_objects_v2(Bucket=BUCKET, Prefix=staged)["KeyCount"] == 0
+
+
+def test_dry_run_masks_every_credential_given_with_conf_and_says_what_the_request_uses(
+    app_id, job_file, tmp_path, launch_aws
+) -> None:
+    conf = [
+        *("--conf", "spark.hadoop.fs.s3a.secret.key=s3-secret-0123"),
+        *("--conf", "spark.openlineage.transport.headers.Authorization=Bearer token-4567"),
+        *("--conf", "spark.openlineage.transport.type=http"),
+        *("--conf", "spark.openlineage.transport.url=http://mine.example:5000"),
+    ]
+    result = run(tmp_path, "--serverless", "--dry-run", *conf, "--job", str(job_file))
+    assert result.exit_code == 0, result.output
+    assert "s3-secret-0123" not in result.output and "token-4567" not in result.output
+    shown = json.loads(result.stdout)["configurationOverrides"]["applicationConfiguration"][0]["properties"]
+    secrets = ("spark.hadoop.fs.s3a.secret.key", "spark.openlineage.transport.headers.Authorization")
+    assert [shown[key] for key in secrets] == ["****", "****"]
+    # stderr names what the request uses: the caller's transport, not the launch spec's URL or the gateway's key
+    assert LISTENER_URL not in result.stderr and api_key_secret_arn(REGION) not in result.stderr
+    assert "reporting to http://mine.example:5000 with the Authorization header given with --conf" in result.stderr
+    # and the script was not uploaded: nothing says it is in S3
+    staged = f"s3://{BUCKET}/{job_s3_key(job_file, file_sha256(job_file))}"
+    assert f"job {job_file} would be uploaded to {staged} (dry run: not uploaded)" in result.stderr
+    assert "unchanged" not in result.stderr
 
 
 def test_a_callers_transport_and_jars_are_kept(app_id, job_file, tmp_path, monkeypatch) -> None:

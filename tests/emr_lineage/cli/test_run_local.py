@@ -46,3 +46,115 @@ def test_a_conf_that_is_not_key_value_is_one_line_and_exit_2(script, tmp_path) -
 
 def test_options_after_the_script_without_a_double_dash_are_refused(script, tmp_path) -> None:
     one_error_line(_run("--output", str(tmp_path / "e"), str(script), "--lake", "x"), "No such option")
+
+
+def _refused_output_unchanged(result, path: Path, before: bytes, fragment: str) -> str:
+    line = one_error_line(result, fragment, stdout_empty=True)
+    assert path.read_bytes() == before  # byte-identical: the listener never ran
+    return line
+
+
+def test_an_output_that_is_the_script_is_refused_and_the_script_unchanged(script) -> None:
+    result = _run("-o", str(script), str(script))
+    line = _refused_output_unchanged(result, script, SCRIPT.encode(), f"--output {script}")
+    assert "is the script" in line and "write the events elsewhere" in line
+
+
+def test_an_output_that_is_an_argument_of_the_script_is_refused(script, tmp_path) -> None:
+    data = tmp_path / "orders.csv"
+    data.write_bytes(b"id,amount\n1,2.5\n")
+    result = _run("-o", str(data), str(script), "--", "--input", str(data))
+    _refused_output_unchanged(result, data, b"id,amount\n1,2.5\n", "is the script's argument")
+
+
+def test_an_output_that_is_not_an_events_file_is_refused(script, tmp_path) -> None:
+    """The job's input (read by the script, not named on the command line): the listener would append to it."""
+    data = tmp_path / "orders.csv"
+    data.write_bytes(b"id,amount\n1,2.5\n")
+    line = _refused_output_unchanged(_run("-o", str(data), str(script)), data, b"id,amount\n1,2.5\n", "not an events")
+    assert "would be appended" in line and "give a new file" in line
+
+
+def test_an_output_that_is_an_events_file_is_appended_to(script, tmp_path, monkeypatch) -> None:
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"eventType": "START"}\n')
+    ran = []
+    monkeypatch.setattr("emr_lineage.cli.run_local.run_script", lambda *args, **kwargs: ran.append(args) or 0)
+    monkeypatch.setattr("emr_lineage.cli.run_local.local_listener_jar", lambda artifact: Path("listener.jar"))
+    _run("-o", str(events), str(script))
+    assert ran  # not refused (what the listener writes is checked by the real runs)
+
+
+def test_an_output_in_a_missing_directory_is_refused_not_created(script, tmp_path) -> None:
+    missing = tmp_path / "missing" / "dir"
+    line = one_error_line(_run("-o", str(missing / "ev.jsonl"), str(script)), f"directory {missing} does not exist")
+    assert f"mkdir -p {missing}" in line
+    assert not (tmp_path / "missing").exists()
+
+
+@pytest.fixture
+def spark(monkeypatch):
+    """run_script replaced: records the Spark properties of each run; ``write`` lines go to the events file."""
+
+    class Spark:
+        runs: list[dict[str, str]] = []
+        write: list[str] = []
+        status = 0
+
+        def __call__(self, script, args, properties, **kwargs) -> int:
+            self.runs.append(dict(properties))
+            for key in ("spark.openlineage.transport.location", "spark.openlineage.transport.transports.file.location"):
+                if key in properties and self.write:
+                    with open(properties[key], "a") as handle:
+                        handle.writelines(self.write)
+            return self.status
+
+    fake = Spark()
+    monkeypatch.setattr("emr_lineage.cli.run_local.run_script", fake)
+    monkeypatch.setattr("emr_lineage.cli.run_local.local_listener_jar", lambda artifact: Path("listener.jar"))
+    return fake
+
+
+@pytest.mark.parametrize("url", ["notaurl", "ftp://host/x", "http://", "http://host:5080/api/v1?x=1"])
+def test_a_url_that_is_not_an_http_base_url_is_refused_before_spark(url, script, tmp_path, spark) -> None:
+    line = one_error_line(_run("--url", url, "-o", str(tmp_path / "e.jsonl"), str(script)), f"--url {url!r}")
+    assert "http" in line
+    assert spark.runs == []
+
+
+@pytest.mark.parametrize(
+    "url, base, endpoint",
+    [
+        ("http://host:5080/api/v1", "http://host:5080", "/api/v1/lineage"),
+        ("http://host:5080/api/v1/lineage", "http://host:5080", "/api/v1/lineage"),
+        ("http://host:5080/", "http://host:5080", "/api/v1/lineage"),
+        ("https://proxy.example/lineage-gateway", "https://proxy.example", "/lineage-gateway/api/v1/lineage"),
+    ],
+)
+def test_a_url_with_a_path_reaches_the_listener_as_url_and_endpoint(url, base, endpoint, script, spark) -> None:
+    """The listener refuses a transport URL with a path beside an endpoint ("You can't pass both uri and
+    endpoint parameters") and then sends nothing, not even to the file."""
+    result = _run("--url", url, str(script))
+    assert result.exit_code == 0, result.output
+    (properties,) = spark.runs
+    assert properties["spark.openlineage.transport.url"] == base
+    assert properties["spark.openlineage.transport.endpoint"] == endpoint
+
+
+def test_no_events_from_a_script_that_succeeded_is_exit_1(script, tmp_path, spark) -> None:
+    events = tmp_path / "e.jsonl"
+    result = _run("-o", str(events), str(script))
+    assert result.exit_code == 1, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ") and f"the listener wrote no events to {events}" in line
+    assert "Spark's output" in line
+
+
+def test_events_written_is_the_scripts_exit_status(script, tmp_path, spark) -> None:
+    events = tmp_path / "e.jsonl"
+    spark.write = ['{"eventType": "START"}\n']
+    spark.status = 3
+    assert _run("-o", str(events), str(script)).exit_code == 3
+    spark.status = 0
+    result = _run("-o", str(events), str(script))
+    assert result.exit_code == 0 and result.stderr == ""

@@ -128,7 +128,7 @@ def without(path: str) -> dict[str, Any]:
         (b"{not json", "not JSON"),
         (b"", "not JSON"),
         (b"[1, 2]", "JSON array; send a batch to /api/v1/lineage/batch"),
-        (b'"COMPLETE"', "JSON str, not an object"),
+        (b'"COMPLETE"', "JSON string, not an object"),
         (body(without("eventType")), "eventType is missing"),
         (body(without("eventTime")), "eventTime is missing"),
         (body(event(eventTime="yesterday")), "eventTime: 'yesterday' is not an RFC 3339 date-time"),

@@ -249,7 +249,7 @@ def test_a_batch_refused_as_a_whole_stores_nothing(aws: Aws) -> None:
     ingestor = aws.ingestor(max_batch_bytes=2000)
     cases = [
         ({}, json.dumps([event()]).encode(), 401, "Authorization"),
-        (auth(), json.dumps(event()).encode(), 400, "JSON array of events, not a JSON dict"),
+        (auth(), json.dumps(event()).encode(), 400, "JSON array of events, not a JSON object"),
         (auth(), b"[]", 400, "the batch is empty"),
         (auth(), json.dumps([{}] * 101).encode(), 413, "the batch has 101 events; the limit is 100"),
         (auth(), gzip.compress(json.dumps([event()] * 50).encode()), 413, "decompressed"),

@@ -14,6 +14,7 @@ from moto import mock_aws
 from emr_lineage.aws.archive import ArchiveLocation
 from emr_lineage.cli.app import main
 from emr_lineage.gateway.ingest import Ingestor
+from emr_lineage.gateway.local import LocalGateway, LocalGatewaySettings
 from emr_lineage.gateway.replay import ReplayWindow, plan_replay
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
@@ -121,7 +122,8 @@ def test_since_and_until_are_event_time_and_arrival_has_its_own_options(archive,
     assert "6 event(s) of 2 run(s)" in _dry(marquez, *event_window)  # the late arrivals too
     arrival_window = ("--arrived-since", "2026-11-23T09:00Z", "--arrived-until", "2026-11-23T10:00Z")
     assert "3 event(s) of 1 run(s)" in _dry(marquez, *arrival_window)
-    assert "0 event(s) of 0 run(s)" in _dry(marquez, "--since", "2026-11-23T11:00Z")  # arrived then, happened before
+    empty = _replay(marquez, "--since", "2026-11-23T11:00Z", "--dry-run")  # arrived then, happened before
+    _error_after_progress(empty, "nothing archived")
     assert "4 event(s) of 2 run(s)" in _dry(marquez, "--since", "2026-11-23T09:30:01Z")  # to the microsecond
     assert "2 event(s) of 2 run(s)" in _dry(marquez, "--until", "2026-11-23T09:30:00Z")  # --until alone: all hours
     assert "1 event(s) of 1 run(s)" in _dry(marquez, "--until", "2026-11-23T09:30:00Z", *arrival_window)  # both
@@ -242,3 +244,31 @@ def test_a_redirect_is_not_delivered_and_stops_the_replay(archive, marquez: Fake
         "it redirects to; nothing more was sent (replaying again is harmless)"
     ]
     assert "replayed" not in result.stdout
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_an_empty_window_is_exit_2_as_in_runs(archive, marquez: FakeMarquez, dry_run: list[str]) -> None:
+    """Nothing archived in the window: exit 2 and one line naming the archive and the window, as runs (and
+    impact, drift, audit) end when their window holds no events."""
+    window = ("--since", "2026-11-24T00:00Z", "--until", "2026-11-25T00:00Z")
+    line = _error_after_progress(_replay(marquez, *window, *dry_run), f"nothing archived in s3://{BUCKET}/")
+    assert "events from 2026-11-24T00:00Z to 2026-11-25T00:00Z" in line and "--since" in line
+    assert marquez.posted == []
+    runs = CliRunner().invoke(main, ["runs", "--archive", f"s3://{BUCKET}", *window])
+    assert runs.exit_code == 2 and "no events in the window" in runs.stderr
+
+
+def test_replay_posts_to_marquez_itself_not_to_the_gateway(archive, marquez: FakeMarquez) -> None:
+    """What --marquez's help says: the gateway's URL is refused (it is no Marquez API), so nothing is
+    archived a second time; post is the command that sends through the gateway."""
+    settings = LocalGatewaySettings(
+        marquez_url=marquez.url, bucket=BUCKET, queue="replayed", api_key=None, max_event_bytes=1 << 20, retries=0
+    )
+    gateway = LocalGateway(settings, create=True).start()
+    try:
+        _error_after_progress(_replay(marquez, "--marquez", gateway.url), f"not a Marquez API at {gateway.url}")
+    finally:
+        gateway.stop(drain_seconds=0)
+    assert marquez.posted == []
+    help_text = " ".join(CliRunner().invoke(main, ["replay", "--help"]).stdout.split())
+    assert "replay may not" in help_text and "the lineage gateway's URL works too" not in help_text

@@ -421,8 +421,8 @@ def test_the_first_problem_is_the_one_told() -> None:
     event = changed(("producer",), DELETE, changed(("job", "name"), ""))
     assert event_problem(event) == "producer is missing or not a string"
     assert event_problem({**event, "producer": "p"}) == "job.name is blank"
-    assert event_problem(["an", "array"]) == "the event is a JSON list, not an object"
-    assert event_problem("COMPLETE") == "the event is a JSON str, not an object"
+    assert event_problem(["an", "array"]) == "the event is a JSON array, not an object"
+    assert event_problem("COMPLETE") == "the event is a JSON string, not an object"
 
 
 # --- what Java refuses in a time or a URI --------------------------------------------------------------------

@@ -76,3 +76,18 @@ def test_a_key_goes_only_to_an_http_transport() -> None:
 def test_a_config_without_a_destination_is_refused() -> None:
     with pytest.raises(ListenerConfigError, match="needs a destination"):
         ListenerConfig(namespace="n", timeout_ms=1)
+
+
+@pytest.mark.parametrize(
+    "api_url, url, endpoint",
+    [
+        ("http://marquez:5000", "http://marquez:5000", "/api/v1/lineage"),
+        ("http://${Token[TOKEN.1]}", "http://${Token[TOKEN.1]}", "/api/v1/lineage"),  # the stacks' URL, kept
+        ("http://gw:5080/api/v1", "http://gw:5080", "/api/v1/lineage"),
+        ("http://gw:5080/api/v1/lineage/", "http://gw:5080", "/api/v1/lineage"),
+        ("https://proxy/gw", "https://proxy", "/gw/api/v1/lineage"),
+    ],
+)
+def test_the_http_transport_gets_a_url_without_a_path_and_the_path_in_its_endpoint(api_url, url, endpoint) -> None:
+    props = listener_properties(ListenerConfig(namespace="n", timeout_ms=1, api_url=api_url))
+    assert (props["spark.openlineage.transport.url"], props["spark.openlineage.transport.endpoint"]) == (url, endpoint)

@@ -93,3 +93,20 @@ def test_masked_hides_every_transports_key_and_shows_a_reference_to_one() -> Non
         "spark.openlineage.transport.transports.other.auth.apiKey": REFERENCE,
         "spark.openlineage.namespace": "ns",
     }
+
+
+def test_masked_hides_what_spark_redacts_and_any_authorization_header() -> None:
+    secrets = {
+        "spark.hadoop.fs.s3a.secret.key": "s",
+        "spark.hadoop.fs.s3a.access.key": "a",
+        "spark.hadoop.fs.s3a.session.token": "t",
+        "spark.hadoop.javax.jdo.option.ConnectionPassword": "p",
+        "spark.openlineage.transport.headers.Authorization": "Bearer b",
+        "spark.openlineage.transport.transports.kafka.properties.sasl.jaas.config.apikey": "k",
+    }
+    kept = {
+        "spark.openlineage.transport.auth.type": "api_key",
+        "spark.openlineage.transport.url": "http://gw:5080",
+        "spark.hadoop.fs.s3a.aws.credentials.provider": "com.amazonaws.auth.InstanceProfileCredentialsProvider",
+    }
+    assert masked({**secrets, **kept}) == {**dict.fromkeys(secrets, MASK), **kept}

@@ -234,12 +234,17 @@
   });
 
   // ---- Details panel ----
-  function fieldPrefix(node) { return "datasetField:" + node.namespace + ":" + node.name + ":"; }
+  function fieldPrefix(node, name) { return "datasetField:" + node.namespace + ":" + name + ":"; }
+  // A saved model's column edges are its parts' (their field ids name the part).
+  function fieldPrefixes(node) {
+    return [fieldPrefix(node, node.name)].concat((node.parts || []).map(function (p) {
+      return fieldPrefix(node, node.name + "/" + p.name);
+    }));
+  }
   function showColumns(node, box) {
-    var prefix = fieldPrefix(node);
-    var rows = data.columnEdges.filter(function (c) {
-      return c.target.indexOf(prefix) === 0 || c.source.indexOf(prefix) === 0;
-    });
+    var prefixes = fieldPrefixes(node);
+    function mine(id) { return prefixes.some(function (prefix) { return id.indexOf(prefix) === 0; }); }
+    var rows = data.columnEdges.filter(function (c) { return mine(c.target) || mine(c.source); });
     box.textContent = "";
     if (!rows.length) { text("p", "No column lineage for this dataset.", box); return; }
     var ul = document.createElement("ul");
@@ -279,6 +284,13 @@
     (node.aliases || []).forEach(function (a) { text("p", "alias: " + a.namespace + " / " + a.name + " (" + a.type + ")", details); });
     if (node.fields && node.fields.length) {
       text("p", "fields: " + node.fields.map(function (f) { return f.name + (f.type ? ":" + f.type : ""); }).join(", "), details);
+    }
+    if (node.parts && node.parts.length) {
+      text("p", "Spark ML model saved in " + node.parts.length + " parts (one node here):", details);
+      var parts = document.createElement("ul");
+      parts.className = "parts";
+      node.parts.forEach(function (p) { text("li", p.name, parts); });
+      details.appendChild(parts);
     }
     var button = text("button", "Show column lineage", details);
     button.id = "show-columns";

@@ -63,7 +63,7 @@ def test_a_dataset_event_groups_by_its_dataset_once_normalised() -> None:
         (job_event(schemaURL=f"{SPEC}#/$defs/RunEvent"), "eventType is missing or not a string"),
         ({**job_event(), "job": None}, "job is missing or not an object"),
         ({**dataset_event(), "dataset": None}, "dataset is missing or not an object"),
-        ([event()], "JSON list, not an object"),
+        ([event()], "JSON array, not an object"),
     ],
 )
 def test_a_malformed_static_event_is_400(value: Any, fragment: str) -> None:

@@ -127,7 +127,7 @@ def test_fetched_schemas_are_what_the_checks_use(runner, mirror, tmp_path: Path,
     [
         (b"<html>not the schema</html>", "not JSON (Expecting value at line 1 column 1)"),
         (b"\xff\xfe{}", "not UTF-8 text"),
-        (b"[1, 2]", "a JSON Schema is a JSON object, got list"),
+        (b"[1, 2]", "a JSON Schema is a JSON object, got a JSON array"),
         (
             json.dumps(
                 {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://evil.example/x.json"}

@@ -1,0 +1,53 @@
+"""Help and docs agree: every option a command shows is documented, and what help says of an option holds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+from emr_lineage.cli.app import main
+
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+
+
+def _shown_options() -> list[tuple[str, str]]:
+    context = click.Context(main)
+    found = []
+    for name in main.list_commands(context):
+        command = main.get_command(context, name)
+        commands = (
+            {f"{name} {sub}": child for sub, child in command.commands.items()}
+            if isinstance(command, click.Group)
+            else {name: command}
+        )
+        for full, child in commands.items():
+            for param in child.params:
+                if isinstance(param, click.Option) and not param.hidden:
+                    found += [(full, spelling) for spelling in param.opts if spelling.startswith("--")]
+    return [(command, option) for command, option in found if option != "--help"]
+
+
+def _names(text: str, option: str) -> bool:
+    return re.search(re.escape(option) + r"(?![\w-])", text) is not None
+
+
+def test_every_option_a_command_shows_is_in_the_docs() -> None:
+    docs = "".join(path.read_text(encoding="utf-8") for path in sorted(DOCS.glob("*.md")))
+    undocumented = [(command, option) for command, option in _shown_options() if not _names(docs, option)]
+    assert undocumented == []
+
+
+def test_gateway_serve_options_are_in_cli_md_and_gateway_md() -> None:
+    serve = [option for command, option in _shown_options() if command == "gateway serve"]
+    for doc in ("cli.md", "gateway.md"):
+        text = (DOCS / doc).read_text(encoding="utf-8")
+        assert [option for option in serve if not _names(text, option)] == [], doc
+
+
+def test_gateway_serve_help_says_its_archive_is_a_bucket() -> None:
+    """gateway serve refuses s3://bucket/prefix (it writes at the root): its help says so."""
+    text = " ".join(CliRunner().invoke(main, ["gateway", "serve", "--help"]).stdout.split())
+    assert "gateway serve: s3://bucket only" in text
