@@ -1,4 +1,4 @@
-"""``emr-lineage archive``: the lineage gateway's archive as Athena tables (docs/analysis.md, "Querying
+"""``emr-lineage gateway archive``: the lineage gateway's archive as Athena tables (docs/analysis.md, "Querying
 the archive with Athena").
 
 ``archive list`` shows the named queries (the stack creates the same ones in the workgroup);
@@ -61,7 +61,7 @@ def named_query(name: str) -> NamedQuery:
         return QUERIES[name]
     close = difflib.get_close_matches(name, list(QUERIES), n=3, cutoff=0.5)
     hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
-    fail(f"no archive query {name!r}{hint}; `emr-lineage archive list` shows them: {', '.join(QUERIES)}")
+    fail(f"no archive query {name!r}{hint}; `emr-lineage gateway archive list` shows them: {', '.join(QUERIES)}")
 
 
 def _time(option: str, value: str) -> dt.datetime:

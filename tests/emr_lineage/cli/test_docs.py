@@ -9,24 +9,17 @@ import click
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
+from tests.helpers import every_command
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def _shown_options() -> list[tuple[str, str]]:
-    context = click.Context(main)
     found = []
-    for name in main.list_commands(context):
-        command = main.get_command(context, name)
-        commands = (
-            {f"{name} {sub}": child for sub, child in command.commands.items()}
-            if isinstance(command, click.Group)
-            else {name: command}
-        )
-        for full, child in commands.items():
-            for param in child.params:
-                if isinstance(param, click.Option) and not param.hidden:
-                    found += [(full, spelling) for spelling in param.opts if spelling.startswith("--")]
+    for full, command in every_command().items():
+        for param in command.params:
+            if isinstance(param, click.Option) and not param.hidden:
+                found += [(full, spelling) for spelling in param.opts if spelling.startswith("--")]
     return [(command, option) for command, option in found if option != "--help"]
 
 

@@ -42,7 +42,7 @@ def _write(path: Path, events: list[dict]) -> Path:
 
 
 def _post(*args: str, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(main, ["post", *args], env={"EMR_LINEAGE_API_KEY": None, **(env or {})})
+    return CliRunner().invoke(main, ["gateway", "post", *args], env={"EMR_LINEAGE_API_KEY": None, **(env or {})})
 
 
 def _key(event: dict) -> tuple[str, str]:

@@ -12,28 +12,17 @@ from click.testing import CliRunner
 from emr_lineage.cli.app import main
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.conftest import write_jsonl
+from tests.helpers import every_command
 from tests.paths import CDK_JSON
 
 DEPRECATED = "is deprecated and will be removed in the next release; use"
 RETIRED = "no longer applies and will be removed in the next release:"
 
 
-def _commands() -> dict[str, click.Command]:
-    context = click.Context(main)
-    found: dict[str, click.Command] = {}
-    for name in main.list_commands(context):
-        command = main.get_command(context, name)
-        if isinstance(command, click.Group):
-            found.update({f"{name} {sub}": child for sub, child in command.commands.items()})
-        else:
-            found[name] = command
-    return found
-
-
 def _options(hidden: bool) -> list[tuple[str, click.Option]]:
     return [
         (name, param)
-        for name, command in _commands().items()
+        for name, command in every_command().items()
         for param in command.params
         if isinstance(param, click.Option) and param.hidden == hidden
     ]
@@ -62,7 +51,7 @@ def test_every_hidden_option_is_a_deprecated_spelling_or_a_retired_option_that_w
         "--out",
     }
     for command, option in aliases:
-        shown = {p.name for p in _commands()[command].params if isinstance(p, click.Option) and not p.hidden}
+        shown = {p.name for p in every_command()[command].params if isinstance(p, click.Option) and not p.hidden}
         assert option.new in shown, (command, option.opts)
         assert not option.expose_value
     assert sorted((command, option.opts[0]) for command, option in retired) == [
@@ -174,6 +163,6 @@ def test_an_old_and_a_new_spelling_together_are_one_error(events: str) -> None:
 
 
 def test_help_shows_the_new_spellings_only() -> None:
-    result = CliRunner().invoke(main, ["replay", "--help"])
+    result = CliRunner().invoke(main, ["gateway", "replay", "--help"])
     assert "--archive" in result.stdout and "--bucket" not in result.stdout
     assert "--arrived-since" in result.stdout and "in 0.1" not in result.stdout

@@ -36,7 +36,7 @@ COMMITTED_PIN = "9fe28ee2e5b2cb535cd51b6572394bddeb684bf0c58650a698cf7724ce62d94
 
 
 def fetch_cli(*args: str):
-    return CliRunner().invoke(main, ["fetch-listener", *args])
+    return CliRunner().invoke(main, ["listener", "fetch", *args])
 
 
 # --- the real jar -------------------------------------------------------------------------------
@@ -234,7 +234,7 @@ def test_ctrl_c_or_sigterm_while_maven_copies_leaves_nothing_in_the_cache(tmp_pa
     cache = tmp_path / "cache"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", LISTENER_DIR_ENV_VAR: str(cache)}
     done = subprocess.run(
-        [sys.executable, "-m", "emr_lineage", "fetch-listener"], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "emr_lineage", "listener", "fetch"], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == code, done.stderr
     assert done.stderr.strip() == "error: interrupted"

@@ -33,7 +33,7 @@ def only_change(before: str, after: str) -> list[str]:
 
 
 def fetch(*args: str):
-    return CliRunner().invoke(main, ["fetch-listener", *args])
+    return CliRunner().invoke(main, ["listener", "fetch", *args])
 
 
 # --- the real jar, through the command line -----------------------------------------------------

@@ -92,7 +92,7 @@ def cdk_json_pinned(tmp_path: Path, repo_root: Path, test_jar_sha256) -> str:
 
 
 def stage(*args: str):
-    return CliRunner().invoke(main, ["stage-listener", *args])
+    return CliRunner().invoke(main, ["listener", "stage", *args])
 
 
 def test_cli_stages_to_the_bucket_named_in_ssm(cached, s3, cdk_json_pinned, test_jar, test_jar_sha256, no_mvn):
