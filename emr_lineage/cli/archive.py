@@ -39,13 +39,6 @@ from emr_lineage.settings.loader import load_settings
 MB = 1_000_000
 
 
-def dataset_filter_option(function):
-    """``--dataset ID`` as options.py declares it (its metavar and help), not required: only the queries
-    that take a dataset need it."""
-    (declared,) = dataset_option(lambda: None).__click_params__
-    return click.option("--dataset", "dataset", metavar=declared.metavar, help=declared.help)(function)
-
-
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -137,10 +130,16 @@ def _print(query: NamedQuery, result: athena.QueryResult, fmt: str) -> None:
 
 @archive_group.command("query")
 @click.argument("name")
-@since_option
-@until_option
-@dataset_filter_option
-@job_option()
+@since_option(
+    "Start of the window: events whose eventTime is at or after this time (ISO 8601, UTC by default); required, "
+    "it bounds the partitions Athena reads."
+)
+@until_option("End of the window: events whose eventTime is at or before this time (default: now).")
+@dataset_option(
+    required=False,
+    help="The dataset of the queries that take one: its storage URI, s3://bucket/path or a local path.",
+)
+@job_option("The Spark job of the queries that take one: its name.")
 @format_option(("table", "json"), "table")
 @settings_options
 def query_command(

@@ -41,8 +41,11 @@ def _archive_bucket(archive: str) -> str:
 
 @click.command("serve", cls=Command)
 @click.option("--port", type=click.IntRange(0, 65535), default=5080, show_default=True, help="Port on 127.0.0.1.")
-@marquez_option(required=True)
-@archive_option(required=True)
+@marquez_option("Forward the events to this Marquez", required=True)
+@archive_option(
+    required=True,
+    help="Archive every event taken in this bucket, s3://bucket: the gateway writes at its root (no prefix).",
+)
 @click.option("--queue", required=True, metavar="NAME", help="SQS FIFO queue (.fifo added when missing).")
 @click.option("--create", is_flag=True, help="Create the bucket, the FIFO queue and its dead-letter queue.")
 @click.option(

@@ -24,7 +24,7 @@ clock = time.monotonic  # the progress lines' clock (tests replace it)
 
 @click.command("post", cls=Command)
 @events_option(required=True)
-@marquez_option(required=True)
+@marquez_option("Send the events to this Marquez or lineage gateway", required=True)
 @click.option(
     "--api-key",
     envvar=API_KEY_ENV_VAR,

@@ -43,4 +43,4 @@ def test_gateway_serve_options_are_in_cli_md_and_gateway_md() -> None:
 def test_gateway_serve_help_says_its_archive_is_a_bucket() -> None:
     """gateway serve refuses s3://bucket/prefix (it writes at the root): its help says so."""
     text = " ".join(CliRunner().invoke(main, ["gateway", "serve", "--help"]).stdout.split())
-    assert "gateway serve: s3://bucket only" in text
+    assert "s3://bucket: the gateway writes at its root (no prefix)" in text
