@@ -1,4 +1,4 @@
-"""``emr-lineage post``: send local OpenLineage events to a Marquez or the lineage gateway (docs/cli.md).
+"""``emr-lineage gateway post``: send local OpenLineage events to a Marquez or the lineage gateway (docs/cli.md).
 
 Exit status: 0 every event was posted; 1 the server refused some or redirected (each listed with where it
 was read); 2 it could not run (a bad path or event file, a server that is unreachable, not a lineage

@@ -1,4 +1,4 @@
-"""``emr-lineage replay``: re-post the gateway's archived events to Marquez (docs/gateway.md).
+"""``emr-lineage gateway replay``: re-post the gateway's archived events to Marquez (docs/gateway.md).
 
 Exit status: 0 every selected event was posted (or counted, with --dry-run); 1 some archived
 bodies no longer pass the gateway's checks (skipped, each named); 2 it could not run (archive,

@@ -1,4 +1,4 @@
-"""``emr-lineage archive query`` against moto's Athena: the named query rendered and started in the
+"""``emr-lineage gateway archive query`` against moto's Athena: the named query rendered and started in the
 environment's workgroup, its rows printed; a failed, cancelled, overdue or interrupted query.
 
 moto runs no SQL: the rows are seeded (``query_results_queue``) and the states set on its backend.

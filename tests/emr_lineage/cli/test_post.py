@@ -1,4 +1,4 @@
-"""`emr-lineage post`: local events to the suite's fake Marquez and to the local lineage gateway."""
+"""`emr-lineage gateway post`: local events to the suite's fake Marquez and to the local lineage gateway."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""emr-lineage replay: archived events back to Marquez, per run in order, idempotently."""
+"""emr-lineage gateway replay: archived events back to Marquez, per run in order, idempotently."""
 
 from __future__ import annotations
 
