@@ -106,7 +106,7 @@ gateway-packages: $(VENV)/.installed ## Download the gateway Lambda's packages (
 # used, Maven is not run (about half a second); a missing or different jar is fetched with Maven.
 # No stamp file: it would outlive a cleared cache, the command's own check does not.
 listener: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned OpenLineage listener jar with Maven into the user cache and verify it; local Spark's class archive for it (once)
-	@$(BIN)/emr-lineage fetch-listener --class-archive
+	@$(BIN)/emr-lineage listener fetch --class-archive
 
 # Idempotent by itself: a marker in the unpacked server's folder; missing, Maven fetches the pinned server.
 trino: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned Trino server (the engine of Athena's engine version 3) with Maven for the named queries' test, and unpack its libraries and Hive plugin into the user cache
@@ -158,7 +158,7 @@ destroy: ## Delete all stacks of ENV (what it leaves: docs/deploy.md, Operations
 	$(CDK) destroy $(CDK_FLAGS) --output $(CDK_OUT) --all
 
 stage-listener: ## Fetch the pinned OpenLineage listener (Maven), verify its SHA-256, upload it to ENV's artifacts bucket
-	$(BIN)/emr-lineage stage-listener --env $(ENV)
+	$(BIN)/emr-lineage listener stage --env $(ENV)
 
 demo: setup ## Run the sample pipeline on local Spark with the real OpenLineage listener; events + report in DEMO_OUT (ROWS=N)
 	$(BIN)/emr-lineage demo --out-dir $(DEMO_OUT) $(if $(ROWS),--rows $(ROWS))

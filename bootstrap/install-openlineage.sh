@@ -39,7 +39,7 @@ Usage: install-openlineage.sh --jar-uri s3://BUCKET/KEY.jar --sha256 HEX [option
 Installs the OpenLineage Spark listener jar on an EMR node (bootstrap action).
 
 Required:
-  --jar-uri URI           S3 URI of the staged listener jar (emr-lineage stage-listener)
+  --jar-uri URI           S3 URI of the staged listener jar (emr-lineage listener stage)
   --sha256 HEX            its SHA-256 (64 lowercase hex digits) as pinned in cdk.json;
                           "unpinned" makes the script stop: pin it first
 Options:
@@ -416,7 +416,7 @@ main() {
   fi
 
   [[ $SHA256 != unpinned ]] \
-    || fail "the listener's SHA-256 is not pinned (cdk.json emr-lineage.versions.openlineage_spark.sha256 is null): run 'emr-lineage stage-listener --pin', pin it and redeploy"
+    || fail "the listener's SHA-256 is not pinned (cdk.json emr-lineage.versions.openlineage_spark.sha256 is null): run 'emr-lineage listener stage --pin', pin it and redeploy"
   [[ -z $API_KEY_SECRET ]] || read_api_key
   mkdir -p "$INSTALL_DIR"
   INSTALLED_JAR=$INSTALL_DIR/$JAR_NAME

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+import click
 import pytest
 
 
@@ -38,3 +39,24 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def every_command() -> dict[str, click.Command]:
+    """Every command of ``emr-lineage`` that runs (not a group), by its command line after ``emr-lineage``:
+    ``graph``, ``listener fetch``, ``gateway archive query``... (imports them all)."""
+    from emr_lineage.cli.app import main
+
+    found: dict[str, click.Command] = {}
+
+    def walk(group: click.Group, names: list[str], parent: click.Context | None) -> None:
+        context = click.Context(group, info_name=names[-1] if names else "emr-lineage", parent=parent)
+        for name in group.list_commands(context):
+            command = group.get_command(context, name)
+            assert command is not None and command.name == name, name  # each entry names its command
+            if isinstance(command, click.Group):
+                walk(command, [*names, name], context)
+            else:
+                found[" ".join([*names, name])] = command
+
+    walk(main, [], None)
+    return found

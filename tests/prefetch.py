@@ -81,7 +81,7 @@ def class_archive_first(root: Path) -> None:
         return
     listener = ListenerConfig.for_settings(DEV.openlineage, events_file=os.devnull)
     with FileLock(root / "class-archive.lock"):
-        prepare_class_archive(local_listener_properties(listener, jar=str(jar)))  # as fetch-listener makes it
+        prepare_class_archive(local_listener_properties(listener, jar=str(jar)))  # as listener fetch makes it
 
 
 if __name__ == "__main__":  # python -m tests.prefetch FOLDER: one shared demo run, ahead of the tests

@@ -1,5 +1,5 @@
 """The archive as Athena tables, and the named queries over them: written once, for the stack
-(``CfnNamedQuery``, stacks/gateway/archive_catalog.py) and for ``emr-lineage archive query``.
+(``CfnNamedQuery``, stacks/gateway/archive_catalog.py) and for ``emr-lineage gateway archive query``.
 
 Standard library only. Two tables over the same location, ``raw/date=YYYY-MM-DD/hour=HH/`` of the
 archive bucket (:mod:`emr_lineage.aws.archive`), partitioned by projection on ``dt`` (the date of

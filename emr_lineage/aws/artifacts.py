@@ -1,7 +1,7 @@
 """Layout of the EMR artifacts bucket: one place for every prefix.
 
 The EMR stack creates the bucket, uploads `bootstrap/` and `jobs/` (and prunes them to the
-repository's files on every deploy) and scopes the node role to these prefixes; `stage-listener`
+repository's files on every deploy) and scopes the node role to these prefixes; `listener stage`
 writes `listener/`; `launch`/`e2e` stage scripts under `staged-jobs/<sha256>/`, out of the deploy's
 reach, so a deploy never deletes the script of a pending step; EMR writes its logs under
 `emr-logs/` (EMR Serverless job runs under `serverless-logs/`) and reads TLS certificates from `tls/`.

@@ -2,7 +2,7 @@
 the object's metadata, and is not uploaded again while the object carries that same SHA-256.
 
 S3's ETag cannot tell "unchanged" (it is no content hash for multipart or SSE-KMS uploads), so
-the checksum is kept as user metadata (``x-amz-meta-sha256``). Used by ``stage-listener`` (the
+the checksum is kept as user metadata (``x-amz-meta-sha256``). Used by ``listener stage`` (the
 listener jar) and by ``launch``/``e2e`` (job scripts, at content-addressed keys).
 """
 

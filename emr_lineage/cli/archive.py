@@ -1,4 +1,4 @@
-"""``emr-lineage archive``: the lineage gateway's archive as Athena tables (docs/analysis.md, "Querying
+"""``emr-lineage gateway archive``: the lineage gateway's archive as Athena tables (docs/analysis.md, "Querying
 the archive with Athena").
 
 ``archive list`` shows the named queries (the stack creates the same ones in the workgroup);
@@ -39,13 +39,6 @@ from emr_lineage.settings.loader import load_settings
 MB = 1_000_000
 
 
-def dataset_filter_option(function):
-    """``--dataset ID`` as options.py declares it (its metavar and help), not required: only the queries
-    that take a dataset need it."""
-    (declared,) = dataset_option(lambda: None).__click_params__
-    return click.option("--dataset", "dataset", metavar=declared.metavar, help=declared.help)(function)
-
-
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -61,7 +54,7 @@ def named_query(name: str) -> NamedQuery:
         return QUERIES[name]
     close = difflib.get_close_matches(name, list(QUERIES), n=3, cutoff=0.5)
     hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
-    fail(f"no archive query {name!r}{hint}; `emr-lineage archive list` shows them: {', '.join(QUERIES)}")
+    fail(f"no archive query {name!r}{hint}; `emr-lineage gateway archive list` shows them: {', '.join(QUERIES)}")
 
 
 def _time(option: str, value: str) -> dt.datetime:
@@ -137,10 +130,16 @@ def _print(query: NamedQuery, result: athena.QueryResult, fmt: str) -> None:
 
 @archive_group.command("query")
 @click.argument("name")
-@since_option
-@until_option
-@dataset_filter_option
-@job_option()
+@since_option(
+    "Start of the window: events whose eventTime is at or after this time (ISO 8601, UTC by default); required, "
+    "it bounds the partitions Athena reads."
+)
+@until_option("End of the window: events whose eventTime is at or before this time (default: now).")
+@dataset_option(
+    required=False,
+    help="The dataset of the queries that take one: its storage URI, s3://bucket/path or a local path.",
+)
+@job_option("The Spark job of the queries that take one: its name.")
 @format_option(("table", "json"), "table")
 @settings_options
 def query_command(

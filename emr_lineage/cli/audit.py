@@ -14,7 +14,14 @@ from emr_lineage.analysis.runs import RunRecord, collect_runs, format_duration, 
 from emr_lineage.analysis.sources import dump
 from emr_lineage.cli.options import dataset_option, format_option, job_option, level_option
 from emr_lineage.cli.output import Command
-from emr_lineage.cli.sources import SourceRequest, print_notes, print_table, read_runs, source_options
+from emr_lineage.cli.sources import (
+    RUNS_GRAPH_HELP,
+    SourceRequest,
+    print_notes,
+    print_table,
+    read_runs,
+    source_options,
+)
 from emr_lineage.lineage.naming import dataset_uri
 
 
@@ -51,10 +58,10 @@ def _print_audit(report: Audit, fmt: str) -> None:
 
 
 @click.command("audit", cls=Command)
-@dataset_option
+@dataset_option()
 @level_option
 @format_option(("table", "json"), "table")
-@source_options
+@source_options(RUNS_GRAPH_HELP)
 def audit_command(
     dataset: str,
     level: str,
@@ -69,10 +76,10 @@ def audit_command(
 
 
 @click.command("runs", cls=Command)
-@job_option()
+@job_option("Only the runs of this Spark job, by name (an application's name keeps its actions' runs too).")
 @level_option
 @format_option(("table", "json"), "table")
-@source_options
+@source_options(RUNS_GRAPH_HELP)
 def runs_command(
     job: str | None,
     level: str,

@@ -112,9 +112,13 @@ def _run(out_dir: str, rows: int, lineage: Lineage, force: bool, scenario: str, 
 
 
 @click.command("demo", cls=Command)
-@out_dir_option(old="--out", required=True)
+@out_dir_option(
+    "Write lake/, events.jsonl, report.html and spark.log here: a new or empty directory, or an earlier demo's.",
+    old="--out",
+    required=True,
+)
 @url_option
-@force_option
+@force_option("Also use an --out-dir the demo did not make (your entries in it are kept, never deleted).")
 @rows_option(MIN_ROWS, DEFAULT_ROWS)
 @click.option(
     "--scenario",

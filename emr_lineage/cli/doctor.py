@@ -41,7 +41,10 @@ def _http_url(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 @click.command("doctor", cls=Command)
 @settings_options
-@marquez_option(callback=_http_url)
+@marquez_option(
+    "Check this Marquez instead of the URL in SSM (its load balancer is internal: from outside, a port forward)",
+    callback=_http_url,
+)
 @click.option(
     "--gateway",
     "gateway_url",

@@ -15,7 +15,14 @@ from emr_lineage.analysis.runs import collect_runs
 from emr_lineage.analysis.sources import dump
 from emr_lineage.cli.options import dataset_option, format_option
 from emr_lineage.cli.output import Command
-from emr_lineage.cli.sources import SourceRequest, print_notes, print_table, read_runs, source_options
+from emr_lineage.cli.sources import (
+    RUNS_GRAPH_HELP,
+    SourceRequest,
+    print_notes,
+    print_table,
+    read_runs,
+    source_options,
+)
 from emr_lineage.errors import EXIT_CHECK_FAILED
 
 
@@ -48,10 +55,10 @@ def _print_drift(report: Drift, fmt: str) -> None:
 
 
 @click.command("drift", cls=Command)
-@dataset_option
+@dataset_option()
 @format_option(("table", "json"), "table")
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when the schema changed in the events read.")
-@source_options
+@source_options(RUNS_GRAPH_HELP)
 def drift_command(
     dataset: str,
     fmt: str,

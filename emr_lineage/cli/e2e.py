@@ -38,7 +38,7 @@ from emr_lineage.settings.loader import load_settings
 
 @click.command("e2e", cls=Command)
 @settings_options
-@marquez_option()
+@marquez_option("Check the lineage in this Marquez instead of the URL in SSM (e.g. an SSM port forward)")
 @click.option(
     "--keep-cluster", is_flag=True, help="Leave the cluster up after its steps (also after a failure) for debugging."
 )

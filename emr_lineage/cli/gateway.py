@@ -14,7 +14,7 @@ import click
 
 from emr_lineage.analysis.sources import parse_archive_uri
 from emr_lineage.cli.options import archive_option, marquez_option
-from emr_lineage.cli.output import Group, fail
+from emr_lineage.cli.output import Command, fail
 from emr_lineage.gateway.config import DEFAULT_FORWARD_RETRIES, DEFAULT_MAX_EVENT_BYTES
 from emr_lineage.gateway.local import HEALTH_PATH, LocalGateway, LocalGatewaySettings
 from emr_lineage.marquez.api import LINEAGE_BATCH_ENDPOINT, LINEAGE_ENDPOINT, base_url
@@ -39,15 +39,13 @@ def _archive_bucket(archive: str) -> str:
     return location.bucket
 
 
-@click.group("gateway", cls=Group)
-def gateway_group() -> None:
-    """The lineage gateway: durable, ordered, deduplicated ingestion in front of Marquez."""
-
-
-@gateway_group.command("serve")
+@click.command("serve", cls=Command)
 @click.option("--port", type=click.IntRange(0, 65535), default=5080, show_default=True, help="Port on 127.0.0.1.")
-@marquez_option(required=True)
-@archive_option(required=True)
+@marquez_option("Forward the events to this Marquez", required=True)
+@archive_option(
+    required=True,
+    help="Archive every event taken in this bucket, s3://bucket: the gateway writes at its root (no prefix).",
+)
 @click.option("--queue", required=True, metavar="NAME", help="SQS FIFO queue (.fifo added when missing).")
 @click.option("--create", is_flag=True, help="Create the bucket, the FIFO queue and its dead-letter queue.")
 @click.option(

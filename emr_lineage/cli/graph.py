@@ -23,6 +23,8 @@ from emr_lineage.cli.graph_job import GraphJob
 from emr_lineage.cli.graph_marquez import marquez_contract_graph, marquez_graph
 from emr_lineage.cli.graph_spark import check_request, spark_graph
 from emr_lineage.cli.options import (
+    ARCHIVE_FORM,
+    MARQUEZ_EVENTS,
     archive_option,
     depth_option,
     events_option,
@@ -179,17 +181,22 @@ def _write_while(path: Path, data: bytes, meanwhile: Callable[[], None]) -> None
 
 @click.command("graph", cls=Command)
 @events_option()
-@marquez_option()
+@marquez_option(MARQUEZ_EVENTS)
 @click.option(
     "--node",
     "node_id",
     metavar="ID",
     help="Only the lineage around this node, e.g. job:<namespace>:<application> or dataset:<namespace>:<name>.",
 )
-@depth_option(DEFAULT_DEPTH, minimum=0)
+@depth_option("With --node: follow lineage at most N jobs from it, both ways.", DEFAULT_DEPTH, minimum=0)
 @level_option
-@format_option(FORMATS, "json")
-@output_option()
+@format_option(
+    FORMATS,
+    "json",
+    "How the graph is written: json for scripts (and for --graph FILE), mermaid or dot for a diagram, html for a "
+    "report to open in a browser.",
+)
+@output_option("Write the graph here instead of to stdout.")
 @click.option("--title", default="Lineage report", show_default=True, help="Title of the HTML report.")
 @retired_option("--column-lineage", "column lineage is always read, from Marquez's raw events too", is_flag=True)
 @click.option(
@@ -204,9 +211,11 @@ def _write_while(path: Path, data: bytes, meanwhile: Callable[[], None]) -> None
 @timeout_option()
 @spark_option
 @on_emr_option
-@archive_option()
-@since_option
-@until_option
+@archive_option(
+    help=f"Build the graph of the lineage gateway's archive on Spark (--spark or --on-emr): {ARCHIVE_FORM}."
+)
+@since_option(given_with="--marquez or --archive")
+@until_option(given_with="--marquez or --archive")
 @functools.partial(settings_options, light=True)
 @_without_cyclic_gc
 def graph_command(
@@ -311,7 +320,7 @@ def _print_result(result: ContractResult, fmt: str) -> None:
     "--contract", "contract_path", required=True, metavar="FILE", help="Lineage contract (YAML, see docs/contracts.md)."
 )
 @events_option()
-@marquez_option()
+@marquez_option("Check the lineage of the raw events this Marquez stored")
 @click.option(
     "--var", "variables", multiple=True, metavar="NAME=VALUE", help="Contract placeholder value (repeatable)."
 )
@@ -323,9 +332,9 @@ def _print_result(result: ContractResult, fmt: str) -> None:
     help="With --marquez: only the runs launched under this parent job (e.g. emr_lineage_launch), "
     "their Spark applications and actions.",
 )
-@since_option
-@until_option
-@output_option(old="--html")
+@since_option(given_with="--marquez")
+@until_option(given_with="--marquez")
+@output_option("Also write the HTML report here: the graph with the contract's result.", old="--html")
 @retired_option("--depth", "the contract is checked against the whole graph of the events read", metavar="N")
 @skip_invalid_option
 @strict_option

@@ -37,16 +37,16 @@ def _print_impact(report: Impact, fmt: str) -> None:
 
 
 @click.command("impact", cls=Command)
-@dataset_option
+@dataset_option()
 @click.option("--column", metavar="NAME", help="One column of the dataset: follow column lineage instead.")
 @click.option("--upstream", is_flag=True, help="What the dataset comes from, instead of what it feeds.")
-@depth_option()
+@depth_option("Follow lineage at most N jobs from the dataset (default: all).")
 @format_option(("table", "json"), "table")
 @click.option(
     "--fail-on-downstream", is_flag=True, help="Exit 1 when any job or dataset is downstream (a CI gate on a change)."
 )
 @deprecated_alias("--fail-if-downstream", "fail_on_downstream", "--fail-on-downstream", is_flag=True)
-@source_options
+@source_options("Answer from a lineage graph file, as emr-lineage graph --format json writes it.")
 def impact_command(
     dataset: str,
     column: str | None,

@@ -40,7 +40,11 @@ def stdin_is_interactive() -> bool:
 
 @click.command("launch", cls=Command)
 @settings_options
-@job_option(required=True, type=click.Path(path_type=Path, dir_okay=False))
+@job_option(
+    "The PySpark script to run, e.g. jobs/revenue_daily.py (its file stem is the job's name).",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+)
 @click.option(
     "--deploy-mode",
     type=click.Choice(launch_plan.DEPLOY_MODES),
@@ -51,8 +55,11 @@ def stdin_is_interactive() -> bool:
 @click.option("--no-wait", is_flag=True, help="Print the cluster id (job run id) and return at once.")
 @poll_interval_option
 @serverless_option
-@conf_option
-@dry_run_option
+@conf_option(
+    "With --serverless: a Spark property of the job run (repeatable); spark.openlineage.parent*/transport* keys "
+    "given here replace emr-lineage's, spark.jars and spark.extraListeners are appended to."
+)
+@dry_run_option("With --serverless: print the StartJobRun request (credentials masked); upload and start nothing.")
 @click.argument("job_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def launch(

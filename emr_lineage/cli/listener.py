@@ -1,10 +1,10 @@
-"""``emr-lineage fetch-listener`` and ``stage-listener``: the pinned OpenLineage listener jar, fetched with
+"""``emr-lineage listener fetch`` and ``listener stage``: the pinned OpenLineage listener jar, fetched with
 Maven into the user cache and verified; staged from there into the artifacts bucket.
 
 With ``--pin``: verify the jar through Maven (the repository's SHA-1, and the PGP signature when
 cdk.json names the release key) instead of against a pin, and write its SHA-256 into cdk.json.
 
-Exit codes (docs/cli.md): 0 fetched (or already there) and, for stage-listener, staged; 2 it could
+Exit codes (docs/cli.md): 0 fetched (or already there) and, for stage, staged; 2 it could
 not (no pin, Maven missing or failing or timing out, not the listener jar, checksum or signature
 refused, cdk.json pins another SHA-256, missing SSM parameter or bucket, AWS error), one ``error:``
 line; 130 interrupted (nothing half-written is left in the cache).
@@ -27,7 +27,7 @@ from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.model import OpenLineageSettings
 
 
-@click.command("fetch-listener", cls=Command)
+@click.command("fetch", cls=Command)
 @settings_options
 @pin_options
 @click.option(
@@ -36,7 +36,7 @@ from emr_lineage.settings.model import OpenLineageSettings
     help="Also make local Spark's class archive for a classpath with the jar, once (about 20 s): local runs "
     "(demo, run-local) then start seconds faster. make setup passes it.",
 )
-def fetch_listener_command(
+def fetch_command(
     env: str, cdk_json: Path, pin: bool, pgp_key: Path | None, replace_pin: bool, class_archive: bool
 ) -> None:
     """Fetch the pinned OpenLineage Spark listener jar with Maven into the user cache and verify it.
@@ -59,14 +59,14 @@ def fetch_listener_command(
             _prepare_local_spark(settings.openlineage, jar.path)
 
 
-@click.command("stage-listener", cls=Command)
+@click.command("stage", cls=Command)
 @settings_options
 @artifacts_bucket_option
 @pin_options
-def stage_listener_command(
+def stage_command(
     env: str, cdk_json: Path, bucket: str | None, pin: bool, pgp_key: Path | None, replace_pin: bool
 ) -> None:
-    """Fetch the pinned OpenLineage Spark listener (as fetch-listener does) and upload it to the artifacts bucket.
+    """Fetch the pinned OpenLineage Spark listener (as listener fetch does) and upload it to the artifacts bucket.
 
     Nothing is uploaded unless the jar is the listener's with the SHA-256 pinned in cdk.json. A
     second run with the same jar changes nothing. With --pin, the jar is verified through Maven

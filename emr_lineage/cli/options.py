@@ -1,5 +1,7 @@
 """Every option two or more commands take, declared once with its one meaning (docs/cli.md, "Vocabulary"),
-and the deprecated spellings of the last release (:mod:`emr_lineage.cli.options_deprecated`).
+and the deprecated spellings of the last release (:mod:`emr_lineage.cli.options_deprecated`). An option's
+help is written for the command that shows it: a factory takes ``help=``, the command's own text, where what
+the option does differs between commands (:class:`SharedOption` keeps the one meaning).
 
 Light on purpose: ``emr-lineage graph`` imports this module, so settings (pydantic) and EMR (boto3)
 are imported only when a command that takes their options is defined.
@@ -19,6 +21,20 @@ from emr_lineage.http.defaults import DEFAULT_TIMEOUT
 from emr_lineage.marquez.api import base_url
 
 Decorator = Callable[[Any], Any]
+
+
+class SharedOption(click.Option):
+    """An option declared here: ``meaning`` is what its name means in every command that takes it (one per
+    name, tests/emr_lineage/cli/test_vocabulary.py), its help what it does in this one."""
+
+    def __init__(self, *args: Any, meaning: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.meaning = meaning
+
+
+def shared_option(*decls: str, meaning: str, help: str | None = None, **kwargs: Any) -> Decorator:
+    """An option of ``meaning`` whose help is the command's ``help`` (default: the meaning itself)."""
+    return click.option(*decls, cls=SharedOption, meaning=meaning, help=help or meaning, **kwargs)
 
 
 def _apply(function: Any, options: Sequence[Decorator]) -> Any:
@@ -87,29 +103,21 @@ def _spark_properties(ctx: click.Context, param: click.Parameter, pairs: Sequenc
     return properties
 
 
-def conf_option(function: Any) -> Any:
+def conf_option(help: str) -> Decorator:
     """``--conf KEY=VALUE`` (repeatable), a Spark property of the run; the command gets a dict."""
-    from emr_lineage.spark.local import LOCAL_SPARK
-
-    return click.option(
+    return shared_option(
         "--conf",
         "conf",
+        meaning="A Spark property for this run (repeatable).",
+        help=help,
         multiple=True,
         metavar="KEY=VALUE",
         callback=_spark_properties,
-        help="A Spark property for this run (repeatable). run-local: over its defaults "
-        + ", ".join(f"{key}={value}" for key, value in LOCAL_SPARK.items())
-        + "; launch --serverless: spark.openlineage.parent*/transport* keys given here replace emr-lineage's, "
-        "spark.jars and spark.extraListeners are appended to.",
-    )(function)
+    )
 
 
-dry_run_option = click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Show what would be done, and do nothing: replay counts what would be replayed and posts nothing; "
-    "launch --serverless prints the StartJobRun request (credentials masked), uploads and starts nothing.",
-)
+def dry_run_option(help: str) -> Decorator:
+    return shared_option("--dry-run", meaning="Show what would be done, and do nothing.", help=help, is_flag=True)
 
 
 artifacts_bucket_option = click.option(
@@ -153,37 +161,47 @@ def events_option(required: bool = False) -> Decorator:
     return click.option("--events", "events", multiple=True, required=required, metavar="PATH", help=EVENTS_HELP)
 
 
-def marquez_option(required: bool = False, callback: Callable[..., Any] | None = None) -> Decorator:
-    return click.option(
+def marquez_option(purpose: str, required: bool = False, callback: Callable[..., Any] | None = None) -> Decorator:
+    """``--marquez URL``; ``purpose``: what the command does with that Marquez (the help's start)."""
+    return shared_option(
         "--marquez",
         "marquez_url",
+        meaning="A Marquez API base URL.",
+        help=f"{purpose}: its base URL, http://host:5000 (with or without /api/v1).",
         required=required,
         callback=callback,
         metavar="URL",
-        help="Marquez API base URL (http://host:5000, with or without /api/v1); post may send to the lineage "
-        "gateway's URL instead, replay may not (it re-posts to Marquez itself).",
     )
 
 
-ARCHIVE_HELP = (
-    "The lineage gateway's event archive: s3://bucket, or s3://bucket/prefix for a copy under a prefix "
-    "(gateway serve: s3://bucket only, it writes at the root)."
-)
+MARQUEZ_EVENTS = "Read the raw events this Marquez stored"
+ARCHIVE_FORM = "s3://bucket, or s3://bucket/prefix for a copy under a prefix"
+ARCHIVE_HELP = f"The lineage gateway's event archive: {ARCHIVE_FORM}."
 
 
-def archive_option(required: bool = False) -> Decorator:
+def archive_option(required: bool = False, help: str | None = None) -> Decorator:
     """``--archive s3://bucket[/prefix]``, with the last release's ``--bucket NAME`` (= s3://NAME)."""
-    new = click.option("--archive", "archive", required=required, metavar="S3URI", help=ARCHIVE_HELP)
+    new = shared_option("--archive", "archive", meaning=ARCHIVE_HELP, help=help, required=required, metavar="S3URI")
     old = deprecated_alias(
         "--bucket", "archive", "--archive s3://NAME", convert=lambda name: f"s3://{name}", metavar="NAME"
     )
     return lambda function: _apply(function, [new, old])
 
 
-since_option = click.option(
-    "--since", metavar="ISO", help="Only events whose eventTime is at or after this time (ISO 8601, UTC by default)."
-)
-until_option = click.option("--until", metavar="ISO", help="Only events whose eventTime is at or before this time.")
+_SINCE = "events whose eventTime is at or after this time (ISO 8601, UTC by default)."
+_UNTIL = "events whose eventTime is at or before this time."
+
+
+def since_option(help: str | None = None, *, given_with: str | None = None) -> Decorator:
+    """``--since ISO``; ``given_with``: the options it applies with (the help says so)."""
+    default = f"With {given_with}: only {_SINCE}" if given_with else f"Only {_SINCE}"
+    return shared_option("--since", meaning=f"Only {_SINCE}", help=help or default, metavar="ISO")
+
+
+def until_option(help: str | None = None, *, given_with: str | None = None) -> Decorator:
+    """``--until ISO``, as :func:`since_option`."""
+    default = f"With {given_with}: only {_UNTIL}" if given_with else f"Only {_UNTIL}"
+    return shared_option("--until", meaning=f"Only {_UNTIL}", help=help or default, metavar="ISO")
 
 
 def timeout_option(default: float = DEFAULT_TIMEOUT) -> Decorator:
@@ -202,9 +220,16 @@ skip_invalid_option = click.option(
 )
 
 
-graph_file_option = click.option(
-    "--graph", "graph_file", metavar="FILE", help="A graph as graph --format json writes it (impact only: no runs)."
-)
+def graph_file_option(help: str) -> Decorator:
+    return shared_option(
+        "--graph",
+        "graph_file",
+        meaning="A lineage graph file, as emr-lineage graph --format json writes it.",
+        help=help,
+        metavar="FILE",
+    )
+
+
 spark_option = click.option("--spark", "spark_master", metavar="MASTER", help="Build the graph on this Spark master.")
 on_emr_option = click.option("--on-emr", is_flag=True, help="Build the graph of --archive on a new EMR cluster.")
 
@@ -230,10 +255,10 @@ url_option = click.option(
 )
 
 
-def output_option(old: str | None = None, **kwargs: Any) -> Decorator:
+def output_option(help: str, old: str | None = None, **kwargs: Any) -> Decorator:
     """``-o/--output FILE``: the file the command writes; ``old`` is the last release's spelling, deprecated."""
-    new = click.option(
-        "-o", "--output", "output", metavar="FILE", help="Write the command's file here (see above for what).", **kwargs
+    new = shared_option(
+        "-o", "--output", "output", meaning="The file the command writes.", help=help, metavar="FILE", **kwargs
     )
     if old is None:
         return new
@@ -241,10 +266,10 @@ def output_option(old: str | None = None, **kwargs: Any) -> Decorator:
     return lambda function: _apply(function, [new, alias])
 
 
-def out_dir_option(old: str | None = None, **kwargs: Any) -> Decorator:
+def out_dir_option(help: str, old: str | None = None, **kwargs: Any) -> Decorator:
     """``--out-dir DIR``: the directory the command writes into; ``old`` deprecated as in :func:`output_option`."""
-    new = click.option(
-        "--out-dir", "out_dir", metavar="DIR", help="Write the command's files in this directory (see above).", **kwargs
+    new = shared_option(
+        "--out-dir", "out_dir", meaning="The directory the command writes into.", help=help, metavar="DIR", **kwargs
     )
     if old is None:
         return new
@@ -252,42 +277,33 @@ def out_dir_option(old: str | None = None, **kwargs: Any) -> Decorator:
     return lambda function: _apply(function, [new, alias])
 
 
-force_option = click.option(
-    "--force",
-    is_flag=True,
-    help="Go on where a safety check would stop: demo, in an --out-dir it did not make (your entries are kept); "
-    "tls, though emr.in_transit_encryption is false.",
-)
+def force_option(help: str) -> Decorator:
+    return shared_option("--force", meaning="Go on where a safety check would stop.", help=help, is_flag=True)
 
 
 # ---- What to analyse and how to show it.
 
-dataset_option = click.option(
-    "--dataset",
-    required=True,
-    metavar="ID",
-    help="The dataset: s3://bucket/path, a local path, or table:<name> / table:<db>.<name> (as in contracts).",
-)
+DATASET_HELP = "The dataset: s3://bucket/path, a local path, or table:<name> / table:<db>.<name> (as in contracts)."
 
 
-def job_option(**kwargs: Any) -> Decorator:
-    return click.option(
-        "--job",
-        metavar="JOB",
-        help="The Spark job: its name (runs: an application's name includes its actions), or for launch its "
-        "PySpark script, e.g. jobs/revenue_daily.py (the file stem is the name).",
-        **kwargs,
-    )
+def dataset_option(required: bool = True, help: str | None = None) -> Decorator:
+    return shared_option("--dataset", meaning=DATASET_HELP, help=help, required=required, metavar="ID")
 
 
-def format_option(choices: Sequence[str], default: str) -> Decorator:
-    return click.option(
+def job_option(help: str, **kwargs: Any) -> Decorator:
+    return shared_option("--job", meaning="A Spark job.", help=help, metavar="JOB", **kwargs)
+
+
+def format_option(choices: Sequence[str], default: str, help: str | None = None) -> Decorator:
+    """``--format``; its help, unless given, is that of a table or JSON."""
+    return shared_option(
         "--format",
         "fmt",
+        meaning="How the result is written.",
+        help=help or "How the result is written: a table for people, or JSON for scripts.",
         type=click.Choice(list(choices)),
         default=default,
         show_default=True,
-        help="How the result is written: a table for people, JSON for scripts, or a rendering of the graph.",
     )
 
 
@@ -303,14 +319,15 @@ def level_option(function: Any) -> Any:
     )(function)
 
 
-def depth_option(default: int | None = None, minimum: int = 1) -> Decorator:
-    return click.option(
+def depth_option(help: str, default: int | None = None, minimum: int = 1) -> Decorator:
+    return shared_option(
         "--depth",
+        meaning="Follow lineage at most N jobs from the start.",
+        help=help,
         type=click.IntRange(min=minimum),
         default=default,
         show_default=default is not None,
         metavar="N",
-        help="Follow lineage at most N jobs from the start (graph: around --node; impact's default: all).",
     )
 
 
@@ -324,15 +341,17 @@ def rows_option(minimum: int, default: int) -> Decorator:
     )
 
 
-def schema_dir_option(name: str = "schema_dir") -> Decorator:
+def schema_dir_option(name: str = "schema_dir", help: str | None = None) -> Decorator:
     from emr_lineage.lineage.schemas.store import FETCH_COMMAND, SCHEMA_DIR_ENV_VAR
 
-    return click.option(
+    return shared_option(
         "--schema-dir",
         name,
-        metavar="DIR",
-        help=f"The directory of the OpenLineage JSON schemas (default: ${SCHEMA_DIR_ENV_VAR}, else the user cache "
+        meaning="The directory of the OpenLineage JSON schemas.",
+        help=help
+        or f"The directory of the OpenLineage JSON schemas (default: ${SCHEMA_DIR_ENV_VAR}, else the user cache "
         f"that `{FETCH_COMMAND}` fills).",
+        metavar="DIR",
     )
 
 

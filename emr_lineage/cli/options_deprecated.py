@@ -1,5 +1,6 @@
-"""The deprecated spellings of the last release (:func:`deprecated_alias`) and the options that no longer do
-anything (:func:`retired_option`): hidden, each one ``warning:`` line when given (docs/cli.md, "Vocabulary")."""
+"""The deprecated spellings of the last release (:func:`deprecated_alias`; a command's old name is
+``emr_lineage.cli.app.RENAMED``) and the options that no longer do anything (:func:`retired_option`): hidden,
+each one ``warning:`` line when given (:func:`deprecated`; docs/cli.md, "Vocabulary")."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ import click
 from emr_lineage.cli.output import fail, warn
 
 Decorator = Callable[[Any], Any]
+
+
+def deprecated(old: str, new: str) -> None:
+    """The one ``warning: OLD is deprecated and will be removed in the next release; use NEW`` line on stderr of
+    a deprecated spelling, an option's or a command's."""
+    warn(f"{old} is deprecated and will be removed in the next release; use {new}")
 
 
 class _DeprecatedAlias(click.Option):
@@ -27,7 +34,7 @@ class _DeprecatedAlias(click.Option):
         old = self.opts[0]
         if self.new in opts:
             fail(f"{old} and {self.new_spelling.split()[0]} both given; give only {self.new_spelling.split()[0]}")
-        warn(f"{old} is deprecated and will be removed in the next release; use {self.new_spelling}")
+        deprecated(old, self.new_spelling)
         # The new option is processed after this one (click processes the options not given last).
         opts[self.new] = self.convert(opts[self.name])  # type: ignore[index]
         return None, args

@@ -1,4 +1,4 @@
-"""``emr-lineage post``: send local OpenLineage events to a Marquez or the lineage gateway (docs/cli.md).
+"""``emr-lineage gateway post``: send local OpenLineage events to a Marquez or the lineage gateway (docs/cli.md).
 
 Exit status: 0 every event was posted; 1 the server refused some or redirected (each listed with where it
 was read); 2 it could not run (a bad path or event file, a server that is unreachable, not a lineage
@@ -24,7 +24,7 @@ clock = time.monotonic  # the progress lines' clock (tests replace it)
 
 @click.command("post", cls=Command)
 @events_option(required=True)
-@marquez_option(required=True)
+@marquez_option("Send the events to this Marquez or lineage gateway", required=True)
 @click.option(
     "--api-key",
     envvar=API_KEY_ENV_VAR,

@@ -1,4 +1,4 @@
-"""``emr-lineage replay``: re-post the gateway's archived events to Marquez (docs/gateway.md).
+"""``emr-lineage gateway replay``: re-post the gateway's archived events to Marquez (docs/gateway.md).
 
 Exit status: 0 every selected event was posted (or counted, with --dry-run); 1 some archived
 bodies no longer pass the gateway's checks (skipped, each named); 2 it could not run (archive,
@@ -18,6 +18,7 @@ from emr_lineage.analysis.sources import parse_archive_uri
 from emr_lineage.aws.archive import ArchiveLocation
 from emr_lineage.aws.clients import aws_client
 from emr_lineage.cli.options import (
+    ARCHIVE_FORM,
     archive_option,
     dry_run_option,
     marquez_option,
@@ -47,10 +48,10 @@ def _window_text(since: str | None, until: str | None, arrived_since: str | None
 
 
 @click.command("replay", cls=Command)
-@archive_option(required=True)
-@marquez_option(required=True)
-@since_option
-@until_option
+@archive_option(required=True, help=f"The lineage gateway's archive to re-post from: {ARCHIVE_FORM}.")
+@marquez_option("Re-post to this Marquez itself (the lineage gateway's URL is refused)", required=True)
+@since_option()
+@until_option()
 @click.option(
     "--arrived-since",
     metavar="ISO",
@@ -64,7 +65,7 @@ def _window_text(since: str | None, until: str | None, arrived_since: str | None
 @click.option(
     "--run", "run_id", metavar="RUN_ID", help="Only this run (the root or parent run for a Spark application)."
 )
-@dry_run_option
+@dry_run_option("Count what would be replayed; post nothing.")
 @timeout_option()
 def replay_command(
     archive: str,

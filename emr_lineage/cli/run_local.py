@@ -23,7 +23,7 @@ from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.listener.maven import local_listener_jar
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import DRIVER_CLASSPATH, ListenerConfig, local_listener_properties
-from emr_lineage.spark.local import run_script
+from emr_lineage.spark.local import LOCAL_SPARK, run_script
 
 
 def _check_output(output: str, script: Path, script_args: Sequence[str]) -> None:
@@ -38,8 +38,16 @@ def _check_output(output: str, script: Path, script_args: Sequence[str]) -> None
 
 @click.command("run-local", cls=Command)
 @url_option
-@output_option(old="--events", type=click.Path(dir_okay=False, path_type=Path))
-@conf_option
+@output_option(
+    "Append the listener's events to this file, one JSON event per line.",
+    old="--events",
+    type=click.Path(dir_okay=False, path_type=Path),
+)
+@conf_option(
+    "A Spark property for this run (repeatable), over the defaults "
+    + ", ".join(f"{key}={value}" for key, value in LOCAL_SPARK.items())
+    + "."
+)
 @settings_options
 @click.argument("script", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)

@@ -13,6 +13,7 @@ from emr_lineage.cli.output import Group, fail
 from emr_lineage.lineage.schemas.store import (
     CANONICAL_BASE_URL,
     DEFAULT_FETCH_TIMEOUT,
+    SCHEMA_DIR_ENV_VAR,
     SPEC_VERSION,
     fetch,
     install_from_dir,
@@ -27,7 +28,10 @@ def schemas_group() -> None:
 
 
 @schemas_group.command("fetch")
-@schema_dir_option("directory")
+@schema_dir_option(
+    "directory",
+    f"Write the schemas in this directory (default: ${SCHEMA_DIR_ENV_VAR}, else the user cache the event checks read).",
+)
 @click.option(
     "--from-dir",
     "from_dir",

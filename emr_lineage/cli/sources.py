@@ -24,6 +24,8 @@ from emr_lineage.analysis.sources import (
     read_marquez,
 )
 from emr_lineage.cli.options import (
+    ARCHIVE_FORM,
+    MARQUEZ_EVENTS,
     archive_option,
     events_option,
     graph_file_option,
@@ -56,29 +58,39 @@ class SourceRequest:
     skip_invalid: bool
 
 
-def source_options(function: Callable[..., Any]) -> Callable[..., Any]:
+# --graph FILE of the commands that read runs (drift, audit, runs): impact reads any graph file.
+RUNS_GRAPH_HELP = (
+    "Answer from a lineage graph file written with its runs: emr-lineage graph --format json --with-runs -o FILE "
+    "(one without runs is refused)."
+)
+
+
+def source_options(graph_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--events``/``--marquez``/``--archive``/``--graph`` (one of them), ``--since``/``--until``,
-    ``--timeout``, ``--skip-invalid`` (each declared in :mod:`emr_lineage.cli.options`), passed to the
-    command as one ``source``: :class:`SourceRequest`."""
+    ``--timeout``, ``--skip-invalid`` (each declared in :mod:`emr_lineage.cli.options`; ``--graph``'s help is
+    ``graph_help``), passed to the command as one ``source``: :class:`SourceRequest`."""
     names = [f.name for f in fields(SourceRequest)]
-
-    @functools.wraps(function)
-    def command(**kwargs: Any) -> Any:
-        return function(source=SourceRequest(**{name: kwargs.pop(name) for name in names}), **kwargs)
-
     options = [
         events_option(),
-        marquez_option(),
-        archive_option(),
-        graph_file_option,
-        since_option,
-        until_option,
+        marquez_option(MARQUEZ_EVENTS),
+        archive_option(help=f"Read the events of the lineage gateway's archive: {ARCHIVE_FORM}."),
+        graph_file_option(graph_help),
+        since_option(),
+        until_option(),
         timeout_option(),
         skip_invalid_option,
     ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def command(**kwargs: Any) -> Any:
+            return function(source=SourceRequest(**{name: kwargs.pop(name) for name in names}), **kwargs)
+
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
 
 
 def read_source(request: SourceRequest) -> EventSource:

@@ -31,10 +31,14 @@ from emr_lineage.settings.loader import load_settings
     show_default=True,
     help="Days the certificate is valid.",
 )
-@output_option(old="--out", type=click.Path(path_type=Path, dir_okay=False))
+@output_option(
+    "Also keep the zip here: a new file (it holds the private key; written owner-only).",
+    old="--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+)
 @artifacts_bucket_option
 @click.option("--replace", is_flag=True, help="Replace a zip already staged (running clusters keep the old one).")
-@force_option
+@force_option("Make and upload the zip even though emr.in_transit_encryption is false.")
 def tls_command(
     env: str, cdk_json: Path, days: int, output: Path | None, bucket: str | None, replace: bool, force: bool
 ) -> None:

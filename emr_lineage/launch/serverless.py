@@ -119,11 +119,11 @@ def staged_jar_uri(clients: ServerlessClients, settings: EnvironmentSettings, bu
     if artifact.sha256 is None:
         raise JobError(
             "the listener jar is not pinned (versions.openlineage_spark.sha256 in cdk.json): "
-            "run emr-lineage fetch-listener --pin, then emr-lineage stage-listener --env " + env
+            "run emr-lineage listener fetch --pin, then emr-lineage listener stage --env " + env
         )
     if stored_sha256(clients.s3, bucket, key) != artifact.sha256:
         raise JobError(
-            f"the pinned listener jar is not staged at s3://{bucket}/{key}: run emr-lineage stage-listener --env {env}"
+            f"the pinned listener jar is not staged at s3://{bucket}/{key}: run emr-lineage listener stage --env {env}"
         )
     return f"s3://{bucket}/{key}"
 

@@ -1,7 +1,7 @@
 """The OpenLineage Spark listener jar: where it comes from, where it is staged, how nodes get it.
 
 One source of truth for the artifact's S3 location and for the bootstrap action's arguments:
-``emr-lineage stage-listener`` uploads the jar to :func:`listener_s3_key`, and the EMR stack
+``emr-lineage listener stage`` uploads the jar to :func:`listener_s3_key`, and the EMR stack
 registers ``bootstrap/install-openlineage.sh`` with :func:`bootstrap_arguments` in the launch spec
 that ``emr-lineage launch`` and ``e2e`` start clusters from. The jar is verified against the SHA-256 pinned in cdk.json
 (``emr-lineage.versions.openlineage_spark.sha256``) before anything is uploaded (and staged with

@@ -72,6 +72,6 @@ def file_sha256(path: Path) -> tuple[str, int]:
 
 def not_pinned(file_name: str) -> ListenerNotPinnedError:
     return ListenerNotPinnedError(
-        f"{file_name}: no SHA-256 pinned in cdk.json ({PIN_KEY} is null); run `emr-lineage fetch-listener --pin` "
+        f"{file_name}: no SHA-256 pinned in cdk.json ({PIN_KEY} is null); run `emr-lineage listener fetch --pin` "
         "to fetch it with Maven and write the pin (docs/listener.md)"
     )

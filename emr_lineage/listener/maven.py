@@ -8,7 +8,7 @@ the cache never holds half a file or an unverified one). A jar already in place 
 SHA-256 is used as it is, without running Maven. :func:`local_listener_jar` is the cheap check
 before a local Spark run: the cached jar, verified, or one line saying how to get it.
 
-``pin=True`` (``emr-lineage fetch-listener --pin``) fetches without a pin: the jar's SHA-1 is
+``pin=True`` (``emr-lineage listener fetch --pin``) fetches without a pin: the jar's SHA-1 is
 checked against the ``.sha1`` the repository published (copied through Maven too), and the
 caller records the SHA-256 (:mod:`emr_lineage.listener.pin`). See docs/listener.md.
 """
@@ -37,7 +37,7 @@ from emr_lineage.settings.model import ListenerArtifact
 
 # Where the verified jar is kept, instead of the user cache (tests, CI caches).
 LISTENER_DIR_ENV_VAR = "EMR_LINEAGE_LISTENER_DIR"
-FETCH_COMMAND = "emr-lineage fetch-listener"
+FETCH_COMMAND = "emr-lineage listener fetch"
 _SHA1 = re.compile(r"[0-9a-f]{40}")
 
 
@@ -175,7 +175,7 @@ def _check_pin(jar: FetchedJar, artifact: ListenerArtifact, directory: Path) -> 
         raise ChecksumMismatchError(
             f"{jar.coordinates}: SHA-256 mismatch, Maven gave {jar.sha256} but cdk.json pins {artifact.sha256}; "
             f"not kept ({directory} unchanged); a different file than the pinned one: find out why before "
-            "pinning it (`emr-lineage fetch-listener --pin --replace-pin`)"
+            "pinning it (`emr-lineage listener fetch --pin --replace-pin`)"
         )
 
 

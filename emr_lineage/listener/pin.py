@@ -1,4 +1,4 @@
-"""``fetch-listener --pin``: fetch the listener jar with Maven, verify it, pin its SHA-256 in cdk.json.
+"""``listener fetch --pin``: fetch the listener jar with Maven, verify it, pin its SHA-256 in cdk.json.
 
 Maven copies the jar (and its ``.sha1``) with ``--strict-checksums``: the jar must match the SHA-1
 the repository published. When cdk.json names the release key's fingerprint, the ``.asc`` (also

@@ -234,7 +234,7 @@ def listener_pin(settings: EnvironmentSettings) -> CheckResult:
     if artifact.sha256 is None:
         detail = f"versions.openlineage_spark.sha256 is null for {artifact.file_name}"
         return CheckResult(
-            "listener-pin", title, Status.FAIL, detail, f"emr-lineage stage-listener --env {settings.name} --pin"
+            "listener-pin", title, Status.FAIL, detail, f"emr-lineage listener stage --env {settings.name} --pin"
         )
     return CheckResult("listener-pin", title, Status.PASS, f"{artifact.file_name} sha256 {artifact.sha256[:12]}…")
 
@@ -243,7 +243,7 @@ def listener_jar(clients: DoctorClients, settings: EnvironmentSettings, bucket: 
     title = "listener jar staged"
     artifact = settings.versions.openlineage_spark
     uri = f"s3://{bucket}/{listener_s3_key(artifact)}"
-    fix = f"emr-lineage stage-listener --env {settings.name}"
+    fix = f"emr-lineage listener stage --env {settings.name}"
     try:
         head = head_object(clients.s3, bucket, listener_s3_key(artifact))
     except AwsError as exc:
@@ -298,7 +298,7 @@ def dead_letter_queue(clients: DoctorClients, queue_url: str) -> CheckResult:
     if count:
         fix = (
             f"once Marquez is healthy: aws sqs start-message-move-task --source-arn {arn} "
-            "(back to the queue; or emr-lineage replay, docs/gateway.md)"
+            "(back to the queue; or emr-lineage gateway replay, docs/gateway.md)"
         )
         return CheckResult("dead-letter-queue", title, Status.FAIL, f"{count} message(s) in {arn}", fix)
     return CheckResult("dead-letter-queue", title, Status.PASS, f"{arn} is empty")

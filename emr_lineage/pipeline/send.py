@@ -1,6 +1,6 @@
 """Send OpenLineage events to a lineage endpoint: Marquez's ``POST /api/v1/lineage`` or the gateway's.
 
-Used by ``emr-lineage post`` (events from files). Events are read with
+Used by ``emr-lineage gateway post`` (events from files). Events are read with
 :func:`~emr_lineage.lineage.events.reader.load_events` and POSTed one after another, in the order
 they were read (paths in the order given, lines in order), except that the events of one run are put
 in ``eventTime`` order (stable: ties keep the read order) in the places that run's events held:

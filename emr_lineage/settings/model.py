@@ -47,7 +47,7 @@ class RemovalPolicyName(StrEnum):
 class ListenerArtifact(Strict):
     """The OpenLineage Spark listener jar: Maven coordinates and the checksum it must match.
 
-    Maven fetches it (``emr-lineage fetch-listener``; the repository, or a mirror, is Maven's own
+    Maven fetches it (``emr-lineage listener fetch``; the repository, or a mirror, is Maven's own
     settings.xml, see docs/listener.md).
     """
 
@@ -65,13 +65,13 @@ class ListenerArtifact(Strict):
     # None until a maintainer has pinned it; until then the jar is not used anywhere.
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = Field(
         default=None,
-        description="The jar's SHA-256, written by `emr-lineage fetch-listener --pin`; until it is set, "
-        "`fetch-listener` and `stage-listener` refuse and clusters stop at boot with a clear message. The jar comes "
+        description="The jar's SHA-256, written by `emr-lineage listener fetch --pin`; until it is set, "
+        "`listener fetch` and `listener stage` refuse and clusters stop at boot with a clear message. The jar comes "
         "from Maven (`mvn` as configured: a mirror goes into Maven's `settings.xml`, not here).",
     )
     pgp_fingerprint: Annotated[str, Field(pattern=r"^[0-9A-F]{40}$")] | None = Field(
         default=None,
-        description="The release signing key's fingerprint (40 hex digits); `fetch-listener --pin` then also checks "
+        description="The release signing key's fingerprint (40 hex digits); `listener fetch --pin` then also checks "
         "the jar's `.asc` signature with the key file given by `--pgp-key`. Null: Maven's checksums only "
         "([what is verified](listener.md#what-is-verified-and-what-is-not)).",
     )

@@ -1,6 +1,6 @@
 """Write the listener's SHA-256 pin into cdk.json, changing that one value and nothing else.
 
-``emr-lineage stage-listener --pin`` records the checksum it verified in
+``emr-lineage listener stage --pin`` records the checksum it verified in
 ``context.emr-lineage.versions.openlineage_spark.sha256``. cdk.json is a file people edit and
 review, so it is not re-serialised: the current value's span in the text is found, replaced,
 the result is parsed again and compared with the original (only that key may differ), and the

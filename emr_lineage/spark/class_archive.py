@@ -11,7 +11,7 @@ modification time it had then: a jar fetched again (the listener, after its cach
 reinstalled pyspark, and the JVM silently refuses the archive. So there is one archive per (``java``,
 Spark, driver classpath, and the size and modification time of each of their jars), named by their
 hash; a run whose classpath has none runs as before. :func:`emr_lineage.spark.local.prepare_class_archive`
-makes one (``emr-lineage fetch-listener`` does, for the listener's classpath, so ``make setup`` does).
+makes one (``emr-lineage listener fetch`` does, for the listener's classpath, so ``make setup`` does).
 The JVM's own messages about the archive are turned off: an archive it cannot use is not the user's
 problem.
 """

@@ -115,7 +115,7 @@ def settings_with(sha256: str | None, *, listener_source: str = "bundle", fail_o
 
 @pytest.fixture
 def bucket(s3_client, listener_jar) -> str:
-    """A fresh artifacts bucket holding the staged test jar at the key stage-listener uses."""
+    """A fresh artifacts bucket holding the staged test jar at the key listener stage uses."""
     name = f"artifacts-{uuid.uuid4().hex[:12]}"
     s3_client.create_bucket(Bucket=name)
     key = listener_s3_key(load_settings("dev").versions.openlineage_spark)

@@ -1,4 +1,4 @@
-"""emr_lineage.aws.upload: the one SHA-256-guarded upload, shared by stage-listener and launch."""
+"""emr_lineage.aws.upload: the one SHA-256-guarded upload, shared by listener stage and launch."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``emr-lineage archive query`` against moto's Athena: the named query rendered and started in the
+"""``emr-lineage gateway archive query`` against moto's Athena: the named query rendered and started in the
 environment's workgroup, its rows printed; a failed, cancelled, overdue or interrupted query.
 
 moto runs no SQL: the rows are seeded (``query_results_queue``) and the states set on its backend.
@@ -66,7 +66,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def run(*args: str) -> Any:
-    return CliRunner().invoke(main, ["archive", "query", *args, "--env", ENV, "--cdk-json", str(CDK_JSON)])
+    return CliRunner().invoke(main, ["gateway", "archive", "query", *args, "--env", ENV, "--cdk-json", str(CDK_JSON)])
 
 
 def test_a_named_query_runs_in_the_workgroup_and_prints_its_rows(aws: None) -> None:
@@ -204,7 +204,7 @@ def test_a_missing_workgroup_parameter_names_the_gateway_stack(aws: None) -> Non
 
 
 def test_list_names_every_query_and_its_options() -> None:
-    result = CliRunner().invoke(main, ["archive", "list", "--format", "json"])
+    result = CliRunner().invoke(main, ["gateway", "archive", "list", "--format", "json"])
     assert result.exit_code == 0
     listed = {q["name"]: q["options"] for q in json.loads(result.stdout)}
     assert listed == {

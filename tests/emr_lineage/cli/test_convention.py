@@ -7,30 +7,30 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
 from emr_lineage.cli.output import DEBUG_ENV_VAR
+from tests.helpers import every_command
 from tests.paths import CDK_JSON
 
 # Every command, with the arguments that get it past option parsing.
 COMMANDS = {
-    "archive list": [],
-    "archive query": ["late_events", "--since", "2026-11-20"],
+    "gateway archive list": [],
+    "gateway archive query": ["late_events", "--since", "2026-11-20"],
     "config": [],
     "demo": ["--out-dir", "OUT", "--rows", "200"],
     "e2e": [],
     "graph": ["--events", "EVENTS"],
     "validate": ["--contract", "CONTRACT", "--events", "EVENTS"],
     "launch": ["--job", "JOB"],
-    "stage-listener": ["--bucket", "some-bucket"],
-    "fetch-listener": [],
+    "listener stage": ["--bucket", "some-bucket"],
+    "listener fetch": [],
     "run-local": ["--events", "EVENTS", "JOB"],
     "schemas fetch": ["--schema-dir", "OUT"],
-    "post": ["--events", "EVENTS", "--marquez", "http://127.0.0.1:9"],
-    "replay": ["--archive", "s3://b", "--marquez", "http://127.0.0.1:9"],
+    "gateway post": ["--events", "EVENTS", "--marquez", "http://127.0.0.1:9"],
+    "gateway replay": ["--archive", "s3://b", "--marquez", "http://127.0.0.1:9"],
     "gateway serve": ["--marquez", "http://127.0.0.1:9", "--archive", "s3://b", "--queue", "q"],
     "tls": [],
     "doctor": [],
@@ -40,15 +40,15 @@ COMMANDS = {
     "runs": ["--events", "EVENTS"],
 }
 SETTINGS_COMMANDS = (
-    "archive query",
+    "gateway archive query",
     "config",
     "demo",
     "doctor",
     "e2e",
-    "fetch-listener",
+    "listener fetch",
     "launch",
     "run-local",
-    "stage-listener",
+    "listener stage",
     "tls",
 )
 
@@ -81,15 +81,7 @@ def _args(command: str, inputs: dict[str, str]) -> list[str]:
 
 
 def test_every_command_is_in_the_table() -> None:
-    context = click.Context(main)
-    commands = {name: main.get_command(context, name) for name in main.list_commands(context)}
-    names = {
-        f"{name} {sub}" if isinstance(command, click.Group) else name
-        for name, command in commands.items()
-        for sub in (command.commands if isinstance(command, click.Group) else [None])
-    }
-    assert names == set(COMMANDS)
-    assert all(command.name == name for name, command in commands.items())  # each lazy entry names its command
+    assert set(every_command()) == set(COMMANDS)  # and each lazy entry names its command
 
 
 def test_a_command_imports_only_what_it_runs() -> None:
@@ -107,6 +99,7 @@ def test_a_command_imports_only_what_it_runs() -> None:
         (["bogus"], "No such command 'bogus'. (see: emr-lineage --help)"),
         (["--bogus"], "No such option '--bogus'. (see: emr-lineage --help)"),
         (["schemas", "bogus"], "No such command 'bogus'. (see: emr-lineage schemas --help)"),
+        (["gateway", "archive", "bogus"], "No such command 'bogus'. (see: emr-lineage gateway archive --help)"),
     ],
 )
 def test_a_mistake_before_the_command_is_one_line_and_exit_2(args: list[str], expected: str) -> None:
@@ -114,7 +107,7 @@ def test_a_mistake_before_the_command_is_one_line_and_exit_2(args: list[str], ex
     assert code == 2 and _one_error_line(err) == f"error: {expected}"
 
 
-@pytest.mark.parametrize("args", [[], ["schemas"]])
+@pytest.mark.parametrize("args", [[], ["schemas"], ["listener"], ["gateway"], ["gateway", "archive"]])
 def test_a_group_without_a_command_shows_its_help(args: list[str]) -> None:
     code, out, _ = _run(args)
     assert code == 0 and out.startswith("Usage: ")

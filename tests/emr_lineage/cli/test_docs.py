@@ -8,25 +8,18 @@ from pathlib import Path
 import click
 from click.testing import CliRunner
 
-from emr_lineage.cli.app import main
+from emr_lineage.cli.app import LAZY_COMMANDS, main
+from tests.helpers import every_command
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def _shown_options() -> list[tuple[str, str]]:
-    context = click.Context(main)
     found = []
-    for name in main.list_commands(context):
-        command = main.get_command(context, name)
-        commands = (
-            {f"{name} {sub}": child for sub, child in command.commands.items()}
-            if isinstance(command, click.Group)
-            else {name: command}
-        )
-        for full, child in commands.items():
-            for param in child.params:
-                if isinstance(param, click.Option) and not param.hidden:
-                    found += [(full, spelling) for spelling in param.opts if spelling.startswith("--")]
+    for full, command in every_command().items():
+        for param in command.params:
+            if isinstance(param, click.Option) and not param.hidden:
+                found += [(full, spelling) for spelling in param.opts if spelling.startswith("--")]
     return [(command, option) for command, option in found if option != "--help"]
 
 
@@ -50,4 +43,16 @@ def test_gateway_serve_options_are_in_cli_md_and_gateway_md() -> None:
 def test_gateway_serve_help_says_its_archive_is_a_bucket() -> None:
     """gateway serve refuses s3://bucket/prefix (it writes at the root): its help says so."""
     text = " ".join(CliRunner().invoke(main, ["gateway", "serve", "--help"]).stdout.split())
-    assert "gateway serve: s3://bucket only" in text
+    assert "s3://bucket: the gateway writes at its root (no prefix)" in text
+
+
+def test_cli_md_follows_the_areas_of_help() -> None:
+    """docs/cli.md shows the commands part of `emr-lineage --help` as it is, and has one section per area, in
+    the order of the help."""
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    shown = CliRunner().invoke(main, ["--help"], terminal_width=78).stdout  # click's width on 80+ columns
+    commands = shown.split("Show this message and exit.\n\n", 1)[1]
+    assert f"```text\n{commands}```" in text
+    areas = list(dict.fromkeys(area for area, _ in LAZY_COMMANDS.values()))
+    sections = [line[3:].split(":")[0] for line in text.splitlines() if line.startswith("## ")]
+    assert [section for section in sections if section in areas] == areas

@@ -40,7 +40,7 @@ def test_an_empty_account_exits_1_with_each_fix_in_the_table(aws, tmp_path: Path
         f"npx cdk bootstrap aws://123456789012/{REGION}",
         "aws iam create-service-linked-role --aws-service-name elasticmapreduce.amazonaws.com",
         f"make deploy ENV={ENV}",
-        f"emr-lineage stage-listener --env {ENV} --pin",
+        f"emr-lineage listener stage --env {ENV} --pin",
         "skipped (needs",
     ):
         assert fix in result.stdout, fix

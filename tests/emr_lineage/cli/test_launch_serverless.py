@@ -252,7 +252,7 @@ def test_a_jar_not_staged_is_exit_2_before_any_upload(app_id, job_file, tmp_path
     launch_aws.s3.delete_object(Bucket=BUCKET, Key="listener/openlineage-spark_2.12-1.53.0.jar")
     result = run(tmp_path, "--serverless", "--job", str(job_file))
     assert result.exit_code == 2
-    assert f"the pinned listener jar is not staged at {JAR}: run emr-lineage stage-listener --env dev" in result.stderr
+    assert f"the pinned listener jar is not staged at {JAR}: run emr-lineage listener stage --env dev" in result.stderr
     assert job_runs(REGION, app_id) == []
 
 

@@ -1,4 +1,4 @@
-"""`emr-lineage post`: local events to the suite's fake Marquez and to the local lineage gateway."""
+"""`emr-lineage gateway post`: local events to the suite's fake Marquez and to the local lineage gateway."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _write(path: Path, events: list[dict]) -> Path:
 
 
 def _post(*args: str, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(main, ["post", *args], env={"EMR_LINEAGE_API_KEY": None, **(env or {})})
+    return CliRunner().invoke(main, ["gateway", "post", *args], env={"EMR_LINEAGE_API_KEY": None, **(env or {})})
 
 
 def _key(event: dict) -> tuple[str, str]:

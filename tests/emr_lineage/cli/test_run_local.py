@@ -37,7 +37,7 @@ def test_a_destination_is_required(script) -> None:
 
 def test_a_listener_jar_not_fetched_is_one_line_and_exit_2(script, tmp_path) -> None:
     result = _run("--output", str(tmp_path / "e.jsonl"), str(script), env={LISTENER_DIR_ENV_VAR: str(tmp_path)})
-    one_error_line(result, "not fetched yet: run `make setup` or `emr-lineage fetch-listener`")
+    one_error_line(result, "not fetched yet: run `make setup` or `emr-lineage listener fetch`")
 
 
 def test_a_conf_that_is_not_key_value_is_one_line_and_exit_2(script, tmp_path) -> None:

@@ -1,5 +1,5 @@
-"""docs/cli.md "Vocabulary": one meaning per option name across every command, and the last
-release's spellings still working with one deprecation line on stderr."""
+"""docs/cli.md "Vocabulary": one meaning per option name across every command (its help written for each),
+and the last release's spellings still working with one deprecation line on stderr."""
 
 from __future__ import annotations
 
@@ -10,42 +10,73 @@ import pytest
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
+from emr_lineage.cli.options import SharedOption
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.conftest import write_jsonl
+from tests.helpers import every_command
 from tests.paths import CDK_JSON
 
 DEPRECATED = "is deprecated and will be removed in the next release; use"
 RETIRED = "no longer applies and will be removed in the next release:"
 
 
-def _commands() -> dict[str, click.Command]:
-    context = click.Context(main)
-    found: dict[str, click.Command] = {}
-    for name in main.list_commands(context):
-        command = main.get_command(context, name)
-        if isinstance(command, click.Group):
-            found.update({f"{name} {sub}": child for sub, child in command.commands.items()})
-        else:
-            found[name] = command
-    return found
-
-
 def _options(hidden: bool) -> list[tuple[str, click.Option]]:
     return [
         (name, param)
-        for name, command in _commands().items()
+        for name, command in every_command().items()
         for param in command.params
         if isinstance(param, click.Option) and param.hidden == hidden
     ]
 
 
 def test_no_two_commands_give_an_option_name_two_meanings() -> None:
+    """An option two commands show is options.py's (a SharedOption): one meaning and metavar, whatever its help
+    says in each command."""
     meanings: dict[str, dict[tuple, list[str]]] = {}
     for command, option in _options(hidden=False):
         for spelling in option.opts:
-            meanings.setdefault(spelling, {}).setdefault((option.help, option.metavar), []).append(command)
+            meaning = option.meaning if isinstance(option, SharedOption) else option.help
+            meanings.setdefault(spelling, {}).setdefault((meaning, option.metavar), []).append(command)
     differing = {spelling: m for spelling, m in meanings.items() if len(m) > 1}
     assert differing == {}
+
+
+def _help(command: str, spelling: str) -> str:
+    (option,) = [p for p in every_command()[command].params if isinstance(p, click.Option) and spelling in p.opts]
+    return " ".join((option.help or "").split())
+
+
+@pytest.mark.parametrize(
+    "command, spelling, says, not_said",
+    [
+        ("impact", "--graph", "graph --format json", ["runs", "impact"]),
+        *[(c, "--graph", "--with-runs", ["impact"]) for c in ("drift", "audit", "runs")],
+        ("gateway replay", "--dry-run", "Count what would be replayed", ["launch", "serverless"]),
+        ("launch", "--dry-run", "StartJobRun", ["replay"]),
+        ("run-local", "--conf", "spark.master=local[2]", ["launch", "serverless"]),
+        ("launch", "--conf", "With --serverless", ["run-local", "local[2]"]),
+        ("demo", "--force", "--out-dir", ["tls", "in_transit"]),
+        ("tls", "--force", "in_transit_encryption", ["demo", "--out-dir"]),
+        ("gateway post", "--marquez", "lineage gateway", ["replay", "refused"]),
+        ("gateway replay", "--marquez", "lineage gateway's URL is refused", ["Send"]),
+        ("graph", "--marquez", "raw events", ["post", "replay"]),
+        ("gateway serve", "--archive", "s3://bucket", ["prefix for a copy"]),
+        ("impact", "--archive", "s3://bucket/prefix", ["gateway serve", "root"]),
+        ("launch", "--job", "PySpark script", ["runs"]),
+        ("runs", "--job", "by name", ["launch", "script"]),
+        ("graph", "--depth", "With --node", ["impact"]),
+        ("impact", "--depth", "from the dataset", ["graph", "--node"]),
+        ("doctor", "--format", "table", ["graph"]),
+        ("gateway archive query", "--dataset", "storage URI", ["table:"]),
+        ("schemas fetch", "--schema-dir", "Write the schemas", ["schemas fetch"]),
+    ],
+)
+def test_an_options_help_is_written_for_its_command(
+    command: str, spelling: str, says: str, not_said: list[str]
+) -> None:
+    """What an option does in another command is that command's help, not this one's."""
+    text = _help(command, spelling)
+    assert says in text and not [word for word in not_said if word in text], text
 
 
 def test_every_hidden_option_is_a_deprecated_spelling_or_a_retired_option_that_warns() -> None:
@@ -62,7 +93,7 @@ def test_every_hidden_option_is_a_deprecated_spelling_or_a_retired_option_that_w
         "--out",
     }
     for command, option in aliases:
-        shown = {p.name for p in _commands()[command].params if isinstance(p, click.Option) and not p.hidden}
+        shown = {p.name for p in every_command()[command].params if isinstance(p, click.Option) and not p.hidden}
         assert option.new in shown, (command, option.opts)
         assert not option.expose_value
     assert sorted((command, option.opts[0]) for command, option in retired) == [
@@ -174,6 +205,6 @@ def test_an_old_and_a_new_spelling_together_are_one_error(events: str) -> None:
 
 
 def test_help_shows_the_new_spellings_only() -> None:
-    result = CliRunner().invoke(main, ["replay", "--help"])
+    result = CliRunner().invoke(main, ["gateway", "replay", "--help"])
     assert "--archive" in result.stdout and "--bucket" not in result.stdout
     assert "--arrived-since" in result.stdout and "in 0.1" not in result.stdout

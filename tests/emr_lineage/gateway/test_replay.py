@@ -1,4 +1,4 @@
-"""emr-lineage replay: archived events back to Marquez, per run in order, idempotently."""
+"""emr-lineage gateway replay: archived events back to Marquez, per run in order, idempotently."""
 
 from __future__ import annotations
 
@@ -57,7 +57,9 @@ def archive(monkeypatch: pytest.MonkeyPatch):
 
 
 def _replay(marquez: FakeMarquez, *args: str):
-    return CliRunner().invoke(main, ["replay", "--archive", f"s3://{BUCKET}", "--marquez", marquez.url, *args])
+    return CliRunner().invoke(
+        main, ["gateway", "replay", "--archive", f"s3://{BUCKET}", "--marquez", marquez.url, *args]
+    )
 
 
 def test_every_run_is_replayed_in_its_order_normalised(archive, marquez: FakeMarquez) -> None:
@@ -136,12 +138,12 @@ def test_an_archive_under_a_prefix_and_the_deprecated_bucket(archive, marquez: F
     for item in s3.list_objects_v2(Bucket=BUCKET, Prefix="raw/")["Contents"]:
         s3.copy_object(Bucket=BUCKET, Key=f"copy/{item['Key']}", CopySource={"Bucket": BUCKET, "Key": item["Key"]})
     result = CliRunner().invoke(
-        main, ["replay", "--archive", f"s3://{BUCKET}/copy", "--marquez", marquez.url, "--dry-run"]
+        main, ["gateway", "replay", "--archive", f"s3://{BUCKET}/copy", "--marquez", marquez.url, "--dry-run"]
     )
     assert (
         result.exit_code == 0 and f"6 event(s) of 2 run(s) would be replayed from s3://{BUCKET}/copy/" in result.stdout
     )
-    old = CliRunner().invoke(main, ["replay", "--bucket", BUCKET, "--marquez", marquez.url, "--dry-run"])
+    old = CliRunner().invoke(main, ["gateway", "replay", "--bucket", BUCKET, "--marquez", marquez.url, "--dry-run"])
     assert old.exit_code == 0 and f"6 event(s) of 2 run(s) would be replayed from s3://{BUCKET}/" in old.stdout
     warnings = [line for line in old.stderr.splitlines() if line.startswith("warning: ")]
     assert warnings == [
@@ -187,10 +189,14 @@ def test_a_body_that_no_longer_passes_is_skipped_and_named(archive, marquez: Fak
 def test_bad_input_is_one_line(archive, marquez: FakeMarquez) -> None:
     one_error_line(_replay(marquez, "--arrived-until", "2026-11-23T10:00Z"), "--arrived-until needs --arrived-since")
     one_error_line(_replay(marquez, "--since", "yesterday"), "--since 'yesterday': expected an ISO 8601 time")
-    result = CliRunner().invoke(main, ["replay", "--archive", "s3://no-such-archive", "--marquez", marquez.url])
+    result = CliRunner().invoke(
+        main, ["gateway", "replay", "--archive", "s3://no-such-archive", "--marquez", marquez.url]
+    )
     one_error_line(result, "cannot list s3://no-such-archive/raw/")
     one_error_line(_replay(marquez, "--archive", "b"), "--archive 'b': expected s3://bucket or s3://bucket/prefix")
-    both = CliRunner().invoke(main, ["replay", "--archive", "s3://a", "--bucket", "b", "--marquez", marquez.url])
+    both = CliRunner().invoke(
+        main, ["gateway", "replay", "--archive", "s3://a", "--bucket", "b", "--marquez", marquez.url]
+    )
     one_error_line(both, "--bucket and --archive both given")
 
 
@@ -270,5 +276,5 @@ def test_replay_posts_to_marquez_itself_not_to_the_gateway(archive, marquez: Fak
     finally:
         gateway.stop(drain_seconds=0)
     assert marquez.posted == []
-    help_text = " ".join(CliRunner().invoke(main, ["replay", "--help"]).stdout.split())
-    assert "replay may not" in help_text and "the lineage gateway's URL works too" not in help_text
+    help_text = " ".join(CliRunner().invoke(main, ["gateway", "replay", "--help"]).stdout.split())
+    assert "Re-post to this Marquez itself (the lineage gateway's URL is refused)" in help_text

@@ -1,6 +1,6 @@
 """Fetching the listener jar with the real ``mvn``: the real 1.53.0 jar against the committed pin, refusals
 that keep nothing, Maven's strict checksums on a throwaway file:// repository, Maven missing, failing,
-too slow or interrupted, and ``emr-lineage fetch-listener`` as one line and exit 2."""
+too slow or interrupted, and ``emr-lineage listener fetch`` as one line and exit 2."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ COMMITTED_PIN = "9fe28ee2e5b2cb535cd51b6572394bddeb684bf0c58650a698cf7724ce62d94
 
 
 def fetch_cli(*args: str):
-    return CliRunner().invoke(main, ["fetch-listener", *args])
+    return CliRunner().invoke(main, ["listener", "fetch", *args])
 
 
 # --- the real jar -------------------------------------------------------------------------------
@@ -71,7 +71,7 @@ def test_a_wrong_pin_keeps_nothing_and_leaves_the_file_in_place_alone(tmp_path):
 
 def test_unpinned_is_refused_before_maven(tmp_path, no_mvn):
     with pytest.raises(
-        ListenerNotPinnedError, match="no SHA-256 pinned in cdk.json.*`emr-lineage fetch-listener --pin`"
+        ListenerNotPinnedError, match="no SHA-256 pinned in cdk.json.*`emr-lineage listener fetch --pin`"
     ):
         fetch_listener_jar(LISTENER.model_copy(update={"sha256": None}), directory=tmp_path / "cache")
     assert not (tmp_path / "cache").exists()
@@ -93,7 +93,7 @@ def test_local_listener_jar_is_the_verified_jar_of_the_cache(real_jar, monkeypat
 
 
 def test_local_listener_jar_not_fetched_yet(cache_dir):
-    with pytest.raises(ListenerError, match=r"not fetched yet: run `make setup` or `emr-lineage fetch-listener`$"):
+    with pytest.raises(ListenerError, match=r"not fetched yet: run `make setup` or `emr-lineage listener fetch`$"):
         local_listener_jar(LISTENER)
 
 
@@ -105,7 +105,7 @@ def test_local_listener_jar_that_is_not_the_pinned_one(cache_dir):
 
 
 def test_local_listener_jar_unpinned(cache_dir):
-    with pytest.raises(ListenerNotPinnedError, match="fetch-listener --pin"):
+    with pytest.raises(ListenerNotPinnedError, match="listener fetch --pin"):
         local_listener_jar(LISTENER.model_copy(update={"sha256": None}))
 
 
@@ -234,7 +234,7 @@ def test_ctrl_c_or_sigterm_while_maven_copies_leaves_nothing_in_the_cache(tmp_pa
     cache = tmp_path / "cache"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", LISTENER_DIR_ENV_VAR: str(cache)}
     done = subprocess.run(
-        [sys.executable, "-m", "emr_lineage", "fetch-listener"], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "emr_lineage", "listener", "fetch"], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == code, done.stderr
     assert done.stderr.strip() == "error: interrupted"
@@ -273,7 +273,7 @@ def test_cli_class_archive_names_local_spark_s_archive_for_the_jar(real_jar, mon
 
 def test_cli_unpinned_is_one_line_exit_2(cache_dir, make_cdk_json, no_mvn):
     line = one_error_line(fetch_cli("--cdk-json", str(make_cdk_json())), stdout_empty=True)
-    assert "no SHA-256 pinned in cdk.json" in line and "run `emr-lineage fetch-listener --pin`" in line
+    assert "no SHA-256 pinned in cdk.json" in line and "run `emr-lineage listener fetch --pin`" in line
 
 
 @pytest.mark.parametrize("option", ["--replace-pin", "--pgp-key"])

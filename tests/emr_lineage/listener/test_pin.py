@@ -1,4 +1,4 @@
-"""``fetch-listener --pin``: the real jar through the real ``mvn`` into a copy of cdk.json that must change by
+"""``listener fetch --pin``: the real jar through the real ``mvn`` into a copy of cdk.json that must change by
 exactly one value; signatures Maven copies beside a jar of a throwaway repository; the gpg check itself on
 files; and every refusal that needs no Maven before Maven runs."""
 
@@ -33,7 +33,7 @@ def only_change(before: str, after: str) -> list[str]:
 
 
 def fetch(*args: str):
-    return CliRunner().invoke(main, ["fetch-listener", *args])
+    return CliRunner().invoke(main, ["listener", "fetch", *args])
 
 
 # --- the real jar, through the command line -----------------------------------------------------

@@ -41,7 +41,7 @@ def cached(cache_dir: Path, test_jar: bytes) -> Path:
 
 
 def stage_listener(artifact, bucket: str, *, s3_client):
-    """What stage-listener does: fetch (and verify) the pinned jar, then upload it."""
+    """What listener stage does: fetch (and verify) the pinned jar, then upload it."""
     return upload_jar(fetch_listener_jar(artifact), artifact, bucket, s3_client=s3_client)
 
 
@@ -66,7 +66,7 @@ def test_a_changed_object_in_the_bucket_is_replaced(cached, s3, test_jar, test_j
 
 
 def test_unpinned_is_refused_before_maven_and_uploads_nothing(cached, s3, no_mvn):
-    with pytest.raises(ListenerNotPinnedError, match="no SHA-256 pinned in cdk.json.*fetch-listener --pin"):
+    with pytest.raises(ListenerNotPinnedError, match="no SHA-256 pinned in cdk.json.*listener fetch --pin"):
         stage_listener(pinned(None), BUCKET, s3_client=s3)
     assert keys(s3) == []
 
@@ -92,7 +92,7 @@ def cdk_json_pinned(tmp_path: Path, repo_root: Path, test_jar_sha256) -> str:
 
 
 def stage(*args: str):
-    return CliRunner().invoke(main, ["stage-listener", *args])
+    return CliRunner().invoke(main, ["listener", "stage", *args])
 
 
 def test_cli_stages_to_the_bucket_named_in_ssm(cached, s3, cdk_json_pinned, test_jar, test_jar_sha256, no_mvn):

@@ -79,7 +79,7 @@ def test_an_empty_account_names_each_missing_prerequisite_and_its_fix(aws, tmp_p
     )
     assert (
         checks["listener-pin"][0] is Status.FAIL
-        and checks["listener-pin"][2] == f"emr-lineage stage-listener --env {ENV} --pin"
+        and checks["listener-pin"][2] == f"emr-lineage listener stage --env {ENV} --pin"
     )
     assert checks["listener-jar"] == (Status.SKIP, "skipped (needs the listener pin)", "")
     assert checks["tls-certificates"][0] is Status.SKIP
@@ -120,7 +120,7 @@ def test_a_message_in_the_dead_letter_queue_fails_with_the_redrive(aws, tmp_path
     )
     status, detail, fix = by_check(run_doctor(prepared.settings, OPTIONS))["dead-letter-queue"]
     assert status is Status.FAIL and detail.startswith("1 message(s) in arn:aws:sqs:")
-    assert "aws sqs start-message-move-task --source-arn arn:aws:sqs:" in fix and "emr-lineage replay" in fix
+    assert "aws sqs start-message-move-task --source-arn arn:aws:sqs:" in fix and "emr-lineage gateway replay" in fix
 
 
 def test_marquez_without_the_gateway_route_fails_the_gateway_check(aws, tmp_path: Path, marquez: FakeMarquez) -> None:
@@ -167,7 +167,7 @@ def test_a_stale_jar_and_a_missing_zip(aws, tmp_path: Path, marquez: FakeMarquez
     assert (
         status is Status.FAIL
         and f"the pin is {'cd' * 32}" in detail
-        and fix == f"emr-lineage stage-listener --env {ENV}"
+        and fix == f"emr-lineage listener stage --env {ENV}"
     )
     assert (
         checks["tls-certificates"][0] is Status.FAIL and checks["tls-certificates"][2] == f"emr-lineage tls --env {ENV}"

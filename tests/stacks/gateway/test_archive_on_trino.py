@@ -7,7 +7,7 @@ on (``tests/trino.py``), over the tables exactly as the gateway stack's template
 * The objects are what the ingest archives (``check_request``: its key and its one-line body) in
   moto_server's S3, plus what an archive may also hold: an event archived over several lines before
   the one-line rule, two bodies that are not an event, an event that arrived three hours late.
-* Every named query is rendered by ``emr-lineage archive query``'s own ``render``/``window_values``
+* Every named query is rendered by ``emr-lineage gateway archive query``'s own ``render``/``window_values``
   and its rows are compared with what the project's Python side says of the same events
   (``RunHistory`` for runs and failures, the gateway's checked events for the rest).
 
