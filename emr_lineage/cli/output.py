@@ -99,7 +99,8 @@ class Group(click.Group):
         super().__init__(*args, **kwargs)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args and self.no_args_is_help:
+        # Not while the shell completes a word: the help would exit the completion.
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
             click.echo(ctx.get_help())
             ctx.exit(0)
         return _one_line_usage_errors(ctx, lambda: super(Group, self).parse_args(ctx, args))

@@ -96,3 +96,23 @@ def test_a_group_imports_only_the_command_named(args: list[str], not_imported: l
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_completing_a_subcommand_of_a_group_lists_its_commands() -> None:
+    """The shell's completion of `emr-lineage gateway <TAB>` (click's protocol, bash)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {
+        **os.environ,
+        "_EMR_LINEAGE_COMPLETE": "bash_complete",
+        "COMP_WORDS": "emr-lineage gateway ",
+        "COMP_CWORD": "2",
+    }
+    script = Path(sys.executable).parent / "emr-lineage"  # completion answers for the installed command's name
+    done = subprocess.run([str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert {"serve", "post", "replay", "archive"} <= {line.split(",")[-1] for line in done.stdout.split()}

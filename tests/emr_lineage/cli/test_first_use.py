@@ -1,4 +1,4 @@
-"""Defects a new user met (issue 23): where progress goes, when bad options are refused, what an
+"""What a new user meets first: where progress goes, when bad options are refused, what an
 output path may do, what a terminal on standard input is told, and error lines kept whole."""
 
 from __future__ import annotations
