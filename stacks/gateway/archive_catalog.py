@@ -2,7 +2,7 @@
 workgroup that queries them, its named queries, and Lake Formation access for the archive's readers.
 
 * Tables (names and queries: :mod:`emr_lineage.aws.archive_queries`) over ``s3://<archive>/raw/``,
-  partitioned by projection on ``dt`` (``date=YYYY-MM-DD``, from 2024-01-01 to NOW) and ``hour``
+  partitioned by projection on ``dt`` (``date=YYYY-MM-DD``, from ``PROJECTION_START`` to NOW) and ``hour``
   (``hour=00``..``23``): no crawler and no partition to add. ``events`` reads each line as JSON (the
   OpenX JsonSerDe, keys case-insensitive, a line that is not JSON an all-NULL row instead of a failed
   query); ``events_raw`` keeps each line whole (LazySimpleSerDe split on \\x01, which JSON text cannot
