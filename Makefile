@@ -126,13 +126,11 @@ test: ## ruff (lint + format check), then all tests in parallel (CDK synth, cdk-
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
-# What a test needs beyond Python is a marker (pyproject.toml); the quick subset has none of them.
-FAST_MARKERS := not (spark or trino or browser or synth or maven or sandbox)
 test-fast: export PYTHONDONTWRITEBYTECODE :=
-test-fast: ## ruff, then the tests that need no Spark, Trino, browser, CDK synth, Maven or bootstrap sandbox (about a minute)
+test-fast: ## ruff, then the tests that need no Spark, Trino, browser, CDK synth, Maven or bootstrap sandbox (marker heavy: tests/conftest.py)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
-	$(BIN)/pytest -n $(TEST_WORKERS) -m "$(FAST_MARKERS)" $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) -m "not heavy" $(PYTEST_ARGS)
 
 format: ## Format the code and apply ruff's safe fixes
 	$(BIN)/ruff format .

@@ -81,9 +81,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 _LATE_FIXTURES = ("demo_run", "schema_change_run")
 
 
-# What each test needs beyond Python, as markers (pyproject.toml lists them); `make test-fast` runs the
-# tests with none of them. Most follow from a folder or a fixture; a test that starts one itself
-# (a CLI command running spark-submit, say) carries the marker.
+# What a test needs beyond Python, as markers; each marked test is also HEAVY, which `make test-fast`
+# leaves out. Most follow from a folder or a fixture; a test that starts one itself (a CLI command running
+# spark-submit, say) carries the marker.
+NEEDS = {
+    "spark": "starts local Spark (a JVM with the listener)",
+    "trino": "queries the tests' Trino server",
+    "browser": "renders a page in headless Chromium",
+    "synth": "synthesizes CDK apps (with cdk-nag, cfn-lint or checkov)",
+    "maven": "runs Maven",
+    "sandbox": "runs the bootstrap script in a sandboxed node",
+}
+HEAVY = "heavy"
 _NEEDS_BY_FOLDER = {
     "tests/stacks/": "synth",
     "tests/test_app.py": "synth",
@@ -99,12 +108,20 @@ _NEEDS_BY_FIXTURE = {
 }
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    for need, what in NEEDS.items():
+        config.addinivalue_line("markers", f"{need}: {what}")
+    config.addinivalue_line("markers", f"{HEAVY}: needs one of {', '.join(NEEDS)} (make test-fast leaves it out)")
+
+
 def _mark_needs(item: pytest.Item) -> None:
     path = item.path.relative_to(REPO_ROOT).as_posix()
     needs = {need for folder, need in _NEEDS_BY_FOLDER.items() if path.startswith(folder)}
     needs |= {need for name, need in _NEEDS_BY_FIXTURE.items() if name in getattr(item, "fixturenames", ())}
     for need in needs:
         item.add_marker(need)
+    if any(item.get_closest_marker(need) for need in NEEDS):
+        item.add_marker(HEAVY)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
