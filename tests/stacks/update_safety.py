@@ -98,22 +98,27 @@ def _at(value: object, path: tuple[str, ...]) -> object:
     return value
 
 
-def _references(value: object) -> Iterator[str]:
-    """The logical ids a template value refers to (Ref, Fn::GetAtt, Fn::Sub's ${Id})."""
+def _calls(value: object) -> Iterator[tuple[str, object]]:
+    """Every (key, argument) of every object in a template value, depth first: its intrinsic calls."""
     if isinstance(value, dict):
-        for fn, arg in value.items():
-            if fn == "Ref" and isinstance(arg, str):
-                yield arg
-            elif fn == "Fn::GetAtt":
-                yield arg[0] if isinstance(arg, list) else arg.split(".")[0]
-            elif fn == "Fn::Sub":
-                text = arg[0] if isinstance(arg, list) else arg
-                yield from (part.split("}")[0].split(".")[0] for part in text.split("${")[1:])
-            if fn != "Ref":
-                yield from _references(arg)
+        for key, arg in value.items():
+            yield key, arg
+            yield from _calls(arg)
     elif isinstance(value, list):
         for item in value:
-            yield from _references(item)
+            yield from _calls(item)
+
+
+def _references(value: object) -> Iterator[str]:
+    """The logical ids a template value refers to (Ref, Fn::GetAtt, Fn::Sub's ${Id})."""
+    for fn, arg in _calls(value):
+        if fn == "Ref" and isinstance(arg, str):
+            yield arg
+        elif fn == "Fn::GetAtt":
+            yield arg[0] if isinstance(arg, list) else arg.split(".")[0]
+        elif fn == "Fn::Sub":
+            text = arg[0] if isinstance(arg, list) else arg
+            yield from (part.split("}")[0].split(".")[0] for part in text.split("${")[1:])
 
 
 def _props(resource: Mapping) -> dict:
@@ -168,15 +173,7 @@ def _exports(templates: Mapping[str, Mapping]) -> dict[str, tuple[str, object]]:
 
 
 def _imports(value: object) -> Iterator[str]:
-    if isinstance(value, dict):
-        for fn, arg in value.items():
-            if fn == "Fn::ImportValue" and isinstance(arg, str):
-                yield arg
-            else:
-                yield from _imports(arg)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _imports(item)
+    return (arg for fn, arg in _calls(value) if fn == "Fn::ImportValue" and isinstance(arg, str))
 
 
 def update_problems(before: Mapping[str, Mapping], after: Mapping[str, Mapping]) -> list[Problem]:
