@@ -126,11 +126,9 @@ test: ## ruff (lint + format check), then all tests in parallel (CDK synth, cdk-
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
-test-fast: export PYTHONDONTWRITEBYTECODE :=
-test-fast: ## ruff, then the tests that need no Spark, Trino, browser, CDK synth, Maven or bootstrap sandbox (marker heavy: tests/conftest.py)
-	$(BIN)/ruff check --quiet .
-	$(BIN)/ruff format --check --quiet .
-	$(BIN)/pytest -n $(TEST_WORKERS) -m "not heavy" $(PYTEST_ARGS)
+# The same target with the tests marked heavy left out (tests/conftest.py).
+test-fast: PYTEST_ARGS := -m "not heavy" $(PYTEST_ARGS)
+test-fast: test ## ruff, then the tests that need no Spark, Trino, browser, CDK synth, Maven or bootstrap sandbox (marker heavy: tests/conftest.py)
 
 format: ## Format the code and apply ruff's safe fixes
 	$(BIN)/ruff format .

@@ -41,22 +41,28 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def every_command() -> dict[str, click.Command]:
-    """Every command of ``emr-lineage`` that runs (not a group), by its command line after ``emr-lineage``:
-    ``graph``, ``listener fetch``, ``gateway archive query``... (imports them all)."""
+def command_contexts(*, groups: bool = False) -> dict[str, click.Context]:
+    """Each command of ``emr-lineage`` (with ``groups``, each group too, ``emr-lineage`` itself ``""``) by its
+    command line after ``emr-lineage``, in the context its help is written in (imports them all)."""
     from emr_lineage.cli.app import main
 
-    found: dict[str, click.Command] = {}
+    found: dict[str, click.Context] = {}
 
-    def walk(group: click.Group, names: list[str], parent: click.Context | None) -> None:
-        context = click.Context(group, info_name=names[-1] if names else "emr-lineage", parent=parent)
-        for name in group.list_commands(context):
-            command = group.get_command(context, name)
-            assert command is not None and command.name == name, name  # each entry names its command
-            if isinstance(command, click.Group):
-                walk(command, [*names, name], context)
-            else:
-                found[" ".join([*names, name])] = command
+    def walk(command: click.Command, names: list[str], parent: click.Context | None) -> None:
+        context = click.Context(command, info_name=names[-1] if names else "emr-lineage", parent=parent)
+        if not isinstance(command, click.Group) or groups:
+            found[" ".join(names)] = context
+        if isinstance(command, click.Group):
+            for name in command.list_commands(context):
+                sub = command.get_command(context, name)
+                assert sub is not None and sub.name == name, name  # each entry names its command
+                walk(sub, [*names, name], context)
 
     walk(main, [], None)
     return found
+
+
+def every_command() -> dict[str, click.Command]:
+    """Every command of ``emr-lineage`` that runs (not a group), by its command line after ``emr-lineage``:
+    ``graph``, ``listener fetch``, ``gateway archive query``... (imports them all)."""
+    return {name: context.command for name, context in command_contexts().items()}

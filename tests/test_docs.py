@@ -13,10 +13,9 @@ import json
 import re
 from pathlib import Path
 
-import click
 import pytest
 
-from emr_lineage.cli.app import main
+from tests.helpers import command_contexts
 from tests.paths import REPO_ROOT
 
 DOCS = sorted((REPO_ROOT / "docs").glob("*.md"))
@@ -108,18 +107,8 @@ def test_the_docs_hold_no_history(path: Path) -> None:
 
 
 def _helps() -> dict[str, str]:
-    """Every command's --help text, by command line."""
-    texts = {}
-
-    def walk(command: click.Command, names: list[str], parent: click.Context | None) -> None:
-        context = click.Context(command, info_name=names[-1], parent=parent)
-        texts[" ".join(names)] = command.get_help(context)
-        if isinstance(command, click.Group):
-            for name in command.list_commands(context):
-                walk(command.get_command(context, name), [*names, name], context)
-
-    walk(main, ["emr-lineage"], None)
-    return texts
+    """Every command's and group's --help text, by command line."""
+    return {f"emr-lineage {name}".strip(): c.command.get_help(c) for name, c in command_contexts(groups=True).items()}
 
 
 def test_help_holds_no_history() -> None:

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import click
 
-from emr_lineage.cli.options import format_option, marquez_option, settings_options, timeout_option
+from emr_lineage.cli.options import format_option, http_base_url, marquez_option, settings_options, timeout_option
 from emr_lineage.cli.output import Command
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.http import DEFAULT_TIMEOUT
-from emr_lineage.marquez.api import base_url
 from emr_lineage.operations.checks import Status
 from emr_lineage.operations.doctor import DoctorOptions, Report, run_doctor
 from emr_lineage.settings.loader import load_settings
@@ -28,29 +27,18 @@ STATUS_STYLES = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "red"
 _UNFOLDED_WIDTH = 400
 
 
-def _http_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A URL option checked while the options are read: not an http(s) URL is a bad option (exit 2),
-    before any check runs, not a failed check."""
-    if value is not None:
-        try:
-            base_url(value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
-    return value
-
-
 @click.command("doctor", cls=Command)
 @settings_options
 @marquez_option(
     "Check this Marquez instead of the URL in SSM (its load balancer is internal: from outside, a port forward)",
-    callback=_http_url,
+    callback=http_base_url,
 )
 @click.option(
     "--gateway",
     "gateway_url",
     default=None,
     metavar="URL",
-    callback=_http_url,
+    callback=http_base_url,
     help="Base URL of the lineage gateway's load balancer (default: the Marquez URL).",
 )
 @timeout_option(DEFAULT_TIMEOUT)

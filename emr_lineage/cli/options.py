@@ -15,12 +15,10 @@ from typing import Any
 
 import click
 
-from emr_lineage.cli.options_deprecated import deprecated_alias
+from emr_lineage.cli.options_deprecated import Decorator, deprecated_alias
 from emr_lineage.cli.output import fail
 from emr_lineage.http.defaults import DEFAULT_TIMEOUT
 from emr_lineage.marquez.api import base_url
-
-Decorator = Callable[[Any], Any]
 
 
 class SharedOption(click.Option):
@@ -234,21 +232,21 @@ spark_option = click.option("--spark", "spark_master", metavar="MASTER", help="B
 on_emr_option = click.option("--on-emr", is_flag=True, help="Build the graph of --archive on a new EMR cluster.")
 
 
-def _listener_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """``--url``, checked while the options are read (a typo costs no Spark run): an http(s) URL with a
-    host, without a query; its base (no trailing ``/`` or ``/api/v1``: the listener adds the endpoint)."""
+def http_base_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A URL option checked while the options are read (a typo costs no Spark run and no check): an http(s)
+    URL with a host, without a query; its base (no trailing ``/`` or ``/api/v1``: callers add the path)."""
     if value is None:
         return None
     try:
         return base_url(value)
     except ValueError as exc:
-        fail(f"--url {exc}")
+        fail(f"{max(param.opts, key=len)} {exc}")
 
 
 url_option = click.option(
     "--url",
     metavar="URL",
-    callback=_listener_url,
+    callback=http_base_url,
     help="Have the listener send each event to this OpenLineage server too (the lineage gateway, e.g. "
     "emr-lineage gateway serve, or Marquez): its base URL, http://host:port (a pasted /api/v1 or /api/v1/lineage "
     "is dropped); $EMR_LINEAGE_API_KEY is its Bearer key.",

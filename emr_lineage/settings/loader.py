@@ -28,6 +28,8 @@ class ConfigError(EmrLineageError):
     """A configuration problem, with a message that names the offending key."""
 
 
+# Fields of EnvironmentSettings that are no key of an environment's object: the loader sets them.
+NOT_ENVIRONMENT_KEYS = ("name", "versions")
 _ENV_NAME = re.compile(r"^[a-z][a-z0-9-]{1,15}$")
 
 
@@ -106,7 +108,7 @@ def settings_from_context(block: Any, env: str | None, source: str | None = None
         raise ConfigError(
             f"{where}{CONTEXT_KEY}.environments.{env}: expected an object, got a JSON {json_type(raw_env)}"
         )
-    if "versions" in raw_env or "name" in raw_env:
+    if set(NOT_ENVIRONMENT_KEYS) & set(raw_env):
         raise ConfigError(
             f"{where}{CONTEXT_KEY}.environments.{env}: 'versions' and 'name' are not per-environment keys"
         )

@@ -17,11 +17,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from emr_lineage.settings.loader import NOT_ENVIRONMENT_KEYS
 from emr_lineage.settings.model import EnvironmentSettings, Versions
 
 COMMAND = "python -m emr_lineage.settings.reference docs/configuration.md"
-# Fields of EnvironmentSettings that are no key of an environment's object: the loader sets them.
-NOT_ENVIRONMENT_KEYS = ("name", "versions")
 
 HEADER = f"""# Configuration reference
 

@@ -15,7 +15,7 @@ from emr_lineage.gateway import config as gateway_env
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.gateway.routing import LINEAGE_PATH
 from stacks.shared.logical_ids import keep_logical_ids
-from stacks.shared.nag import acknowledge, acknowledge_checkov
+from stacks.shared.nag import acknowledge, acknowledge_cfn_lint, acknowledge_checkov
 from stacks.shared.storage import encrypted_log_group
 
 FORWARD_BATCH_SIZE = 10  # the most an SQS FIFO event source takes
@@ -83,9 +83,9 @@ def gateway_function(
     )
     # Lambda decrypts the environment with the execution role's rights on the key.
     key.grant_decrypt(function)
-    # CDK makes the function DependsOn its role, which its GetAtt already implies; cfn-lint W3005
-    # flags that redundancy. Silenced on this one resource, as on the Marquez service (docs/compliance.md).
-    function.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
+    acknowledge_cfn_lint(
+        function, "W3005", "CDK makes the function DependsOn its role, which its GetAtt already implies"
+    )
     return function
 
 

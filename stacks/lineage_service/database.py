@@ -11,7 +11,7 @@ from constructs import Construct
 from emr_lineage.settings.loader import ConfigError
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.settings.service import MARQUEZ_MIN_POSTGRES
-from stacks.shared.nag import acknowledge, acknowledge_checkov
+from stacks.shared.nag import acknowledge, acknowledge_cfn_lint, acknowledge_checkov
 from stacks.shared.settings_mapping import removal_policy
 from stacks.shared.storage import encrypted_log_group
 
@@ -118,9 +118,12 @@ class MarquezDatabase(Construct):
         )
         for log_group in log_groups:
             self.instance.node.add_dependency(log_group)
-        # cfn-lint's version list holds full versions only and calls a bare major deprecated; RDS takes
-        # a major alone and creates the instance at its default minor (CreateDBInstance, EngineVersion).
-        self.instance.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3691"]}})
+        acknowledge_cfn_lint(
+            self.instance,
+            "W3691",
+            'its EngineVersion is the PostgreSQL major alone ("17") so that RDS applies minor versions and creates the '
+            "instance at its default minor (CreateDBInstance); cfn-lint's list of full versions calls it deprecated",
+        )
         assert self.instance.secret is not None  # generated above
         self.secret = self.instance.secret
         self._keep_secret_with_the_data(settings)

@@ -15,7 +15,7 @@ from emr_lineage.settings.model import EnvironmentSettings
 from stacks.lineage_service.access_logs_bucket import AlbAccessLogsBucket
 from stacks.lineage_service.marquez import ADMIN_PORT, API_CONTAINER, API_PORT, WEB_CONTAINER, WEB_PORT
 from stacks.lineage_service.ui_auth import sign_in_then
-from stacks.shared.nag import acknowledge_checkov
+from stacks.shared.nag import acknowledge_cfn_lint, acknowledge_checkov
 
 HTTP_PORT = 80
 HTTPS_PORT = 443
@@ -157,9 +157,9 @@ class LineageLoadBalancer(Construct):
             health_check=elbv2.HealthCheck(path="/healthcheck", port=str(ADMIN_PORT), interval=Duration.seconds(30)),
             deregistration_delay=Duration.seconds(30),
         )
-        # ECS's L2 makes the service DependsOn its target groups, which its Ref already implies;
-        # cfn-lint W3005 flags that redundancy. Silenced on this one resource (docs/compliance.md).
-        service.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
+        acknowledge_cfn_lint(
+            service, "W3005", "ECS's L2 makes the service DependsOn its target groups, which its Ref already implies"
+        )
         # add_targets opens the traffic ports; the API's health checks use the admin port.
         service.connections.allow_from(self.security_group, ec2.Port.tcp(ADMIN_PORT), "ALB health checks")
         return web_target_group, api_target_group

@@ -21,6 +21,7 @@ from constructs import IConstruct
 
 MIN_REASON_LENGTH = 40
 CHECKOV_METADATA = "checkov"
+CFN_LINT_METADATA, CFN_LINT_REASONS_METADATA = "cfn-lint", "cfn-lint-reasons"
 _CHECKOV_ID = re.compile(r"^CKV2?_AWS_\d+$")
 
 
@@ -50,6 +51,21 @@ def acknowledge_checkov(construct: IConstruct, check_id: str, reason: str) -> No
     if any(skip["id"] == check_id for skip in skips):
         raise ValueError(f"{resource.node.path}: {check_id} is acknowledged twice")
     resource.add_metadata(CHECKOV_METADATA, {"skip": [*skips, {"id": check_id, "comment": reason}]})
+
+
+def acknowledge_cfn_lint(construct: IConstruct, check: str, reason: str) -> None:
+    """Have cfn-lint ignore ``check`` on the CloudFormation resource of ``construct`` (its
+    ``Metadata.cfn-lint.config.ignore_checks``, which takes no reason), the reason kept beside it in
+    ``Metadata.cfn-lint-reasons`` for docs/compliance.md."""
+    _require_reason(check, reason)
+    resource = construct if isinstance(construct, CfnResource) else construct.node.default_child
+    if not isinstance(resource, CfnResource):
+        raise ValueError(f"{construct.node.path}: no CloudFormation resource to acknowledge {check} on")
+    checks = list((resource.get_metadata(CFN_LINT_METADATA) or {}).get("config", {}).get("ignore_checks", []))
+    resource.add_metadata(CFN_LINT_METADATA, {"config": {"ignore_checks": [*checks, check]}})
+    resource.add_metadata(
+        CFN_LINT_REASONS_METADATA, {**(resource.get_metadata(CFN_LINT_REASONS_METADATA) or {}), check: reason}
+    )
 
 
 def _nag_text(value) -> str:
@@ -97,8 +113,9 @@ def acknowledge_cdk_provider(provider: IConstruct, *, name: str, does: str) -> N
         "AwsSolutions-L1",
         f"CDK pins the runtime of its {name} provider; it moves with aws-cdk-lib upgrades.",
     )
-    # CDK makes the function DependsOn its role, which its GetAtt already implies (cfn-lint W3005).
-    provider.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
+    acknowledge_cfn_lint(
+        provider, "W3005", f"CDK makes its {name} function DependsOn its role, which its GetAtt already implies"
+    )
     reasons = {
         "CKV_AWS_116": "CloudFormation calls it during deploys only: a failure fails the deployment, which "
         "reports it, and a dead-letter queue would hold a request nobody replays.",

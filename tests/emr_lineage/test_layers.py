@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 from pathlib import Path
 
@@ -75,7 +76,8 @@ def _part(module: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[0] == "emr_lineage" else None
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache
+def _imports(path: Path) -> frozenset[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -83,7 +85,7 @@ def _imports(path: Path) -> set[str]:
             found.update(name for alias in node.names if (name := f"{node.module}.{alias.name}") in _NAMES)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-    return found
+    return frozenset(found)
 
 
 def test_every_part_of_the_package_has_a_layer() -> None:

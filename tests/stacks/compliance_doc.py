@@ -2,8 +2,9 @@
 
 Each acknowledgement carries its reason into the assembly (stacks/shared/nag.py): cdk-nag's into the
 stack's ``<stack>.metadata.json`` (``aws:cdk:acknowledged-rules``, by construct path), checkov's into
-the resource's ``Metadata.checkov.skip``; cfn-lint's ignores are in ``Metadata.cfn-lint`` (their reasons,
-per check, are below). The tables cover every configuration the tests synthesize (tests/stacks/variants.py).
+the resource's ``Metadata.checkov.skip``; cfn-lint's ignores are in ``Metadata.cfn-lint``, their
+reasons beside them in ``Metadata.cfn-lint-reasons``. The tables cover every configuration the tests
+synthesize (tests/stacks/variants.py).
 
 ``python -m tests.stacks.compliance_doc`` synthesizes those configurations (into ``EMR_LINEAGE_SYNTH_CACHE``
 when set) and rewrites the tables between the markers of docs/compliance.md; the prose around them is
@@ -20,6 +21,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from stacks.shared.nag import CFN_LINT_METADATA, CFN_LINT_REASONS_METADATA
 from tests.paths import REPO_ROOT
 from tests.stacks.synth_cache import CACHE_ENV, AssemblyCache, Synth
 from tests.stacks.variants import all_variants, cdk_json_context
@@ -30,12 +32,6 @@ BEGIN = "<!-- BEGIN GENERATED {name} by `" + COMMAND + "`: edit the reasons in t
 END = "<!-- END GENERATED {name} -->"
 ACKNOWLEDGED = "aws:cdk:acknowledged-rules"
 NAG_PREFIX = "Annotation::AwsSolutions-"
-# cfn-lint's metadata ignores carry no reason of their own: the reason per check.
-CFN_LINT_REASONS = {
-    "W3005": "a `DependsOn` that a `Ref` or `GetAtt` of the same resource already implies (CDK writes both)",
-    "W3691": 'its `EngineVersion` is the PostgreSQL major alone (`"17"`), so that RDS\'s minor upgrades stay; '
-    "cfn-lint's list of full versions calls the bare major deprecated",
-}
 # checkov's titles of the checks acknowledged (the id alone for one not listed).
 CHECKOV_TITLES = {
     "CKV_AWS_2": "ALB listener uses HTTPS",
@@ -107,10 +103,13 @@ def _read(rows: _Rows, variant: str, synth: Synth) -> None:
             meta = resource.get("Metadata", {})
             for skip in meta.get("checkov", {}).get("skip", []):
                 rows.add("checkov", where, skip["id"], "", skip["comment"], variant)
-            for check in meta.get("cfn-lint", {}).get("config", {}).get("ignore_checks", []):
-                if check not in CFN_LINT_REASONS:
-                    raise ValueError(f"{where}: cfn-lint {check} is ignored; give its reason in {__name__}")
-                rows.add("cfn-lint", where, check, "", CFN_LINT_REASONS[check], variant)
+            reasons = meta.get(CFN_LINT_REASONS_METADATA, {})
+            for check in meta.get(CFN_LINT_METADATA, {}).get("config", {}).get("ignore_checks", []):
+                if check not in reasons:
+                    raise ValueError(
+                        f"{where}: cfn-lint {check} is ignored without a reason: use nag.acknowledge_cfn_lint"
+                    )
+                rows.add("cfn-lint", where, check, "", reasons[check], variant)
 
 
 def _variants(found: set[str], every: list[str]) -> str:
@@ -122,11 +121,8 @@ def _cell(text: str) -> str:
 
 
 def _table(rows: _Rows, tool: str, every: list[str]) -> str:
-    head = {
-        "cdk-nag": "| Rule | Resource | Configurations | Reason |",
-        "checkov": "| Check | Resource | Configurations | Reason |",
-    }
-    lines = [head.get(tool, "| Check | Resource | Configurations | Reason |"), "|---|---|---|---|"]
+    what = "Rule" if tool == "cdk-nag" else "Check"
+    lines = [f"| {what} | Resource | Configurations | Reason |", "|---|---|---|---|"]
     for (kind, resource, rule, reason), findings in sorted(rows.found.items()):
         if kind != tool:
             continue

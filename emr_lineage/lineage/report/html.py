@@ -117,8 +117,9 @@ def _folded_drift(drift: Mapping[str, list[Any]], into: Mapping[str, str]) -> di
     changes: dict[str, list[Any]] = {}
     for node_id, found in drift.items():
         changes.setdefault(into.get(node_id, node_id), []).extend(found)
+    models = set(into.values())
     return {
-        node_id: sorted(found, key=lambda change: str(change.get("time") or "")) if node_id in into.values() else found
+        node_id: sorted(found, key=lambda change: str(change.get("time") or "")) if node_id in models else found
         for node_id, found in changes.items()
     }
 
