@@ -38,16 +38,18 @@ def _summary(result: DemoResult) -> Table:
     ):
         table.add_column(column, justify=justify)
     graph = result.graph
-    table.add_row("generate data", f"{result.generate_seconds:.1f}", "", "", "")
-    for run in result.runs:
+    if not result.resumed:
+        table.add_row("generate data", f"{result.generate_seconds:.1f}", "", "", "")
+    earlier = [(f"{name} (earlier run)", "-", "-") for name in result.resumed]
+    for name, seconds, events in earlier + [(r.name, f"{r.seconds:.1f}", str(r.events)) for r in result.runs]:
         inputs = outputs = ""
         if graph is not None:
-            application = application_name(run.name)
+            application = application_name(name.split(" ", 1)[0])
             job_id = next((j for j in graph.jobs() if graph.nodes[j]["name"] == application), None)
             if job_id:
                 inputs = "\n".join(_shorts(graph, graph.inputs_of(job_id)))
                 outputs = "\n".join(_shorts(graph, graph.outputs_of(job_id)))
-        table.add_row(run.name, f"{run.seconds:.1f}", str(run.events), inputs, outputs)
+        table.add_row(name, seconds, events, inputs, outputs)
     table.add_row("validate + report", f"{result.validate_seconds:.1f}", "", "", "")
     n_jobs = len(graph.jobs()) if graph else 0
     n_datasets = len(graph.datasets()) if graph else 0
@@ -76,7 +78,9 @@ def _shorts(graph, dataset_ids: list[str]) -> list[str]:
     return [f"{key} ({n} parts)" if key.endswith("/**") else key for key, n in sorted(counts.items())]
 
 
-def _run(out_dir: str, rows: int, lineage: Lineage, force: bool, scenario: str, notes: Console) -> DemoResult:
+def _run(
+    out_dir: str, rows: int, lineage: Lineage, *, force: bool, resume: bool, scenario: str, notes: Console
+) -> DemoResult:
     """The demo with its progress on stderr (the jobs' times as notes)."""
     jobs = SCENARIOS[scenario].jobs
     with Steps("generating data", 2 + len(jobs), console=notes) as steps:
@@ -88,8 +92,8 @@ def _run(out_dir: str, rows: int, lineage: Lineage, force: bool, scenario: str, 
                 steps.advance(steps.done, what="generating data")
 
         def on_job(name: str, run: JobRun | None) -> None:
-            if run is None:
-                steps.advance(steps.done + 1, what=f"running {name}")
+            if run is None:  # counted by its place in the scenario: a resumed demo starts past the first
+                steps.advance(jobs.index(name) + 1, what=f"running {name}")
             else:
                 steps.note(f"{name}: {run.seconds:.1f}s, {run.events} lineage events")
 
@@ -99,6 +103,7 @@ def _run(out_dir: str, rows: int, lineage: Lineage, force: bool, scenario: str, 
                 rows,
                 lineage=lineage,
                 force=force,
+                resume=resume,
                 scenario=scenario,
                 on_step=on_step,
                 on_job=on_job,
@@ -121,6 +126,12 @@ def _run(out_dir: str, rows: int, lineage: Lineage, force: bool, scenario: str, 
 @force_option("Also use an --out-dir the demo did not make (your entries in it are kept, never deleted).")
 @rows_option(MIN_ROWS, DEFAULT_ROWS)
 @click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue the demo --out-dir holds (same --rows): run only the scenario's jobs it has not run, "
+    "then validate all its events and write the report again.",
+)
+@click.option(
     "--scenario",
     type=click.Choice(list(SCENARIOS)),
     default=STANDARD.name,
@@ -129,7 +140,7 @@ def _run(out_dir: str, rows: int, lineage: Lineage, force: bool, scenario: str, 
 )
 @settings_options
 def demo_command(
-    out_dir: str, url: str | None, force: bool, rows: int, scenario: str, env: str, cdk_json: Path
+    out_dir: str, url: str | None, force: bool, rows: int, resume: bool, scenario: str, env: str, cdk_json: Path
 ) -> None:
     """Run the sample pipeline on local Spark with the OpenLineage listener, validate its lineage, write the report.
 
@@ -141,7 +152,9 @@ def demo_command(
     revenue_daily_v2 (a new version of revenue_daily) rewrites curated/revenue_daily with
     another schema, then revenue_weekly reads it; then try
       emr-lineage drift --dataset DIR/lake/curated/revenue_daily --events DIR/events.jsonl
-    (details: docs/pipeline.md).
+    (details: docs/pipeline.md). After a standard demo,
+      emr-lineage demo --scenario schema-change --resume --out-dir DIR --rows N
+    runs only those two jobs; --resume also picks a failed demo up at the job that failed.
 
     \b
     --out-dir DIR holds lake/, events.jsonl, report.html and spark.log: a new or empty
@@ -157,7 +170,7 @@ def demo_command(
     )
     console = Console()  # the summary, a report for a person: stdout
     notes = stderr_console()  # the progress on the way to it: stderr (docs/cli.md)
-    result = _run(out_dir, rows, lineage, force, scenario, notes)
+    result = _run(out_dir, rows, lineage, force=force, resume=resume, scenario=scenario, notes=notes)
     console.print(_summary(result))
     if url:
         notes.print(f"the listener also sent each event to {url} (delivery problems: {result.spark_log})")

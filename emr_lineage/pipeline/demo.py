@@ -37,6 +37,7 @@ from emr_lineage.pipeline.definition import (
     Scenario,
     application_name,
 )
+from emr_lineage.pipeline.resume import STATE, DemoState, jobs_left, load_state
 from emr_lineage.pipeline.workdir import claimed_output_dir
 from emr_lineage.processes import SHORT_LIVED_JVM
 from emr_lineage.settings.model import OpenLineageSettings
@@ -44,7 +45,7 @@ from emr_lineage.spark.conf import APP_NAME_PROPERTY, ListenerConfig, local_list
 from emr_lineage.spark.local import run_script
 
 # What the demo creates in --out-dir (and may replace on a later run); nothing else there is touched.
-DEMO_ENTRIES = ("lake", "warehouse", "metastore_db", "events.jsonl", "report.html", "spark.log")
+DEMO_ENTRIES = ("lake", "warehouse", "metastore_db", "events.jsonl", "report.html", "spark.log", STATE)
 
 
 class DemoError(EmrLineageError):
@@ -66,6 +67,7 @@ class DemoResult:
     report_path: Path
     spark_log: Path
     rows: int
+    resumed: tuple[str, ...] = ()  # the jobs an earlier run had done (--resume), not run again
     generate_seconds: float = 0.0
     runs: list[JobRun] = field(default_factory=list)
     events: int = 0
@@ -178,6 +180,7 @@ def run_demo(
     *,
     lineage: Lineage,
     force: bool = False,
+    resume: bool = False,
     scenario: str | Scenario = STANDARD,
     on_step: Callable[[str], None] | None = None,
     on_job: Callable[[str, JobRun | None], None] | None = None,
@@ -185,8 +188,10 @@ def run_demo(
 ) -> DemoResult:
     """Run the scenario's jobs into ``out`` (claimed and locked, see :mod:`emr_lineage.pipeline.workdir`).
 
-    ``schema_changes`` (the caller's: :func:`emr_lineage.analysis.drift.schema_changes`) works out
-    each dataset's schema changes from the listener's events, for the report's dataset panel.
+    ``resume``: continue the demo ``out`` holds, running only the scenario's jobs it has not run
+    (:mod:`emr_lineage.pipeline.resume`). ``schema_changes`` (the caller's:
+    :func:`emr_lineage.analysis.drift.schema_changes`) works out each dataset's schema changes from the
+    listener's events, for the report's dataset panel.
     """
     if rows < MIN_ROWS:
         raise DemoError(f"--rows must be at least {MIN_ROWS}, got {rows}")
@@ -195,8 +200,12 @@ def run_demo(
             raise DemoError(f"--scenario {scenario!r}: no such scenario (choose from {', '.join(SCENARIOS)})")
         scenario = SCENARIOS[scenario]
     require_schemas()  # the demo checks its events in strict mode: say so before Spark runs, not after
-    with claimed_output_dir(out, DEMO_ENTRIES, force=force) as claimed:
-        return _run_in(claimed, rows, lineage, scenario, on_step or (lambda _: None), on_job, schema_changes)
+    if resume:  # refused before the directory is claimed: nothing written
+        where = Path(out).expanduser().resolve()
+        jobs_left(load_state(where), scenario, rows=rows, namespace=lineage.openlineage.namespace, out=where)
+    with claimed_output_dir(out, DEMO_ENTRIES, force=force, clear=not resume) as claimed:
+        state = load_state(claimed) if resume else None
+        return _run_in(claimed, rows, lineage, scenario, on_step or (lambda _: None), on_job, schema_changes, state)
 
 
 def _run_in(
@@ -207,19 +216,36 @@ def _run_in(
     step: Callable[[str], None],
     on_job: Callable[[str, JobRun | None], None] | None,
     schema_changes: Callable[[list[dict[str, Any]]], dict[str, list[Any]]] | None = None,
+    state: DemoState | None = None,
 ) -> DemoResult:
+    """The demo in the claimed ``out``: from the start, or after the jobs ``state`` (--resume) records."""
     lake = out / "lake"
     result = DemoResult(out, lake, out / "events.jsonl", out / "report.html", out / "spark.log", rows)
     result.scenario = scenario
+    namespace = lineage.openlineage.namespace
+    if state is None:
+        step("generate")
+        began = time.perf_counter()
+        generate_data(lake, rows)
+        result.generate_seconds = time.perf_counter() - began
+        state = DemoState(rows, namespace)
+        state.save(out)
+        jobs = scenario.jobs
+    else:
+        jobs = jobs_left(state, scenario, rows=rows, namespace=namespace, out=out)
+        result.resumed = state.jobs
 
-    step("generate")
-    began = time.perf_counter()
-    generate_data(lake, rows)
-    result.generate_seconds = time.perf_counter() - began
+    def done(name: str, run: JobRun | None) -> None:
+        nonlocal state
+        if run is not None:
+            state = state.with_job(name)
+            state.save(out)
+        if on_job:
+            on_job(name, run)
 
     properties = spark_properties(out, lineage)
     result.runs = run_pipeline(
-        lake, properties, log=result.spark_log, events=result.events_path, jobs=scenario.jobs, on_job=on_job
+        lake, properties, log=result.spark_log, events=result.events_path, jobs=jobs, on_job=done
     )
 
     step("validate")

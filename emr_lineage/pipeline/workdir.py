@@ -76,8 +76,11 @@ def _check(out: Path, entries: Sequence[str], force: bool) -> set[str]:
 
 
 @contextmanager
-def claimed_output_dir(out: str | Path, entries: Sequence[str], *, force: bool = False) -> Iterator[Path]:
-    """Claim ``out`` for the demo's ``entries`` and hold its lock while the body runs."""
+def claimed_output_dir(
+    out: str | Path, entries: Sequence[str], *, force: bool = False, clear: bool = True
+) -> Iterator[Path]:
+    """Claim ``out`` for the demo's ``entries`` and hold its lock while the body runs; ``clear``: delete what
+    an earlier demo left there first (a resumed demo keeps it)."""
     if not str(out).strip():
         raise OutputDirError("--out-dir is empty; name a directory for the demo's output, e.g. --out-dir demo-out")
     out = Path(out).expanduser().resolve()
@@ -99,7 +102,9 @@ def claimed_output_dir(out: str | Path, entries: Sequence[str], *, force: bool =
     except OSError as exc:
         raise OutputDirError(f"--out-dir {out}: not writable ({exc.strerror or exc})") from None
     try:
-        remove_paths(out, sorted(_check(out, entries, force)))
+        replaced = _check(out, entries, force)
+        if clear:
+            remove_paths(out, sorted(replaced))
         try:
             (out / MARKER).write_text(json.dumps({"created": sorted(set(entries))}) + "\n", encoding="utf-8")
         except OSError as exc:

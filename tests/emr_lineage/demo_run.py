@@ -1,17 +1,20 @@
-"""One real `emr-lineage demo` (and one schema-change scenario) per test run, shared by every
-pytest-xdist worker.
+"""One real `emr-lineage demo` and one schema-change scenario per test run, shared by every pytest-xdist
+worker.
 
 The demo (five Spark applications, each a spark-submit run with the real listener) takes about a
 minute. It runs as a user would run it (`python -m emr_lineage demo` in its own process), under a
 file lock in the run's shared temporary directory: started ahead of the tests by
 ``tests/prefetch.py``, else by the first worker that needs it; the others wait for the lock and read
-the recorded result.
+the recorded result. The files its tests read (events, report, Spark log) are copied aside when it
+ends, because the schema-change scenario then continues it in the same directory
+(`demo --scenario schema-change --resume`: its two jobs only, on the same lake).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -22,15 +25,16 @@ from filelock import FileLock
 
 from tests.paths import REPO_ROOT, run_shared_dir
 
-ROWS = 1500
+ROWS = 1500  # the schema-change scenario continues the demo: the same rows
 # The real listener (the pinned jar) reports the saved model as its parts: metadata/, metadata/ of each
 # of its six stages and data/ of the four that have data; at most these 11. Not always all of them:
 # the metadata is written by small RDD jobs whose events the listener can lose when it lags behind
 # Spark (OpenLineage #1646; seen when its transport is slow). So the counts below come from the run.
 MODEL = "models/order_value_model/**"
 MODEL_PARTS = 11
-SCENARIO_ROWS = 300
 RESULT = "result.json"
+# The demo's files its tests read, copied aside before the scenario continues the demo.
+RECORDED_FILES = ("events.jsonl", "report.html", "spark.log")
 # Folders of the run's shared temporary directory that hold the shared runs.
 DEMO_FOLDER = "shared-demo"
 SCHEMA_CHANGE_FOLDER = "shared-schema-change"
@@ -38,16 +42,21 @@ SCHEMA_CHANGE_FOLDER = "shared-schema-change"
 
 @dataclass(frozen=True)
 class DemoRun:
-    """The demo's output directory and its process's exit code and output."""
+    """The demo's output directory (whose lake the events name), its process's exit code and output, and
+    where its files are as it left them (``files``: the directory itself, or a copy taken when it ended)."""
 
     out: Path
     returncode: int
     stdout: str
     stderr: str
+    files: Path | None = None
+
+    def file(self, name: str) -> Path:
+        return (self.files or self.out) / name
 
     @property
     def events_path(self) -> Path:
-        return self.out / "events.jsonl"
+        return self.file("events.jsonl")
 
     def events(self) -> list[dict]:
         if not self.events_path.exists():
@@ -76,35 +85,44 @@ class DemoRun:
         return 6 + len(written | read)
 
 
-def _shared_run(root: Path, options: list[str], columns: int) -> DemoRun:
-    """The run recorded under ``root`` (run now, under a file lock, when it is not there yet)."""
+def _shared_run(root: Path, out: Path, options: list[str], columns: int, *, keep: bool = False) -> DemoRun:
+    """The demo run into ``out`` recorded under ``root`` (run now, under a file lock, when it is not
+    recorded yet); ``keep``: copy its files aside as it left them."""
     root.mkdir(parents=True, exist_ok=True)
-    out = root / "demo"
+    files = root / "files" if keep else None
     with FileLock(root / "run.lock"):
         recorded = root / RESULT
         if not recorded.exists():
             proc = subprocess.run(
-                [sys.executable, "-m", "emr_lineage", "demo", *options, "--out-dir", str(out)],
+                [sys.executable, "-m", "emr_lineage", "demo", *options, "--rows", str(ROWS), "--out-dir", str(out)],
                 cwd=REPO_ROOT,
                 capture_output=True,
                 text=True,
                 timeout=900,
                 env={**os.environ, "COLUMNS": str(columns)},
             )
+            if files is not None:
+                files.mkdir(exist_ok=True)
+                for name in RECORDED_FILES:
+                    if (out / name).exists():
+                        shutil.copy2(out / name, files / name)
             result = {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
             recorded.write_text(json.dumps(result), encoding="utf-8")
         result = json.loads(recorded.read_text(encoding="utf-8"))
-    return DemoRun(out=out, **result)
+    return DemoRun(out=out, files=files, **result)
 
 
 def shared_demo(root: Path) -> DemoRun:
     """The standard demo recorded under ``root``."""
-    return _shared_run(root, ["--rows", str(ROWS)], columns=160)
+    return _shared_run(root, root / "demo", [], columns=160, keep=True)
 
 
 def shared_schema_change(root: Path) -> DemoRun:
-    """``demo --scenario schema-change`` recorded under ``root``."""
-    return _shared_run(root, ["--scenario", "schema-change", "--rows", str(SCENARIO_ROWS)], columns=200)
+    """``demo --scenario schema-change --resume`` recorded under ``root``: the standard demo of the run's
+    shared folder beside ``root``, continued in its directory."""
+    demo = shared_demo(root.parent / DEMO_FOLDER)
+    options = ["--scenario", "schema-change", "--resume"]
+    return _shared_run(root, demo.out, options, columns=200)
 
 
 def shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:

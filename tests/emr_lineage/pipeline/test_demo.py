@@ -60,15 +60,15 @@ def test_demo_succeeds_and_prints_the_summary(demo):
     assert [line for line in lines if line.startswith("running ")] == running, proc.stderr
     assert finished == list(PIPELINE), proc.stderr
     assert lines[-1] == f"validating lineage, writing report: {steps}/{steps}", proc.stderr
-    assert "OpenLineageSparkListener" in (out / "spark.log").read_text()
+    assert "OpenLineageSparkListener" in proc.file("spark.log").read_text()
 
 
 def test_every_event_validates_against_the_openlineage_schemas(demo):
-    out, _, events = demo
+    _, run, events = demo
     assert len(events) > 2 * len(PIPELINE)
     for number, event in enumerate(events, start=1):
         assert check_event(event, strict=True) is None, f"events.jsonl:{number}"
-    assert len(load_events([out / "events.jsonl"], strict=True)) == len(events)
+    assert len(load_events([run.events_path], strict=True)) == len(events)
 
 
 def test_each_application_has_one_run_and_its_spark_jobs_hang_under_it(demo):
@@ -142,8 +142,8 @@ def test_output_facets_the_graph_relies_on(demo):
 
 
 def test_report_and_graph(demo):
-    out, _, events = demo
-    html = (out / "report.html").read_text()
+    _, run, events = demo
+    html = run.file("report.html").read_text()
     graph = build_graph(events)
     assert sorted(graph.nodes[j]["name"] for j in graph.jobs()) == sorted(PIPELINE)
     for name in PIPELINE:
