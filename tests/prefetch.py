@@ -8,7 +8,8 @@ workers waited for it, and the run took longer. Each is made under a file lock b
 whoever asks first, and the others wait for it: a worker that reaches a test needing one while
 another worker makes it sits idle. Started by the controller before the workers are (one process
 each), they are usually done, or under way, when the first test asks, and the two cores stay busy.
-Only for a run of the whole suite: a chosen subset (``-k``, paths) makes what it needs itself.
+Only for a run of the whole suite: a chosen subset (``-k``, paths) makes what it needs itself, and
+``--collect-only`` runs nothing.
 
 Before the demos, local Spark's class archive for the listener's classpath is made if it is not there
 (``make setup`` makes it; a jar fetched again or another pyspark names another one): every Spark JVM of
@@ -37,6 +38,7 @@ def _whole_suite(config: pytest.Config) -> bool:
         and not config.option.keyword
         and not config.option.markexpr
         and not getattr(config.option, "lf", False)
+        and not config.option.collectonly  # nothing runs: nothing to make ahead
     )
 
 
