@@ -124,7 +124,7 @@ test: export PYTHONDONTWRITEBYTECODE :=
 test: ## ruff (lint + format check), then all tests in parallel (CDK synth, cdk-nag, cfn-lint, tools, Spark, bootstrap)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
-	$(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The same target with the tests marked heavy left out (tests/conftest.py).
 test-fast: PYTEST_ARGS := -m "not heavy" $(PYTEST_ARGS)

@@ -131,6 +131,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     for item in items:
         _mark_needs(item)
+        if "spark" in getattr(item, "fixturenames", ()):  # one worker starts the shared session's JVM, not each
+            item.add_marker(pytest.mark.xdist_group("spark-session"))
     items.sort(key=rank)
 
 

@@ -93,7 +93,7 @@ def test_an_output_in_a_missing_directory_is_refused_not_created(script, tmp_pat
 
 
 @pytest.fixture
-def spark(monkeypatch):
+def fake_spark(monkeypatch):
     """run_script replaced: records the Spark properties of each run; ``write`` lines go to the events file."""
 
     class Spark:
@@ -116,10 +116,10 @@ def spark(monkeypatch):
 
 
 @pytest.mark.parametrize("url", ["notaurl", "ftp://host/x", "http://", "http://host:5080/api/v1?x=1"])
-def test_a_url_that_is_not_an_http_base_url_is_refused_before_spark(url, script, tmp_path, spark) -> None:
+def test_a_url_that_is_not_an_http_base_url_is_refused_before_spark(url, script, tmp_path, fake_spark) -> None:
     line = one_error_line(_run("--url", url, "-o", str(tmp_path / "e.jsonl"), str(script)), f"--url {url!r}")
     assert "http" in line
-    assert spark.runs == []
+    assert fake_spark.runs == []
 
 
 @pytest.mark.parametrize(
@@ -131,17 +131,17 @@ def test_a_url_that_is_not_an_http_base_url_is_refused_before_spark(url, script,
         ("https://proxy.example/lineage-gateway", "https://proxy.example", "/lineage-gateway/api/v1/lineage"),
     ],
 )
-def test_a_url_with_a_path_reaches_the_listener_as_url_and_endpoint(url, base, endpoint, script, spark) -> None:
+def test_a_url_with_a_path_reaches_the_listener_as_url_and_endpoint(url, base, endpoint, script, fake_spark) -> None:
     """The listener refuses a transport URL with a path beside an endpoint ("You can't pass both uri and
     endpoint parameters") and then sends nothing, not even to the file."""
     result = _run("--url", url, str(script))
     assert result.exit_code == 0, result.output
-    (properties,) = spark.runs
+    (properties,) = fake_spark.runs
     assert properties["spark.openlineage.transport.url"] == base
     assert properties["spark.openlineage.transport.endpoint"] == endpoint
 
 
-def test_no_events_from_a_script_that_succeeded_is_exit_1(script, tmp_path, spark) -> None:
+def test_no_events_from_a_script_that_succeeded_is_exit_1(script, tmp_path, fake_spark) -> None:
     events = tmp_path / "e.jsonl"
     result = _run("-o", str(events), str(script))
     assert result.exit_code == 1, result.output
@@ -150,11 +150,11 @@ def test_no_events_from_a_script_that_succeeded_is_exit_1(script, tmp_path, spar
     assert "Spark's output" in line
 
 
-def test_events_written_is_the_scripts_exit_status(script, tmp_path, spark) -> None:
+def test_events_written_is_the_scripts_exit_status(script, tmp_path, fake_spark) -> None:
     events = tmp_path / "e.jsonl"
-    spark.write = ['{"eventType": "START"}\n']
-    spark.status = 3
+    fake_spark.write = ['{"eventType": "START"}\n']
+    fake_spark.status = 3
     assert _run("-o", str(events), str(script)).exit_code == 3
-    spark.status = 0
+    fake_spark.status = 0
     result = _run("-o", str(events), str(script))
     assert result.exit_code == 0 and result.stderr == ""
