@@ -117,15 +117,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _mark_needs(item: pytest.Item) -> None:
-    path = item.path.relative_to(REPO_ROOT).as_posix()
-    needs = {need for folder, need in _NEEDS_BY_FOLDER.items() if path.startswith(folder)}
-    needs |= {need for name, need in _NEEDS_BY_FIXTURE.items() if name in getattr(item, "fixturenames", ())}
+    needs = {need for name, need in _NEEDS_BY_FIXTURE.items() if name in getattr(item, "fixturenames", ())}
+    needs |= {_need_by_folder(item.path)} - {None}
     for need in needs:
         item.add_marker(need)
-    if any(item.get_closest_marker(need) for need in NEEDS):
+    # One walk over the item's markers and its parents' (a marker of its own, or its module's or class's)
+    if not NEEDS.keys().isdisjoint(marker.name for marker in item.iter_markers()):
         item.add_marker(HEAVY)
 
 
+@functools.cache  # a module's tests share its path
 def _need_by_folder(path: Path) -> str | None:
     """The need of every test under ``path`` when its folder (or file) is in _NEEDS_BY_FOLDER."""
     relative = path.relative_to(REPO_ROOT).as_posix() + ("/" if path.is_dir() else "")
