@@ -121,7 +121,7 @@ def _mark_needs(item: pytest.Item) -> None:
     needs |= {_need_by_folder(item.path)} - {None}
     for need in needs:
         item.add_marker(need)
-    # One walk over the item's markers and its parents' (a marker of its own, or its module's or class's)
+    # A need marked on the test itself or on its class or module: one walk over all of them
     if not NEEDS.keys().isdisjoint(marker.name for marker in item.iter_markers()):
         item.add_marker(HEAVY)
 
@@ -133,11 +133,19 @@ def _need_by_folder(path: Path) -> str | None:
     return next((need for folder, need in _NEEDS_BY_FOLDER.items() if relative.startswith(folder)), None)
 
 
+class _Undecided(Exception):
+    """An -m expression whose verdict on a folder depends on more than its markers."""
+
+
+# An -m line naming more other markers than this is left to pytest (2**n markings to try otherwise).
+_MOST_FREE_MARKERS = 8
+
+
 @functools.cache
 def _leaves_out(markexpr: str, markers: frozenset[str]) -> bool:
     """Whether ``-m markexpr`` leaves out every test with ``markers``, whatever other markers it carries: the
     expression is false for each way of setting the other names it reads (few: an -m line names a handful)."""
-    from _pytest.mark.expression import Expression
+    from _pytest.mark.expression import Expression  # pytest's own parser of -m (pytest is pinned)
 
     try:
         expression = Expression.compile(markexpr)
@@ -159,13 +167,6 @@ def _leaves_out(markexpr: str, markers: frozenset[str]) -> bool:
         return not any(selects(set(c)) for n in range(len(others) + 1) for c in itertools.combinations(others, n))
     except _Undecided:
         return False
-
-
-class _Undecided(Exception):
-    """An -m expression whose verdict on a folder depends on more than its markers."""
-
-
-_MOST_FREE_MARKERS = 8
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
