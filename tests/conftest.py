@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
 import sys
 from collections.abc import Iterator
@@ -115,13 +117,66 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _mark_needs(item: pytest.Item) -> None:
-    path = item.path.relative_to(REPO_ROOT).as_posix()
-    needs = {need for folder, need in _NEEDS_BY_FOLDER.items() if path.startswith(folder)}
-    needs |= {need for name, need in _NEEDS_BY_FIXTURE.items() if name in getattr(item, "fixturenames", ())}
+    needs = {need for name, need in _NEEDS_BY_FIXTURE.items() if name in getattr(item, "fixturenames", ())}
+    needs |= {_need_by_folder(item.path)} - {None}
     for need in needs:
         item.add_marker(need)
-    if any(item.get_closest_marker(need) for need in NEEDS):
+    # A need marked on the test itself or on its class or module: one walk over all of them
+    if not NEEDS.keys().isdisjoint(marker.name for marker in item.iter_markers()):
         item.add_marker(HEAVY)
+
+
+@functools.cache  # a module's tests share its path
+def _need_by_folder(path: Path) -> str | None:
+    """The need of every test under ``path`` when its folder (or file) is in _NEEDS_BY_FOLDER."""
+    relative = path.relative_to(REPO_ROOT).as_posix() + ("/" if path.is_dir() else "")
+    return next((need for folder, need in _NEEDS_BY_FOLDER.items() if relative.startswith(folder)), None)
+
+
+class _Undecided(Exception):
+    """An -m expression whose verdict on a folder depends on more than its markers."""
+
+
+# An -m line naming more other markers than this is left to pytest (2**n markings to try otherwise).
+_MOST_FREE_MARKERS = 8
+
+
+@functools.cache
+def _leaves_out(markexpr: str, markers: frozenset[str]) -> bool:
+    """Whether ``-m markexpr`` leaves out every test with ``markers``, whatever other markers it carries: the
+    expression is false for each way of setting the other names it reads (few: an -m line names a handful)."""
+    from _pytest.mark.expression import Expression  # pytest's own parser of -m (pytest is pinned)
+
+    try:
+        expression = Expression.compile(markexpr)
+    except SyntaxError:
+        return False  # pytest reports it when it deselects
+    others = sorted(expression.idents() - markers)
+    if len(others) > _MOST_FREE_MARKERS:
+        return False
+
+    def selects(chosen: set[str]) -> bool:
+        def matcher(name: str, /, **kwargs: object) -> bool:
+            if kwargs:  # a marker's arguments are unknown before collection: any could match
+                raise _Undecided
+            return name in markers or name in chosen
+
+        return expression.evaluate(matcher)
+
+    try:
+        return not any(selects(set(c)) for n in range(len(others) + 1) for c in itertools.combinations(others, n))
+    except _Undecided:
+        return False
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A folder whose tests -m leaves out for its need (make test-fast: tests/stacks and the rest of
+    _NEEDS_BY_FOLDER) is not collected at all: its modules would import the CDK, cfn-lint or pyspark
+    for tests that never run. None lets pytest's own rules decide."""
+    need = _need_by_folder(collection_path) if config.option.markexpr else None
+    if need and _leaves_out(config.option.markexpr, frozenset({need, HEAVY})):
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -29,9 +29,6 @@ from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
-from moto.core import DEFAULT_ACCOUNT_ID
-from moto.emr.models import emr_backends
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import parameters
@@ -40,6 +37,7 @@ from emr_lineage.lineage.times import parse_time
 from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, ParentContext, emr_configurations
 from tests.emr_lineage.demo_run import DemoRun
 from tests.emr_lineage.fake_marquez import FakeMarquez, serve
+from tests.emr_lineage.moto_backends import DEFAULT_ACCOUNT_ID, emr_backends
 from tests.helpers import fake_aws_credentials
 from tests.versions import EMR_RELEASE
 
@@ -100,6 +98,8 @@ class Aws:
 def aws_environment(monkeypatch, marquez_api: str | None, *, skip: tuple[str, ...] = ()) -> Iterator[Aws]:
     """moto in-process with the SSM parameters and buckets of a deployed dev environment;
     ``skip`` leaves out parameters by name (to test their absence)."""
+    from moto import mock_aws  # imported by the tests that use moto, not when the conftest loads
+
     fake_aws_credentials(monkeypatch, REGION)
     for _, env_name in PARENT_KEYS.values():
         monkeypatch.delenv(env_name, raising=False)

@@ -10,7 +10,6 @@ import json
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import parameters
@@ -69,6 +68,8 @@ def launch_spec() -> dict:
 @pytest.fixture
 def launch_aws(monkeypatch: pytest.MonkeyPatch):
     """moto in-process with the parameters the EMR and Marquez stacks publish for dev."""
+    from moto import mock_aws  # imported by the tests that use moto, not when the conftest loads
+
     for _, env_name in PARENT_KEYS.values():
         monkeypatch.delenv(env_name, raising=False)
     fake_aws_credentials(monkeypatch, REGION)

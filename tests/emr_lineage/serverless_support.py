@@ -18,14 +18,12 @@ from typing import Any
 
 import boto3
 import pytest
-from moto.core import DEFAULT_ACCOUNT_ID
-from moto.emrserverless import models as serverless_models
-from moto.emrserverless.models import emrserverless_backends
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr_serverless, parameters
 from emr_lineage.listener.artifact import listener_s3_key
 from emr_lineage.settings.loader import load_settings
+from tests.emr_lineage.moto_backends import DEFAULT_ACCOUNT_ID, emrserverless_backends
 
 REPO_CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
 API_KEY = "glk-test-0123456789abcdef-SECRET"  # must never be printed
@@ -49,7 +47,7 @@ def publish_serverless(
 ) -> str:
     """Inside ``mock_aws``: the application, the job role's ARN, the pinned jar staged in ``bucket``
     and the gateway's API key secret; runs born SUBMITTED. Returns the application id."""
-    monkeypatch.setattr(serverless_models, "JOB_STATUS", "SUBMITTED")
+    monkeypatch.setattr("moto.emrserverless.models.JOB_STATUS", "SUBMITTED")
     client = boto3.client(emr_serverless.SERVICE, region_name=region)
     app_id = client.create_application(name=f"emr-lineage-{env}", releaseLabel=RELEASE, type="SPARK")["applicationId"]
     ssm = boto3.client("ssm", region_name=region)

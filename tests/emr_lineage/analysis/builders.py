@@ -1,6 +1,6 @@
-"""Hand-built OpenLineage events for the analysis tests, made with openlineage-python as the
-conftest's generators make theirs: one Spark application run per call, its datasets with schema,
-column lineage and version facets where a test needs them."""
+"""Hand-built OpenLineage events for the analysis tests, made with openlineage-python as
+tests/emr_lineage/generated_events.py makes its: one Spark application run per call, its datasets with
+schema, column lineage and version facets where a test needs them."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from openlineage.client.facet_v2 import (
 from openlineage.client.serde import Serde
 
 from emr_lineage.lineage.naming import dataset_identity
-from tests.emr_lineage.conftest import PRODUCER
+from tests.emr_lineage.generated_events import PRODUCER
 
 NAMESPACE = "emr-lineage-dev"
 T0 = dt.datetime(2026, 11, 23, 9, 0, tzinfo=dt.UTC)

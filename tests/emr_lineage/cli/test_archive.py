@@ -14,13 +14,12 @@ import boto3
 import pytest
 from click.testing import CliRunner
 from moto import mock_aws
-from moto.athena.models import QueryResults, athena_backends
-from moto.core import DEFAULT_ACCOUNT_ID
 from moto.moto_api import state_manager
 
 from emr_lineage.aws import athena, parameters
 from emr_lineage.aws.clients import clients_for
 from emr_lineage.cli.app import main
+from tests.emr_lineage.moto_backends import DEFAULT_ACCOUNT_ID, athena_backends
 from tests.helpers import fake_aws_credentials
 from tests.paths import CDK_JSON
 
@@ -37,6 +36,8 @@ def _cell(value: str | None) -> dict[str, str]:
 
 def seed_rows(columns: list[str], rows: list[list[str | None]]) -> None:
     """The next query's results, as Athena gives a SELECT's: the header first."""
+    from moto.athena.models import QueryResults  # imported with its backend, when a test seeds rows
+
     athena_backends[DEFAULT_ACCOUNT_ID][REGION].query_results_queue.append(
         QueryResults(
             rows=[{"Data": [_cell(c) for c in columns]}, *({"Data": [_cell(v) for v in row]} for row in rows)],

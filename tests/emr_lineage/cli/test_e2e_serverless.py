@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from emr_lineage.aws import emr_serverless
 from emr_lineage.cli.app import main
 from emr_lineage.pipeline import definition as pipeline
-from tests.emr_lineage.conftest import sample_pipeline_events
 from tests.emr_lineage.e2e_support import ARTIFACTS, LAKE_BUCKET, MARQUEZ_WEB, NAMESPACE, REGION, fresh
+from tests.emr_lineage.generated_events import sample_pipeline_events
 from tests.emr_lineage.serverless_support import (
     API_KEY,
     RunPlayer,

@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from moto.core import DEFAULT_ACCOUNT_ID
-from moto.emr.models import emr_backends
 from packaging.requirements import Requirement
 
 from emr_lineage.aws import emr as emr_cluster
@@ -24,6 +22,7 @@ from emr_lineage.cli.graph_job import JOB_MODULE
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.conftest import write_jsonl
 from tests.emr_lineage.launch_support import BUCKET, REGION
+from tests.emr_lineage.moto_backends import DEFAULT_ACCOUNT_ID, emr_backends
 from tests.helpers import one_error_line
 
 

@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from moto.core import DEFAULT_ACCOUNT_ID
-from moto.emr.models import emr_backends
 
 from emr_lineage.aws import emr as emr_cluster
 from emr_lineage.aws import parameters
@@ -24,6 +22,7 @@ from emr_lineage.cli import launch as launch_command
 from emr_lineage.cli.app import main
 from emr_lineage.launch.plan import file_sha256, job_s3_key
 from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, launch_spec
+from tests.emr_lineage.moto_backends import DEFAULT_ACCOUNT_ID, emr_backends
 
 PARENT_ENV = {
     "OPENLINEAGE_PARENT_JOB_NAMESPACE": "airflow-prod",

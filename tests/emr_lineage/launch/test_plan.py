@@ -12,8 +12,6 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from moto.core import DEFAULT_ACCOUNT_ID
-from moto.emr.models import emr_backends
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
@@ -22,6 +20,7 @@ from emr_lineage.launch import plan as launch_plan
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import ParentContext
 from tests.emr_lineage.launch_support import BUCKET, LOGS, MARQUEZ_WEB, REGION, launch_spec
+from tests.emr_lineage.moto_backends import DEFAULT_ACCOUNT_ID, emr_backends
 from tests.versions import EMR_RELEASE
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import boto3
 import pytest
 from filelock import FileLock
-from moto import mock_aws
 
 from emr_lineage.listener.jar import FetchedJar
 from emr_lineage.listener.maven import LISTENER_DIR_ENV_VAR, fetch_listener_jar
@@ -95,6 +94,8 @@ def make_cdk_json(tmp_path: Path, repo_root: Path):
 
 @pytest.fixture
 def s3(monkeypatch: pytest.MonkeyPatch):
+    from moto import mock_aws  # imported by the tests that use moto, not when the conftest loads
+
     fake_aws_credentials(monkeypatch, REGION)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     with mock_aws():

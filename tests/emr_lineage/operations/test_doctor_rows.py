@@ -10,7 +10,6 @@ from pathlib import Path
 
 import botocore.session
 import pytest
-from moto.cloudformation.models import cloudformation_backends
 
 from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
 from emr_lineage.aws.stacks import stack_name
@@ -18,6 +17,7 @@ from emr_lineage.operations import tls
 from emr_lineage.operations.checks import CDK_TOOLKIT_STACK, Status, stack_state_problem
 from emr_lineage.operations.doctor import DoctorOptions, run_doctor
 from emr_lineage.settings.model import EnvironmentSettings
+from tests.emr_lineage.moto_backends import cloudformation_backends
 from tests.emr_lineage.operations.prepared_account import (
     BUCKET,
     ENV,

@@ -13,8 +13,8 @@ from emr_lineage.launch import serverless
 from emr_lineage.pipeline import definition as pipeline
 from emr_lineage.pipeline import e2e, e2e_serverless
 from emr_lineage.settings.loader import load_settings
-from tests.emr_lineage.conftest import sample_pipeline_events
 from tests.emr_lineage.e2e_support import ARTIFACTS, LAKE_BUCKET, NAMESPACE, REGION, fresh
+from tests.emr_lineage.generated_events import sample_pipeline_events
 from tests.emr_lineage.serverless_support import RunPlayer, each_run, job_runs, publish_serverless, serverless_cdk_json
 
 
