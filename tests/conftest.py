@@ -114,6 +114,8 @@ def pytest_configure(config: pytest.Config) -> None:
     for need, what in NEEDS.items():
         config.addinivalue_line("markers", f"{need}: {what}")
     config.addinivalue_line("markers", f"{HEAVY}: needs one of {', '.join(NEEDS)} (make test-fast leaves it out)")
+    # pytest-xdist's, declared here too for a run without it (-p no:xdist)
+    config.addinivalue_line("markers", "xdist_group(name): the tests of a group run on one xdist worker")
 
 
 def _mark_needs(item: pytest.Item) -> None:
