@@ -57,16 +57,27 @@ def cdk_json_copy(
     return path
 
 
+# The clients of the current moto account by service: making one takes milliseconds, and a test asks often.
+_CLIENTS: dict[str, Any] = {}
+
+
 def moto_account(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """An empty moto account in REGION, for as long as the generator is suspended."""
     fake_aws_credentials(monkeypatch, REGION)
     monkeypatch.delenv("AWS_REGION", raising=False)
-    with mock_aws():
-        yield
+    _CLIENTS.clear()
+    try:
+        with mock_aws():
+            yield
+    finally:
+        _CLIENTS.clear()
 
 
 def client(name: str) -> Any:
-    return boto3.client(name, region_name=REGION)
+    """A client of ``name`` in REGION, made once per moto account."""
+    if name not in _CLIENTS:
+        _CLIENTS[name] = boto3.client(name, region_name=REGION)
+    return _CLIENTS[name]
 
 
 def security_configuration(certificates: str | None) -> str:
