@@ -3,6 +3,7 @@ a deployed environment leaves it (each test module makes its ``aws`` fixture of 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from emr_lineage.operations.tls import certificate_zip
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.model import EnvironmentSettings
 from tests.emr_lineage.launch_support import launch_spec
+from tests.emr_lineage.operations import moto_state
 from tests.helpers import fake_aws_credentials
 from tests.paths import CDK_JSON
 
@@ -128,11 +130,33 @@ def deploy_serverless_application(settings: EnvironmentSettings, release: str | 
     return application
 
 
+# What prepare_account left in an empty account, by what it was given: (moto's state, the PreparedAccount).
+_PREPARED: dict[tuple[str, str, dt.datetime | None], tuple[bytes, PreparedAccount]] = {}
+
+
 def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None = None) -> PreparedAccount:
     """Everything doctor checks, in place: bootstrap, the cleanup role, every stack, the SSM
     parameters, the pinned jar, the TLS zip (made by ``emr-lineage tls``'s own function at ``now``,
     default the real time: valid for a year), the gateway's API key secret (one value, never rotated)
-    and an empty dead-letter queue; with ``emr_serverless.enabled``, the serverless application."""
+    and an empty dead-letter queue; with ``emr_serverless.enabled``, the serverless application.
+
+    In an empty account the process's first preparation with the same cdk.json, URL and ``now`` is
+    made by the AWS calls, and the later ones restore a copy of the state it left (moto_state): the same
+    resources, identifiers and dates (the real time of the first, when ``now`` is None)."""
+    key = (cdk_json.read_text(), marquez_url, now)
+    if not moto_state.untouched():
+        return _prepare(cdk_json, marquez_url, now)
+    if key not in _PREPARED:
+        prepared = _prepare(cdk_json, marquez_url, now)
+        _PREPARED[key] = (moto_state.take(), prepared)
+        return prepared
+    snapshot, prepared = _PREPARED[key]
+    moto_state.restore(snapshot)
+    return dataclasses.replace(prepared, settings=load_settings(ENV, cdk_json))
+
+
+def _prepare(cdk_json: Path, marquez_url: str, now: dt.datetime | None) -> PreparedAccount:
+    """prepare_account's AWS calls."""
     settings = load_settings(ENV, cdk_json)
     template = {"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}, "Outputs": {"Topic": {"Value": "t"}}}
     cloudformation = client("cloudformation")
