@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,13 +67,24 @@ def clients_for(
 ) -> dict[str, Any]:
     """Clients of ``services`` from one session of the environment (:func:`aws_session`); a setup
     failure is an :class:`AwsError`."""
+    make = client_maker(settings, config)
+    return {name: make(name) for name in services}
+
+
+def client_maker(settings: EnvironmentSettings, config: Config = RETRY_POLICY) -> Callable[[str], Any]:
+    """What makes the client of a service from one session of the environment (:func:`aws_session`,
+    resolved now); a setup failure is an :class:`AwsError`."""
     session = aws_session(settings)
-    try:
-        return {name: new_client(name, session=session, config=config) for name in services}
-    except NoRegionError:  # a region the session accepted but botocore cannot resolve
-        raise AwsError(f"no AWS region for {settings.name}: set AWS_REGION") from None
-    except BotoCoreError as exc:
-        raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
+
+    def make(service: str) -> Any:
+        try:
+            return new_client(service, session=session, config=config)
+        except NoRegionError:  # a region the session accepted but botocore cannot resolve
+            raise AwsError(f"no AWS region for {settings.name}: set AWS_REGION") from None
+        except BotoCoreError as exc:
+            raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
+
+    return make
 
 
 def aws_message(exc: Exception) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.aws.clients import AwsError, aws_message, clients_for
+from emr_lineage.aws.clients import AwsError, aws_message, client_maker
 from emr_lineage.aws.stacks import stack_name, tool_parameters
 from emr_lineage.aws.upload import SHA256_METADATA_KEY, head_object
 from emr_lineage.listener.artifact import listener_s3_key
@@ -56,42 +56,53 @@ class CheckResult:
     fix: str = ""
 
 
-@dataclass(frozen=True)
-class DoctorClients:
-    """The AWS clients the checks use: one session, the environment's region, bounded timeouts."""
+class _Client:
+    """An attribute of :class:`DoctorClients`: the client of the service it is named after, made on first use."""
 
-    region: str
-    sts: Any
-    cloudformation: Any
-    iam: Any
-    s3: Any
-    ssm: Any
-    sqs: Any
-    emr: Any
-    secretsmanager: Any
-    emr_serverless: Any
-    rds: Any
-    ecr: Any
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.service = name.replace("_", "-")
+
+    def __get__(self, clients: DoctorClients | None, owner: type | None = None) -> Any:
+        return self if clients is None else clients.of(self.service)
+
+
+class DoctorClients:
+    """The AWS clients the checks use: one session, the environment's region, bounded timeouts. Each is
+    made when a check first calls its service, so a run makes only those its settings need (no ECR
+    client for images pulled from Docker Hub, no SQS one without the gateway)."""
+
+    sts = _Client()
+    cloudformation = _Client()
+    iam = _Client()
+    s3 = _Client()
+    ssm = _Client()
+    sqs = _Client()
+    secretsmanager = _Client()
+    emr_serverless = _Client()
+    rds = _Client()
+    ecr = _Client()
+
+    def __init__(self, make: Callable[[str], Any]) -> None:
+        self._make = make
+        self._made: dict[str, Any] = {}
+
+    def of(self, service: str) -> Any:
+        """The client of ``service`` (a boto3 name, e.g. ``emr-serverless``), made once."""
+        if service not in self._made:
+            self._made[service] = self._make(service)
+        return self._made[service]
+
+    @property
+    def region(self) -> str:
+        return self.sts.meta.region_name
 
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings, timeout: float) -> DoctorClients:
         # The region is resolved as every other command resolves it (aws_session: cdk.json, AWS_REGION, boto3).
         config = Config(connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "max_attempts": 2})
-        names = (
-            "sts",
-            "cloudformation",
-            "iam",
-            "s3",
-            "ssm",
-            "sqs",
-            "emr",
-            "secretsmanager",
-            "emr-serverless",
-            "rds",
-            "ecr",
-        )
-        clients = clients_for(settings, names, config)
-        return cls(region=clients["sts"].meta.region_name, **{name.replace("-", "_"): c for name, c in clients.items()})
+        clients = cls(client_maker(settings, config))
+        clients.of("sts")  # made now: a region botocore cannot resolve fails here, as the credentials row
+        return clients
 
 
 def aws_call(call: Callable[[], Any]) -> tuple[Any, str | None]:

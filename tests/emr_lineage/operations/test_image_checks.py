@@ -5,7 +5,6 @@ ECR's service model instead)."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 from collections.abc import Iterator
@@ -62,7 +61,9 @@ def rows(settings: EnvironmentSettings, ecr: object | None = None) -> dict[str, 
 
     def connect(settings: EnvironmentSettings, timeout: float) -> DoctorClients:
         clients = DoctorClients.for_settings(settings, timeout)
-        return dataclasses.replace(clients, ecr=ecr) if ecr is not None else clients
+        if ecr is None:
+            return clients
+        return DoctorClients(lambda service: ecr if service == "ecr" else clients.of(service))
 
     report = run_doctor(settings, DoctorOptions(timeout=2), connect)
     return {r.check: (r.status, r.detail, r.fix) for r in report.results}
