@@ -11,13 +11,13 @@ job) and a multi-step command share it; printing and prompting stay in the CLI.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import botocore.session
 import jsonschema
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.validate import ParamValidator
@@ -25,6 +25,7 @@ from botocore.validate import ParamValidator
 from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsError, aws_message, read_parameter
 from emr_lineage.aws.polling import poll_until
+from emr_lineage.aws.session import service_model
 
 DEFAULT_POLL_SECONDS = 15.0
 STEP_DONE = "COMPLETED"
@@ -80,8 +81,10 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
     return f"has an invalid {path}: {error.message}"
 
 
+@functools.cache
 def _run_job_flow_shape() -> Any:
-    return botocore.session.get_session().get_service_model("emr").operation_model("RunJobFlow").input_shape
+    # Read once per process, from the models the clients share (a session of its own would parse EMR's again).
+    return service_model("emr").operation_model("RunJobFlow").input_shape
 
 
 def load_launch_spec(ssm: Any, env: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import boto3
 import botocore.loaders
+import botocore.model
 import botocore.session
 from botocore.config import Config
 
@@ -37,3 +38,8 @@ def new_client(
     """A client of ``service`` from ``session`` (default: :func:`boto_session`) with ``config``
     (default: :data:`RETRY_POLICY`; None: botocore's defaults)."""
     return (session or boto_session()).client(service, config=config)
+
+
+def service_model(service: str) -> botocore.model.ServiceModel:
+    """botocore's model of ``service``, from the process's one loader of the service models."""
+    return botocore.model.ServiceModel(_SERVICE_MODELS.load_service_model(service, "service-2"), service_name=service)
