@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
 from emr_lineage.aws.stacks import stack_name, stack_parts
 from emr_lineage.aws.upload import SHA256_METADATA_KEY
 from emr_lineage.listener.artifact import listener_s3_key
-from emr_lineage.operations.checks import CDK_TOOLKIT_STACK, EMR_CLEANUP_ROLE
+from emr_lineage.operations.checks import CDK_TOOLKIT_STACK, EMR_CLEANUP_ROLE, DoctorClients
 from emr_lineage.operations.tls import certificate_zip
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.model import EnvironmentSettings
@@ -80,6 +81,21 @@ def client(name: str) -> Any:
     if name not in _CLIENTS:
         _CLIENTS[name] = boto3.client(name, region_name=REGION)
     return _CLIENTS[name]
+
+
+# doctor_clients' clients, by what decides them: the settings' region, the environment's and the timeout.
+_DOCTOR_CLIENTS: dict[tuple[str | None, str | None, str | None, float], DoctorClients] = {}
+
+
+def doctor_clients(settings: EnvironmentSettings, timeout: float) -> DoctorClients:
+    """run_doctor's connect for the tests of its rows: doctor's own clients (DoctorClients.for_settings), made
+    once per region and timeout in the process rather than once per run. They hold no account state: each
+    call is answered from the moto account of the test that makes it. test_checks.py and the CLI tests
+    connect as doctor does, once per run."""
+    key = (settings.region, os.environ.get("AWS_REGION"), os.environ.get("AWS_DEFAULT_REGION"), timeout)
+    if key not in _DOCTOR_CLIENTS:
+        _DOCTOR_CLIENTS[key] = DoctorClients.for_settings(settings, timeout)
+    return _DOCTOR_CLIENTS[key]
 
 
 def security_configuration(certificates: str | None) -> str:

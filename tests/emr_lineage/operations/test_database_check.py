@@ -17,6 +17,7 @@ from tests.emr_lineage.operations.prepared_account import (
     cdk_json_copy,
     client,
     deploy_database,
+    doctor_clients,
     moto_account,
     prepare_account,
 )
@@ -28,7 +29,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _row(settings: EnvironmentSettings) -> CheckResult:
-    report = run_doctor(settings, DoctorOptions(timeout=2))
+    report = run_doctor(settings, DoctorOptions(timeout=2), doctor_clients)
     return {r.check: r for r in report.results}[DATABASE_CHECK]
 
 

@@ -24,6 +24,7 @@ from tests.emr_lineage.operations.prepared_account import (
     REGION,
     cdk_json_copy,
     client,
+    doctor_clients,
     moto_account,
     prepare_account,
 )
@@ -46,7 +47,7 @@ def settings(aws, tmp_path: Path, closed_port_url: str) -> EnvironmentSettings:
 
 
 def row(settings: EnvironmentSettings, check: str, now: dt.datetime = NOW) -> tuple[Status, str, str]:
-    report = run_doctor(settings, DoctorOptions(timeout=2, clock=lambda: now))
+    report = run_doctor(settings, DoctorOptions(timeout=2, clock=lambda: now), doctor_clients)
     found = {r.check: (r.status, r.detail, r.fix) for r in report.results}
     return found[check]
 

@@ -23,6 +23,7 @@ from tests.emr_lineage.operations.prepared_account import (
     PreparedAccount,
     cdk_json_copy,
     client,
+    doctor_clients,
     moto_account,
     prepare_account,
 )
@@ -43,7 +44,7 @@ def prepared(aws, tmp_path: Path, closed_port_url: str) -> PreparedAccount:
 
 def key_row(settings: EnvironmentSettings, now: dt.datetime | None = None) -> tuple[Status, str, str]:
     options = DoctorOptions(timeout=2, clock=lambda: now or dt.datetime.now(dt.UTC))
-    report = run_doctor(settings, options)
+    report = run_doctor(settings, options, doctor_clients)
     rows = {r.check: r for r in report.results}
     assert all(API_KEY not in r.detail + r.fix for r in report.results)  # a key is never printed
     return rows[CHECK].status, rows[CHECK].detail, rows[CHECK].fix

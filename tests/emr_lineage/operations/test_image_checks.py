@@ -20,7 +20,14 @@ from emr_lineage.operations.doctor import DoctorOptions, run_doctor
 from emr_lineage.operations.images import RULE_CHECK, SECRET_CHECK, SECRET_VALUE
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.model import EnvironmentSettings
-from tests.emr_lineage.operations.prepared_account import ENV, REGION, cdk_json_copy, client, moto_account
+from tests.emr_lineage.operations.prepared_account import (
+    ENV,
+    REGION,
+    cdk_json_copy,
+    client,
+    doctor_clients,
+    moto_account,
+)
 
 ACCOUNT = "123456789012"  # moto's
 SECRET = "ecr-pullthroughcache/emr-lineage/docker-hub"
@@ -60,7 +67,7 @@ def rows(settings: EnvironmentSettings, ecr: object | None = None) -> dict[str, 
     """doctor's rows, with ``ecr`` (a stubbed client) in place of moto's."""
 
     def connect(settings: EnvironmentSettings, timeout: float) -> DoctorClients:
-        clients = DoctorClients.for_settings(settings, timeout)
+        clients = doctor_clients(settings, timeout)
         if ecr is None:
             return clients
         return DoctorClients(lambda service: ecr if service == "ecr" else clients.of(service))

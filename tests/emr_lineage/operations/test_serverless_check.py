@@ -16,6 +16,7 @@ from tests.emr_lineage.operations.prepared_account import (
     cdk_json_copy,
     client,
     deploy_serverless_application,
+    doctor_clients,
     moto_account,
     prepare_account,
 )
@@ -35,7 +36,7 @@ def _deployed(tmp_path: Path, closed_port_url: str, *, release: str | None = Non
 
 
 def _row(settings: EnvironmentSettings) -> CheckResult:
-    report = run_doctor(settings, DoctorOptions(timeout=2))
+    report = run_doctor(settings, DoctorOptions(timeout=2), doctor_clients)
     return {r.check: r for r in report.results}[SERVERLESS_CHECK]
 
 
