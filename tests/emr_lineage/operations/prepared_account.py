@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import json
 import os
 from collections.abc import Iterator
@@ -153,12 +154,13 @@ _PREPARED: dict[tuple[str, str, dt.datetime | None], tuple[bytes, PreparedAccoun
 def prepare_account(cdk_json: Path, marquez_url: str, *, now: dt.datetime | None = None) -> PreparedAccount:
     """Everything doctor checks, in place: bootstrap, the cleanup role, every stack, the SSM
     parameters, the pinned jar, the TLS zip (made by ``emr-lineage tls``'s own function at ``now``,
-    default the real time: valid for a year), the gateway's API key secret (one value, never rotated)
-    and an empty dead-letter queue; with ``emr_serverless.enabled``, the serverless application.
+    default the real time of the process's first preparation: valid for a year), the gateway's API key
+    secret (one value, never rotated) and an empty dead-letter queue; with ``emr_serverless.enabled``,
+    the serverless application.
 
     In an empty account the process's first preparation with the same cdk.json, URL and ``now`` is
     made by the AWS calls, and the later ones restore a copy of the state it left (moto_state): the same
-    resources, identifiers and dates (the real time of the first, when ``now`` is None)."""
+    resources, identifiers and dates."""
     key = (cdk_json.read_text(), marquez_url, now)
     if not moto_state.untouched():
         return _prepare(cdk_json, marquez_url, now)
@@ -191,7 +193,7 @@ def _prepare(cdk_json: Path, marquez_url: str, now: dt.datetime | None) -> Prepa
     s3.put_object(
         Bucket=BUCKET, Key=listener_s3_key(artifact), Body=b"jar", Metadata={SHA256_METADATA_KEY: artifact.sha256 or ""}
     )
-    s3.put_object(Bucket=BUCKET, Key=TLS_CERTIFICATES_KEY, Body=certificate_zip(REGION, now=now).data)
+    s3.put_object(Bucket=BUCKET, Key=TLS_CERTIFICATES_KEY, Body=_tls_zip(now))
     sqs = client("sqs")
     queue = sqs.create_queue(QueueName="lineage.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     dlq = sqs.create_queue(QueueName="lineage-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
@@ -214,6 +216,13 @@ def _prepare(cdk_json: Path, marquez_url: str, now: dt.datetime | None) -> Prepa
     deploy_database(settings)
     serverless = deploy_serverless_application(settings) if settings.emr_serverless.enabled else None
     return PreparedAccount(settings, dlq, secret, serverless)
+
+
+@functools.cache
+def _tls_zip(now: dt.datetime | None) -> bytes:
+    """The TLS zip of the preparations at ``now``: one RSA key for them all, made at the first (whatever
+    else differs between them, the zip does not)."""
+    return certificate_zip(REGION, now=now).data
 
 
 def deploy_database(settings: EnvironmentSettings, version: str = "17.6") -> None:
