@@ -381,9 +381,7 @@ class LocalGateway:
         try:
             return self._drain(deadline)
         finally:
-            close(self.server)
-            self._threads[0].join(5)
-            self.server.task_dispatcher.shutdown(timeout=5)
+            close(self.server, self._threads[0])
 
     def _drain(self, deadline: float) -> int:
         self._drain_deadline = deadline

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
 from typing import Any
 
+from waitress import wasyncore
 from waitress.server import create_server
 
 from emr_lineage.marquez.api import LINEAGE_BATCH_ENDPOINT, LINEAGE_ENDPOINT
@@ -115,12 +117,26 @@ def serve(app: Callable[..., Iterable[bytes]], port: int, *, idle_seconds: int =
     )
 
 
-def close(server: Any) -> None:
-    """Stop a :func:`serve` server from another thread: its loop closes every connection and its
-    listening socket, then ``run()`` returns; its worker threads end."""
+def close(server: Any, loop: threading.Thread, timeout: float = 5.0) -> None:
+    """Stop a :func:`serve` server whose ``run()`` is ``loop``, from another thread: the loop closes
+    every connection and the listening socket, then returns; the worker threads end (each wait up to
+    ``timeout``); then the trigger that woke the loop is closed.
+
+    The trigger (a pipe) stays open until nothing can write to it: closed by the loop (as waitress's
+    own ``close()`` does), it could be gone before ``pull_trigger`` wrote its byte (the loop, woken
+    by a worker's pull, runs the thunk just queued: EBADF), or its number reused by a new file that
+    a late pull would write into."""
 
     def close_all() -> None:
         for channel in list(server._map.values()):  # noqa: SLF001 - waitress's connection map
-            channel.close()
+            if channel is server:
+                wasyncore.dispatcher.close(server)  # the listening socket (its own close() closes the trigger)
+            elif channel is not server.trigger:
+                channel.close()
+        server.trigger.del_channel()  # out of the loop's map, so run() returns
 
     server.trigger.pull_trigger(close_all)
+    loop.join(timeout)
+    server.task_dispatcher.shutdown(timeout=timeout)
+    if not loop.is_alive() and not server.task_dispatcher.threads:
+        server.trigger.close()

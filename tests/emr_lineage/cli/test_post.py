@@ -153,7 +153,7 @@ def test_a_redirect_is_not_delivered_and_nothing_more_is_sent(
 
 
 def test_what_cannot_run_is_one_line_and_exit_2(
-    marquez: FakeMarquez, closed_port_url: str, two_runs: list[dict], tmp_path: Path
+    marquez: FakeMarquez, closed_port_url: str, two_runs: list[dict], tmp_path: Path, retry_waits: list[float]
 ) -> None:
     events = str(_write(tmp_path / "events.jsonl", two_runs))
     one_error_line(_post("--events", str(tmp_path / "none.jsonl"), "--marquez", marquez.url), "no such file")
@@ -163,6 +163,7 @@ def test_what_cannot_run_is_one_line_and_exit_2(
     one_error_line(_post("--events", events, "--marquez", "localhost:5000"), "must start with http://")
     line = one_error_line(_post("--events", events, "--marquez", closed_port_url, "--timeout", "2"), "unreachable")
     assert "at " + events + " event 1; 0 event(s) posted before it" in line
+    assert retry_waits == [0, 1.0]  # the retries' backoff within the 2 s deadline (recorded, not slept)
     marquez.not_marquez()  # every path is a 404
     line = one_error_line(_post("--events", events, "--marquez", marquez.url), "HTTP 404")
     assert "a Marquez API or a lineage gateway?" in line

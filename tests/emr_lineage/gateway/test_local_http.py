@@ -9,6 +9,7 @@ import http.client
 import json
 import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -214,3 +215,23 @@ def test_a_drain_out_of_time_stops_rather_than_using_up_the_receives(moto_aws, m
     assert post(connect(gateway), json.dumps(event(str(uuid.uuid4()))).encode())[0] == 201
     assert gateway.stop(drain_seconds=1.2) == 1  # still queued, for the next start
     assert gateway.counts()["dead_lettered"] == 0
+
+
+def test_stop_survives_the_loop_closing_before_its_wake_up_is_written(started, monkeypatch) -> None:
+    """A worker's wake-up written just before stop's own: the loop runs stop's close at once, before
+    stop writes its byte. That close used to close the trigger too, so the write failed (EBADF); the
+    trigger is closed once the loop and the workers have ended."""
+    gateway, _ = started
+    trigger = gateway.server.trigger
+    pull = trigger._physical_pull
+
+    def after_a_worker() -> None:
+        pull()  # the worker's
+        waited = time.monotonic() + 10
+        while trigger.thunks and time.monotonic() < waited:  # polling the loop thread until it ran the close
+            time.sleep(0.01)
+        pull()  # stop's own
+
+    monkeypatch.setattr(trigger, "_physical_pull", after_a_worker)
+    assert gateway.stop(drain_seconds=10) == 0
+    assert trigger._closed and not gateway._threads[0].is_alive()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import uuid
 
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 from moto import mock_aws
 
 from emr_lineage.aws.archive import ArchiveLocation
+from emr_lineage.cli import replay as replay_command
 from emr_lineage.cli.app import main
 from emr_lineage.gateway.ingest import Ingestor
 from emr_lineage.gateway.local import LocalGateway, LocalGatewaySettings
@@ -23,6 +25,7 @@ from tests.helpers import fake_aws_credentials, one_error_line
 REGION = "us-east-1"
 BUCKET = "lineage-archive"
 T0 = dt.datetime(2026, 11, 23, 9, 30, tzinfo=dt.UTC)
+NOW = T0 + dt.timedelta(hours=3)  # the commands' "now": after both runs arrived
 
 
 def _event(run_id: str, second: int, namespace: str = "s3a://lake") -> dict:
@@ -40,8 +43,10 @@ def _event(run_id: str, second: int, namespace: str = "s3a://lake") -> dict:
 
 @pytest.fixture
 def archive(monkeypatch: pytest.MonkeyPatch):
-    """Two runs archived by the gateway's own ingest: run A at 09:xx, run B at 11:xx."""
+    """Two runs archived by the gateway's own ingest: run A at 09:xx, run B at 11:xx; replay's "now" is
+    NOW, so a window open to now lists a few hours, not every hour since T0 (more each day)."""
     fake_aws_credentials(monkeypatch, REGION)
+    monkeypatch.setattr(replay_command, "plan_replay", functools.partial(plan_replay, now=lambda: NOW))
     with mock_aws():
         s3, sqs = boto3.client("s3"), boto3.client("sqs")
         s3.create_bucket(Bucket=BUCKET)

@@ -388,43 +388,81 @@ def _mixed_file(tmp_path: Path, name: str, count: int = 2000) -> Path:
     return path
 
 
+class _MixedFiles:
+    """The mixed files, each written once for the module and only read, and what this process alone reads
+    from them, worked out once per file and mode: the cases of a file differ only in what the worker is sent."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.serial: dict[tuple[str, str, bool], Any] = {}
+
+    def path(self, name: str) -> Path:
+        path = self.folder / name
+        return path if path.exists() else _mixed_file(self.folder, name)
+
+    def _once(self, what: str, name: str, strict: bool, work: Any) -> Any:
+        if (what, name, strict) not in self.serial:
+            self.serial[what, name, strict] = work(self.path(name))
+        return self.serial[what, name, strict]
+
+    def read(self, name: str, strict: bool) -> tuple[list[Any], int, list[str]]:
+        """The events, skipped count and details of a lenient read here."""
+        return self._once(
+            "read", name, strict, lambda path: _read(path, parallel=False, skip_invalid=True, strict=strict)
+        )
+
+    def built(self, name: str, strict: bool) -> tuple[dict[str, Any], int, int, list[str]]:
+        return self._once("built", name, strict, lambda path: _built(path, False, skip_invalid=True, strict=strict))
+
+    def first_problem(self, name: str, strict: bool) -> str:
+        """The error of a read here that stops at the first bad line."""
+
+        def read(path: Path) -> str:
+            with pytest.raises(EventsError) as first:
+                _read(path, parallel=False, strict=strict)
+            return str(first.value)
+
+        return self._once("first", name, strict, read)
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> _MixedFiles:
+    return _MixedFiles(tmp_path_factory.mktemp("mixed"))
+
+
 @pytest.mark.parametrize("strict", [False, True])
 @pytest.mark.parametrize("name", ["e.jsonl", "e.jsonl.gz"])  # the worker reads the file / gets the bytes
 def test_the_worker_process_answers_as_this_process_does(
-    tmp_path: Path, checker_at_once, strict: bool, name: str
+    mixed: _MixedFiles, checker_at_once, strict: bool, name: str
 ) -> None:
-    path = _mixed_file(tmp_path, name)
-    here = _read(path, parallel=False, skip_invalid=True, strict=strict)
+    path = mixed.path(name)
+    here = mixed.read(name, strict)
     there = _read(path, parallel=True, skip_invalid=True, strict=strict)
     assert here == there
     assert here[1] > 20 and len(here[0]) > 1000
-    with pytest.raises(EventsError) as first_here:
-        _read(path, parallel=False, strict=strict)
     with pytest.raises(EventsError) as first_there:
         _read(path, parallel=True, strict=strict)
-    assert str(first_here.value) == str(first_there.value)
+    assert mixed.first_problem(name, strict) == str(first_there.value)
 
 
 @pytest.mark.parametrize("strict", [False, True])
 @pytest.mark.parametrize("name", ["e.jsonl", "e.jsonl.gz"])  # the worker merges / only checks
 def test_a_graph_built_in_two_processes_is_the_graph_of_the_events(
-    tmp_path: Path, checker_at_once, strict: bool, name: str
+    mixed: _MixedFiles, checker_at_once, strict: bool, name: str
 ) -> None:
-    path = _mixed_file(tmp_path, name)
-    events, skipped, details = _read(path, parallel=False, skip_invalid=True, strict=strict)
+    path = mixed.path(name)
+    events, skipped, details = mixed.read(name, strict)
     expected = (build_graph(events).to_dict(), len(events), skipped, details)
-    assert _built(path, parallel=False, skip_invalid=True, strict=strict) == expected
+    assert mixed.built(name, strict) == expected
     assert _built(path, parallel=True, skip_invalid=True, strict=strict) == expected
-    with pytest.raises(EventsError) as first_read:
-        _read(path, parallel=False, strict=strict)
     with pytest.raises(EventsError) as first_built:
         _built(path, parallel=True, strict=strict)
-    assert str(first_built.value) == str(first_read.value)
+    assert str(first_built.value) == mixed.first_problem(name, strict)
 
 
 @pytest.mark.parametrize("name", ["e.jsonl", "e.jsonl.gz"])
 def test_building_uses_the_worker_as_soon_as_it_is_started(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+    mixed: _MixedFiles, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     """Started (here at the first block) before PARALLEL_AFTER_BYTES, the worker takes blocks of
     a graph build at once, whereas a read in order waits for that many bytes; same results."""
@@ -440,10 +478,10 @@ def test_building_uses_the_worker_as_soon_as_it_is_started(
         submit(self, mode, block)
 
     monkeypatch.setattr(event_checks._Worker, "submit", counting)
-    path = _mixed_file(tmp_path, name)
-    assert _read(path, parallel=True, skip_invalid=True) == _read(path, parallel=False, skip_invalid=True)
+    path = mixed.path(name)
+    assert _read(path, parallel=True, skip_invalid=True) == mixed.read(name, strict=False)
     assert submitted == []
-    assert _built(path, parallel=True, skip_invalid=True) == _built(path, parallel=False, skip_invalid=True)
+    assert _built(path, parallel=True, skip_invalid=True) == mixed.built(name, strict=False)
     assert submitted  # (a few: this process merges the rest while the worker starts)
 
 
