@@ -26,7 +26,8 @@ _PLAIN_DICTS = (dict, OrderedDict, defaultdict)
 
 
 def untouched() -> bool:
-    """Whether no backend holds state yet: the mock started (and reset them) and no call has been made."""
+    """Whether no backend holds state yet: the mock started (and reset them) and no call has been made.
+    :func:`restore` replaces whole backends, so it is only for such a mock."""
     return not BackendDict._instances
 
 
@@ -55,7 +56,6 @@ def restore(snapshot: bytes) -> None:
 class _Pickler(pickle.Pickler):
     def __init__(self, file: io.BytesIO) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.shared: list[Any] = []
 
     def persistent_id(self, obj: Any) -> Any:
         if isinstance(obj, _LOCKS):
@@ -76,7 +76,7 @@ class _Pickler(pickle.Pickler):
 class _Unpickler(pickle.Unpickler):
     def __init__(self, file: io.BytesIO) -> None:
         super().__init__(file)
-        self.locks: dict[int, Any] = {}  # one new lock for each of the copied state (a Condition holds its methods too)
+        self.locks: dict[int, Any] = {}  # one new lock per lock copied: a Condition refers to its lock's methods too
 
     def persistent_load(self, pid: Any) -> Any:
         kind, value = pid
