@@ -138,5 +138,6 @@ def close(server: Any, loop: threading.Thread, timeout: float = 5.0) -> None:
     server.trigger.pull_trigger(close_all)
     loop.join(timeout)
     server.task_dispatcher.shutdown(timeout=timeout)
-    if not loop.is_alive() and not server.task_dispatcher.threads:
+    if not loop.is_alive() and not server.task_dispatcher.threads:  # nothing runs or pulls any more
+        close_all()  # (nothing is left, unless the loop ended before it ran the close)
         server.trigger.close()

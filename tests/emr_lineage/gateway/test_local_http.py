@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import boto3
 import pytest
 
+from emr_lineage.gateway import local_http
 from emr_lineage.gateway.local import LocalGateway, LocalGatewaySettings
 from emr_lineage.marquez.api import LINEAGE_BATCH_ENDPOINT, LINEAGE_ENDPOINT
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
@@ -217,12 +218,15 @@ def test_a_drain_out_of_time_stops_rather_than_using_up_the_receives(moto_aws, m
     assert gateway.counts()["dead_lettered"] == 0
 
 
-def test_stop_survives_the_loop_closing_before_its_wake_up_is_written(started, monkeypatch) -> None:
-    """A worker's wake-up written just before stop's own: the loop runs stop's close at once, before
-    stop writes its byte. That close used to close the trigger too, so the write failed (EBADF); the
-    trigger is closed once the loop and the workers have ended."""
-    gateway, _ = started
-    trigger = gateway.server.trigger
+def test_closing_survives_the_loop_closing_before_its_wake_up_is_written(monkeypatch) -> None:
+    """A worker's wake-up written just before the one of close() (LocalGateway.stop's): the loop runs the
+    queued close at once, before close() writes its byte. That close used to close the trigger too, so
+    the write failed (EBADF); the trigger is closed once the loop and the workers have ended."""
+    app = local_http.wsgi_app(lambda *request: (201, {}), lambda: (200, {}), lambda line: None)
+    server = local_http.serve(app, 0)
+    loop = threading.Thread(target=server.run, daemon=True)
+    loop.start()
+    trigger = server.trigger
     pull = trigger._physical_pull
 
     def after_a_worker() -> None:
@@ -230,8 +234,8 @@ def test_stop_survives_the_loop_closing_before_its_wake_up_is_written(started, m
         waited = time.monotonic() + 10
         while trigger.thunks and time.monotonic() < waited:  # polling the loop thread until it ran the close
             time.sleep(0.01)
-        pull()  # stop's own
+        pull()  # close()'s own
 
     monkeypatch.setattr(trigger, "_physical_pull", after_a_worker)
-    assert gateway.stop(drain_seconds=10) == 0
-    assert trigger._closed and not gateway._threads[0].is_alive()
+    local_http.close(server, loop)
+    assert trigger._closed and not loop.is_alive() and not server._map

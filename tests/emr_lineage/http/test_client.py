@@ -1,6 +1,6 @@
 """emr_lineage.http against the suite's local fake server (tests/emr_lineage/fake_marquez.py).
 
-A dripping server sends one byte every 0.05 s; the request's 0.25 s deadline must end it, whatever
+A dripping server sends one byte every 0.08 s; the request's 0.4 s deadline must end it, whatever
 part of the answer drips. The clock used for elapsed times only measures, nothing here sleeps.
 """
 
@@ -13,10 +13,10 @@ import pytest
 from emr_lineage.http import HttpClient, HttpError
 from tests.emr_lineage.fake_marquez import Answer
 
-DRIP = 0.05  # seconds per byte
-DRIP_DEADLINE = 0.25  # of a request to a dripping server (the test waits for it)
+DRIP = 0.08  # seconds per byte
+DRIP_DEADLINE = 0.4  # of a request to a dripping server (the test waits for it)
 DEADLINE = 1.0
-# Generous bound for a 1 s deadline on a shared, busy machine; a drip alone takes 5 s or more.
+# Generous bound for a 1 s deadline on a shared, busy machine; a drip alone takes 8 s or more.
 BOUND = DEADLINE + 1.5
 
 
@@ -50,7 +50,7 @@ def test_a_dripping_server_is_cut_at_the_deadline(marquez, drip_head: bool) -> N
     with HttpClient(timeout=DRIP_DEADLINE, retries=3, backoff=0.01) as http:
         elapsed, outcome = elapsed_of(lambda: http.get(url))
     assert isinstance(outcome, HttpError) and outcome.kind == "timeout"
-    assert str(outcome) == f"http://127.0.0.1:{url.split(':')[2].split('/')[0]} timed out after 0.25s (GET {url})"
+    assert str(outcome) == f"http://127.0.0.1:{url.split(':')[2].split('/')[0]} timed out after 0.4s (GET {url})"
     assert DRIP_DEADLINE * 0.9 <= elapsed < BOUND
     assert len(marquez.requests) == 1  # no retry started past the deadline
 
@@ -58,14 +58,14 @@ def test_a_dripping_server_is_cut_at_the_deadline(marquez, drip_head: bool) -> N
 def test_a_body_without_length_is_cut_at_the_deadline_too(marquez) -> None:
     url = route(marquez, "GET", "/drip", Answer(200, b"x" * 100, drip=DRIP, content_length=False))
     elapsed, outcome = elapsed_of(lambda: HttpClient(timeout=DRIP_DEADLINE).get(url))
-    assert isinstance(outcome, HttpError) and "timed out after 0.25s" in str(outcome)
+    assert isinstance(outcome, HttpError) and "timed out after 0.4s" in str(outcome)
     assert elapsed < BOUND
 
 
 def test_retries_stop_at_the_deadline_and_the_last_answer_is_reported(marquez) -> None:
     url = route(marquez, "GET", "/busy", Answer(503, {"message": "busy"}))
-    # backoff 0.1: waits 0, 0.2, 0.4, 0.8... for ten retries, far past the 0.5 s deadline
-    http = HttpClient(timeout=DEADLINE / 2, retries=10, backoff=0.1)
+    # backoff 0.1: waits 0, 0.2, 0.4, 0.8... for ten retries, past the 0.6 s deadline from the third on
+    http = HttpClient(timeout=0.6, retries=10, backoff=0.1)
     elapsed, reply = elapsed_of(lambda: http.get(url))
     assert reply.status == 503 and str(reply.error()).endswith("-> HTTP 503 (server error): busy")
     assert elapsed < BOUND
