@@ -40,16 +40,17 @@ def _summary(result: DemoResult) -> Table:
     graph = result.graph
     if not result.resumed:
         table.add_row("generate data", f"{result.generate_seconds:.1f}", "", "", "")
-    earlier = [(f"{name} (earlier run)", "-", "-") for name in result.resumed]
-    for name, seconds, events in earlier + [(r.name, f"{r.seconds:.1f}", str(r.events)) for r in result.runs]:
+    earlier = [(name, f"{name} (earlier run)", "-", "-") for name in result.resumed]
+    ran = [(r.name, r.name, f"{r.seconds:.1f}", str(r.events)) for r in result.runs]
+    for name, label, seconds, events in earlier + ran:
         inputs = outputs = ""
         if graph is not None:
-            application = application_name(name.split(" ", 1)[0])
+            application = application_name(name)
             job_id = next((j for j in graph.jobs() if graph.nodes[j]["name"] == application), None)
             if job_id:
                 inputs = "\n".join(_shorts(graph, graph.inputs_of(job_id)))
                 outputs = "\n".join(_shorts(graph, graph.outputs_of(job_id)))
-        table.add_row(name, seconds, events, inputs, outputs)
+        table.add_row(label, seconds, events, inputs, outputs)
     table.add_row("validate + report", f"{result.validate_seconds:.1f}", "", "", "")
     n_jobs = len(graph.jobs()) if graph else 0
     n_datasets = len(graph.datasets()) if graph else 0
