@@ -181,6 +181,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
+# tryfirst: before pytest-xdist's own hook reads the xdist_group markers into the node ids.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
         names = getattr(item, "fixturenames", ())
