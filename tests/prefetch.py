@@ -3,7 +3,7 @@
 The CDK synths (``tests/stacks/synth_cache.py``), checkov's scan of their templates right after them
 (``tests/stacks/checkov_scan.py``, the same process) and the two real Spark demos
 (``tests/emr_lineage/demo_run.py``) take most of two minutes of CPU. Trino (``tests/trino.py``) starts
-here too (4 s of CPU, then about 1 s every 30 s idle): started by its first test instead, both xdist
+here too (about 8 s of CPU to start, then about 1 s every 30 s idle): started by its first test instead, both xdist
 workers waited for it, and the run took longer. Each is made under a file lock by
 whoever asks first, and the others wait for it: a worker that reaches a test needing one while
 another worker makes it sits idle. Started by the controller before the workers are (one process
