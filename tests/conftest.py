@@ -143,6 +143,31 @@ class _Undecided(Exception):
 _MOST_FREE_MARKERS = 8
 
 
+def _names_read(expression) -> set[str] | None:
+    """The marker names ``expression`` reads, found by evaluating it (a name shows only where the ones
+    before it let evaluation reach it): None when there are more than _MOST_FREE_MARKERS."""
+    names: set[str] = set()
+
+    def reading(chosen: frozenset[str]):
+        def matcher(name: str, /, **kwargs: object) -> bool:
+            names.add(name)
+            return name in chosen
+
+        return matcher
+
+    pending, tried = [frozenset()], set()
+    while pending:
+        chosen = pending.pop()
+        if chosen in tried:
+            continue
+        tried.add(chosen)
+        expression.evaluate(reading(chosen))
+        if len(names) > _MOST_FREE_MARKERS:
+            return None
+        pending.extend(chosen | {name} for name in names - chosen)
+    return names
+
+
 @functools.cache
 def _leaves_out(markexpr: str, markers: frozenset[str]) -> bool:
     """Whether ``-m markexpr`` leaves out every test with ``markers``, whatever other markers it carries: the
@@ -153,9 +178,10 @@ def _leaves_out(markexpr: str, markers: frozenset[str]) -> bool:
         expression = Expression.compile(markexpr)
     except SyntaxError:
         return False  # pytest reports it when it deselects
-    others = sorted(expression.idents() - markers)
-    if len(others) > _MOST_FREE_MARKERS:
+    others = _names_read(expression)
+    if others is None:
         return False
+    others = sorted(others - markers)
 
     def selects(chosen: set[str]) -> bool:
         def matcher(name: str, /, **kwargs: object) -> bool:
