@@ -147,6 +147,7 @@ def test_pinning_refuses_a_local_copy_maven_kept_despite_a_wrong_sha1(repositori
             "a zip file without io/openlineage/spark/agent/OpenLineageSparkListener.class",
         ),
     ],
+    ids=["html", "no-manifest", "no-listener-class"],  # a zip's bytes hold its time
 )
 def test_a_file_that_is_not_the_listener_jar_is_refused(tmp_path, body, problem):
     # What Maven copied is checked before anything else (maven_candidate): e.g. a wrong artifact id.

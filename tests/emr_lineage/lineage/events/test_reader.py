@@ -56,6 +56,14 @@ def _names(loaded: Any) -> list[str]:
         ("e.jsonl", gzip.compress(_jsonl("a", "b"))),  # gzip found by its magic bytes
         ("e.json", gzip.compress(json.dumps([_event("a"), _event("b")]).encode())),
     ],
+    ids=[
+        "e.jsonl.gz",
+        "e.ndjson.gz",
+        "e.ndjson",
+        "e.json.gz",
+        "gzip-as-e.jsonl",
+        "gzip-as-e.json",
+    ],  # gzip's bytes hold its time
 )
 def test_every_format_and_gzip(tmp_path: Path, name: str, content: bytes) -> None:
     (tmp_path / name).write_bytes(content)
@@ -81,6 +89,7 @@ def test_a_directory_mixing_formats_is_read_recursively_in_path_order(tmp_path: 
         (gzip.compress(_jsonl("a", "b", "c"))[:-12], "gzip data cut short"),
         (b"plain text, not gzip", "not valid gzip data"),
     ],
+    ids=["gzip-magic-only", "cut-short", "plain-text"],
 )
 def test_broken_gzip_is_an_error_even_with_skip_invalid(tmp_path: Path, content: bytes, fragment: str) -> None:
     path = tmp_path / "e.jsonl.gz"
@@ -132,6 +141,7 @@ def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
         b"  \n" + json.dumps([_event("a"), _event("b")], indent=1).encode(),
         gzip.compress(json.dumps([_event("a"), _event("b")]).encode()),
     ],
+    ids=["jsonl", "bom-jsonl", "gzip-jsonl", "json-list", "gzip-json-list"],
 )
 def test_dash_reads_standard_input(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
     _stdin(monkeypatch, data)
