@@ -40,12 +40,15 @@ def environment(settings: EnvironmentSettings) -> cdk.Environment | None:
 
 
 def network_stack(app: cdk.App, settings: EnvironmentSettings, env: cdk.Environment | None) -> NetworkStack:
+    existing = settings.network.existing_vpc
     return NetworkStack(
         app,
         stack_name(settings.name, NETWORK),
         settings=settings,
         env=env,
-        description="emr-lineage: VPC, endpoints and flow logs",
+        description=f"emr-lineage: endpoints in the existing VPC {existing.vpc_id}"
+        if existing
+        else "emr-lineage: VPC, endpoints and flow logs",
     )
 
 
@@ -186,6 +189,10 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
         monitoring=monitoring,
     )
 
+    # In an existing VPC nothing refers to the network stack: its endpoints still come first.
+    for stack in (lineage, gateway, emr):
+        if stack and settings.network.existing_vpc:
+            stack.add_stack_dependency(network, "the VPC's endpoints come first")
     stacks: dict[str, cdk.Stack] = {
         "network": network,
         "lineage": lineage,

@@ -81,6 +81,7 @@ class DoctorClients:
     emr_serverless = _Client()
     rds = _Client()
     ecr = _Client()
+    ec2 = _Client()
 
     def __init__(self, make: Callable[[str], Any]) -> None:
         self._make = make

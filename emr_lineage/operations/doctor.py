@@ -17,7 +17,7 @@ from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsError
 from emr_lineage.aws.stacks import LINEAGE_SERVICE, stack_name, stack_parts
 from emr_lineage.http import DEFAULT_TIMEOUT
-from emr_lineage.operations import checks, gateway_key, images, probes
+from emr_lineage.operations import checks, gateway_key, images, network, probes
 from emr_lineage.operations.checks import CheckResult, DoctorClients, Status, not_needed, skipped
 from emr_lineage.settings.images import EcrPullThroughCache
 from emr_lineage.settings.model import EnvironmentSettings
@@ -75,6 +75,7 @@ def run_doctor(
     else:
         results.append(skipped("cdk-bootstrap", f"CDK bootstrap ({checks.CDK_TOOLKIT_STACK} stack)", AWS_NEEDS))
         results.append(skipped("emr-cleanup-role", "EMR cleanup service-linked role", AWS_NEEDS))
+    results.append(_subnet_tags(settings, clients if account else None))
     results.append(_image_secret(settings, clients if account else None))
 
     for part in stack_parts(settings):
@@ -116,6 +117,17 @@ def run_doctor(
     results += _gateway_aws_checks(settings, values, clients if account else None, options.clock())
     results.append(_serverless_check(settings, values, clients if account else None))
     return Report(env, tuple(results))
+
+
+def _subnet_tags(settings: EnvironmentSettings, clients: DoctorClients | None) -> CheckResult:
+    existing = settings.network.existing_vpc
+    if existing is None:
+        return not_needed(
+            network.SUBNET_TAGS_CHECK, network.SUBNET_TAGS_TITLE, "the network stack tags the subnets it creates"
+        )
+    if clients is None:
+        return skipped(network.SUBNET_TAGS_CHECK, network.SUBNET_TAGS_TITLE, AWS_NEEDS)
+    return network.emr_subnet_tags(clients, existing)
 
 
 def _database_check(

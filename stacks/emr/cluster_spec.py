@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from emr_lineage.aws.tags import EMR_MANAGED_TAG
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.shared.tags import EMR_MANAGED_TAG
 
 EBS_VOLUME_TYPE = "gp3"
 

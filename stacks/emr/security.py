@@ -22,10 +22,10 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
+from emr_lineage.aws.tags import EMR_MANAGED_TAG
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.emr.roles import KMS_DATA_ACTIONS
 from stacks.shared.storage import rotating_key
-from stacks.shared.tags import EMR_MANAGED_TAG
 
 # A KMS key user's use of the key (https://docs.aws.amazon.com/kms/latest/developerguide/key-policy-default.html)
 # with what EBS lists for launching instances with encrypted volumes

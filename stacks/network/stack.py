@@ -1,9 +1,11 @@
 """NetworkStack: the VPC everything else runs in.
 
-Three subnet tiers over two or more AZs: public (NAT gateways, nothing else), private with
+Created: three subnet tiers over two or more AZs: public (NAT gateways, nothing else), private with
 egress (Marquez tasks, EMR nodes) and isolated (RDS), sized by ``SUBNET_TIERS`` of the
-settings model, which also rejects a ``vpc_cidr`` too small for them. S3 is reached through a
-gateway endpoint; optional interface endpoints let clusters work without NAT.
+settings model, which also rejects a ``vpc_cidr`` too small for them, with flow logs.
+Existing (``network.existing_vpc``): imported from the ids the settings give (no lookup, no AWS call
+at synth); nothing of it is created or changed. Either way, with ``network.create_endpoints``, S3 is
+reached through a gateway endpoint and optional interface endpoints let clusters work without NAT.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from aws_cdk import Stack, Tags
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
+from emr_lineage.aws.tags import EMR_MANAGED_TAG
 from emr_lineage.settings.limits import SUBNET_TIERS
 from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.settings.network import ExistingVpc
 from stacks.shared.storage import encrypted_log_group, rotating_key
-from stacks.shared.tags import EMR_MANAGED_TAG
 
 # Subnet tier name (settings model) -> what it is in CDK.
 SUBNET_TYPES = {
@@ -38,17 +41,30 @@ INTERFACE_ENDPOINTS: dict[str, tuple[ec2.InterfaceVpcEndpointAwsService, ...]] =
 
 
 class NetworkStack(Stack):
-    """VPC, endpoints and flow logs.
+    """VPC (created or imported), endpoints and flow logs (of a created VPC).
 
     Exposes ``vpc`` (for the other stacks), ``interface_endpoints`` (service id -> endpoint) and ``key``
-    (the flow logs' key).
+    (the flow logs' key; None for an existing VPC).
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         net = settings.network
+        self.key = None
+        if net.existing_vpc:
+            self.vpc = _existing_vpc(self, net.existing_vpc)
+            cidr = net.existing_vpc.cidr
+        else:
+            self.vpc = self._created_vpc(settings)
+            cidr = net.vpc_cidr
+        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
+        if net.create_endpoints:
+            self._s3_gateway_endpoint(net.existing_vpc)
+            self._interface_endpoints(settings, cidr)
 
-        self.vpc = ec2.Vpc(
+    def _created_vpc(self, settings: EnvironmentSettings) -> ec2.Vpc:
+        net = settings.network
+        vpc = ec2.Vpc(
             self,
             "Vpc",
             ip_addresses=ec2.IpAddresses.cidr(net.vpc_cidr),
@@ -58,12 +74,8 @@ class NetworkStack(Stack):
                 ec2.SubnetConfiguration(name=name, subnet_type=SUBNET_TYPES[name], cidr_mask=mask)
                 for name, mask in SUBNET_TIERS
             ],
-            gateway_endpoints={
-                "S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3),
-            },
         )
-
-        for subnet in self.vpc.private_subnets:
+        for subnet in vpc.private_subnets:
             Tags.of(subnet).add(*EMR_MANAGED_TAG)
 
         # Flow logs are the network's only data at rest: a key of their own (its alias says so).
@@ -78,13 +90,29 @@ class NetworkStack(Stack):
         flow_log_group = encrypted_log_group(
             self, "FlowLogs", key=self.key, settings=settings, retention_days=net.flow_logs_retention_days
         )
-        self.vpc.add_flow_log(
+        vpc.add_flow_log(
             "FlowLog",
             destination=ec2.FlowLogDestination.to_cloud_watch_logs(flow_log_group),
             traffic_type=ec2.FlowLogTrafficType.ALL,
         )
+        return vpc
 
-        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
+    def _s3_gateway_endpoint(self, existing: ExistingVpc | None) -> None:
+        if existing is None:  # its construct id as when the Vpc made it (gateway_endpoints): the same logical id
+            self.vpc.add_gateway_endpoint("S3", service=ec2.GatewayVpcEndpointAwsService.S3)
+            return
+        # An imported VPC knows no route tables for its subnets: the ones the settings give.
+        ec2.CfnVPCEndpoint(
+            self,
+            "S3Endpoint",
+            vpc_id=existing.vpc_id,
+            service_name=f"com.amazonaws.{self.region}.s3",
+            vpc_endpoint_type="Gateway",
+            route_table_ids=list(dict.fromkeys(existing.route_table_ids or [])),
+        )
+
+    def _interface_endpoints(self, settings: EnvironmentSettings, cidr: str) -> None:
+        net = settings.network
         if net.interface_endpoints:
             # One group for all endpoints: HTTPS from the VPC's CIDR, written as a literal (not
             # Fn::GetAtt) so reviewers and cdk-nag can read it.
@@ -96,7 +124,7 @@ class NetworkStack(Stack):
                 description=f"{settings.resource_prefix} interface endpoints: HTTPS from inside the VPC",
             )
             self.endpoint_security_group.add_ingress_rule(
-                ec2.Peer.ipv4(net.vpc_cidr), ec2.Port.tcp(443), "AWS API calls from the VPC"
+                ec2.Peer.ipv4(cidr), ec2.Port.tcp(443), "AWS API calls from the VPC"
             )
         for name in net.interface_endpoints:
             for service in INTERFACE_ENDPOINTS[name]:
@@ -109,3 +137,17 @@ class NetworkStack(Stack):
                     security_groups=[self.endpoint_security_group],
                     open=False,
                 )
+
+
+def _existing_vpc(scope: Construct, existing: ExistingVpc) -> ec2.IVpc:
+    """The VPC of ``existing``, imported from its ids: its private subnets are the stacks'
+    PRIVATE_WITH_EGRESS subnets, its isolated ones PRIVATE_ISOLATED."""
+    return ec2.Vpc.from_vpc_attributes(
+        scope,
+        "Vpc",
+        vpc_id=existing.vpc_id,
+        vpc_cidr_block=existing.cidr,
+        availability_zones=existing.availability_zones,
+        private_subnet_ids=existing.private_subnet_ids,
+        isolated_subnet_ids=existing.isolated_subnet_ids,
+    )

@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 ENVS = ("dev", "prod")
-# prod with every optional part on (OIDC sign-in); dev with HTTPS, Cognito sign-in, an ECR image and no retention.
+# prod with every optional part on (OIDC sign-in); dev with HTTPS, Cognito sign-in, an ECR image, no retention
+# and an existing VPC.
 OPTIONAL = "prod+optional"
 COGNITO = "dev+cognito"
 # Fake but well-formed values (they match emr_lineage/settings/operations.py).
@@ -34,6 +35,16 @@ COGNITO_UI_AUTH = {
 # The platform team's role, granted the archive's Athena tables (gateway.archive_readers).
 ARCHIVE_READER = "arn:aws:iam::123456789012:role/platform-team"
 ECR_MIRROR = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/docker-hub/marquezproject"
+# An estate's VPC (network.existing_vpc): the database in subnets of its own, the endpoints made here.
+EXISTING_VPC = {
+    "vpc_id": "vpc-0a1b2c3d4e5f60718",
+    "cidr": "10.90.0.0/16",
+    "availability_zones": ["eu-west-1a", "eu-west-1b"],
+    "private_subnet_ids": ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712"],
+    "isolated_subnet_ids": ["subnet-0a1b2c3d4e5f60721", "subnet-0a1b2c3d4e5f60722"],
+    "route_table_ids": ["rtb-0a1b2c3d4e5f60731", "rtb-0a1b2c3d4e5f60732", "rtb-0a1b2c3d4e5f60731"],
+}
+EXISTING_VPC_ENDPOINTS = ["sts", "logs"]
 
 
 def _https_on(env: dict) -> None:
@@ -59,8 +70,14 @@ def _optional_variant(context: dict) -> dict:
 
 
 def _cognito_variant(context: dict) -> dict:
-    """dev with HTTPS and Cognito sign-in, the Marquez images from an ECR mirror, and no retention task."""
+    """dev with HTTPS and Cognito sign-in, the Marquez images from an ECR mirror, no retention task, in an
+    existing VPC (with endpoints the stacks make)."""
     variant = copy.deepcopy(context)
+    variant["emr-lineage"]["environments"]["dev"]["network"] = {
+        "existing_vpc": EXISTING_VPC,
+        "create_endpoints": True,
+        "interface_endpoints": EXISTING_VPC_ENDPOINTS,
+    }
     marquez = variant["emr-lineage"]["environments"]["dev"]["marquez"]
     marquez.update(
         certificate_arn=CERTIFICATE_ARN,

@@ -71,7 +71,12 @@ def test_unknown_environment_names_the_known_ones(block):
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        ("network.nat_gateways", ..., r"environments\.dev\.network\.nat_gateways: missing required key"),
+        (
+            "network.nat_gateways",
+            ...,
+            r"environments\.dev\.network: missing nat_gateways: they size the VPC the stacks create \(or name an "
+            r"existing one with existing_vpc\)",
+        ),
         ("network.nat_gateways", "1", r"environments\.dev\.network\.nat_gateways: Input should be a valid integer"),
         (
             "network.nat_gatways",

@@ -52,7 +52,8 @@ def test_a_key_without_a_description_stops_the_reference():
         ("gateway.forward_retries", "integer 1..10", "required"),
         ("emr_serverless.max_vcpu", "integer 1..4000", "`16`"),
         ("marquez.retention_days", "integer 1..3650, or null", "`null`"),
-        ("network.interface_endpoints", "list, each one of `sts`, `glue`", "required"),
+        ("network.interface_endpoints", "list, each one of `sts`, `glue`", "`[]`"),
+        ("network.nat_gateways", "integer 1..6, or null", "`null`"),
         ("marquez.image_registry", "object (by `type`)", '`{"type": "direct"}`'),
     ],
 )

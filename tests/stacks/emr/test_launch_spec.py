@@ -7,10 +7,10 @@ import json
 import pytest
 
 from emr_lineage.aws import parameters
+from emr_lineage.aws.tags import EMR_MANAGED_TAG
 from emr_lineage.listener.artifact import bootstrap_arguments
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark import conf as spark_conf
-from stacks.shared.tags import EMR_MANAGED_TAG
 from tests.stacks.templates import by_type as _by_type
 from tests.stacks.templates import export_name, one
 from tests.stacks.templates import logical_id as _id

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from emr_lineage.aws.tags import EMR_MANAGED_TAG
 from emr_lineage.settings.loader import load_settings
-from stacks.shared.tags import EMR_MANAGED_TAG
 from tests.stacks.templates import by_type as _by_type
 from tests.stacks.templates import logical_id as _id
 

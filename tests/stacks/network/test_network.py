@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from aws_cdk.assertions import Match
 
+from emr_lineage.aws.tags import EMR_MANAGED_TAG
 from emr_lineage.settings.loader import load_settings
-from stacks.shared.tags import EMR_MANAGED_TAG
 from tests.stacks.templates import by_type as _resources
 
 

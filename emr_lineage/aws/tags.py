@@ -1,4 +1,4 @@
-"""Tags with a meaning to AWS services, shared by the components that must carry them."""
+"""Tags with a meaning to AWS services: the stacks put them on, ``doctor`` checks them."""
 
 from __future__ import annotations
 
