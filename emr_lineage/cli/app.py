@@ -93,6 +93,8 @@ LAZY_COMMANDS: dict[str, tuple[str, Target]] = {
     "run-local": ("Run Spark", "emr_lineage.cli.run_local:run_local_command"),
     "launch": ("Run Spark", "emr_lineage.cli.launch:launch"),
     "e2e": ("Run Spark", "emr_lineage.cli.e2e:e2e_command"),
+    "attach": ("Run Spark", "emr_lineage.cli.attach:attach_command"),
+    "detach": ("Run Spark", "emr_lineage.cli.attach:detach_command"),
     "graph": ("Lineage", "emr_lineage.cli.graph:graph_command"),
     "validate": ("Lineage", "emr_lineage.cli.graph:validate_command"),
     "impact": ("Lineage", "emr_lineage.cli.impact:impact_command"),

@@ -82,6 +82,13 @@ def poll_interval_option(function: Any) -> Any:
     )(function)
 
 
+def cluster_id_option(help: str) -> Decorator:
+    """``--cluster-id j-...``: a running EMR cluster the command acts on (required)."""
+    return shared_option(
+        "--cluster-id", meaning="A running EMR cluster's id (j-...).", help=help, required=True, metavar="ID"
+    )
+
+
 serverless_option = click.option(
     "--serverless",
     is_flag=True,

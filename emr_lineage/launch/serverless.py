@@ -15,8 +15,8 @@ the gateway stack publishes in SSM) and EMR Serverless reads its value when the 
 The secret's whole string becomes the key, so it must be the bare key, not JSON (doctor checks it).
 :func:`redacted` still masks any other credential a caller gives with ``--conf``.
 
-The jar's key in the bucket comes from a feature beside this one (same layer, so the caller passes it
-in a :class:`Listener`): ``emr_lineage.listener.artifact.listener_s3_key``.
+The jar, the URL and the secret come from :mod:`emr_lineage.launch.listener_target`, as for running
+clusters (``emr-lineage attach``).
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ from typing import Any
 from emr_lineage.aws import emr_serverless, parameters
 from emr_lineage.aws.artifacts import SERVERLESS_LOGS_PREFIX
 from emr_lineage.aws.clients import AwsError, clients_for, read_parameter
-from emr_lineage.aws.emr import load_launch_spec
-from emr_lineage.aws.upload import stored_sha256
+from emr_lineage.launch.listener_target import Listener, resolve_listener_target
 from emr_lineage.launch.plan import (
     LAUNCH_PARENT_JOB,
     JobError,
@@ -44,15 +43,12 @@ from emr_lineage.launch.plan import (
 )
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark.conf import (
-    GLUE_ACCOUNT_PROPERTY,
     MASK,
     SPARK_DEFAULTS,
-    TRANSPORT_URL_PROPERTY,
     ListenerConfig,
     ParentContext,
     masked,
     serverless_spark_defaults,
-    spark_defaults_of,
 )
 
 ENABLED_KEY = "emr_serverless.enabled"
@@ -88,13 +84,6 @@ class ServerlessClients:
 
 
 @dataclass(frozen=True)
-class Listener:
-    """The staged jar's key in the artifacts bucket."""
-
-    jar_key: str
-
-
-@dataclass(frozen=True)
 class Target:
     """Where and as whom job runs run, and where their listener reports (with the gateway on, the ARN
     of the secret holding its API key: job runs reference it, nothing here reads it)."""
@@ -112,50 +101,23 @@ class Target:
         return f"s3://{self.bucket}/{SERVERLESS_LOGS_PREFIX}"
 
 
-def staged_jar_uri(clients: ServerlessClients, settings: EnvironmentSettings, bucket: str, key: str) -> str:
-    """The pinned listener jar in the artifacts bucket; not pinned or not staged is bad input."""
-    artifact = settings.versions.openlineage_spark
-    env = settings.name
-    if artifact.sha256 is None:
-        raise JobError(
-            "the listener jar is not pinned (versions.openlineage_spark.sha256 in cdk.json): "
-            "run emr-lineage listener fetch --pin, then emr-lineage listener stage --env " + env
-        )
-    if stored_sha256(clients.s3, bucket, key) != artifact.sha256:
-        raise JobError(
-            f"the pinned listener jar is not staged at s3://{bucket}/{key}: run emr-lineage listener stage --env {env}"
-        )
-    return f"s3://{bucket}/{key}"
-
-
 def resolve_target(clients: ServerlessClients, settings: EnvironmentSettings, listener: Listener) -> Target:
-    """Read what the stacks publish (application, job role, bucket, the clusters' launch spec and, with
-    the gateway on, its API key secret's ARN); check that the pinned jar is staged."""
+    """Read what the stacks publish (application, job role, and the listener's target:
+    :func:`resolve_listener_target`); check that the pinned jar is staged."""
     env = settings.name
     application_id = read_parameter(
         clients.ssm, parameters.serverless_application_id(env), env=env, published_by=PUBLISHED_BY
     )
     role_arn = read_parameter(clients.ssm, parameters.serverless_job_role_arn(env), env=env, published_by=PUBLISHED_BY)
-    bucket = read_parameter(clients.ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")
-    cluster_defaults = spark_defaults_of(load_launch_spec(clients.ssm, env).get("Configurations", []))
-    lineage_url = cluster_defaults.get(TRANSPORT_URL_PROPERTY)
-    if not lineage_url:
-        raise AwsError(
-            f"launch spec at {parameters.emr_launch_spec(env)} has no {TRANSPORT_URL_PROPERTY} in spark-defaults: "
-            f"deploy the EMR stack (make deploy ENV={env})"
-        )
+    shared = resolve_listener_target(clients.ssm, clients.s3, settings, listener)
     return Target(
         application_id=application_id,
         role_arn=role_arn,
-        bucket=bucket,
-        jar_uri=staged_jar_uri(clients, settings, bucket, listener.jar_key),
-        lineage_url=lineage_url,
-        glue_catalog_id=cluster_defaults.get(GLUE_ACCOUNT_PROPERTY) or role_arn.split(":")[4],
-        api_key_secret=(
-            read_parameter(clients.ssm, parameters.gateway_api_key_secret(env), env=env, published_by="gateway stack")
-            if settings.gateway.enabled
-            else None
-        ),
+        bucket=shared.bucket,
+        jar_uri=shared.jar_uri,
+        lineage_url=shared.lineage_url,
+        glue_catalog_id=shared.glue_catalog_id or role_arn.split(":")[4],
+        api_key_secret=shared.api_key_secret,
     )
 
 

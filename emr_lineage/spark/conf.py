@@ -53,7 +53,12 @@ PARENT_GROUP_PREFIXES = ("spark.openlineage.parent", "spark.openlineage.rootPare
 TRANSPORT_GROUP_PREFIX = "spark.openlineage.transport"
 # EMR Serverless puts the named secret's string in a value so marked when the run starts (requests carry the name):
 # https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/secrets-manager.html
+# EMR on EC2 marks the key instead, with the secret's ARN as its value, and reads the secret when it applies
+# the configuration: https://docs.aws.amazon.com/emr/latest/ReleaseGuide/storing-sensitive-data.html
 SECRET_REFERENCE_PREFIX = "EMR.secret@"
+# What `emr-lineage attach` added to a running cluster's spark-defaults (a spark.* key: spark-submit drops,
+# with a warning, any other); `detach` removes exactly that.
+ATTACHED_PROPERTY = "spark.emr-lineage.attached"
 # What stands for a secret in anything shown (dry runs, debug output).
 MASK = "****"
 # Parent-run keys, Spark side and environment side, in the same order.
@@ -312,9 +317,34 @@ def serverless_spark_defaults(
         ours = {k: v for k, v in ours.items() if not k.startswith(TRANSPORT_GROUP_PREFIX)}
     merged = {**ours, **user}
     for key, value in ((SPARK_JARS, jar_uri), (EXTRA_LISTENERS, LISTENER_CLASS)):
-        listed = [item for item in user.get(key, "").split(",") if item.strip()]
-        merged[key] = ",".join(listed if value in listed else [*listed, value])
+        merged[key] = with_item(user.get(key), value)
     return merged
+
+
+def list_items(value: str | None) -> list[str]:
+    """The items of a comma-separated Spark list property (``spark.jars``, ``spark.extraListeners``)."""
+    return [item.strip() for item in (value or "").split(",") if item.strip()]
+
+
+def with_item(value: str | None, item: str) -> str:
+    """A Spark list property with ``item`` appended, unless it is there already."""
+    listed = list_items(value)
+    return ",".join(listed if item in listed else [*listed, item])
+
+
+def cluster_listener_properties(
+    listener: ListenerConfig, *, jar_uri: str, api_key_secret: str | None
+) -> dict[str, str]:
+    """What a running cluster's ``spark-defaults`` get from ``emr-lineage attach`` (no bootstrap action):
+    the jar in ``spark.jars`` and :func:`listener_properties`; with ``api_key_secret`` (its ARN), the HTTP
+    transport's api_key auth whose key EMR reads from that secret when it applies the configuration (the
+    property's key marked ``EMR.secret@``, the ARN as its value): the key's value is never in the request,
+    nor in what DescribeCluster or ListInstanceGroups return."""
+    properties = {SPARK_JARS: jar_uri, **listener_properties(listener, api_key=api_key_secret)}
+    if api_key_secret:
+        for key in [k for k, v in properties.items() if k.endswith("." + AUTH_KEY_KEY) and v == api_key_secret]:
+            properties[SECRET_REFERENCE_PREFIX + key] = properties.pop(key)
+    return properties
 
 
 def secret_reference(secret_id: str) -> str:
@@ -340,7 +370,9 @@ def is_secret(key: str) -> bool:
 
 def masked(properties: Mapping[str, str]) -> dict[str, str]:
     """``properties`` with every credential's value replaced by :data:`MASK`: what may be shown. A
-    reference to a secret (``EMR.secret@<ARN>``) is shown: it names where the key is, not the key."""
+    reference to a secret is shown: it names where the key is, not the key (EMR Serverless's
+    ``EMR.secret@<ARN>`` value; EMR on EC2's ``EMR.secret@<key>`` key, whose value is the ARN)."""
     return {
-        key: MASK if is_secret(key) and not is_secret_reference(value) else value for key, value in properties.items()
+        key: MASK if is_secret(key) and not is_secret_reference(value) and not is_secret_reference(key) else value
+        for key, value in properties.items()
     }

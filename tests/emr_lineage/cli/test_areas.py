@@ -14,7 +14,7 @@ from emr_lineage.cli.app import RENAMED, main
 
 AREAS = {
     "Start": ["demo", "doctor", "config"],
-    "Run Spark": ["run-local", "launch", "e2e"],
+    "Run Spark": ["run-local", "launch", "e2e", "attach", "detach"],
     "Lineage": ["graph", "validate", "impact", "drift", "audit", "runs"],
     "Gateway": ["gateway"],
     "Set-up": ["listener", "schemas", "tls"],

@@ -6,10 +6,15 @@ import pytest
 
 from emr_lineage.spark.conf import (
     LISTENER_CLASS,
+    MASK,
     ListenerConfig,
     ListenerConfigError,
+    cluster_listener_properties,
+    list_items,
     listener_properties,
     local_listener_properties,
+    masked,
+    with_item,
 )
 from tests.versions import DEV
 
@@ -91,3 +96,42 @@ def test_a_config_without_a_destination_is_refused() -> None:
 def test_the_http_transport_gets_a_url_without_a_path_and_the_path_in_its_endpoint(api_url, url, endpoint) -> None:
     props = listener_properties(ListenerConfig(namespace="n", timeout_ms=1, api_url=api_url))
     assert (props["spark.openlineage.transport.url"], props["spark.openlineage.transport.endpoint"]) == (url, endpoint)
+
+
+SECRET = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:emr-lineage-dev-gateway-api-key-AbCdEf"
+
+
+def test_a_running_cluster_gets_the_listener_the_jar_and_a_reference_to_the_key() -> None:
+    listener = ListenerConfig.for_settings(DEV.openlineage, api_url="http://lineage.internal:80")
+    props = cluster_listener_properties(listener, jar_uri="s3://b/l.jar", api_key_secret=SECRET)
+    assert props.pop("spark.jars") == "s3://b/l.jar"
+    assert props.pop("EMR.secret@spark.openlineage.transport.auth.apiKey") == SECRET  # EMR on EC2 marks the key
+    without_key = listener_properties(listener)
+    assert {k: v for k, v in props.items() if k != "spark.openlineage.transport.auth.type"} == without_key
+    assert props["spark.openlineage.transport.auth.type"] == "api_key"
+    gateway_off = cluster_listener_properties(listener, jar_uri="s3://b/l.jar", api_key_secret=None)
+    assert gateway_off == {"spark.jars": "s3://b/l.jar", **without_key}
+
+
+def test_a_reference_to_a_secret_is_shown_but_a_credential_is_masked() -> None:
+    shown = masked(
+        {
+            "EMR.secret@spark.openlineage.transport.auth.apiKey": SECRET,
+            "spark.openlineage.transport.auth.apiKey": "plain",
+            "spark.hadoop.fs.s3a.secret.key": "plain",
+        }
+    )
+    assert shown == {
+        "EMR.secret@spark.openlineage.transport.auth.apiKey": SECRET,
+        "spark.openlineage.transport.auth.apiKey": MASK,
+        "spark.hadoop.fs.s3a.secret.key": MASK,
+    }
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(None, "x.jar"), ("", "x.jar"), ("a.jar, b.jar", "a.jar,b.jar,x.jar"), ("x.jar,a.jar", "x.jar,a.jar")],
+)
+def test_an_item_is_appended_to_a_spark_list_once(value, expected) -> None:
+    assert with_item(value, "x.jar") == expected
+    assert list_items(expected) == expected.split(",")

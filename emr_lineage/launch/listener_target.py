@@ -1,0 +1,80 @@
+"""Where a Spark application without a bootstrap action gets the listener and where it reports: the pinned
+jar staged in the artifacts bucket, the lineage URL of the clusters' launch spec (the lineage load balancer,
+where the gateway's ingest answers when the gateway is on and Marquez's API otherwise) and, with the gateway
+on, the ARN of the secret that holds its API key (what reads the key is EMR, never this code). EMR
+Serverless job runs (:mod:`emr_lineage.launch.serverless`) and running clusters (:mod:`emr_lineage.launch.attach`)
+read it the same way.
+
+The jar's key in the bucket comes from a feature beside this one (same layer, so the caller passes it in a
+:class:`Listener`): ``emr_lineage.listener.artifact.listener_s3_key``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from emr_lineage.aws import parameters
+from emr_lineage.aws.clients import AwsError, read_parameter
+from emr_lineage.aws.emr import load_launch_spec
+from emr_lineage.aws.upload import stored_sha256
+from emr_lineage.launch.plan import JobError
+from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.spark.conf import GLUE_ACCOUNT_PROPERTY, TRANSPORT_URL_PROPERTY, spark_defaults_of
+
+
+@dataclass(frozen=True)
+class Listener:
+    """The staged jar's key in the artifacts bucket."""
+
+    jar_key: str
+
+
+@dataclass(frozen=True)
+class ListenerTarget:
+    bucket: str
+    jar_uri: str
+    lineage_url: str
+    glue_catalog_id: str | None  # the launch spec's, when it sets one
+    api_key_secret: str | None = None  # with the gateway on
+
+
+def staged_jar_uri(s3: Any, settings: EnvironmentSettings, bucket: str, key: str) -> str:
+    """The pinned listener jar in the artifacts bucket; not pinned or not staged is bad input."""
+    artifact = settings.versions.openlineage_spark
+    env = settings.name
+    if artifact.sha256 is None:
+        raise JobError(
+            "the listener jar is not pinned (versions.openlineage_spark.sha256 in cdk.json): "
+            "run emr-lineage listener fetch --pin, then emr-lineage listener stage --env " + env
+        )
+    if stored_sha256(s3, bucket, key) != artifact.sha256:
+        raise JobError(
+            f"the pinned listener jar is not staged at s3://{bucket}/{key}: run emr-lineage listener stage --env {env}"
+        )
+    return f"s3://{bucket}/{key}"
+
+
+def resolve_listener_target(ssm: Any, s3: Any, settings: EnvironmentSettings, listener: Listener) -> ListenerTarget:
+    """Read what the stacks publish (the bucket, the clusters' launch spec and, with the gateway on, its API
+    key secret's ARN); check that the pinned jar is staged."""
+    env = settings.name
+    bucket = read_parameter(ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")
+    cluster_defaults = spark_defaults_of(load_launch_spec(ssm, env).get("Configurations", []))
+    lineage_url = cluster_defaults.get(TRANSPORT_URL_PROPERTY)
+    if not lineage_url:
+        raise AwsError(
+            f"launch spec at {parameters.emr_launch_spec(env)} has no {TRANSPORT_URL_PROPERTY} in spark-defaults: "
+            f"deploy the EMR stack (make deploy ENV={env})"
+        )
+    return ListenerTarget(
+        bucket=bucket,
+        jar_uri=staged_jar_uri(s3, settings, bucket, listener.jar_key),
+        lineage_url=lineage_url,
+        glue_catalog_id=cluster_defaults.get(GLUE_ACCOUNT_PROPERTY),
+        api_key_secret=(
+            read_parameter(ssm, parameters.gateway_api_key_secret(env), env=env, published_by="gateway stack")
+            if settings.gateway.enabled
+            else None
+        ),
+    )
