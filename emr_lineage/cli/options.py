@@ -9,6 +9,7 @@ are imported only when a command that takes their options is defined.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -82,10 +83,24 @@ def poll_interval_option(function: Any) -> Any:
     )(function)
 
 
+_CLUSTER_ID = re.compile(r"^j-[0-9A-Z]{1,256}$")  # EMR's: j- and upper-case letters and digits
+
+
+def _cluster_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not _CLUSTER_ID.match(value):
+        raise click.BadParameter(f"{value!r} is not an EMR cluster id (j- and upper-case letters and digits)")
+    return value
+
+
 def cluster_id_option(help: str) -> Decorator:
     """``--cluster-id j-...``: a running EMR cluster the command acts on (required)."""
     return shared_option(
-        "--cluster-id", meaning="A running EMR cluster's id (j-...).", help=help, required=True, metavar="ID"
+        "--cluster-id",
+        meaning="A running EMR cluster's id (j-...).",
+        help=help,
+        required=True,
+        metavar="ID",
+        callback=_cluster_id,
     )
 
 

@@ -290,3 +290,11 @@ def test_a_terminated_cluster_is_one_line_exit_2(published, launch_aws, tmp_path
         one_error_line(
             result, f"cluster {cid} is TERMINATED: only a running cluster can be reconfigured", stdout_empty=True
         )
+
+
+@pytest.mark.parametrize("command", ["attach", "detach"])
+@pytest.mark.parametrize("cluster_id", ["foo", "j-abc", "j-"])
+def test_a_cluster_id_that_is_not_one_is_refused_before_any_aws_call(command, cluster_id) -> None:
+    result = CliRunner().invoke(main, [command, "--cluster-id", cluster_id, "--dry-run"])
+    line = one_error_line(result, stdout_empty=True)
+    assert f"{cluster_id!r} is not an EMR cluster id (j- and upper-case letters and digits)" in line
