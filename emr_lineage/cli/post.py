@@ -1,8 +1,8 @@
 """``emr-lineage gateway post``: send local OpenLineage events to a Marquez or the lineage gateway (docs/cli.md).
 
 Exit status: 0 every event was posted; 1 the server refused some or redirected (each listed with where it
-was read); 2 it could not run (a bad path or event file, a server that is unreachable, not a lineage
-endpoint or unavailable after the retries); 130 interrupted.
+was read); 2 it could not run (a bad path or event file, no events at all, a server that is unreachable,
+not a lineage endpoint or unavailable after the retries); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -47,8 +47,7 @@ def post_command(events: tuple[str, ...], marquez_url: str, api_key: str | None,
         fail("--events '': empty path (give an events file or directory)")
     pending = in_run_order(read_events(events))
     if not pending:
-        click.echo(f"no events in {', '.join(events)}; nothing posted")
-        return
+        fail(f"{', '.join(events)}: no events to post (give the file or directory that holds them)")
     with Steps("events sent", len(pending), clock=clock) as steps:
 
         def show(_pending: PendingEvent, refusal: Refusal | None) -> None:

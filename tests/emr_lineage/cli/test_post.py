@@ -170,10 +170,11 @@ def test_what_cannot_run_is_one_line_and_exit_2(
     assert marquez.posted == []
 
 
-def test_no_events_is_nothing_to_do(marquez: FakeMarquez, tmp_path: Path) -> None:
+def test_no_events_is_a_usage_error_as_in_graph(marquez: FakeMarquez, tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("")
-    result = _post("--events", str(tmp_path / "empty.jsonl"), "--marquez", marquez.url)
-    assert result.exit_code == 0 and result.stdout.startswith("no events in ") and marquez.requests == []
+    line = one_error_line(_post("--events", str(tmp_path / "empty.jsonl"), "--marquez", marquez.url))
+    assert line == f"error: {tmp_path / 'empty.jsonl'}: no events to post (give the file or directory that holds them)"
+    assert marquez.requests == []
 
 
 def test_an_unavailable_server_stops_the_sending_and_says_how_far_it_got(
