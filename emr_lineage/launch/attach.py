@@ -41,6 +41,7 @@ from emr_lineage.spark.conf import (
     cluster_listener_properties,
     list_items,
     masked,
+    scrubbed,
     spark_defaults_of,
 )
 
@@ -325,10 +326,7 @@ def submit(emr: Any, plan: ReconfigurationPlan) -> None:
     try:
         reconfigure.submit(emr, list(plan.calls))
     except AwsError as exc:
-        message = str(exc)
-        for value in _secrets(plan.calls):
-            message = message.replace(value, MASK)
-        raise AwsError(message) from None
+        raise AwsError(scrubbed(str(exc), _secrets(plan.calls))) from None
 
 
 def _secrets(calls: Iterable[tuple[str, Mapping[str, Any]]]) -> set[str]:

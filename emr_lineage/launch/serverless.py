@@ -43,11 +43,11 @@ from emr_lineage.launch.plan import (
 )
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark.conf import (
-    MASK,
     SPARK_DEFAULTS,
     ListenerConfig,
     ParentContext,
     masked,
+    scrubbed,
     serverless_spark_defaults,
 )
 
@@ -239,10 +239,7 @@ def start_run(client: Any, request: Mapping[str, Any]) -> emr_serverless.JobRun:
     try:
         return emr_serverless.start_job_run(client, dict(request))
     except AwsError as exc:
-        message = str(exc)
-        for value in _secrets(request):
-            message = message.replace(value, MASK)
-        raise AwsError(message) from None
+        raise AwsError(scrubbed(str(exc), _secrets(request))) from None
 
 
 def _secrets(request: Mapping[str, Any]) -> list[str]:

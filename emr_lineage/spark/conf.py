@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from emr_lineage.errors import EmrLineageError
@@ -376,3 +376,11 @@ def masked(properties: Mapping[str, str]) -> dict[str, str]:
         key: MASK if is_secret(key) and not is_secret_reference(value) and not is_secret_reference(key) else value
         for key, value in properties.items()
     }
+
+
+def scrubbed(message: str, secrets: Iterable[str]) -> str:
+    """``message`` (an AWS error, say) with each of ``secrets`` replaced by :data:`MASK` where it stands as a
+    whole token: a short value is not blanked inside other words (a key "ab" leaves "table" alone)."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        message = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", MASK, message)
+    return message

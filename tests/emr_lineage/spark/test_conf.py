@@ -14,6 +14,7 @@ from emr_lineage.spark.conf import (
     listener_properties,
     local_listener_properties,
     masked,
+    scrubbed,
     with_item,
 )
 from tests.versions import DEV
@@ -135,3 +136,10 @@ def test_a_reference_to_a_secret_is_shown_but_a_credential_is_masked() -> None:
 def test_an_item_is_appended_to_a_spark_list_once(value, expected) -> None:
     assert with_item(value, "x.jar") == expected
     assert list_items(expected) == expected.split(",")
+
+
+def test_scrubbed_masks_each_secret_where_it_stands_alone_and_leaves_other_words_whole() -> None:
+    message = "ValidationException: value 'ab' of key x is invalid; table ab,tab; Bearer s3cr3t-key, s3cr3t-key2"
+    assert scrubbed(message, ["ab", "s3cr3t-key", ""]) == (
+        f"ValidationException: value '{MASK}' of key x is invalid; table {MASK},tab; Bearer {MASK}, s3cr3t-key2"
+    )
