@@ -81,6 +81,9 @@ class DoctorClients:
     emr_serverless = _Client()
     rds = _Client()
     ecr = _Client()
+    glue = _Client()
+    lakeformation = _Client()
+    kms = _Client()
 
     def __init__(self, make: Callable[[str], Any]) -> None:
         self._make = make
