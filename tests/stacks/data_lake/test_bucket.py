@@ -42,6 +42,15 @@ def test_the_tools_read_the_existing_buckets_name(optional_synth):
     assert [e["Ref"] for e in exports] == [k for k in by_type(data_lake, "AWS::S3::Bucket")]
 
 
+def test_the_zone_databases_live_in_the_existing_bucket(optional_synth, render):
+    data_lake = optional_synth.template_json("data_lake")
+    locations = {
+        d["Properties"]["DatabaseInput"]["Name"]: render(d["Properties"]["DatabaseInput"]["LocationUri"])
+        for d in by_type(data_lake, "AWS::Glue::Database").values()
+    }
+    assert locations == {f"emr_lineage_prod_{z}": f"s3://{EXISTING_BUCKET}/{z}/" for z in ("clean", "curated")}
+
+
 def test_the_existing_bucket_is_registered_through_a_role_that_may_use_its_key(optional_synth, render):
     data_lake = optional_synth.template_json("data_lake")
     ((_, location),) = by_type(data_lake, "AWS::LakeFormation::Resource").items()
