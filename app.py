@@ -19,7 +19,7 @@ from emr_lineage.settings.loader import CONTEXT_KEY, ENV_CONTEXT_KEY, settings_f
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.data_lake import DataLakeStack
 from stacks.emr import EmrStack
-from stacks.emr.roles import GatewayAccess
+from stacks.emr.roles import DataLakeAccess, GatewayAccess
 from stacks.gateway import GatewayStack
 from stacks.lineage_service import LineageServiceStack
 from stacks.monitoring import MonitoredGateway, MonitoringStack
@@ -118,9 +118,12 @@ def emr_stack(
         vpc=network.vpc,
         lineage_clients_security_group=lineage.clients_security_group,
         marquez_api_url=lineage.api_url,
-        data_lake_bucket=data_lake.bucket,
-        data_lake_key=data_lake.key,
-        glue_databases=data_lake.databases,
+        data_lake=DataLakeAccess(
+            bucket=data_lake.bucket,
+            key=data_lake.key,
+            databases=data_lake.databases,
+            existing_databases=data_lake.existing_databases,
+        ),
         access_logs_bucket=data_lake.access_logs_bucket,
         alarm_topic=monitoring.topic,
         gateway=GatewayAccess(gateway.api_key, gateway.archive_bucket, gateway.key) if gateway else None,

@@ -82,6 +82,9 @@ class DoctorClients:
     rds = _Client()
     ecr = _Client()
     ec2 = _Client()
+    glue = _Client()
+    lakeformation = _Client()
+    kms = _Client()
 
     def __init__(self, make: Callable[[str], Any]) -> None:
         self._make = make

@@ -17,7 +17,7 @@ from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsError
 from emr_lineage.aws.stacks import LINEAGE_SERVICE, stack_name, stack_parts
 from emr_lineage.http import DEFAULT_TIMEOUT
-from emr_lineage.operations import checks, gateway_key, images, network, probes
+from emr_lineage.operations import checks, gateway_key, images, lake, network, probes
 from emr_lineage.operations.checks import CheckResult, DoctorClients, Status, not_needed, skipped
 from emr_lineage.settings.images import EcrPullThroughCache
 from emr_lineage.settings.model import EnvironmentSettings
@@ -77,6 +77,7 @@ def run_doctor(
         results.append(skipped("emr-cleanup-role", "EMR cleanup service-linked role", AWS_NEEDS))
     results.append(_subnet_tags(settings, clients if account else None))
     results.append(_image_secret(settings, clients if account else None))
+    results.append(_existing_lake(settings, clients if account else None))
 
     for part in stack_parts(settings):
         name = stack_name(env, part)
@@ -153,6 +154,15 @@ def _image_secret(settings: EnvironmentSettings, clients: DoctorClients | None) 
     if clients is None:
         return skipped(images.SECRET_CHECK, images.SECRET_TITLE, AWS_NEEDS)
     return images.credentials_secret(clients, registry)
+
+
+def _existing_lake(settings: EnvironmentSettings, clients: DoctorClients | None) -> CheckResult:
+    """The existing bucket and databases the stacks import, which must be right before the deploy."""
+    if not lake.configured(settings):
+        return not_needed(lake.CHECK, lake.TITLE, lake.NOT_CONFIGURED)
+    if clients is None:
+        return skipped(lake.CHECK, lake.TITLE, AWS_NEEDS)
+    return lake.existing_lake(clients, settings)
 
 
 def _image_rows(settings: EnvironmentSettings, clients: DoctorClients | None) -> list[CheckResult]:

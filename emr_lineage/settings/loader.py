@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from emr_lineage.errors import EmrLineageError, json_type
-from emr_lineage.settings.model import DataLakeSettings, EnvironmentSettings
+from emr_lineage.settings.data_lake import DataLakeSettings
+from emr_lineage.settings.model import EnvironmentSettings
 
 CONTEXT_KEY = "emr-lineage"
 ENV_CONTEXT_KEY = "env"

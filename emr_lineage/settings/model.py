@@ -21,6 +21,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from emr_lineage.settings.base import Strict, check_retention
+from emr_lineage.settings.data_lake import DataLakeSettings
 from emr_lineage.settings.emr import EmrServerlessSettings, EmrSettings
 from emr_lineage.settings.images import EcrPullThroughCache, cache_prefix, cache_problem
 from emr_lineage.settings.limits import (
@@ -128,34 +129,6 @@ class OpenLineageSettings(Strict):
     )
 
 
-class DataLakeSettings(Strict):
-    """The data lake bucket and its Lake Formation governance."""
-
-    admin_arns: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")]] = Field(
-        description="Extra Lake Formation admins (IAM role or user ARNs); the CDK deploy role and the default "
-        "database's creator are appended (only where `manage_lake_formation_settings` is true)."
-    )
-    noncurrent_version_expiration_days: Annotated[
-        int, Field(ge=1, le=3650, description="Days the lake keeps an object's noncurrent versions.")
-    ]
-    # One Lake Formation settings object per account and region: loader.py refuses two owners it can see.
-    manage_lake_formation_settings: bool = Field(
-        default=True,
-        description="This environment manages its account and region's Lake Formation settings (admins) and "
-        "makes sure the catalog's `default` database exists; `false` in every other environment of that account "
-        "and region ([several environments in one account](deploy.md#several-environments-in-one-account)).",
-    )
-
-    @model_validator(mode="after")
-    def _admins_need_the_settings(self) -> DataLakeSettings:
-        if self.admin_arns and not self.manage_lake_formation_settings:
-            raise ValueError(
-                "admin_arns are added by the environment that manages the account's Lake Formation settings "
-                "(manage_lake_formation_settings is false here): list them in that environment"
-            )
-        return self
-
-
 MAX_DEAD_LETTER_AFTER_HOURS = 72
 
 
@@ -258,7 +231,8 @@ class EnvironmentSettings(Strict):
     )
     removal_policy: RemovalPolicyName = Field(
         description="What a stack's deletion does to its stateful resources (`snapshot`: RDS only). Buckets are "
-        "never emptied automatically; log buckets and the artifacts bucket are always retained."
+        "never emptied automatically; log buckets and the artifacts bucket are always retained; an existing lake "
+        "bucket or database (`data_lake.existing_*`) is never the stack's to delete."
     )
     log_retention_days: int = Field(
         description="CloudWatch Logs and access-log retention, one of CloudWatch Logs' retention periods (days)."
@@ -336,6 +310,13 @@ class EnvironmentSettings(Strict):
                 "no marquez.certificate_arn, so the load balancer would serve lineage over plain HTTP: "
                 "set marquez.certificate_arn and marquez.domain_name (HTTPS), or marquez.allow_plain_http: true"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _existing_lake_fits(self) -> EnvironmentSettings:
+        problem = self.data_lake.environment_problem(region=self.region, own_database_prefix=self.glue_database_prefix)
+        if problem:
+            raise ValueError(problem)
         return self
 
     @model_validator(mode="after")

@@ -1,7 +1,7 @@
-"""DataLakeStack: the KMS-encrypted lake bucket, its Glue databases and Lake Formation setup.
+"""DataLakeStack: the KMS-encrypted lake bucket (or an existing one), its Glue databases and Lake Formation setup.
 
 Exposes what the EMR stack needs (``app.py`` passes it on): ``bucket``, ``key``,
-``databases`` and ``access_logs_bucket``. Lake Formation *grants* to the EMR job role live in
+``databases``, ``existing_databases`` and ``access_logs_bucket``. Lake Formation *grants* to the EMR job role live in
 the EMR stack (``LakeFormationGrants``): the role is defined there, and the EMR stack already
 depends on this one, so granting here would make the two stacks depend on each other.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, DefaultStackSynthesizer, Duration, Fn, Stack
+from aws_cdk import CfnOutput, DefaultStackSynthesizer, Fn, Stack
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lakeformation as lakeformation
 from aws_cdk import aws_s3 as s3
@@ -18,60 +19,37 @@ from constructs import Construct
 
 from emr_lineage.aws import parameters
 from emr_lineage.settings.model import EnvironmentSettings
+from stacks.data_lake.bucket import lake_bucket, lake_key
 from stacks.data_lake.catalog import DefaultDatabase, GlueDatabases
 from stacks.data_lake.lake_formation import LakeFormationAdmins, LakeFormationLocation
 from stacks.shared.published import publish
 from stacks.shared.server_access_logs_bucket import ServerAccessLogsBucket
-from stacks.shared.settings_mapping import removal_policy
-from stacks.shared.storage import private_bucket, rotating_key
 
 
 class DataLakeStack(Stack):
-    """Exposes ``key``, ``bucket``, ``access_logs_bucket`` (server access logs of every bucket),
-    ``databases`` (catalog zone -> Glue database name), ``data_lake_settings`` and ``default_database`` (None
-    where another environment manages them: ``data_lake.manage_lake_formation_settings``) and ``location``
-    (the registered Lake Formation resource)."""
+    """Exposes ``key`` (None: an existing bucket with SSE-S3), ``bucket`` (made, or the existing one imported),
+    ``access_logs_bucket`` (server access logs of every bucket the stacks make), ``databases`` (catalog zone ->
+    Glue database name), ``existing_databases`` (names the stack neither makes nor deletes),
+    ``data_lake_settings`` and ``default_database`` (None where another environment manages them:
+    ``data_lake.manage_lake_formation_settings``), ``location`` and its ``location_role`` (the registered Lake
+    Formation resource; None where an existing bucket's owner registered it)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: EnvironmentSettings, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         lake = settings.data_lake
 
-        self.key: kms.IKey = rotating_key(
-            self,
-            "Key",
-            settings=settings,
-            alias="data-lake",
-            description=f"{settings.resource_prefix} data lake encryption",
-        )
+        self.key: kms.IKey | None = lake_key(self, settings=settings)
         self.access_logs_bucket: s3.IBucket = ServerAccessLogsBucket(
             self, "ServerAccessLogs", retention_days=settings.log_retention_days
         ).bucket
-        self.bucket: s3.IBucket = private_bucket(
-            self,
-            "Bucket",
-            access_logs_bucket=self.access_logs_bucket,
-            access_logs_prefix="data-lake/",
-            # CloudFormation's name: a bucket a destroy retains would block the next deploy under a fixed one.
-            encryption=s3.BucketEncryption.KMS,
-            encryption_key=self.key,
-            bucket_key_enabled=True,
-            lifecycle_rules=[
-                s3.LifecycleRule(
-                    noncurrent_version_expiration=Duration.days(lake.noncurrent_version_expiration_days),
-                    abort_incomplete_multipart_upload_after=Duration.days(7),
-                )
-            ],
-            # Never auto-emptied: CloudFormation refuses to delete a non-empty bucket, so data
-            # survives even a `destroy` policy until someone empties it on purpose.
-            removal_policy=removal_policy(settings),
+        self.bucket: s3.IBucket = lake_bucket(
+            self, settings=settings, key=self.key, access_logs_bucket=self.access_logs_bucket
         )
 
         catalog = GlueDatabases(self, "Databases", settings=settings, bucket=self.bucket)
         self.databases: dict[str, str] = catalog.names
-        location = LakeFormationLocation(
-            self, "LakeFormationLocation", bucket=self.bucket, resource_prefix=settings.resource_prefix
-        )
-        self.location_role, self.location = location.role, location.location
+        self.existing_databases: tuple[str, ...] = tuple(lake.existing_databases)
+        self.location_role, self.location = self._location(settings)
         # The account's one settings object and its default database, where this environment manages
         # them; what Lake Formation governs here waits for the deploy role to be an admin.
         self.data_lake_settings: lakeformation.CfnDataLakeSettings | None = None
@@ -80,9 +58,11 @@ class DataLakeStack(Stack):
             self.default_database = DefaultDatabase(self, "DefaultDatabase", settings=settings)
             admins = [*lake.admin_arns, self._deploy_role_arn(), self.default_database.role.role_arn]
             self.data_lake_settings = LakeFormationAdmins(self, "LakeFormationAdmins", admin_arns=admins).settings
-            for governed in (*catalog.databases, self.default_database.resource, self.location):
-                governed.node.add_dependency(self.data_lake_settings)
-        self.key.grant(self.location_role, "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
+            governed = [*catalog.databases, self.default_database.resource]
+            if self.location is not None:
+                governed.append(self.location)
+            for resource in governed:
+                resource.node.add_dependency(self.data_lake_settings)
 
         publish(
             self,
@@ -94,6 +74,21 @@ class DataLakeStack(Stack):
         )
         for zone, name in self.databases.items():
             CfnOutput(self, f"GlueDatabase{zone.capitalize()}", value=name)
+
+    def _location(
+        self, settings: EnvironmentSettings
+    ) -> tuple[iam.IRole, lakeformation.CfnResource] | tuple[None, None]:
+        """The bucket registered with Lake Formation through a role that may use its key: (role, resource), or
+        (None, None) where an existing bucket's owner registered it already."""
+        existing = settings.data_lake.existing_bucket
+        if existing is not None and existing.registered_with_lake_formation:
+            return None, None
+        location = LakeFormationLocation(
+            self, "LakeFormationLocation", bucket=self.bucket, resource_prefix=settings.resource_prefix
+        )
+        if self.key is not None:
+            self.key.grant(location.role, "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
+        return location.role, location.location
 
     def _deploy_role_arn(self) -> str:
         """The CDK bootstrap's CloudFormation execution role: it must be an admin to create grants."""

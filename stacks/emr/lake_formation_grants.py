@@ -6,7 +6,7 @@ deploy role a Lake Formation admin and registers the location these grants refer
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from aws_cdk import Aws
 from aws_cdk import aws_iam as iam
@@ -20,10 +20,13 @@ ZONE_PERMISSIONS = {
     "clean": (["DESCRIBE"], ["SELECT", "DESCRIBE"]),
     "curated": (["DESCRIBE", "CREATE_TABLE"], ["SELECT", "INSERT", "DELETE", "DESCRIBE", "ALTER", "DROP"]),
 }
+# Existing databases (data_lake.existing_databases) are granted as the curated zone's: jobs read and write them.
+EXISTING_DATABASE_PERMISSIONS = ZONE_PERMISSIONS["curated"]
 
 
 class LakeFormationGrants(Construct):
-    """Exposes ``grants``: the CfnPrincipalPermissions it creates, by name."""
+    """Exposes ``grants``: the CfnPrincipalPermissions it creates, by name (``Database-<zone>``,
+    ``Tables-<zone>``; ``ExistingDatabase-<name>``, ``ExistingTables-<name>`` for ``existing_databases``)."""
 
     def __init__(
         self,
@@ -33,6 +36,7 @@ class LakeFormationGrants(Construct):
         role: iam.IRole,
         databases: Mapping[str, str],
         data_lake_bucket_arn: str,
+        existing_databases: Sequence[str] = (),
     ) -> None:
         super().__init__(scope, construct_id)
         principal = lf.CfnPrincipalPermissions.DataLakePrincipalProperty(data_lake_principal_identifier=role.role_arn)
@@ -67,17 +71,18 @@ class LakeFormationGrants(Construct):
         # Spark's catalog client looks the default database up at every session start (the data lake stack
         # makes sure it exists: stacks/data_lake/catalog.py).
         grant("Database-default", database(DEFAULT_DATABASE), ["DESCRIBE"])
-        for zone, (database_permissions, table_permissions) in ZONE_PERMISSIONS.items():
-            name = databases[zone]
-            grant(f"Database-{zone}", database(name), database_permissions)
-            grant(
-                f"Tables-{zone}",
-                lf.CfnPrincipalPermissions.ResourceProperty(
-                    table=lf.CfnPrincipalPermissions.TableResourceProperty(
-                        catalog_id=Aws.ACCOUNT_ID,
-                        database_name=name,
-                        table_wildcard={},
-                    ),
+
+        def tables(name: str) -> lf.CfnPrincipalPermissions.ResourceProperty:
+            return lf.CfnPrincipalPermissions.ResourceProperty(
+                table=lf.CfnPrincipalPermissions.TableResourceProperty(
+                    catalog_id=Aws.ACCOUNT_ID, database_name=name, table_wildcard={}
                 ),
-                table_permissions,
             )
+
+        for zone, (database_permissions, table_permissions) in ZONE_PERMISSIONS.items():
+            grant(f"Database-{zone}", database(databases[zone]), database_permissions)
+            grant(f"Tables-{zone}", tables(databases[zone]), table_permissions)
+        database_permissions, table_permissions = EXISTING_DATABASE_PERMISSIONS
+        for name in existing_databases:
+            grant(f"ExistingDatabase-{name}", database(name), database_permissions)
+            grant(f"ExistingTables-{name}", tables(name), table_permissions)

@@ -7,6 +7,7 @@ access (S3 paths, KMS, Glue, Lake Formation) goes to the job role only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from aws_cdk import aws_iam as iam
@@ -84,9 +85,11 @@ def grant_artifacts(role: iam.Role, bucket: s3.IBucket, *, read_prefixes: tuple[
         )
 
 
-def grant_data_lake(role: iam.Role, *, bucket: s3.IBucket, key: kms.IKey, databases: list[str]) -> None:
-    """What a Spark job's role needs of the lake: its zones (read, and write where not read-only), its key,
-    the Glue catalog of ``databases`` and Lake Formation's credential vending."""
+def grant_data_lake(role: iam.Role, lake: DataLakeAccess) -> None:
+    """What a Spark job's role needs of the lake: its zones (read, and write where not read-only), its key (none:
+    SSE-S3), the Glue catalog of its databases and Lake Formation's credential vending. Identity policy only: an
+    existing bucket's policy is its owner's."""
+    bucket, key, databases = lake.bucket, lake.key, lake.database_names
     writable = [z for z in ZONES if z not in READ_ONLY_ZONES]
     role.add_to_policy(
         iam.PolicyStatement(
@@ -115,7 +118,8 @@ def grant_data_lake(role: iam.Role, *, bucket: s3.IBucket, key: kms.IKey, databa
             wildcard_resource_finding(role, bucket.arn_for_objects(f"{zone_prefix(zone)}*")),
             f"Spark reads and writes files of any name under the {zone} zone prefix; access is scoped to the zone.",
         )
-    key.grant(role, *KMS_DATA_ACTIONS)
+    if key is not None:
+        key.grant(role, *KMS_DATA_ACTIONS)
 
     catalog = glue_arn("catalog")
     # Spark's Hive client always looks up the `default` database at start.
@@ -229,9 +233,7 @@ class EmrRoles(Construct):
         *,
         settings: EnvironmentSettings,
         artifacts_bucket: s3.IBucket,
-        data_lake_bucket: s3.IBucket,
-        data_lake_key: kms.IKey,
-        glue_databases: list[str],
+        data_lake: DataLakeAccess,
         gateway: GatewayAccess | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -260,7 +262,7 @@ class EmrRoles(Construct):
                 )
             )
         self.job_role: iam.Role = self.runtime_role or self.instance_role
-        grant_data_lake(self.job_role, bucket=data_lake_bucket, key=data_lake_key, databases=glue_databases)
+        grant_data_lake(self.job_role, data_lake)
         if gateway is not None:
             read_archive(self.job_role, gateway)
 
@@ -289,6 +291,21 @@ def read_gateway_api_key(role: iam.Role, secret: secretsmanager.ISecret) -> None
                 conditions={"StringEquals": via_service("secretsmanager")},
             )
         )
+
+
+@dataclass(frozen=True)
+class DataLakeAccess:
+    """What EMR jobs use of the data lake: its bucket, its key (None: an existing bucket with SSE-S3), the zone
+    databases (catalog zone -> name) and the existing databases they are granted too."""
+
+    bucket: s3.IBucket
+    key: kms.IKey | None
+    databases: Mapping[str, str]
+    existing_databases: Sequence[str] = ()
+
+    @property
+    def database_names(self) -> list[str]:
+        return [*self.databases.values(), *self.existing_databases]
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 Security configuration (JSON, as EMR documents it; encryption nests under
 ``EncryptionConfiguration``):
-- at rest: EMRFS writes to S3 with SSE-KMS (the data lake key); local disks and EBS volumes
-  with a KMS key of this stack;
+- at rest: EMRFS writes to S3 with SSE-KMS (the data lake key; SSE-S3 for an existing lake bucket without
+  one); local disks and EBS volumes with a KMS key of this stack;
 - in transit (optional per env): TLS between nodes with PEM certificates that the platform
   team uploads as ``s3://<artifacts>/tls/emr-tls-certificates.zip`` (docs/deploy.md, "TLS
   certificates for EMR"); EMR reads the zip when the cluster starts;
@@ -43,14 +43,17 @@ KEY_GRANT_ACTIONS = ("kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant")
 
 
 def security_configuration_json(
-    *, s3_key_arn: str, local_disk_key_arn: str, tls_certificates_uri: str | None, lake_formation: bool
+    *, s3_key_arn: str | None, local_disk_key_arn: str, tls_certificates_uri: str | None, lake_formation: bool
 ) -> dict:
-    """The security configuration document (tokens allowed in the ARNs)."""
+    """The security configuration document (tokens allowed in the ARNs); without ``s3_key_arn``, SSE-S3."""
+    s3_encryption = (
+        {"EncryptionMode": "SSE-S3"} if s3_key_arn is None else {"EncryptionMode": "SSE-KMS", "AwsKmsKey": s3_key_arn}
+    )
     encryption: dict = {
         "EnableAtRestEncryption": True,
         "EnableInTransitEncryption": tls_certificates_uri is not None,
         "AtRestEncryptionConfiguration": {
-            "S3EncryptionConfiguration": {"EncryptionMode": "SSE-KMS", "AwsKmsKey": s3_key_arn},
+            "S3EncryptionConfiguration": s3_encryption,
             "LocalDiskEncryptionConfiguration": {
                 "EncryptionKeyProviderType": "AwsKms",
                 "AwsKmsKey": local_disk_key_arn,
@@ -82,7 +85,7 @@ class EmrSecurity(Construct):
         *,
         settings: EnvironmentSettings,
         vpc: ec2.IVpc,
-        data_lake_key: kms.IKey,
+        data_lake_key: kms.IKey | None,
         artifacts_bucket: s3.IBucket,
         service_role: iam.IRole,
         instance_role: iam.IRole,
@@ -105,14 +108,15 @@ class EmrSecurity(Construct):
         self.local_disk_key.grant(service_role, *KEY_GRANT_ACTIONS).principal_statement.add_condition(
             "Bool", {"kms:GrantIsForAWSResource": True}
         )
-        # EMRFS on the nodes writes SSE-KMS objects with the data lake key.
-        data_lake_key.grant(instance_role, *KMS_DATA_ACTIONS)
+        # EMRFS on the nodes writes SSE-KMS objects with the data lake key (SSE-S3 objects without one).
+        if data_lake_key is not None:
+            data_lake_key.grant(instance_role, *KMS_DATA_ACTIONS)
 
         tls_uri = (
             artifacts_bucket.s3_url_for_object(TLS_CERTIFICATES_KEY) if settings.emr.in_transit_encryption else None
         )
         document = security_configuration_json(
-            s3_key_arn=data_lake_key.key_arn,
+            s3_key_arn=data_lake_key.key_arn if data_lake_key is not None else None,
             local_disk_key_arn=self.local_disk_key.key_arn,
             tls_certificates_uri=tls_uri,
             lake_formation=settings.emr.lake_formation_runtime_role,

@@ -20,13 +20,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from aws_cdk import Aws, Duration
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_emrserverless as emrs
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
@@ -35,7 +32,7 @@ from emr_lineage.aws.artifacts import JOBS_PREFIX, LISTENER_PREFIX, SERVERLESS_L
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark import conf as spark_conf
 from stacks.emr.lake_formation_grants import LakeFormationGrants
-from stacks.emr.roles import grant_artifacts, grant_data_lake, read_gateway_api_key
+from stacks.emr.roles import DataLakeAccess, grant_artifacts, grant_data_lake, read_gateway_api_key
 from stacks.shared.emr_serverless import SERVICE_PRINCIPAL, applications_arn
 
 APPLICATION_TYPE = "SPARK"
@@ -56,9 +53,7 @@ class ServerlessApplication(Construct):
         vpc: ec2.IVpc,
         lineage_clients_security_group: ec2.ISecurityGroup,
         artifacts_bucket: s3.Bucket,
-        data_lake_bucket: s3.IBucket,
-        data_lake_key: kms.IKey,
-        glue_databases: Mapping[str, str],
+        data_lake: DataLakeAccess,
         gateway_api_key: secretsmanager.ISecret | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -78,17 +73,16 @@ class ServerlessApplication(Construct):
         grant_artifacts(
             self.job_role, artifacts_bucket, read_prefixes=READ_PREFIXES, logs_prefix=SERVERLESS_LOGS_PREFIX
         )
-        grant_data_lake(
-            self.job_role, bucket=data_lake_bucket, key=data_lake_key, databases=list(glue_databases.values())
-        )
+        grant_data_lake(self.job_role, data_lake)
         if gateway_api_key is not None:
             read_gateway_api_key(self.job_role, gateway_api_key)
         self.grants = LakeFormationGrants(
             self,
             "LakeFormationGrants",
             role=self.job_role,
-            databases=glue_databases,
-            data_lake_bucket_arn=data_lake_bucket.bucket_arn,
+            databases=data_lake.databases,
+            existing_databases=data_lake.existing_databases,
+            data_lake_bucket_arn=data_lake.bucket.bucket_arn,
         )
         # Job run logs expire as the clusters' do.
         artifacts_bucket.add_lifecycle_rule(

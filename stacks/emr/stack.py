@@ -6,20 +6,18 @@ parameter, JSON) and, when configured, a long-running cluster built from the sam
 EMR Serverless application with its job role (``emr_serverless.enabled``, stacks/emr/serverless.py).
 
 Everything it uses from other stacks arrives as a prop (``app.py`` passes it): the VPC, the
-lineage clients security group and the Marquez API URL, the data lake bucket, key and Glue
-databases, the server access logs bucket and the alarm topic (the serverless application's failed job
-runs notify it). It reads nothing back from SSM.
+lineage clients security group and the Marquez API URL, the data lake bucket, key (None: an existing
+bucket with SSE-S3), Glue databases and existing ones, the server access logs bucket and the alarm
+topic (the serverless application's failed job runs notify it). It reads nothing back from SSM.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from aws_cdk import Aws, CfnOutput, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_emr as emr
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sns as sns
@@ -35,7 +33,7 @@ from stacks.emr.artifacts_bucket import ArtifactsBucket
 from stacks.emr.cluster_spec import ClusterResources, job_flow_request
 from stacks.emr.lake_formation_grants import LakeFormationGrants
 from stacks.emr.long_running import LongRunningCluster
-from stacks.emr.roles import EmrRoles, GatewayAccess
+from stacks.emr.roles import DataLakeAccess, EmrRoles, GatewayAccess
 from stacks.emr.security import EmrSecurity
 from stacks.emr.serverless import ServerlessApplication
 from stacks.monitoring.emr_events import ServerlessJobRunFailures
@@ -56,9 +54,7 @@ class EmrStack(Stack):
         vpc: ec2.IVpc,
         lineage_clients_security_group: ec2.ISecurityGroup,
         marquez_api_url: str,
-        data_lake_bucket: s3.IBucket,
-        data_lake_key: kms.IKey,
-        glue_databases: Mapping[str, str],
+        data_lake: DataLakeAccess,
         access_logs_bucket: s3.IBucket,
         alarm_topic: sns.ITopic,
         gateway: GatewayAccess | None = None,
@@ -78,9 +74,7 @@ class EmrStack(Stack):
             "Roles",
             settings=settings,
             artifacts_bucket=self.artifacts_bucket,
-            data_lake_bucket=data_lake_bucket,
-            data_lake_key=data_lake_key,
-            glue_databases=list(glue_databases.values()),
+            data_lake=data_lake,
             gateway=gateway,
         )
         self.security = EmrSecurity(
@@ -88,7 +82,7 @@ class EmrStack(Stack):
             "Security",
             settings=settings,
             vpc=vpc,
-            data_lake_key=data_lake_key,
+            data_lake_key=data_lake.key,
             artifacts_bucket=self.artifacts_bucket,
             service_role=self.roles.service_role,
             instance_role=self.roles.instance_role,
@@ -97,8 +91,9 @@ class EmrStack(Stack):
             self,
             "LakeFormationGrants",
             role=self.roles.job_role,
-            databases=glue_databases,
-            data_lake_bucket_arn=data_lake_bucket.bucket_arn,
+            databases=data_lake.databases,
+            existing_databases=data_lake.existing_databases,
+            data_lake_bucket_arn=data_lake.bucket.bucket_arn,
         )
 
         resources = self._cluster_resources(
@@ -119,9 +114,7 @@ class EmrStack(Stack):
             settings,
             vpc=vpc,
             lineage_clients_security_group=lineage_clients_security_group,
-            data_lake_bucket=data_lake_bucket,
-            data_lake_key=data_lake_key,
-            glue_databases=glue_databases,
+            data_lake=data_lake,
             gateway_api_key=gateway.api_key if gateway else None,
             alarm_topic=alarm_topic,
         )
@@ -133,9 +126,7 @@ class EmrStack(Stack):
         *,
         vpc: ec2.IVpc,
         lineage_clients_security_group: ec2.ISecurityGroup,
-        data_lake_bucket: s3.IBucket,
-        data_lake_key: kms.IKey,
-        glue_databases: Mapping[str, str],
+        data_lake: DataLakeAccess,
         gateway_api_key: secretsmanager.ISecret | None,
         alarm_topic: sns.ITopic,
     ) -> ServerlessApplication | None:
@@ -150,9 +141,7 @@ class EmrStack(Stack):
             vpc=vpc,
             lineage_clients_security_group=lineage_clients_security_group,
             artifacts_bucket=self.artifacts_bucket,
-            data_lake_bucket=data_lake_bucket,
-            data_lake_key=data_lake_key,
-            glue_databases=glue_databases,
+            data_lake=data_lake,
             gateway_api_key=gateway_api_key,
         )
         ServerlessJobRunFailures(

@@ -45,6 +45,10 @@ EXISTING_VPC = {
     "route_table_ids": ["rtb-0a1b2c3d4e5f60731", "rtb-0a1b2c3d4e5f60732", "rtb-0a1b2c3d4e5f60731"],
 }
 EXISTING_VPC_ENDPOINTS = ["sts", "logs"]
+# An existing lake bucket, its key and Glue databases of the estate (data_lake.existing_*).
+EXISTING_BUCKET = "estate-lake-123456789012"
+EXISTING_KEY_ARN = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+EXISTING_DATABASES = ["sales", "finance-reporting"]
 
 
 def _https_on(env: dict) -> None:
@@ -59,9 +63,15 @@ def cdk_json_context(repo_root: Path) -> dict:
 
 def _optional_variant(context: dict) -> dict:
     """prod with the optional parts switched on: long-running cluster, Lake Formation runtime role,
-    HTTPS (certificate and domain name), OIDC sign-in on the web UI and readers of the archive's tables."""
+    HTTPS (certificate and domain name), OIDC sign-in on the web UI, readers of the archive's tables, and an
+    existing lake bucket (SSE-KMS) with existing Glue databases."""
     variant = copy.deepcopy(context)
     prod = variant["emr-lineage"]["environments"]["prod"]
+    prod["data_lake"].pop("noncurrent_version_expiration_days")
+    prod["data_lake"].update(
+        existing_bucket={"name": EXISTING_BUCKET, "kms_key_arn": EXISTING_KEY_ARN},
+        existing_databases=EXISTING_DATABASES,
+    )
     prod["emr"].update(long_running_cluster=True, lake_formation_runtime_role=True, ec2_key_name="platform-ops")
     prod["gateway"]["archive_readers"] = [ARCHIVE_READER]
     _https_on(prod)
@@ -132,6 +142,8 @@ SWITCHES = {
     "retention": _retention,
     "long-running-cluster": lambda env: env["emr"].update(long_running_cluster=True, ec2_key_name="platform-ops"),
     "image-registry": lambda env: env["marquez"].update(image_registry={"type": "direct"}),
+    # Not data_lake.existing_bucket: from the stack's own bucket it is a destroy and redeploy (docs/deploy.md).
+    "existing-databases": lambda env: env["data_lake"].update(existing_databases=EXISTING_DATABASES),
 }
 # Turning HTTPS off takes a step by hand (docs/deploy.md): the port-80 listener it made must go first.
 ONE_WAY = frozenset({"https"})

@@ -16,6 +16,7 @@ from emr_lineage.aws.stacks import stack_name
 from emr_lineage.aws.upload import SHA256_METADATA_KEY
 from emr_lineage.listener.artifact import listener_s3_key
 from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
+from emr_lineage.operations import lake
 from emr_lineage.operations.checks import CDK_TOOLKIT_STACK, EMR_CLEANUP_ROLE, Status
 from emr_lineage.operations.doctor import DoctorOptions, Report, run_doctor
 from emr_lineage.operations.network import SUBNET_TAGS_CHECK
@@ -104,9 +105,14 @@ def test_a_prepared_account_passes(aws, tmp_path: Path, marquez: FakeMarquez) ->
     # dev pulls the Marquez images from Docker Hub as named: no cache to check, a warning about the limit
     assert checks["marquez-image-credentials"][0] is checks["marquez-image-cache"][0] is Status.SKIP
     assert checks["marquez-images"][0] is Status.WARN
-    # the network stack creates the VPC and tags its subnets: nothing to check
+    # the network stack creates the VPC and tags its subnets, dev makes its own lake: nothing to check
     assert checks[SUBNET_TAGS_CHECK][:2] == (Status.SKIP, "not needed: the network stack tags the subnets it creates")
-    others = [r for r in report.results if not r.check.startswith("marquez-image") and r.check != SUBNET_TAGS_CHECK]
+    assert checks["existing-lake"][:2] == (Status.SKIP, f"not needed: {lake.NOT_CONFIGURED}")
+    others = [
+        r
+        for r in report.results
+        if not r.check.startswith("marquez-image") and r.check not in (SUBNET_TAGS_CHECK, "existing-lake")
+    ]
     assert {r.status for r in others} == {Status.PASS}
     tls_detail = by_check(report)["tls-certificates"][1]
     assert (

@@ -5,18 +5,11 @@ from __future__ import annotations
 
 from tests.stacks.templates import by_type as _by_type
 from tests.stacks.templates import logical_id as _id
+from tests.stacks.variants import EXISTING_BUCKET, EXISTING_DATABASES
 
 
-def test_lake_formation_grants_to_the_job_role(synth):
-    tpl = synth.template_json("emr")
-    role = {"Fn::GetAtt": [_id(tpl, "RolesInstanceRole", "AWS::IAM::Role"), "Arn"]}
-    grants = [
-        g["Properties"]
-        for k, g in _by_type(tpl, "AWS::LakeFormation::PrincipalPermissions").items()
-        if not k.startswith("Serverless")
-    ]
-    assert all(g["Principal"] == {"DataLakePrincipalIdentifier": role} for g in grants)
-    assert all(g["PermissionsWithGrantOption"] == [] for g in grants)
+def _by_resource(grants: list[dict]) -> dict[str, list[str]]:
+    """Permissions by resource: ``location``, ``db:<name>``, ``tables:<database>``."""
     by_resource = {}
     for g in grants:
         resource = g["Resource"]
@@ -27,6 +20,29 @@ def test_lake_formation_grants_to_the_job_role(synth):
         else:
             assert resource["Table"]["TableWildcard"] == {}
             by_resource["tables:" + resource["Table"]["DatabaseName"]] = g["Permissions"]
+    return by_resource
+
+
+def _granted_to(tpl: dict, role_id: str) -> list[dict]:
+    role = {"DataLakePrincipalIdentifier": {"Fn::GetAtt": [role_id, "Arn"]}}
+    return [
+        g["Properties"]
+        for g in _by_type(tpl, "AWS::LakeFormation::PrincipalPermissions").values()
+        if g["Properties"]["Principal"] == role
+    ]
+
+
+def test_lake_formation_grants_to_the_job_role(synth):
+    tpl = synth.template_json("emr")
+    role_id = _id(tpl, "RolesInstanceRole", "AWS::IAM::Role")
+    grants = [
+        g["Properties"]
+        for k, g in _by_type(tpl, "AWS::LakeFormation::PrincipalPermissions").items()
+        if not k.startswith("Serverless")
+    ]
+    assert grants == _granted_to(tpl, role_id)
+    assert all(g["PermissionsWithGrantOption"] == [] for g in grants)
+    by_resource = _by_resource(grants)
     env = synth.env
     assert by_resource == {
         "location": ["DATA_LOCATION_ACCESS"],
@@ -46,3 +62,21 @@ def test_each_stacks_grants_are_made_one_at_a_time(any_synth):
         grants = list(_by_type(tpl, "AWS::LakeFormation::PrincipalPermissions"))
         for before, grant in zip(grants, grants[1:], strict=False):
             assert before in tpl["Resources"][grant].get("DependsOn", []), (name, grant)
+
+
+def test_existing_databases_are_granted_to_every_job_role_as_the_curated_zone_is(optional_synth, render):
+    """data_lake.existing_databases: in addition to the zone databases, with the curated zone's permissions; the
+    data location is the existing bucket."""
+    tpl = optional_synth.template_json("emr")
+    roles = [_id(tpl, "RolesRuntimeRole", "AWS::IAM::Role"), _id(tpl, "ServerlessJobRole", "AWS::IAM::Role")]
+    for role_id in roles:
+        grants = _granted_to(tpl, role_id)
+        by_resource = _by_resource(grants)
+        curated = "emr_lineage_prod_curated"
+        assert {"db:emr_lineage_prod_clean", f"db:{curated}", "db:default"} <= set(by_resource)
+        for name in EXISTING_DATABASES:
+            assert by_resource[f"db:{name}"] == by_resource[f"db:{curated}"] == ["DESCRIBE", "CREATE_TABLE"]
+            assert by_resource[f"tables:{name}"] == by_resource[f"tables:{curated}"]
+        (location,) = [g["Resource"]["DataLocation"] for g in grants if "DataLocation" in g["Resource"]]
+        assert render(location["ResourceArn"]) == f"arn:{{Ref:AWS::Partition}}:s3:::{EXISTING_BUCKET}"
+        assert len(grants) == 6 + 2 * len(EXISTING_DATABASES)

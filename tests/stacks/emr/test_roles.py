@@ -9,6 +9,7 @@ from tests.stacks.templates import by_type as _by_type
 from tests.stacks.templates import export_name, lake_bucket_id
 from tests.stacks.templates import logical_id as _id
 from tests.stacks.templates import statements as _statements
+from tests.stacks.variants import EXISTING_BUCKET, EXISTING_DATABASES, EXISTING_KEY_ARN
 
 
 def test_service_role_uses_the_v2_policy_and_passes_only_the_instance_role(synth, render):
@@ -135,3 +136,31 @@ def test_the_job_role_reads_only_the_gateways_raw_archive(synth, render):
     assert decrypt["Action"] == "kms:Decrypt"
     assert decrypt["Resource"] == {"Fn::ImportValue": export_name(gateway, {"Fn::GetAtt": [key_id, "Arn"]})}
     assert render(decrypt["Condition"]["StringEquals"]["kms:ViaService"]) == "s3.{Ref:AWS::Region}.amazonaws.com"
+
+
+def test_the_existing_bucket_key_and_databases_are_granted_by_the_roles_own_policies(optional_synth, render):
+    """An imported bucket's policy and key policy are its owner's: the job roles' identity policies name the
+    existing bucket's zones, its key and the existing databases; the nodes' instance role, its key (EMRFS)."""
+    tpl = optional_synth.template_json("emr")
+    bucket = f"arn:{{Ref:AWS::Partition}}:s3:::{EXISTING_BUCKET}"
+    glue = "arn:{Ref:AWS::Partition}:glue:{Ref:AWS::Region}:{Ref:AWS::AccountId}"
+    key_actions = {"kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey"}
+    for prefix in ("RolesRuntimeRole", "ServerlessJobRole"):
+        found = _statements(tpl, _id(tpl, prefix, "AWS::IAM::Role"))
+        by_sid = {s.get("Sid"): s for s in found}
+        assert render(by_sid["ListDataLake"]["Resource"]) == bucket
+        assert sorted(render(r) for r in by_sid["ReadZones"]["Resource"]) == sorted(
+            f"{bucket}/{z}/*" for z in ("raw", "clean", "curated", "models")
+        )
+        assert sorted(render(r) for r in by_sid["WriteZones"]["Resource"]) == sorted(
+            f"{bucket}/{z}/*" for z in ("clean", "curated", "models")
+        )
+        (on_key,) = [s for s in found if s["Resource"] == EXISTING_KEY_ARN]
+        assert set(_as_list(on_key["Action"])) == key_actions
+        for sid in ("GlueCatalogRead", "GlueCatalogWrite"):
+            resources = {render(r) for r in by_sid[sid]["Resource"]}
+            for name in EXISTING_DATABASES:
+                assert {f"{glue}:database/{name}", f"{glue}:table/{name}/*"} <= resources
+    instance = _statements(tpl, _id(tpl, "RolesInstanceRole", "AWS::IAM::Role"))
+    (on_key,) = [s for s in instance if s["Resource"] == EXISTING_KEY_ARN]
+    assert set(_as_list(on_key["Action"])) == key_actions

@@ -8,6 +8,7 @@ from emr_lineage.aws.tags import EMR_MANAGED_TAG
 from emr_lineage.settings.loader import load_settings
 from tests.stacks.templates import by_type as _by_type
 from tests.stacks.templates import logical_id as _id
+from tests.stacks.variants import EXISTING_KEY_ARN
 
 
 def test_security_configuration_document(synth, render):
@@ -42,3 +43,12 @@ def test_emr_security_groups_open_nothing_and_carry_the_managed_policy_tag(synth
         assert "SecurityGroupIngress" not in props
         assert {"Key": EMR_MANAGED_TAG[0], "Value": EMR_MANAGED_TAG[1]} in props["Tags"]
     assert not _by_type(tpl, "AWS::EC2::SecurityGroupIngress")
+
+
+def test_emrfs_encrypts_with_the_existing_buckets_key(optional_synth, render):
+    """data_lake.existing_bucket with kms_key_arn: EMRFS writes SSE-KMS with that key (no import of a stack's)."""
+    tpl = optional_synth.template_json("emr")
+    (config,) = _by_type(tpl, "AWS::EMR::SecurityConfiguration").values()
+    document = json.loads(render(config["Properties"]["SecurityConfiguration"]))
+    s3 = document["EncryptionConfiguration"]["AtRestEncryptionConfiguration"]["S3EncryptionConfiguration"]
+    assert s3 == {"EncryptionMode": "SSE-KMS", "AwsKmsKey": EXISTING_KEY_ARN}
