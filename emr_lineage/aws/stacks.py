@@ -25,9 +25,12 @@ def stack_name(env: str, part: str) -> str:
 
 
 def stack_parts(settings: EnvironmentSettings) -> tuple[str, ...]:
-    """The stacks ``app.py`` builds for these settings, in deploy order."""
+    """The stacks ``app.py`` builds for these settings that hold resources (what a deploy leaves), in deploy
+    order. In an existing VPC without endpoints to make, the network stack holds none: `cdk deploy` may skip it."""
+    network = settings.network
+    own_network = () if network.existing_vpc and not network.create_endpoints else (NETWORK,)
     gateway = (GATEWAY,) if settings.gateway.enabled else ()
-    return (NETWORK, LINEAGE_SERVICE, DATA_LAKE, *gateway, EMR, MONITORING)
+    return (*own_network, LINEAGE_SERVICE, DATA_LAKE, *gateway, EMR, MONITORING)
 
 
 def tool_parameters(settings: EnvironmentSettings) -> dict[str, str]:

@@ -8,6 +8,7 @@ import json
 import aws_cdk as cdk
 from aws_cdk.assertions import Template
 
+from emr_lineage.aws.stacks import NETWORK, stack_parts
 from emr_lineage.settings.loader import settings_from_context
 from stacks.network import NetworkStack
 from tests.stacks.templates import by_type
@@ -66,3 +67,4 @@ def test_without_endpoints_the_network_stack_creates_nothing(repo_root):
     assert stack.vpc.vpc_id == EXISTING_VPC["vpc_id"]
     assert [s.subnet_id for s in stack.vpc.private_subnets] == PRIVATE
     assert [s.subnet_id for s in stack.vpc.isolated_subnets] == ISOLATED
+    assert NETWORK not in stack_parts(settings)  # doctor does not look for a stack cdk deploy may skip
