@@ -72,6 +72,11 @@ def gateway_api_key_secret(env: str) -> str:
     return _name(env, "gateway/api-key-secret-arn")
 
 
+def gateway_endpoint_service_name(env: str) -> str:
+    """Name of the VPC endpoint service through which spoke accounts send lineage (``gateway.spoke_accounts``)."""
+    return _name(env, "gateway/endpoint-service-name")
+
+
 def gateway_athena_workgroup(env: str) -> str:
     """Name of the Athena workgroup that queries the archive (encrypted results, a scan limit)."""
     return _name(env, "gateway/athena-workgroup")

@@ -199,6 +199,27 @@ class GatewaySettings(Strict):
         "theirs to attach.",
     )
 
+    spoke_accounts: list[Annotated[str, Field(pattern=r"^\d{12}$")]] = Field(
+        default=[],
+        description="AWS accounts (12 digits) whose Spark sends lineage here ([many accounts](deploy-into-existing.md"
+        "#many-accounts-one-lineage-service)): the gateway's ingest is published to them as a VPC endpoint service "
+        "(PrivateLink) that only they may connect to, and that takes lineage posts only.",
+    )
+
+    @field_validator("spoke_accounts")
+    @classmethod
+    def _unique_spokes(cls, value: list[str]) -> list[str]:
+        twice = sorted({account for account in value if value.count(account) > 1})
+        if twice:
+            raise ValueError(f"spoke_accounts lists {', '.join(twice)} twice")
+        return value
+
+    @model_validator(mode="after")
+    def _spokes_need_the_gateway(self) -> GatewaySettings:
+        if self.spoke_accounts and not self.enabled:
+            raise ValueError("spoke_accounts needs the gateway (enabled: true): spokes send through its ingest")
+        return self
+
     @field_validator("max_event_bytes")
     @classmethod
     def _fits_alb_and_sqs(cls, value: int) -> int:
@@ -310,6 +331,12 @@ class EnvironmentSettings(Strict):
                 "no marquez.certificate_arn, so the load balancer would serve lineage over plain HTTP: "
                 "set marquez.certificate_arn and marquez.domain_name (HTTPS), or marquez.allow_plain_http: true"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _not_its_own_spoke(self) -> EnvironmentSettings:
+        if self.account and self.account in self.gateway.spoke_accounts:
+            raise ValueError(f"gateway.spoke_accounts lists the environment's own account {self.account}")
         return self
 
     @model_validator(mode="after")

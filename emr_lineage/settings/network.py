@@ -118,6 +118,11 @@ class NetworkSettings(Strict):
         "required).",
     )
 
+    @property
+    def cidr(self) -> str:
+        """The VPC's IPv4 block, of the VPC the stacks create or of the existing one."""
+        return self.existing_vpc.cidr if self.existing_vpc else str(self.vpc_cidr)
+
     @field_validator("vpc_cidr")
     @classmethod
     def _vpc_cidr(cls, value: str | None, info: ValidationInfo) -> str | None:

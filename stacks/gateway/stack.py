@@ -41,6 +41,7 @@ from stacks.gateway.archive_catalog import ArchiveCatalog
 from stacks.gateway.asset import gateway_code
 from stacks.gateway.functions import FORWARD_BATCH_SIZE, ForwardFunction, IngestFunction, forwarder_timeout_seconds
 from stacks.gateway.routing import FORWARD_LISTENER_PORT, forward_listener, route_lineage_posts
+from stacks.gateway.spokes import SpokeIngest
 from stacks.gateway.storage import (
     api_key_secret,
     archive_bucket,
@@ -142,7 +143,24 @@ class GatewayStack(Stack):
             api_target_group=marquez_api_target_group,
             security_group=self.forward_security_group,
         )
+        self.spoke_ingest = self._spoke_ingest(settings, vpc, load_balancer)
         self._publish(settings)
+
+    def _spoke_ingest(
+        self, settings: EnvironmentSettings, vpc: ec2.IVpc, load_balancer: elbv2.IApplicationLoadBalancer
+    ) -> SpokeIngest | None:
+        """The ingest published to gateway.spoke_accounts (PrivateLink), when there are any."""
+        if not settings.gateway.spoke_accounts:
+            return None
+        return SpokeIngest(
+            self,
+            "SpokeIngest",
+            settings=settings,
+            vpc=vpc,
+            load_balancer=load_balancer,
+            load_balancer_security_group_id=load_balancer.connections.security_groups[0].security_group_id,
+            ingest_target_group=self.ingest_target_group,
+        )
 
     def _grant_ingest(self, function: lambda_.Function) -> None:
         """Exactly what the ingest does: put archive objects, send to the queue, read the API key."""
@@ -217,6 +235,16 @@ class GatewayStack(Stack):
                 "archive's Athena results location",
             ),
         )
+        if self.spoke_ingest:
+            service = self.spoke_ingest.service.vpc_endpoint_service_name
+            published += (
+                (
+                    "EndpointServiceName",
+                    parameters.gateway_endpoint_service_name,
+                    service,
+                    "endpoint service for spokes",
+                ),
+            )
         for construct_id, name, value, what in published:
             publish(
                 self,

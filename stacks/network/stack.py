@@ -51,16 +51,11 @@ class NetworkStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
         net = settings.network
         self.key = None
-        if net.existing_vpc:
-            self.vpc = _existing_vpc(self, net.existing_vpc)
-            cidr = net.existing_vpc.cidr
-        else:
-            self.vpc = self._created_vpc(settings)
-            cidr = net.vpc_cidr
+        self.vpc = _existing_vpc(self, net.existing_vpc) if net.existing_vpc else self._created_vpc(settings)
         self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
         if net.create_endpoints:
             self._s3_gateway_endpoint(net.existing_vpc)
-            self._interface_endpoints(settings, cidr)
+            self._interface_endpoints(settings)
 
     def _created_vpc(self, settings: EnvironmentSettings) -> ec2.Vpc:
         net = settings.network
@@ -111,7 +106,7 @@ class NetworkStack(Stack):
             route_table_ids=list(dict.fromkeys(existing.route_table_ids or [])),
         )
 
-    def _interface_endpoints(self, settings: EnvironmentSettings, cidr: str) -> None:
+    def _interface_endpoints(self, settings: EnvironmentSettings) -> None:
         net = settings.network
         if net.interface_endpoints:
             # One group for all endpoints: HTTPS from the VPC's CIDR, written as a literal (not
@@ -124,7 +119,7 @@ class NetworkStack(Stack):
                 description=f"{settings.resource_prefix} interface endpoints: HTTPS from inside the VPC",
             )
             self.endpoint_security_group.add_ingress_rule(
-                ec2.Peer.ipv4(cidr), ec2.Port.tcp(443), "AWS API calls from the VPC"
+                ec2.Peer.ipv4(net.cidr), ec2.Port.tcp(443), "AWS API calls from the VPC"
             )
         for name in net.interface_endpoints:
             for service in INTERFACE_ENDPOINTS[name]:

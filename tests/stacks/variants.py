@@ -45,6 +45,8 @@ EXISTING_VPC = {
     "route_table_ids": ["rtb-0a1b2c3d4e5f60731", "rtb-0a1b2c3d4e5f60732", "rtb-0a1b2c3d4e5f60731"],
 }
 EXISTING_VPC_ENDPOINTS = ["sts", "logs"]
+# Accounts whose Spark sends lineage to prod's gateway through PrivateLink (gateway.spoke_accounts).
+SPOKE_ACCOUNTS = ["210987654321", "345678901234"]
 # An existing lake bucket, its key and Glue databases of the estate (data_lake.existing_*).
 EXISTING_BUCKET = "estate-lake-123456789012"
 EXISTING_KEY_ARN = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -63,8 +65,8 @@ def cdk_json_context(repo_root: Path) -> dict:
 
 def _optional_variant(context: dict) -> dict:
     """prod with the optional parts switched on: long-running cluster, Lake Formation runtime role,
-    HTTPS (certificate and domain name), OIDC sign-in on the web UI, readers of the archive's tables, and an
-    existing lake bucket (SSE-KMS) with existing Glue databases."""
+    HTTPS (certificate and domain name), OIDC sign-in on the web UI, readers of the archive's tables, an
+    existing lake bucket (SSE-KMS) with existing Glue databases, and two spoke accounts."""
     variant = copy.deepcopy(context)
     prod = variant["emr-lineage"]["environments"]["prod"]
     prod["data_lake"].pop("noncurrent_version_expiration_days")
@@ -73,7 +75,7 @@ def _optional_variant(context: dict) -> dict:
         existing_databases=EXISTING_DATABASES,
     )
     prod["emr"].update(long_running_cluster=True, lake_formation_runtime_role=True, ec2_key_name="platform-ops")
-    prod["gateway"]["archive_readers"] = [ARCHIVE_READER]
+    prod["gateway"].update(archive_readers=[ARCHIVE_READER], spoke_accounts=SPOKE_ACCOUNTS)
     _https_on(prod)
     prod["marquez"]["ui_auth"] = OIDC_UI_AUTH
     return {**variant, "env": "prod"}

@@ -131,7 +131,11 @@ def test_api_routes_skip_the_sign_in(https_synth):
     assert api_rule["Actions"] == [{"Type": "forward", "TargetGroupArn": {"Ref": _target_group(lineage, API_PORT)}}]
     # The gateway's rules (ingest, then the refusal of other writes) land on the HTTPS listener,
     # ahead of /api/*, without sign-in.
-    gateway_rules = by_type(gateway, "AWS::ElasticLoadBalancingV2::ListenerRule").values()
+    gateway_rules = [  # not those of the gateway's own listener for spoke accounts (a Ref, not an import)
+        rule
+        for rule in by_type(gateway, "AWS::ElasticLoadBalancingV2::ListenerRule").values()
+        if "Fn::ImportValue" in rule["Properties"]["ListenerArn"]
+    ]
     ingest_rule, refuse_rule = sorted(gateway_rules, key=lambda rule: rule["Properties"]["Priority"])
     for rule in (ingest_rule, refuse_rule):
         assert rule["Properties"]["ListenerArn"] == {"Fn::ImportValue": export_name(lineage, {"Ref": https_id})}

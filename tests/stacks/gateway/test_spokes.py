@@ -1,0 +1,111 @@
+"""gateway.spoke_accounts (prod+optional: two spokes, HTTPS): the ingest published to those accounts as a
+VPC endpoint service, an NLB passing TCP to a listener of the lineage load balancer that takes lineage
+posts only."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from emr_lineage.aws import parameters
+from emr_lineage.settings.loader import ConfigError, load_settings, settings_from_context
+from stacks.gateway.routing import LINEAGE_PATHS
+from stacks.gateway.spokes import SPOKE_HEALTH_PATH, SPOKE_HTTPS_PORT
+from tests.stacks.templates import by_type
+from tests.stacks.variants import CERTIFICATE_ARN, SPOKE_ACCOUNTS
+
+
+def one(template: dict, kind: str) -> dict:
+    (resource,) = by_type(template, kind).values()
+    return resource["Properties"]
+
+
+def test_only_the_spoke_accounts_may_connect_without_a_manual_step(optional_synth, render):
+    gateway = optional_synth.template_json("gateway")
+    assert one(gateway, "AWS::EC2::VPCEndpointService")["AcceptanceRequired"] is False
+    principals = one(gateway, "AWS::EC2::VPCEndpointServicePermissions")["AllowedPrincipals"]
+    assert [render(p) for p in principals] == [f"arn:{{Ref:AWS::Partition}}:iam::{a}:root" for a in SPOKE_ACCOUNTS]
+
+
+def test_the_service_is_an_internal_nlb_passing_tcp_to_the_lineage_load_balancer(optional_synth):
+    gateway = optional_synth.template_json("gateway")
+    nlb = one(gateway, "AWS::ElasticLoadBalancingV2::LoadBalancer")
+    assert (nlb["Type"], nlb["Scheme"]) == ("network", "internal")
+    (listener,) = [
+        r["Properties"]
+        for r in by_type(gateway, "AWS::ElasticLoadBalancingV2::Listener").values()
+        if r["Properties"].get("Protocol") == "TCP"
+    ]
+    assert listener["Port"] == SPOKE_HTTPS_PORT
+    groups = [r["Properties"] for r in by_type(gateway, "AWS::ElasticLoadBalancingV2::TargetGroup").values()]
+    (alb_target,) = [g for g in groups if g.get("TargetType") == "alb"]
+    assert (alb_target["Port"], alb_target["Protocol"]) == (SPOKE_HTTPS_PORT, "TCP")
+    assert (alb_target["HealthCheckProtocol"], alb_target["HealthCheckPath"]) == ("HTTPS", SPOKE_HEALTH_PATH)
+
+
+def test_the_spokes_listener_takes_lineage_posts_only(optional_synth):
+    gateway = optional_synth.template_json("gateway")
+    ((listener_id, listener),) = [
+        (k, r["Properties"])
+        for k, r in by_type(gateway, "AWS::ElasticLoadBalancingV2::Listener").items()
+        if r["Properties"].get("Port") == SPOKE_HTTPS_PORT and r["Properties"].get("Protocol") == "HTTPS"
+    ]
+    assert listener["Certificates"] == [{"CertificateArn": CERTIFICATE_ARN}]
+    (default,) = listener["DefaultActions"]
+    assert default["Type"] == "fixed-response" and default["FixedResponseConfig"]["StatusCode"] == "404"
+    rules = {
+        r["Properties"]["Priority"]: r["Properties"]
+        for r in by_type(gateway, "AWS::ElasticLoadBalancingV2::ListenerRule").values()
+        if r["Properties"]["ListenerArn"] == {"Ref": listener_id}
+    }
+    assert sorted(rules) == [1, 2]
+    posts = {c["Field"]: c for c in rules[1]["Conditions"]}
+    assert posts["path-pattern"]["PathPatternConfig"]["Values"] == list(LINEAGE_PATHS)
+    assert posts["http-request-method"]["HttpRequestMethodConfig"]["Values"] == ["POST"]
+    (forward,) = rules[1]["Actions"]
+    groups = by_type(gateway, "AWS::ElasticLoadBalancingV2::TargetGroup")
+    (ingest,) = [k for k, r in groups.items() if r["Properties"].get("TargetType") == "lambda"]
+    assert forward == {"Type": "forward", "TargetGroupArn": {"Ref": ingest}}
+    assert rules[2]["Actions"][0]["FixedResponseConfig"]["StatusCode"] == "200"
+
+
+def test_the_lineage_load_balancer_admits_the_nlb_from_the_vpc(optional_synth):
+    gateway = optional_synth.template_json("gateway")
+    ingress = [
+        r["Properties"]
+        for r in by_type(gateway, "AWS::EC2::SecurityGroupIngress").values()
+        if r["Properties"].get("FromPort") == SPOKE_HTTPS_PORT
+    ]
+    assert [rule["CidrIp"] for rule in ingress] == [load_settings("prod").network.cidr]
+
+
+def test_the_service_name_is_published_for_the_spokes(optional_synth):
+    gateway = optional_synth.template_json("gateway")
+    names = [r["Properties"]["Name"] for r in by_type(gateway, "AWS::SSM::Parameter").values()]
+    assert parameters.gateway_endpoint_service_name("prod") in names
+
+
+def test_without_spokes_there_is_no_endpoint_service(synth):
+    gateway = synth.template_json("gateway")
+    assert not by_type(gateway, "AWS::EC2::VPCEndpointService")
+    assert len(by_type(gateway, "AWS::ElasticLoadBalancingV2::LoadBalancer")) == 0
+
+
+@pytest.mark.parametrize(
+    ("gateway", "account", "expected"),
+    [
+        ({"spoke_accounts": ["12345"]}, None, "gateway.spoke_accounts.0: String should match pattern"),
+        ({"spoke_accounts": ["210987654321"] * 2}, None, "spoke_accounts lists 210987654321 twice"),
+        ({"spoke_accounts": ["210987654321"], "enabled": False}, None, "spoke_accounts needs the gateway"),
+        ({"spoke_accounts": ["123456789012"]}, "123456789012", "lists the environment's own account 123456789012"),
+    ],
+)
+def test_bad_spoke_accounts_are_refused_naming_the_key(repo_root, gateway, account, expected):
+    block = json.loads((repo_root / "cdk.json").read_text())["context"]["emr-lineage"]
+    dev = block["environments"]["dev"]
+    dev["gateway"].update(gateway)
+    if account:
+        dev.update(account=account, region="eu-west-1")
+    with pytest.raises(ConfigError, match=expected):
+        settings_from_context(block, "dev")
