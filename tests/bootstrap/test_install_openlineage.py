@@ -299,7 +299,17 @@ def test_help(node):
     result = node.run(["--help"])
     assert result.returncode == 0
     assert result.stdout.startswith("Usage: install-openlineage.sh --jar-uri")
-    for option in ("--listener-source", "--fail-open", "--fail-closed", "--emr-release", "--region", "--attempts"):
+    for option in (
+        "--listener-source",
+        "--fail-open",
+        "--fail-closed",
+        "--emr-release",
+        "--region",
+        "--attempts",
+        "--trusted-ca-uri",
+        "--trusted-ca-sha256",
+        "--trusted-ca-arn",
+    ):
         assert option in result.stdout
 
 
