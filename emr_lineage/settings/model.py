@@ -132,7 +132,8 @@ class OpenLineageSettings(Strict):
         default=None,
         description="The CA that issued the load balancer's certificate (`marquez.certificate_arn`) when Java does "
         "not trust it already (AWS Private CA, a company CA), by one of the shapes below. The bootstrap action "
-        "imports it into every node's Java truststores, and EMR Serverless job runs take a truststore holding it "
+        "imports it into every node's Java truststores, EMR Serverless job runs take a truststore holding it, and "
+        "`doctor` checks the load balancer's certificate chains to it "
         "([your private CA](deploy-into-existing.md#your-private-ca)). Null: Java's own trust.",
     )
 

@@ -5,8 +5,8 @@ An estate's internal load balancer often has a certificate of a private CA (AWS 
 CA), which no JVM trusts by default. Two ways to name that CA: a PEM bundle in S3 pinned by its SHA-256,
 or an AWS Private CA by its ARN (its certificate and chain, read with GetCertificateAuthorityCertificate:
 https://docs.aws.amazon.com/privateca/latest/APIReference/API_GetCertificateAuthorityCertificate.html).
-The bootstrap action imports it into every node's Java truststores, and EMR Serverless job runs get a
-truststore holding it.
+The bootstrap action imports it into every node's Java truststores, EMR Serverless job runs get a
+truststore holding it, and ``doctor`` checks that the load balancer's certificate chains to it.
 """
 
 from __future__ import annotations
