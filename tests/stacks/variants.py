@@ -10,9 +10,8 @@ import json
 from pathlib import Path
 
 ENVS = ("dev", "prod")
-# prod with every optional part on (OIDC sign-in, an existing lake bucket, a private CA's bundle in S3); dev with HTTPS,
-# Cognito sign-in,
-# an ECR image, no retention, an existing VPC and an AWS Private CA.
+# prod with every optional part on (OIDC sign-in, an existing lake bucket, a private CA's bundle in S3); dev with
+# HTTPS, Cognito sign-in, an ECR image, no retention, an existing VPC and an AWS Private CA.
 OPTIONAL = "prod+optional"
 COGNITO = "dev+cognito"
 # Fake but well-formed values (they match emr_lineage/settings/operations.py).
