@@ -15,6 +15,13 @@
 # has written it; the key itself never reaches the cluster's configuration, the bootstrap's
 # arguments or a log. docs/gateway.md explains the trade-off (the key is readable on the node).
 #
+# With --trusted-ca-uri and --trusted-ca-sha256 (a PEM bundle in S3) or --trusted-ca-arn (an AWS Private
+# CA), the script fetches the CA that issued the load balancer's certificate, refuses a bundle whose SHA-256
+# is not the pinned one (as it refuses such a jar) or that holds anything but certificates, and imports each
+# certificate into the truststore (cacerts) of every JDK under /usr/lib/jvm, under an alias of its
+# fingerprint: a second run changes nothing, a new CA adds its alias. The watcher imports again once EMR has
+# configured Spark, for a JDK that came or was rewritten after the bootstrap. docs/deploy-into-existing.md.
+#
 # Run with --help for the options. Environment: EMR_NODE_ROOT (default /) prefixes every node
 # path (tests run the script in a sandbox tree); AWS_ENDPOINT_URL is honoured by the AWS CLI;
 # EMR_LINEAGE_POLL_SECONDS is the watcher's poll interval (default 2).
@@ -31,6 +38,9 @@ readonly AUTH_KEY_PROPERTY=spark.openlineage.transport.auth.apiKey
 readonly TRANSPORT_URL_PROPERTY=spark.openlineage.transport.url
 # A secret holding a JSON object keeps the key under this field (as the gateway reads it).
 readonly SECRET_JSON_FIELD=apiKey
+# The JDK cacerts' well-known password (it guards nothing: the store holds public certificates only).
+readonly TRUSTSTORE_PASSWORD=changeit
+readonly CA_ALIAS_PREFIX=emr-lineage-ca-
 
 usage() {
   cat <<'EOF'
@@ -55,6 +65,11 @@ Options:
   --watch-timeout SECONDS how long the watcher waits for Spark / EMR's jar (default 1800)
   --api-key-secret ARN    Secrets Manager secret with the lineage gateway's API key: the
                           listener sends it as a Bearer token (api_key auth in spark-defaults)
+  --trusted-ca-uri URI    S3 URI of a PEM bundle of the CA(s) that issued the load balancer's
+                          certificate: imported into every JDK's truststore (cacerts)
+  --trusted-ca-sha256 HEX the bundle's SHA-256 (required with --trusted-ca-uri): any other
+                          content is refused, nothing is imported
+  --trusted-ca-arn ARN    an AWS Private CA instead: its certificate and chain are imported
   -h, --help              show this help
 EOF
 }
@@ -67,6 +82,8 @@ EMR_LISTENER_DIR=$ROOT/usr/share/aws/datazone-openlineage-spark/lib
 SPARK_DEFAULTS=$ROOT/etc/spark/conf/spark-defaults.conf
 INSTANCE_DATA=$ROOT/mnt/var/lib/info/extraInstanceData.json
 INSTALL_DIR=$ROOT/usr/local/lib/emr-lineage
+JVM_DIR=$ROOT/usr/lib/jvm
+TRUSTED_CA_FILE=$INSTALL_DIR/trusted-ca.pem
 STATE_DIR=$ROOT/var/lib/emr-lineage
 LOG_DIR=$ROOT/var/log/emr-lineage
 LOG_FILE=$LOG_DIR/install-openlineage.log
@@ -85,6 +102,12 @@ RETRY_DELAY=2
 WATCH_TIMEOUT=1800
 API_KEY_SECRET=""
 API_KEY=""  # read from API_KEY_SECRET; never logged, never exported
+TRUSTED_CA_URI=""
+TRUSTED_CA_SHA256=""
+TRUSTED_CA_ARN=""
+TRUSTED_CA_SOURCE=""  # the URI or the ARN, for messages
+TRUST_PENDING=false  # the watcher imports the CA again once EMR has configured Spark
+TRUST_NOTE=""
 IN_WATCHER=false
 
 # ---- output ------------------------------------------------------------------------------------
@@ -140,6 +163,9 @@ parse_args() {
       --retry-delay) need_value "$@"; RETRY_DELAY=$2; shift 2 ;;
       --watch-timeout) need_value "$@"; WATCH_TIMEOUT=$2; shift 2 ;;
       --api-key-secret) need_value "$@"; API_KEY_SECRET=$2; shift 2 ;;
+      --trusted-ca-uri) need_value "$@"; TRUSTED_CA_URI=$2; shift 2 ;;
+      --trusted-ca-sha256) need_value "$@"; TRUSTED_CA_SHA256=$2; shift 2 ;;
+      --trusted-ca-arn) need_value "$@"; TRUSTED_CA_ARN=$2; shift 2 ;;
       -h | --help) usage; exit 0 ;;
       *) usage_error "unknown argument '$1'" ;;
     esac
@@ -159,7 +185,24 @@ parse_args() {
   [[ $WATCH_TIMEOUT =~ ^[1-9][0-9]*$ ]] || usage_error "--watch-timeout '$WATCH_TIMEOUT' must be a positive integer"
   [[ -z $API_KEY_SECRET || $API_KEY_SECRET =~ ^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+$ ]] \
     || usage_error "--api-key-secret '$API_KEY_SECRET' is not a Secrets Manager secret ARN"
+  check_trusted_ca_args
   JAR_NAME=${JAR_URI##*/}
+}
+
+check_trusted_ca_args() {
+  # No * or ? in the key: the instance role's policy names the object, and IAM reads them as wildcards.
+  [[ -z $TRUSTED_CA_URI || $TRUSTED_CA_URI =~ ^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/[^[:space:]*?]+$ ]] \
+    || usage_error "--trusted-ca-uri '$TRUSTED_CA_URI' is not an s3://bucket/key URI"
+  [[ -z $TRUSTED_CA_SHA256 || $TRUSTED_CA_SHA256 =~ ^[0-9a-f]{64}$ ]] \
+    || usage_error "--trusted-ca-sha256 '$TRUSTED_CA_SHA256' is not 64 lowercase hex digits"
+  [[ -z $TRUSTED_CA_URI || -n $TRUSTED_CA_SHA256 ]] \
+    || usage_error "--trusted-ca-uri needs --trusted-ca-sha256 (the bundle's SHA-256)"
+  [[ -z $TRUSTED_CA_SHA256 || -n $TRUSTED_CA_URI ]] || usage_error "--trusted-ca-sha256 goes with --trusted-ca-uri"
+  [[ -z $TRUSTED_CA_ARN || $TRUSTED_CA_ARN =~ ^arn:aws[a-z-]*:acm-pca:[a-z0-9-]+:[0-9]{12}:certificate-authority/[0-9a-f-]{36}$ ]] \
+    || usage_error "--trusted-ca-arn '$TRUSTED_CA_ARN' is not an AWS Private CA ARN"
+  [[ -z $TRUSTED_CA_ARN || -z $TRUSTED_CA_URI ]] \
+    || usage_error "--trusted-ca-arn and --trusted-ca-uri name two CAs: give one"
+  TRUSTED_CA_SOURCE=${TRUSTED_CA_URI:-$TRUSTED_CA_ARN}
 }
 
 # ---- node facts --------------------------------------------------------------------------------
@@ -188,12 +231,12 @@ has_jar() {  # $1 = path, $2 = expected sha256
 # ---- actions -----------------------------------------------------------------------------------
 # Run the AWS CLI with retries and exponential backoff. $1 names the action for the log; the
 # rest are the CLI's arguments. Stdout lands in AWS_STDOUT (never logged: it may be a secret),
-# the last line of the last error in LAST_AWS_ERROR.
+# the last line of the last error in LAST_AWS_ERROR. AWS_CALL_REGION, when set, replaces REGION for the call.
 aws_with_retries() {
-  local what=$1 attempt=1 delay=$RETRY_DELAY errors=$STATE_DIR/aws-errors.txt
+  local what=$1 attempt=1 delay=$RETRY_DELAY errors=$STATE_DIR/aws-errors.txt region=${AWS_CALL_REGION:-$REGION}
   shift
   local -a region_args=()
-  [[ -n $REGION ]] && region_args=(--region "$REGION")
+  [[ -n $region ]] && region_args=(--region "$region")
   while true; do
     if AWS_STDOUT=$(aws "${region_args[@]}" "$@" 2>"$errors"); then
       rm -f "$errors"
@@ -237,6 +280,179 @@ print(field if isinstance(field, str) else "")' "$SECRET_JSON_FIELD") || value="
     || fail "the API key in $API_KEY_SECRET is empty or has characters a Bearer token cannot carry (spaces, quotes, newlines...)"
   API_KEY=$value
   log "read the gateway API key from $API_KEY_SECRET"
+}
+
+# ---- the trusted CA ----------------------------------------------------------------------------
+# Fetch the CA named by --trusted-ca-uri/--trusted-ca-arn into TRUSTED_CA_FILE, verified: the pinned
+# SHA-256 of a bundle, certificates only. Fails the node (or, fail-open, lineage) when it cannot.
+fetch_trusted_ca() {
+  local download=$TRUSTED_CA_FILE.download
+  mkdir -p "$INSTALL_DIR"
+  rm -f "$download"
+  if [[ -n $TRUSTED_CA_URI ]]; then
+    if [[ -f $TRUSTED_CA_FILE && $(sha256_of "$TRUSTED_CA_FILE") == "$TRUSTED_CA_SHA256" ]]; then
+      log "$TRUSTED_CA_FILE already holds the pinned bundle of $TRUSTED_CA_URI, not downloading"
+      return 0
+    fi
+    if ! aws_with_retries "CA bundle download" s3 cp --only-show-errors --no-progress "$TRUSTED_CA_URI" "$download"; then
+      rm -f "$download"
+      fail "could not download the trusted CA bundle $TRUSTED_CA_URI after $ATTEMPTS attempts: ${LAST_AWS_ERROR:-no error text} (does the instance role have s3:GetObject on it?)"
+    fi
+    local actual
+    actual=$(sha256_of "$download")
+    if [[ $actual != "$TRUSTED_CA_SHA256" ]]; then
+      rm -f "$download"
+      fail "SHA-256 mismatch for the trusted CA bundle $TRUSTED_CA_URI: got $actual, expected $TRUSTED_CA_SHA256 (openlineage.trusted_ca.sha256); nothing imported"
+    fi
+  else
+    # The CA may be in another region than the cluster: its ARN says which.
+    AWS_CALL_REGION=$(cut -d: -f4 <<<"$TRUSTED_CA_ARN") aws_with_retries "CA certificate read" \
+      acm-pca get-certificate-authority-certificate --certificate-authority-arn "$TRUSTED_CA_ARN" --output json \
+      || fail "could not read the certificate of $TRUSTED_CA_ARN after $ATTEMPTS attempts: ${LAST_AWS_ERROR:-no error text} (does the instance role have acm-pca:GetCertificateAuthorityCertificate on it, and is the CA shared with this account?)"
+    # The CA's certificate, then the chain above it (none for a root CA).
+    printf '%s' "$AWS_STDOUT" | python3 -c '
+import json, sys
+answer = json.load(sys.stdin)
+for part in (answer.get("Certificate"), answer.get("CertificateChain")):
+    if part:
+        print(part.strip())' >"$download" 2>/dev/null \
+      || { rm -f "$download"; fail "the answer of GetCertificateAuthorityCertificate for $TRUSTED_CA_ARN is not the JSON it should be"; }
+  fi
+  check_ca_bundle "$download"
+  if cmp -s "$download" "$TRUSTED_CA_FILE"; then
+    rm -f "$download"
+    log "$TRUSTED_CA_FILE already holds the certificates of $TRUSTED_CA_SOURCE"
+    return 0
+  fi
+  chmod 0644 "$download"
+  mv -f "$download" "$TRUSTED_CA_FILE"
+  log "fetched and verified $TRUSTED_CA_SOURCE ($(grep -c -- '-----BEGIN CERTIFICATE-----' "$TRUSTED_CA_FILE") certificate(s)) to $TRUSTED_CA_FILE"
+}
+
+# A bundle holds PEM certificates and nothing to keep secret; its content is never printed.
+check_ca_bundle() {  # $1 = the fetched bundle
+  if grep -Eq -- '-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY-----' "$1"; then
+    rm -f "$1"
+    fail "the trusted CA bundle $TRUSTED_CA_SOURCE holds a private key: refused, nothing imported (it must hold CA certificates only; replace it, and its pin)"
+  fi
+  if ! grep -q -- '-----BEGIN CERTIFICATE-----' "$1"; then
+    rm -f "$1"
+    fail "the trusted CA bundle $TRUSTED_CA_SOURCE holds no PEM certificate (-----BEGIN CERTIFICATE-----); nothing imported"
+  fi
+}
+
+# Every JDK's truststore under /usr/lib/jvm, once (aliases of a JDK and symlinked stores lead to one file),
+# each with the keytool of its JDK (else the one on PATH): "store<TAB>keytool" lines.
+java_truststores() {
+  local jdk store tool seen=" " fallback
+  fallback=$(command -v keytool || true)
+  for jdk in "$JVM_DIR"/*/; do
+    for store in "$jdk"lib/security/cacerts "$jdk"jre/lib/security/cacerts; do
+      [[ -f $store ]] || continue
+      store=$(readlink -f "$store")
+      [[ $seen == *" $store "* ]] && continue
+      seen+="$store "
+      tool=$jdk/bin/keytool
+      [[ -x $tool ]] || tool=$fallback
+      printf '%s\t%s\n' "$store" "$tool"
+    done
+  done
+}
+
+# One PEM file per certificate of the verified bundle in $1 (a directory), named by its alias: the prefix and
+# the start of the certificate's SHA-256 fingerprint, so the same certificate always has the same alias.
+split_ca_bundle() {
+  local dir=$1 pem digest
+  awk -v dir="$dir" '
+    /-----BEGIN CERTIFICATE-----/ { n++; file = sprintf("%s/part-%03d", dir, n); inside = 1 }
+    inside { print > file }
+    /-----END CERTIFICATE-----/ { inside = 0; close(file) }' "$TRUSTED_CA_FILE"
+  for pem in "$dir"/part-*; do
+    digest=$(sed '/-----/d' "$pem" | base64 -d 2>/dev/null | sha256sum) || return 1
+    mv -f "$pem" "$dir/$CA_ALIAS_PREFIX${digest:0:16}.pem"
+  done
+}
+
+# Import into the truststore $1 (with keytool $2) each certificate of $3 (split_ca_bundle's directory) it
+# lacks. A store that has them all is not written; one that lacks some is replaced whole (a copy, imported
+# into, renamed over it), so a JVM starting meanwhile never reads half a store. LAST_KEYTOOL_ERROR on failure.
+import_into_truststore() {
+  local store=$1 tool=$2 dir=$3 listed pem alias tmp="" output
+  local -a added=()
+  if [[ -z $tool ]]; then
+    LAST_KEYTOOL_ERROR="no keytool (neither in the JDK nor on PATH)"
+    return 1
+  fi
+  if ! listed=$("$tool" -list -keystore "$store" -storepass "$TRUSTSTORE_PASSWORD" 2>&1); then
+    LAST_KEYTOOL_ERROR=$(tail -n 1 <<<"$listed")
+    return 1
+  fi
+  for pem in "$dir"/*.pem; do
+    alias=$(basename "$pem" .pem)
+    grep -q "^$alias," <<<"$listed" && continue
+    if [[ -z $tmp ]]; then
+      tmp=$store.emr-lineage.tmp
+      cp -p "$store" "$tmp"
+    fi
+    if ! output=$("$tool" -importcert -noprompt -alias "$alias" -file "$pem" -keystore "$tmp" \
+      -storepass "$TRUSTSTORE_PASSWORD" 2>&1); then
+      rm -f "$tmp"
+      LAST_KEYTOOL_ERROR=$(tail -n 1 <<<"$output")
+      return 1
+    fi
+    added+=("$alias")
+  done
+  [[ -n $tmp ]] || return 0
+  replace_file "$tmp" "$store"
+  log "added ${added[*]} ($TRUSTED_CA_SOURCE) to the truststore $store"
+  CHANGED=true
+}
+
+# Import the verified bundle into every Java truststore there is now. Returns 1 with the reason in
+# TRUST_PROBLEM (no truststore yet, a certificate keytool refuses); 0 when every store has every certificate.
+import_trusted_ca() {
+  local dir stores store tool status=0
+  stores=$(java_truststores)
+  if [[ -z $stores ]]; then
+    TRUST_PROBLEM="no Java truststore under $JVM_DIR (no JDK installed yet)"
+    return 1
+  fi
+  dir=$(mktemp -d "$STATE_DIR/trusted-ca.XXXXXX")
+  if ! split_ca_bundle "$dir"; then
+    rm -rf "$dir"
+    TRUST_PROBLEM="a certificate of $TRUSTED_CA_SOURCE is not valid PEM (base64)"
+    return 1
+  fi
+  while IFS=$'\t' read -r store tool; do
+    if ! import_into_truststore "$store" "$tool" "$dir"; then
+      TRUST_PROBLEM="keytool could not import $TRUSTED_CA_SOURCE into $store: $LAST_KEYTOOL_ERROR"
+      status=1
+      break
+    fi
+  done <<<"$stores"
+  rm -rf "$dir"
+  return "$status"
+}
+
+# EMR has configured Spark: its packages, Java among them, are installed by then.
+spark_configured() {
+  [[ -f $SPARK_DEFAULTS ]] && grep -Eq "^[[:space:]]*${TRANSPORT_URL_PROPERTY//./\\.}[[:space:]=]" "$SPARK_DEFAULTS"
+}
+
+# The bootstrap's part: fetch and verify the CA, import it into the truststores there are. TRUST_PENDING says
+# whether the watcher must import again once EMR has configured Spark.
+trust_ca() {
+  TRUST_PENDING=false
+  [[ -n $TRUSTED_CA_SOURCE ]] || return 0
+  fetch_trusted_ca
+  if import_trusted_ca; then
+    log "every Java truststore under $JVM_DIR trusts $TRUSTED_CA_SOURCE"
+  elif [[ -n $(java_truststores) ]]; then
+    fail "$TRUST_PROBLEM; the listener could not verify the load balancer"
+  else
+    log "$TRUST_PROBLEM: the watcher imports $TRUSTED_CA_SOURCE once EMR has configured Spark"
+  fi
+  spark_configured || TRUST_PENDING=true
 }
 
 # Put a verified copy of the jar into $1 (a classpath directory); atomic, so Spark never
@@ -298,8 +514,7 @@ replace_file() {
 # Give the listener the gateway's API key: once EMR has written spark-defaults.conf with the
 # listener's transport, (re)write the two api_key auth entries. Returns 0 when they are in place.
 add_api_key_to_spark_defaults() {
-  [[ -f $SPARK_DEFAULTS ]] || return 1
-  grep -Eq "^[[:space:]]*${TRANSPORT_URL_PROPERTY//./\\.}[[:space:]=]" "$SPARK_DEFAULTS" || return 1
+  spark_configured || return 1
   if grep -Fxq "$AUTH_TYPE_PROPERTY api_key" "$SPARK_DEFAULTS" \
     && grep -Fxq "$AUTH_KEY_PROPERTY $API_KEY" "$SPARK_DEFAULTS"; then
     return 0
@@ -315,7 +530,20 @@ add_api_key_to_spark_defaults() {
 }
 
 # ---- the watcher: finishes what needs Spark to be installed ------------------------------------
-watch_node() {  # $1 = install (the jar, and the API key if any) | auth (the API key only) | neutralize
+# The watcher's part of the CA: once EMR has configured Spark, import it into every truststore there is then,
+# once (a refusal is logged: keytool would refuse again). Returns 0 when nothing is left to do.
+watch_trust() {
+  [[ $TRUST_PENDING == true ]] || return 0
+  spark_configured || return 1
+  TRUST_PENDING=false
+  if import_trusted_ca; then
+    TRUST_NOTE=" every Java truststore trusts $TRUSTED_CA_SOURCE"
+  else
+    log "ERROR: $TRUST_PROBLEM: the listener cannot verify the load balancer's certificate"
+  fi
+}
+
+watch_node() {  # $1 = install (the jar, then the API key and the CA if any) | configure (the key, the CA) | neutralize
   local mode=$1 deadline=$((SECONDS + WATCH_TIMEOUT)) ships
   ships=$(emr_ships_listener)
   trap - ERR
@@ -330,7 +558,7 @@ watch_node() {  # $1 = install (the jar, and the API key if any) | auth (the API
         return 0
       fi
     else
-      local jar_done=true auth_done=true
+      local jar_done=true auth_done=true trust_done=true
       if [[ $mode == install ]]; then
         CHANGED=false
         [[ -d $SPARK_JARS_DIR ]] && place_jar "$SPARK_JARS_DIR"
@@ -340,8 +568,9 @@ watch_node() {  # $1 = install (the jar, and the API key if any) | auth (the API
       if [[ -n $API_KEY ]]; then
         add_api_key_to_spark_defaults || auth_done=false
       fi
-      if [[ $jar_done == true && $auth_done == true ]]; then
-        log "watcher done:$([[ $mode == install ]] && echo " $JAR_NAME is the only listener jar on Spark's classpath;")$([[ -n $API_KEY ]] && echo " the listener sends the gateway API key")"
+      watch_trust || trust_done=false
+      if [[ $jar_done == true && $auth_done == true && $trust_done == true ]]; then
+        log "watcher done:$([[ $mode == install ]] && echo " $JAR_NAME is the only listener jar on Spark's classpath;")$([[ -n $API_KEY ]] && echo " the listener sends the gateway API key;")$TRUST_NOTE"
         rm -f "$WATCHER_PID_FILE"
         return 0
       fi
@@ -352,6 +581,8 @@ watch_node() {  # $1 = install (the jar, and the API key if any) | auth (the API
     log "ERROR: watcher gave up after ${WATCH_TIMEOUT}s: $SPARK_JARS_DIR never appeared (is Spark an application of this cluster?)"
   elif [[ -n $API_KEY ]] && ! add_api_key_to_spark_defaults; then
     log "ERROR: watcher gave up after ${WATCH_TIMEOUT}s: $SPARK_DEFAULTS never got $TRANSPORT_URL_PROPERTY, so the listener has no API key (the gateway answers 401)"
+  elif [[ $TRUST_PENDING == true ]]; then
+    log "ERROR: watcher gave up after ${WATCH_TIMEOUT}s: $SPARK_DEFAULTS never got $TRANSPORT_URL_PROPERTY, so a JDK installed after the bootstrap may not trust $TRUSTED_CA_SOURCE"
   else
     log "watcher stopped after ${WATCH_TIMEOUT}s (no EMR OpenLineage jar appeared, nothing to disable)"
   fi
@@ -403,14 +634,15 @@ main() {
       unknown) fail "--listener-source emr but the EMR release is unknown (no --emr-release, no releaseLabel in $INSTANCE_DATA)" ;;
     esac
     [[ -z $API_KEY_SECRET ]] || read_api_key
+    trust_ca
     if [[ -e $SPARK_JARS_DIR/$JAR_NAME ]]; then
       rm -f "$SPARK_JARS_DIR/$JAR_NAME"
       log "removed $SPARK_JARS_DIR/$JAR_NAME (listener-source=emr: EMR's listener wins)"
       CHANGED=true
     fi
     log "listener-source emr: using the OpenLineage jar $EMR_RELEASE ships; nothing to install"
-    if [[ -n $API_KEY ]] && ! add_api_key_to_spark_defaults; then
-      start_watcher auth
+    if { [[ -n $API_KEY ]] && ! add_api_key_to_spark_defaults; } || [[ $TRUST_PENDING == true ]]; then
+      start_watcher configure
     fi
     return 0
   fi
@@ -418,6 +650,7 @@ main() {
   [[ $SHA256 != unpinned ]] \
     || fail "the listener's SHA-256 is not pinned (cdk.json emr-lineage.versions.openlineage_spark.sha256 is null): run 'emr-lineage listener stage --pin', pin it and redeploy"
   [[ -z $API_KEY_SECRET ]] || read_api_key
+  trust_ca
   mkdir -p "$INSTALL_DIR"
   INSTALLED_JAR=$INSTALL_DIR/$JAR_NAME
   if has_jar "$INSTALLED_JAR" "$SHA256"; then
@@ -450,6 +683,8 @@ main() {
   elif [[ $ships != no ]] && ! emr_jar_handled; then
     start_watcher install
   elif [[ -n $API_KEY ]] && ! add_api_key_to_spark_defaults; then
+    start_watcher install
+  elif [[ $TRUST_PENDING == true ]]; then
     start_watcher install
   fi
   if [[ $CHANGED == false ]]; then

@@ -87,6 +87,22 @@ def client_maker(settings: EnvironmentSettings, config: Config = RETRY_POLICY) -
     return make
 
 
+def regional_client_maker(
+    settings: EnvironmentSettings, service: str, config: Config = RETRY_POLICY
+) -> Callable[[str], Any]:
+    """What makes the ``service`` client of a given region from one session of the environment: for a
+    resource another region may hold (an AWS Private CA, whose ARN names its region)."""
+    session = aws_session(settings)
+
+    def make(region: str) -> Any:
+        try:
+            return new_client(service, session=session, config=config.merge(Config(region_name=region)))
+        except BotoCoreError as exc:
+            raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
+
+    return make
+
+
 def aws_message(exc: Exception) -> str:
     if isinstance(exc, ClientError):
         err = exc.response.get("Error", {})

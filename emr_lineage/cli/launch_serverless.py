@@ -36,6 +36,7 @@ from emr_lineage.spark.conf import (
     ParentContext,
     is_secret_reference,
 )
+from emr_lineage.spark.truststore import DRIVER_JAVA_OPTIONS
 
 
 def report_plan(console: Console, staged: tuple[launch_plan.StagedJob, ...], parent: ParentContext, new: bool) -> None:
@@ -158,6 +159,9 @@ def _report_listener(
     else:
         auth = "without an API key (gateway off)"
     console.print(f"listener {target.jar_uri} reporting to {url} {auth}")
+    store = target.truststore
+    if store is not None and f"trustStore={store.path}" in properties.get(DRIVER_JAVA_OPTIONS, ""):
+        console.print(f"its driver trusts openlineage.trusted_ca and the public roots: truststore {store.archive}")
 
 
 def _wait(

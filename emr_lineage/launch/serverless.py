@@ -17,11 +17,17 @@ The secret's whole string becomes the key, so it must be the bare key, not JSON 
 
 The jar, the URL and the secret come from :mod:`emr_lineage.launch.listener_target`, as for running
 clusters (``emr-lineage attach``).
+
+With ``openlineage.trusted_ca``, no bootstrap action imports the CA before a job run: the CA is read here,
+with the caller's credentials, verified as a node verifies it (:mod:`emr_lineage.aws.trusted_ca`), and put
+in a Java truststore staged in the artifacts bucket that the driver's JVM loads
+(:mod:`emr_lineage.spark.truststore`).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +36,8 @@ from typing import Any
 
 from emr_lineage.aws import emr_serverless, parameters
 from emr_lineage.aws.artifacts import SERVERLESS_LOGS_PREFIX
-from emr_lineage.aws.clients import AwsError, clients_for, read_parameter
+from emr_lineage.aws.clients import AwsError, clients_for, read_parameter, regional_client_maker
+from emr_lineage.aws.trusted_ca import read_trusted_ca
 from emr_lineage.launch.listener_target import Listener, resolve_listener_target
 from emr_lineage.launch.plan import (
     LAUNCH_PARENT_JOB,
@@ -50,6 +57,7 @@ from emr_lineage.spark.conf import (
     scrubbed,
     serverless_spark_defaults,
 )
+from emr_lineage.spark.truststore import TrustStore, stage_truststore
 
 ENABLED_KEY = "emr_serverless.enabled"
 PUBLISHED_BY = "EMR Serverless stack"
@@ -71,16 +79,18 @@ def require_enabled(settings: EnvironmentSettings) -> None:
 @dataclass(frozen=True)
 class ServerlessClients:
     """The clients a job run needs, from one session of the environment (:func:`clients_for`); no
-    Secrets Manager: EMR Serverless reads the gateway's key itself."""
+    Secrets Manager: EMR Serverless reads the gateway's key itself. ``acm_pca`` makes the AWS Private CA
+    client of a region, for an ``openlineage.trusted_ca`` that is one."""
 
     ssm: Any
     s3: Any
     emr_serverless: Any
+    acm_pca: Callable[[str], Any] | None = None
 
     @classmethod
     def for_settings(cls, settings: EnvironmentSettings) -> ServerlessClients:
         made = clients_for(settings, ("ssm", "s3", emr_serverless.SERVICE))
-        return cls(made["ssm"], made["s3"], made[emr_serverless.SERVICE])
+        return cls(made["ssm"], made["s3"], made[emr_serverless.SERVICE], regional_client_maker(settings, "acm-pca"))
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,7 @@ class Target:
     lineage_url: str
     glue_catalog_id: str
     api_key_secret: str | None = None
+    truststore: TrustStore | None = None  # with openlineage.trusted_ca: what the driver's JVM trusts
 
     @property
     def log_uri(self) -> str:
@@ -121,6 +132,19 @@ def resolve_target(clients: ServerlessClients, settings: EnvironmentSettings, li
     )
 
 
+def trusted_ca_truststore(
+    clients: ServerlessClients, settings: EnvironmentSettings, bucket: str, upload: bool
+) -> TrustStore | None:
+    """With ``openlineage.trusted_ca``: the CA, read and verified, in a truststore staged in ``bucket``
+    (``upload`` False: where it would be); None without the setting."""
+    trusted_ca = settings.openlineage.trusted_ca
+    if trusted_ca is None:
+        return None
+    acm_pca = clients.acm_pca or regional_client_maker(settings, "acm-pca")
+    bundle = read_trusted_ca(trusted_ca, s3=clients.s3, acm_pca=acm_pca)
+    return stage_truststore(clients.s3, bucket, bundle, upload_it=upload)
+
+
 def job_run_request(
     target: Target,
     staged: StagedJob,
@@ -141,6 +165,7 @@ def job_run_request(
         glue_catalog_id=target.glue_catalog_id,
         app_name=job.job_name,
         user_properties=user_properties,
+        truststore=target.truststore,
     )
     spark_submit: dict[str, Any] = {"entryPoint": staged.uri}
     if job.args:
@@ -211,6 +236,7 @@ def prepare_serverless(
     require_enabled(settings)
     check_jobs(jobs)
     target = resolve_target(clients, settings, listener)
+    target = dataclasses.replace(target, truststore=trusted_ca_truststore(clients, settings, target.bucket, upload))
     stage = (lambda job: stage_job(clients.s3, target.bucket, job)) if upload else partial(planned_stage, target.bucket)
     staged = tuple(stage(job) for job in jobs)
     namespace = settings.openlineage.namespace

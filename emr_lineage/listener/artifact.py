@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from emr_lineage.aws.artifacts import BOOTSTRAP_SCRIPT_KEY, LISTENER_PREFIX
 from emr_lineage.settings.model import EnvironmentSettings, ListenerArtifact
+from emr_lineage.settings.trusted_ca import S3CaBundle, TrustedCa
 
 # Keys in the artifacts bucket.
 BOOTSTRAP_ACTION_NAME = "install-openlineage-listener"
@@ -51,6 +52,7 @@ def bootstrap_arguments(
     endpoint, the one a private subnet's S3 gateway endpoint serves. Give both when known.
     ``api_key_secret_arn`` is the lineage gateway's API key secret: the script reads it with the
     instance role and gives the listener api_key auth (the gateway answers 401 without it).
+    ``openlineage.trusted_ca`` becomes :func:`trusted_ca_arguments`.
     """
     artifact = settings.versions.openlineage_spark
     openlineage = settings.openlineage
@@ -69,4 +71,14 @@ def bootstrap_arguments(
         args += ["--region", region]
     if api_key_secret_arn:
         args += ["--api-key-secret", api_key_secret_arn]
+    if openlineage.trusted_ca is not None:
+        args += trusted_ca_arguments(openlineage.trusted_ca)
     return args
+
+
+def trusted_ca_arguments(trusted_ca: TrustedCa) -> list[str]:
+    """The script's arguments that make it import the CA into the node's Java truststores: the S3 bundle and
+    the SHA-256 it must have, or the AWS Private CA's ARN."""
+    if isinstance(trusted_ca, S3CaBundle):
+        return ["--trusted-ca-uri", trusted_ca.uri, "--trusted-ca-sha256", trusted_ca.sha256]
+    return ["--trusted-ca-arn", trusted_ca.arn]

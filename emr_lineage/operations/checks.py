@@ -14,7 +14,7 @@ from typing import Any
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.aws.clients import AwsError, aws_message, client_maker
+from emr_lineage.aws.clients import AwsError, aws_message, client_maker, regional_client_maker
 from emr_lineage.aws.stacks import stack_name, tool_parameters
 from emr_lineage.aws.upload import SHA256_METADATA_KEY, head_object
 from emr_lineage.listener.artifact import listener_s3_key
@@ -86,9 +86,13 @@ class DoctorClients:
     lakeformation = _Client()
     kms = _Client()
 
-    def __init__(self, make: Callable[[str], Any]) -> None:
-        self._make = make
+    def __init__(self, make: Callable[[str], Any], make_in: Callable[[str, str], Any] | None = None) -> None:
+        self._make, self._make_in = make, make_in
         self._made: dict[str, Any] = {}
+
+    def in_region(self, service: str) -> Callable[[str], Any]:
+        """What makes the client of ``service`` in a region of its own (an AWS Private CA's)."""
+        return lambda region: self._make_in(service, region) if self._make_in else self.of(service)
 
     def of(self, service: str) -> Any:
         """The client of ``service`` (a boto3 name, e.g. ``emr-serverless``), made once."""
@@ -104,7 +108,10 @@ class DoctorClients:
     def for_settings(cls, settings: EnvironmentSettings, timeout: float) -> DoctorClients:
         # The region is resolved as every other command resolves it (aws_session: cdk.json, AWS_REGION, boto3).
         config = Config(connect_timeout=timeout, read_timeout=timeout, retries={"mode": "standard", "max_attempts": 2})
-        clients = cls(client_maker(settings, config))
+        clients = cls(
+            client_maker(settings, config),
+            lambda service, region: regional_client_maker(settings, service, config)(region),
+        )
         clients.of("sts")  # made now: a region botocore cannot resolve fails here, as the credentials row
         return clients
 

@@ -17,7 +17,7 @@ from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsError
 from emr_lineage.aws.stacks import LINEAGE_SERVICE, stack_name, stack_parts
 from emr_lineage.http import DEFAULT_TIMEOUT
-from emr_lineage.operations import checks, gateway_key, images, lake, network, probes
+from emr_lineage.operations import checks, gateway_key, images, lake, network, probes, trusted_ca
 from emr_lineage.operations.checks import CheckResult, DoctorClients, Status, not_needed, skipped
 from emr_lineage.settings.images import EcrPullThroughCache
 from emr_lineage.settings.model import EnvironmentSettings
@@ -115,6 +115,7 @@ def run_doctor(
         results.append(skipped("tls-certificates", tls_title, bucket_needs))
 
     results += _http_checks(settings, options, values, reachable_aws=bool(clients and account))
+    results.append(_trusted_ca(settings, options, values, clients if account else None))
     results += _gateway_aws_checks(settings, values, clients if account else None, options.clock())
     results.append(_serverless_check(settings, values, clients if account else None))
     return Report(env, tuple(results))
@@ -213,6 +214,26 @@ def _credentials(
     row, account = checks.credentials(settings, clients)
     results.append(row)
     return clients, account
+
+
+def _trusted_ca(
+    settings: EnvironmentSettings, options: DoctorOptions, values: dict[str, str], clients: DoctorClients | None
+) -> CheckResult:
+    """The load balancer's certificate chains to ``openlineage.trusted_ca`` (at the URL the gateway check
+    uses: where the listener posts)."""
+    check, title = trusted_ca.CHECK, trusted_ca.TITLE
+    configured = settings.openlineage.trusted_ca
+    parameter = parameters.marquez_api_url(settings.name)
+    url = options.gateway_url or options.marquez_url or values.get(parameter)
+    if configured is None:
+        return not_needed(check, title, "no openlineage.trusted_ca (Java's own trust)")
+    if clients is None:
+        return skipped(check, title, AWS_NEEDS)
+    if not url:
+        return skipped(check, title, f"SSM parameter {parameter} or --marquez URL")
+    if not url.startswith("https://"):
+        return skipped(check, title, f"an https:// URL of the load balancer, not {url}")
+    return trusted_ca.trusted_ca_chain(clients, configured, url, timeout=options.timeout)
 
 
 def _gateway_aws_checks(

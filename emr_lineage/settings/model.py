@@ -37,6 +37,7 @@ from emr_lineage.settings.operations import (
     MarquezImage,
 )
 from emr_lineage.settings.service import DatabaseSettings, MarquezSettings
+from emr_lineage.settings.trusted_ca import TrustedCa
 
 
 class RemovalPolicyName(StrEnum):
@@ -126,6 +127,14 @@ class OpenLineageSettings(Strict):
     listener_source: Literal["bundle", "emr"] = Field(
         description="Which listener jar runs: `bundle` (the pinned `versions.openlineage_spark` wins) or `emr` "
         "(EMR 7.11+'s own jar)."
+    )
+    trusted_ca: TrustedCa | None = Field(
+        default=None,
+        description="The CA that issued the load balancer's certificate (`marquez.certificate_arn`) when Java does "
+        "not trust it already (AWS Private CA, a company CA), by one of the shapes below. The bootstrap action "
+        "imports it into every node's Java truststores, EMR Serverless job runs take a truststore holding it, and "
+        "`doctor` checks the load balancer's certificate chains to it "
+        "([your private CA](deploy-into-existing.md#your-private-ca)). Null: Java's own trust.",
     )
 
 
@@ -344,6 +353,16 @@ class EnvironmentSettings(Strict):
         problem = self.data_lake.environment_problem(region=self.region, own_database_prefix=self.glue_database_prefix)
         if problem:
             raise ValueError(problem)
+        return self
+
+    @model_validator(mode="after")
+    def _trusted_ca_needs_https(self) -> EnvironmentSettings:
+        if self.openlineage.trusted_ca is not None and self.marquez.certificate_arn is None:
+            raise ValueError(
+                "openlineage.trusted_ca names the CA of the load balancer's certificate, but there is none (no "
+                "marquez.certificate_arn: plain HTTP): set marquez.certificate_arn and marquez.domain_name, or "
+                "remove trusted_ca"
+            )
         return self
 
     @model_validator(mode="after")

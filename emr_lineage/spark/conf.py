@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 from emr_lineage.settings.model import OpenLineageSettings
+from emr_lineage.spark.truststore import TrustStore, truststore_properties
 
 LISTENER_CLASS = "io.openlineage.spark.agent.OpenLineageSparkListener"
 GLUE_CLIENT_FACTORY = "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHiveClientFactory"
@@ -287,6 +288,7 @@ def serverless_spark_defaults(
     glue_catalog_id: str,
     app_name: str | None = None,
     user_properties: Mapping[str, str] | None = None,
+    truststore: TrustStore | None = None,
 ) -> dict[str, str]:
     """The ``spark-defaults`` of an EMR Serverless job run: what a cluster gets from its configurations
     (:func:`listener_properties`, :func:`glue_catalog_properties`; Hive's as ``spark.hadoop.*``), its
@@ -299,7 +301,8 @@ def serverless_spark_defaults(
 
     The caller's keys win: a parent group (``spark.openlineage.parent*``/``rootParent*``) or transport
     (``spark.openlineage.transport*``) already there is left whole, as Airflow's injection does;
-    ``spark.jars`` and ``spark.extraListeners`` are lists, ours appended to the caller's.
+    ``spark.jars`` and ``spark.extraListeners`` are lists, ours appended to the caller's. ``truststore`` (with
+    ``openlineage.trusted_ca``: no bootstrap imports it here) comes last, by :func:`truststore_properties`.
     """
     user = dict(user_properties or {})
     glue_defaults, hive_site = glue_catalog_properties(glue_catalog_id)
@@ -318,6 +321,8 @@ def serverless_spark_defaults(
     merged = {**ours, **user}
     for key, value in ((SPARK_JARS, jar_uri), (EXTRA_LISTENERS, LISTENER_CLASS)):
         merged[key] = with_item(user.get(key), value)
+    if truststore is not None:
+        merged.update(truststore_properties(truststore, merged))
     return merged
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from aws_cdk import Aws
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -27,6 +28,7 @@ from emr_lineage.aws.artifacts import (
 )
 from emr_lineage.aws.lake import DEFAULT_DATABASE, READ_ONLY_ZONES, ZONES, zone_prefix
 from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.settings.trusted_ca import S3CaBundle, TrustedCa
 from stacks.shared.glue import glue_arn
 from stacks.shared.kms import SECRET_READ_ACTIONS, via_service
 from stacks.shared.logical_ids import keep_logical_ids
@@ -249,6 +251,9 @@ class EmrRoles(Construct):
         if gateway is not None:
             # The bootstrap reads the lineage gateway's API key with the instance role (docs/gateway.md).
             read_gateway_api_key(self.instance_role, gateway.api_key)
+        if settings.openlineage.trusted_ca is not None:
+            # The bootstrap imports the CA of the load balancer's certificate into the nodes' Java truststores.
+            read_trusted_ca(self.instance_role, settings.openlineage.trusted_ca)
         self.service_role = EmrServiceRole(self, "Service", prefix=prefix, instance_role=self.instance_role).role
 
         self.runtime_role: iam.Role | None = None
@@ -291,6 +296,16 @@ def read_gateway_api_key(role: iam.Role, secret: secretsmanager.ISecret) -> None
                 conditions={"StringEquals": via_service("secretsmanager")},
             )
         )
+
+
+def read_trusted_ca(role: iam.Role, trusted_ca: TrustedCa) -> None:
+    """``role`` reads ``openlineage.trusted_ca``, that one resource alone: the bundle's object, or the
+    Private CA's certificate (GetCertificateAuthorityCertificate)."""
+    if isinstance(trusted_ca, S3CaBundle):
+        action, resource = "s3:GetObject", f"arn:{Aws.PARTITION}:s3:::{trusted_ca.bucket}/{trusted_ca.key}"
+    else:
+        action, resource = "acm-pca:GetCertificateAuthorityCertificate", trusted_ca.arn
+    role.add_to_policy(iam.PolicyStatement(sid="ReadTrustedCa", actions=[action], resources=[resource]))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@
 - The job runtime role: assumed by EMR Serverless for this account's applications only, with the data
   lake access of the clusters' job role (``grant_data_lake``) and the same Lake Formation grants; of the
   artifacts bucket it reads what a job run needs (``jobs/``, ``staged-jobs/``, ``listener/``) and writes
-  its logs. No bootstrap runs, so nothing reads ``bootstrap/`` or ``tls/``. With the gateway on, it may
+  its logs. No bootstrap runs, so nothing reads ``bootstrap/`` or ``tls/``; with ``openlineage.trusted_ca``, it
+  reads the Java truststore ``launch --serverless`` stages under ``truststores/`` (the CA itself is read by
+  whoever launches, not by the job run). With the gateway on, it may
   read the gateway's API key secret (and decrypt it through Secrets Manager): job runs name the secret
   (``EMR.secret@<ARN>``) and EMR Serverless reads it when a run starts
   (https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/secrets-manager.html).
@@ -28,7 +30,13 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from emr_lineage.aws.artifacts import JOBS_PREFIX, LISTENER_PREFIX, SERVERLESS_LOGS_PREFIX, STAGED_JOBS_PREFIX
+from emr_lineage.aws.artifacts import (
+    JOBS_PREFIX,
+    LISTENER_PREFIX,
+    SERVERLESS_LOGS_PREFIX,
+    STAGED_JOBS_PREFIX,
+    TRUSTSTORES_PREFIX,
+)
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark import conf as spark_conf
 from stacks.emr.lake_formation_grants import LakeFormationGrants
@@ -70,8 +78,10 @@ class ServerlessApplication(Construct):
             ),
             description=f"{prefix}: EMR Serverless job runtime role (artifacts, serverless logs, data lake)",
         )
+        # With a trusted CA, the driver loads the truststore staged for the run (emr_lineage.spark.truststore).
+        trusts = (TRUSTSTORES_PREFIX,) if settings.openlineage.trusted_ca is not None else ()
         grant_artifacts(
-            self.job_role, artifacts_bucket, read_prefixes=READ_PREFIXES, logs_prefix=SERVERLESS_LOGS_PREFIX
+            self.job_role, artifacts_bucket, read_prefixes=(*READ_PREFIXES, *trusts), logs_prefix=SERVERLESS_LOGS_PREFIX
         )
         grant_data_lake(self.job_role, data_lake)
         if gateway_api_key is not None:

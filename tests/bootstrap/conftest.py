@@ -1,5 +1,6 @@
 """Fixtures for running bootstrap/install-openlineage.sh for real: a moto_server S3 on 127.0.0.1,
-the AWS CLI from .venv/bin, and a sandbox root that mimics an EMR node's directories."""
+the AWS CLI from .venv/bin, and a sandbox root that mimics an EMR node's directories (JDKs with a
+truststore each, for the trusted CA, whose keytool is the machine's: tests/pki.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +24,9 @@ import pytest
 
 from emr_lineage.listener.artifact import bootstrap_arguments, listener_s3_key
 from emr_lineage.settings.loader import load_settings
+from emr_lineage.settings.trusted_ca import TrustedCa
+from emr_lineage.spark.conf import LISTENER_CLASS, TRANSPORT_URL_PROPERTY
+from tests import pki
 from tests.emr_lineage.listener.maven import build_test_jar
 from tests.paths import BOOTSTRAP_SCRIPT
 
@@ -100,14 +105,32 @@ def secrets_client(moto_s3_url):
     )
 
 
-def settings_with(sha256: str | None, *, listener_source: str = "bundle", fail_open: bool = False):
+@pytest.fixture(scope="session")
+def acm_pca_client(moto_s3_url):
+    """AWS Private CA on the same moto_server, in a central PKI's region: not the node's."""
+    return boto3.client(
+        "acm-pca",
+        endpoint_url=moto_s3_url,
+        region_name="eu-central-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+def settings_with(
+    sha256: str | None,
+    *,
+    listener_source: str = "bundle",
+    fail_open: bool = False,
+    trusted_ca: TrustedCa | None = None,
+):
     settings = load_settings("dev")
     artifact = settings.versions.openlineage_spark.model_copy(update={"sha256": sha256})
     return settings.model_copy(
         update={
             "versions": settings.versions.model_copy(update={"openlineage_spark": artifact}),
             "openlineage": settings.openlineage.model_copy(
-                update={"listener_source": listener_source, "fail_open": fail_open}
+                update={"listener_source": listener_source, "fail_open": fail_open, "trusted_ca": trusted_ca}
             ),
         }
     )
@@ -154,6 +177,31 @@ class EmrNode:
         jar = self.emr_listener_dir / "openlineage-spark_2.12-1.33.0-amzn-0.jar"
         jar.write_bytes(build_test_jar(created_by="EMR"))
         return jar
+
+    def install_jdk(self, name: str, seed_truststore: Path, *, java8: bool = False, store: Path | None = None) -> Path:
+        """A JDK under /usr/lib/jvm as Amazon Linux installs Corretto: its truststore (``lib/security/cacerts``,
+        ``jre/...`` for Java 8) a copy of ``seed_truststore``, or a link to ``store`` (the system's), and its
+        keytool the machine's. Returns the truststore's path."""
+        home = self.root / "usr/lib/jvm" / name
+        cacerts = home / ("jre/lib/security/cacerts" if java8 else "lib/security/cacerts")
+        cacerts.parent.mkdir(parents=True)
+        (home / "bin").mkdir()
+        (home / "bin/keytool").symlink_to(pki.keytool())
+        if store is None:
+            shutil.copy2(seed_truststore, cacerts)
+        else:
+            store.parent.mkdir(parents=True, exist_ok=True)
+            if not store.exists():
+                shutil.copy2(seed_truststore, store)
+            cacerts.symlink_to(store)
+        return cacerts
+
+    def configure_spark(self) -> None:
+        """What EMR does once its packages are installed: write spark-defaults.conf with the listener's URL."""
+        self.spark_defaults.parent.mkdir(parents=True, exist_ok=True)
+        self.spark_defaults.write_text(
+            f"spark.extraListeners {LISTENER_CLASS}\n{TRANSPORT_URL_PROPERTY} https://lineage.example.com\n"
+        )
 
     def run(self, args: list[str]) -> subprocess.CompletedProcess:
         result = subprocess.run(
@@ -220,6 +268,32 @@ def node(tmp_path: Path, moto_s3_url: str):
     for pid in emr_node.watchers:  # only the watchers these tests started, by pid
         if process_alive(pid):
             os.kill(pid, signal.SIGTERM)
+
+
+def trusted_aliases(truststore: Path) -> set[str]:
+    """The aliases of a truststore the bootstrap added (``emr-lineage-ca-...``)."""
+    listed = subprocess.run(
+        [pki.keytool(), "-list", "-keystore", str(truststore), "-storepass", "changeit"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {line.split(",")[0] for line in listed.splitlines() if line.startswith("emr-lineage-ca-")}
+
+
+@pytest.fixture(scope="session")
+def seed_truststore(tmp_path_factory) -> Path:
+    """A JDK's truststore as Corretto 17 ships it (JKS, password changeit) with one public root in it."""
+    path = tmp_path_factory.mktemp("jdk") / "cacerts"
+    root = tmp_path_factory.getbasetemp() / "public-root.pem"
+    root.write_bytes(pki.certificate_authority("Public Root").pem)
+    subprocess.run(
+        [pki.keytool(), "-importcert", "-noprompt", "-alias", "publicroot", "-file", str(root)]
+        + ["-keystore", str(path), "-storetype", "JKS", "-storepass", "changeit"],
+        capture_output=True,
+        check=True,
+    )
+    return path
 
 
 def script_args(

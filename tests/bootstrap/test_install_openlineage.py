@@ -12,6 +12,7 @@ import pytest
 
 from emr_lineage.gateway import config as gateway_config
 from emr_lineage.spark import conf as spark_conf
+from emr_lineage.spark import truststore
 from emr_lineage.spark.conf import LISTENER_CLASS
 from tests.paths import BOOTSTRAP_SCRIPT
 from tests.versions import EMR_RELEASE, LISTENER_JAR
@@ -299,7 +300,17 @@ def test_help(node):
     result = node.run(["--help"])
     assert result.returncode == 0
     assert result.stdout.startswith("Usage: install-openlineage.sh --jar-uri")
-    for option in ("--listener-source", "--fail-open", "--fail-closed", "--emr-release", "--region", "--attempts"):
+    for option in (
+        "--listener-source",
+        "--fail-open",
+        "--fail-closed",
+        "--emr-release",
+        "--region",
+        "--attempts",
+        "--trusted-ca-uri",
+        "--trusted-ca-sha256",
+        "--trusted-ca-arn",
+    ):
         assert option in result.stdout
 
 
@@ -320,6 +331,8 @@ def test_script_spells_the_shared_names_as_the_package_does():
         ("AUTH_KEY_PROPERTY", spark_conf.AUTH_KEY_PROPERTY),
         ("TRANSPORT_URL_PROPERTY", spark_conf.TRANSPORT_URL_PROPERTY),
         ("SECRET_JSON_FIELD", gateway_config.SECRET_JSON_FIELD),
+        ("TRUSTSTORE_PASSWORD", truststore.TRUSTSTORE_PASSWORD),
+        ("CA_ALIAS_PREFIX", truststore.CA_ALIAS_PREFIX),
     ):
         assert f"readonly {name}={value}\n" in script
     assert f'"$AUTH_TYPE_PROPERTY" {spark_conf.AUTH_TYPE_API_KEY} ' in script

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 ENVS = ("dev", "prod")
-# prod with every optional part on (OIDC sign-in); dev with HTTPS, Cognito sign-in, an ECR image, no retention
-# and an existing VPC.
+# prod with every optional part on (OIDC sign-in, an existing lake bucket, a private CA's bundle in S3); dev with
+# HTTPS, Cognito sign-in, an ECR image, no retention, an existing VPC and an AWS Private CA.
 OPTIONAL = "prod+optional"
 COGNITO = "dev+cognito"
 # Fake but well-formed values (they match emr_lineage/settings/operations.py).
@@ -51,6 +51,13 @@ SPOKE_ACCOUNTS = ["210987654321", "345678901234"]
 EXISTING_BUCKET = "estate-lake-123456789012"
 EXISTING_KEY_ARN = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 EXISTING_DATABASES = ["sales", "finance-reporting"]
+# The CA of the load balancer's certificate (openlineage.trusted_ca): a pinned bundle, or an AWS Private CA.
+TRUSTED_CA_BUNDLE = {
+    "type": "s3",
+    "uri": "s3://estate-pki-eu-west-1/ca/company-root.pem",
+    "sha256": "5f3c9a0e1b7d2c4e6a8b0d1f3e5c7a9b2d4f6e8a0c1b3d5f7e9a2c4b6d8f0e1a",
+}
+PRIVATE_CA_ARN = "arn:aws:acm-pca:eu-west-1:210987654321:certificate-authority/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
 
 
 def _https_on(env: dict) -> None:
@@ -66,7 +73,8 @@ def cdk_json_context(repo_root: Path) -> dict:
 def _optional_variant(context: dict) -> dict:
     """prod with the optional parts switched on: long-running cluster, Lake Formation runtime role,
     HTTPS (certificate and domain name), OIDC sign-in on the web UI, readers of the archive's tables, an
-    existing lake bucket (SSE-KMS) with existing Glue databases, and two spoke accounts."""
+    existing lake bucket (SSE-KMS) with existing Glue databases, two spoke accounts, and a private CA's bundle
+    in S3."""
     variant = copy.deepcopy(context)
     prod = variant["emr-lineage"]["environments"]["prod"]
     prod["data_lake"].pop("noncurrent_version_expiration_days")
@@ -78,12 +86,13 @@ def _optional_variant(context: dict) -> dict:
     prod["gateway"].update(archive_readers=[ARCHIVE_READER], spoke_accounts=SPOKE_ACCOUNTS)
     _https_on(prod)
     prod["marquez"]["ui_auth"] = OIDC_UI_AUTH
+    prod["openlineage"]["trusted_ca"] = TRUSTED_CA_BUNDLE
     return {**variant, "env": "prod"}
 
 
 def _cognito_variant(context: dict) -> dict:
     """dev with HTTPS and Cognito sign-in, the Marquez images from an ECR mirror, no retention task, in an
-    existing VPC (with endpoints the stacks make)."""
+    existing VPC (with endpoints the stacks make), its certificate from an AWS Private CA."""
     variant = copy.deepcopy(context)
     variant["emr-lineage"]["environments"]["dev"]["network"] = {
         "existing_vpc": EXISTING_VPC,
@@ -97,6 +106,10 @@ def _cognito_variant(context: dict) -> dict:
         ui_auth=COGNITO_UI_AUTH,
         retention_days=None,
     )
+    variant["emr-lineage"]["environments"]["dev"]["openlineage"]["trusted_ca"] = {
+        "type": "aws_private_ca",
+        "arn": PRIVATE_CA_ARN,
+    }
     variant["emr-lineage"]["versions"]["marquez_image"] = {
         "api": f"{ECR_MIRROR}/marquez",
         "web": f"{ECR_MIRROR}/marquez-web",

@@ -3,6 +3,7 @@ and Secrets Manager (tests/emr_lineage/serverless_support.py drives the job run'
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -17,6 +18,7 @@ from emr_lineage.aws import emr_serverless, parameters
 from emr_lineage.cli.app import main
 from emr_lineage.launch.plan import file_sha256, job_s3_key
 from emr_lineage.spark.conf import LISTENER_CLASS
+from tests import pki
 from tests.emr_lineage.launch_support import BUCKET, MARQUEZ_WEB, REGION
 from tests.emr_lineage.serverless_support import (
     API_KEY,
@@ -28,6 +30,7 @@ from tests.emr_lineage.serverless_support import (
     record_tool_requests,
     serverless_cdk_json,
 )
+from tests.stacks.variants import CERTIFICATE_ARN
 
 LISTENER_URL = "http://marquez.internal.example:5000"  # the launch spec's (launch_support.launch_spec)
 JAR = f"s3://{BUCKET}/listener/openlineage-spark_2.12-1.53.0.jar"
@@ -268,3 +271,30 @@ def test_a_missing_application_parameter_is_exit_2(app_id, job_file, tmp_path, l
     result = run(tmp_path, "--serverless", "--job", str(job_file))
     assert result.exit_code == 2
     assert "deploy the EMR Serverless stack for env 'dev' first" in result.stderr
+
+
+def test_with_a_trusted_ca_the_dry_run_names_the_truststore_it_would_stage(
+    app_id, job_file, tmp_path, launch_aws
+) -> None:
+    bundle = pki.certificate_authority("Estate Root CA").pem
+    launch_aws.s3.put_object(Bucket=BUCKET, Key="pki/estate.pem", Body=bundle)
+    cdk_json = serverless_cdk_json(tmp_path)
+    document = json.loads(cdk_json.read_text())
+    env = document["context"]["emr-lineage"]["environments"]["dev"]
+    env["marquez"].update(certificate_arn=CERTIFICATE_ARN, domain_name="lineage.dev.example.com")
+    env["openlineage"]["trusted_ca"] = {
+        "type": "s3",
+        "uri": f"s3://{BUCKET}/pki/estate.pem",
+        "sha256": hashlib.sha256(bundle).hexdigest(),
+    }
+    cdk_json.write_text(json.dumps(document))
+
+    argv = ["launch", "--env", "dev", "--cdk-json", str(cdk_json), "--serverless", "--dry-run", "--job", str(job_file)]
+    result = CliRunner().invoke(main, argv, catch_exceptions=False)
+
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.stdout)["configurationOverrides"]["applicationConfiguration"][0]["properties"]
+    archive = shown["spark.archives"]
+    assert archive.startswith(f"s3://{BUCKET}/truststores/") and archive.endswith(".zip#emr-lineage-truststore")
+    assert f"its driver trusts openlineage.trusted_ca and the public roots: truststore {archive}" in result.stderr
+    assert launch_aws.s3.list_objects_v2(Bucket=BUCKET, Prefix="truststores/")["KeyCount"] == 0  # a dry run

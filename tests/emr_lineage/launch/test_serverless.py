@@ -4,19 +4,26 @@ and never holds the key."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import warnings
+import zipfile
 from pathlib import Path
 
 import boto3
 import pytest
+from cryptography.hazmat.primitives.serialization import pkcs12
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsError
+from emr_lineage.aws.trusted_ca import TrustedCaError
 from emr_lineage.cli.launch_serverless import listener_of
 from emr_lineage.launch import plan as launch_plan
 from emr_lineage.launch import serverless
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import MASK
+from tests import pki
 from tests.emr_lineage.launch_support import BUCKET, REGION, launch_spec
 from tests.emr_lineage.serverless_support import (
     API_KEY,
@@ -27,6 +34,7 @@ from tests.emr_lineage.serverless_support import (
     record_requests,
     serverless_cdk_json,
 )
+from tests.stacks.variants import CERTIFICATE_ARN
 
 KEY_PROPERTY = "spark.openlineage.transport.auth.apiKey"
 
@@ -168,3 +176,49 @@ def test_a_refused_start_is_one_aws_error(clients, app_id, job, tmp_path) -> Non
     with pytest.raises(AwsError, match="Cross-account pass role is not allowed") as raised:
         serverless.start_run(clients.emr_serverless, request)
     assert "\n" not in str(raised.value) and API_KEY not in str(raised.value)
+
+
+def trusting(tmp_path: Path, bundle: bytes, *, pin: bytes | None = None):
+    """dev with HTTPS and openlineage.trusted_ca: ``bundle`` in S3, pinned to ``pin`` (default: itself)."""
+    path = serverless_cdk_json(tmp_path)
+    document = json.loads(path.read_text())
+    env = document["context"]["emr-lineage"]["environments"]["dev"]
+    env["marquez"].update(certificate_arn=CERTIFICATE_ARN, domain_name="lineage.dev.example.com")
+    env["openlineage"]["trusted_ca"] = {
+        "type": "s3",
+        "uri": f"s3://{BUCKET}/pki/estate.pem",
+        "sha256": hashlib.sha256(pin or bundle).hexdigest(),
+    }
+    path.write_text(json.dumps(document))
+    boto3.client("s3", region_name=REGION).put_object(Bucket=BUCKET, Key="pki/estate.pem", Body=bundle)
+    return load_settings("dev", path)
+
+
+def test_with_a_trusted_ca_the_driver_loads_a_staged_truststore_holding_it(clients, app_id, job, tmp_path) -> None:
+    root = pki.certificate_authority("Estate Root CA")
+    settings = trusting(tmp_path, root.pem)
+
+    plan = serverless.prepare_serverless(clients, settings, [job], listener=listener_of(settings), parent=None)
+
+    properties = serverless.spark_defaults_of_request(plan.requests[0])
+    archive, alias = properties["spark.archives"].split("#")
+    assert alias == "emr-lineage-truststore" and archive.startswith(f"s3://{BUCKET}/truststores/")
+    assert f"-Djavax.net.ssl.trustStore={alias}/truststore.p12" in properties["spark.driver.extraJavaOptions"]
+    staged = boto3.client("s3", region_name=REGION).get_object(Bucket=BUCKET, Key=archive.split("/", 3)[3])
+    with zipfile.ZipFile(io.BytesIO(staged["Body"].read())) as zipped:
+        store = zipped.read("truststore.p12")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a few public roots' serial numbers, as public_roots() says
+        holds = pkcs12.load_pkcs12(store, b"changeit")
+    assert root.certificate in [entry.certificate for entry in holds.additional_certs]
+
+
+def test_a_trusted_ca_bundle_that_is_not_the_pinned_one_stops_the_launch(clients, app_id, job, tmp_path) -> None:
+    settings = trusting(tmp_path, pki.certificate_authority("Someone Else").pem, pin=b"the estate's bundle")
+    with pytest.raises(TrustedCaError, match="not the pinned"):
+        serverless.prepare_serverless(clients, settings, [job], listener=listener_of(settings), parent=None)
+    assert not [
+        k
+        for k in boto3.client("s3", region_name=REGION).list_objects_v2(Bucket=BUCKET).get("Contents", [])
+        if k["Key"].startswith("truststores/")
+    ]

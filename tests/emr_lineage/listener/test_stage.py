@@ -19,6 +19,7 @@ from emr_lineage.listener.jar import ListenerNotPinnedError
 from emr_lineage.listener.maven import fetch_listener_jar
 from emr_lineage.listener.stage import upload_jar
 from emr_lineage.settings.loader import load_settings
+from emr_lineage.settings.trusted_ca import PrivateCa, S3CaBundle
 from tests.emr_lineage.listener.maven import BUCKET, REGION, keys
 from tests.helpers import one_error_line
 from tests.paths import BOOTSTRAP_SCRIPT
@@ -190,3 +191,21 @@ def test_bootstrap_arguments_carry_the_committed_pin_and_unpinned_makes_the_scri
     assert args[args.index("--sha256") + 1] == UNPINNED
     assert BOOTSTRAP_SCRIPT.is_file()
     assert bootstrap_script_uri("bucket-1") == "s3://bucket-1/bootstrap/install-openlineage.sh"
+
+
+def test_bootstrap_arguments_name_the_trusted_ca_the_nodes_import():
+    settings = load_settings("dev")
+    bundle = S3CaBundle(type="s3", uri="s3://pki/ca/root.pem", sha256="ab" * 32)
+    private_ca = PrivateCa(
+        type="aws_private_ca", arn="arn:aws:acm-pca:eu-west-1:123456789012:certificate-authority/" + "0" * 36
+    )
+    for trusted_ca, expected in (
+        (bundle, ["--trusted-ca-uri", "s3://pki/ca/root.pem", "--trusted-ca-sha256", "ab" * 32]),
+        (private_ca, ["--trusted-ca-arn", private_ca.arn]),
+    ):
+        trusting = settings.model_copy(
+            update={"openlineage": settings.openlineage.model_copy(update={"trusted_ca": trusted_ca})}
+        )
+        args = bootstrap_arguments(trusting, "bucket-1", api_key_secret_arn="arn:aws:secretsmanager:x")
+        assert args[-len(expected) :] == expected
+    assert not [a for a in bootstrap_arguments(settings, "bucket-1") if a.startswith("--trusted-ca")]

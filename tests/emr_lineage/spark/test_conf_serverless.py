@@ -12,6 +12,7 @@ from emr_lineage.spark.conf import (
     masked,
     serverless_spark_defaults,
 )
+from emr_lineage.spark.truststore import TrustStore, truststore_properties
 
 LISTENER = ListenerConfig(api_url="http://lineage.internal:80", namespace="emr-lineage-prod", timeout_ms=5000)
 PARENT = ParentContext(
@@ -110,3 +111,25 @@ def test_masked_hides_what_spark_redacts_and_any_authorization_header() -> None:
         "spark.hadoop.fs.s3a.aws.credentials.provider": "com.amazonaws.auth.InstanceProfileCredentialsProvider",
     }
     assert masked({**secrets, **kept}) == {**dict.fromkeys(secrets, MASK), **kept}
+
+
+def test_a_trusted_cas_truststore_goes_to_the_driver_after_the_callers_options() -> None:
+    store = TrustStore(
+        path="emr-lineage-truststore/truststore.p12",
+        archive="s3://artifacts/truststores/0123.zip#emr-lineage-truststore",
+    )
+    mine = {"spark.driver.extraJavaOptions": "-Dmy.flag=1", "spark.archives": "s3://mine/venv.tar.gz#environment"}
+    props = serverless_spark_defaults(
+        LISTENER,
+        jar_uri=JAR,
+        api_key_secret=SECRET_ARN,
+        parent=PARENT,
+        glue_catalog_id="123456789012",
+        user_properties=mine,
+        truststore=store,
+    )
+    assert props == {**build(mine), **truststore_properties(store, mine)}
+    assert props["spark.driver.extraJavaOptions"].startswith("-Dmy.flag=1 -Djavax.net.ssl.trustStore=")
+    assert props["spark.archives"] == f"s3://mine/venv.tar.gz#environment,{store.archive}"
+    assert "spark.executor.extraJavaOptions" not in props  # executors send no lineage
+    assert not any("trustStore" in value for value in build().values())  # without a trusted CA, nothing of it

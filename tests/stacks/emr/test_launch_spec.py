@@ -14,6 +14,7 @@ from emr_lineage.spark import conf as spark_conf
 from tests.stacks.templates import by_type as _by_type
 from tests.stacks.templates import export_name, one
 from tests.stacks.templates import logical_id as _id
+from tests.stacks.variants import TRUSTED_CA_BUNDLE
 
 
 @pytest.fixture(scope="module")
@@ -176,6 +177,14 @@ def test_long_running_cluster_is_built_from_the_launch_spec_request(optional_syn
         (c["Classification"], {k: render(v) for k, v in c["ConfigurationProperties"].items()})
         for c in props["Configurations"]
     ] == [(c["Classification"], c["Properties"]) for c in spec["Configurations"]]
+    # openlineage.trusted_ca (a bundle in S3): the bootstrap imports it, refusing any but the pinned content.
+    bundle = TRUSTED_CA_BUNDLE
+    assert spec["BootstrapActions"][0]["ScriptBootstrapAction"]["Args"][-4:] == [
+        "--trusted-ca-uri",
+        bundle["uri"],
+        "--trusted-ca-sha256",
+        bundle["sha256"],
+    ]
     assert props["Instances"]["KeepJobFlowAliveWhenNoSteps"] is True
     assert spec["Instances"]["KeepJobFlowAliveWhenNoSteps"] is False
     assert props["Instances"]["Ec2KeyName"] == spec["Instances"]["Ec2KeyName"] == "platform-ops"

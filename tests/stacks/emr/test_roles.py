@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.stacks.templates import as_list as _as_list
 from tests.stacks.templates import by_type as _by_type
 from tests.stacks.templates import export_name, lake_bucket_id
 from tests.stacks.templates import logical_id as _id
 from tests.stacks.templates import statements as _statements
-from tests.stacks.variants import EXISTING_BUCKET, EXISTING_DATABASES, EXISTING_KEY_ARN
+from tests.stacks.variants import (
+    EXISTING_BUCKET,
+    EXISTING_DATABASES,
+    EXISTING_KEY_ARN,
+    PRIVATE_CA_ARN,
+    TRUSTED_CA_BUNDLE,
+)
 
 
 def test_service_role_uses_the_v2_policy_and_passes_only_the_instance_role(synth, render):
@@ -164,3 +172,23 @@ def test_the_existing_bucket_key_and_databases_are_granted_by_the_roles_own_poli
     instance = _statements(tpl, _id(tpl, "RolesInstanceRole", "AWS::IAM::Role"))
     (on_key,) = [s for s in instance if s["Resource"] == EXISTING_KEY_ARN]
     assert set(_as_list(on_key["Action"])) == key_actions
+
+
+@pytest.mark.parametrize("variant", ["optional", "cognito"])
+def test_the_instance_role_reads_the_trusted_ca_alone(variant, synths, optional_synth, cognito_synth, render):
+    """The bootstrap imports openlineage.trusted_ca with the instance role: the bundle's one object (prod+optional),
+    the Private CA's certificate (dev+cognito); without it (dev, prod), nothing of the kind."""
+    synth = {"optional": optional_synth, "cognito": cognito_synth}[variant]
+    tpl = synth.template_json("emr")
+    by_sid = {s.get("Sid"): s for s in _statements(tpl, _id(tpl, "RolesInstanceRole", "AWS::IAM::Role"))}
+    read = by_sid["ReadTrustedCa"]
+    if variant == "optional":
+        assert read["Action"] == "s3:GetObject"
+        assert render(read["Resource"]) == "arn:{Ref:AWS::Partition}:s3:::" + TRUSTED_CA_BUNDLE["uri"][len("s3://") :]
+    else:
+        assert (read["Action"], read["Resource"]) == ("acm-pca:GetCertificateAuthorityCertificate", PRIVATE_CA_ARN)
+    runtime = _by_type(tpl, "AWS::IAM::Role")
+    others = [r for r in runtime if r != _id(tpl, "RolesInstanceRole", "AWS::IAM::Role")]
+    assert not [r for r in others if "ReadTrustedCa" in json.dumps(_statements(tpl, r))]
+    for plain in synths.values():
+        assert "ReadTrustedCa" not in json.dumps(plain.template_json("emr"))

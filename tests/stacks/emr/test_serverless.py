@@ -166,9 +166,12 @@ def test_job_role_has_the_cluster_job_roles_data_lake_access_and_its_own_artifac
     assert {s.get("Sid") for s in lake} >= {"ReadZones", "WriteZones", "GlueCatalogRead", "LakeFormationDataAccess"}
     by_sid = {s.get("Sid"): s for s in serverless}
     assert set(by_sid) - {None} == {s.get("Sid") for s in lake} - {None} | ARTIFACT_SIDS | API_KEY_SIDS
-    # Of the artifacts: job scripts and the listener jar (no bootstrap, no TLS zip: no bootstrap runs).
+    # Of the artifacts: job scripts and the listener jar (no bootstrap, no TLS zip: no bootstrap runs), and with
+    # openlineage.trusted_ca (the optional variant) the truststores launch stages; never the CA's own source.
     read = [render(r) for r in as_list(by_sid["ReadArtifacts"]["Resource"])]
-    assert {r.rsplit("/", 2)[-2] for r in read} == {"jobs", "staged-jobs", "listener"}
+    truststores = {"truststores"} if variant == "optional" else set()
+    assert {r.rsplit("/", 2)[-2] for r in read} == {"jobs", "staged-jobs", "listener"} | truststores
+    assert "ReadTrustedCa" not in by_sid
     assert by_sid["WriteLogs"]["Action"] == "s3:PutObject"
     assert render(by_sid["WriteLogs"]["Resource"]).endswith("/serverless-logs/*")
     assert by_sid["ListArtifacts"]["Action"] == "s3:ListBucket"
