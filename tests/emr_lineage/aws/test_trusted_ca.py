@@ -24,12 +24,12 @@ BUCKET = "estate-pki"
 
 @pytest.fixture(scope="module")
 def root() -> pki.Issued:
-    return pki.certificate_authority("Estate Root CA")
+    return pki.estate_cas()[0]
 
 
 @pytest.fixture(scope="module")
-def issuing(root) -> pki.Issued:
-    return pki.certificate_authority("Estate Issuing CA", issuer=root)
+def issuing() -> pki.Issued:
+    return pki.estate_cas()[1]
 
 
 @pytest.fixture

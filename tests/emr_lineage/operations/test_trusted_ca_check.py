@@ -33,8 +33,7 @@ KEY = "pki/estate.pem"
 
 @pytest.fixture(scope="module")
 def estate() -> dict[str, pki.Issued]:
-    root = pki.certificate_authority("Estate Root CA")
-    issuing = pki.certificate_authority("Estate Issuing CA", issuer=root)
+    root, issuing = pki.estate_cas()
     return {"root": root, "issuing": issuing, "leaf": pki.server_certificate(issuing, "localhost")}
 
 

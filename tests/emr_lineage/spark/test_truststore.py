@@ -39,8 +39,7 @@ BUCKET = "emr-lineage-dev-artifacts"
 
 @pytest.fixture(scope="module")
 def estate() -> tuple[pki.Issued, pki.Issued]:
-    root = pki.certificate_authority("Estate Root CA")
-    return root, pki.certificate_authority("Estate Issuing CA", issuer=root)
+    return pki.estate_cas()
 
 
 @pytest.fixture(scope="module")
