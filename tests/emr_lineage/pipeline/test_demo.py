@@ -172,6 +172,8 @@ def test_an_interrupted_demo_exits_130_saying_so(tmp_path, how):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # Ctrl-C as in a terminal: a test run started as a background job inherits SIGINT ignored (POSIX)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     events = out / "events.jsonl"
     deadline = time.monotonic() + 120
