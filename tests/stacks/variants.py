@@ -159,6 +159,7 @@ SWITCHES = {
     "image-registry": lambda env: env["marquez"].update(image_registry={"type": "direct"}),
     # Not data_lake.existing_bucket: from the stack's own bucket it is a destroy and redeploy (docs/deploy.md).
     "existing-databases": lambda env: env["data_lake"].update(existing_databases=EXISTING_DATABASES),
+    "spoke-accounts": lambda env: env["gateway"].update(spoke_accounts=SPOKE_ACCOUNTS),
 }
 # Turning HTTPS off takes a step by hand (docs/deploy.md): the port-80 listener it made must go first.
 ONE_WAY = frozenset({"https"})

@@ -11,7 +11,7 @@ import pytest
 from emr_lineage.aws import parameters
 from emr_lineage.settings.loader import ConfigError, load_settings, settings_from_context
 from stacks.gateway.routing import LINEAGE_PATHS
-from stacks.gateway.spokes import SPOKE_HEALTH_PATH, SPOKE_HTTPS_PORT
+from stacks.gateway.spokes import SPOKE_HEALTH_PATH, SPOKE_HTTP_PORT, SPOKE_HTTPS_PORT
 from tests.stacks.templates import by_type
 from tests.stacks.variants import CERTIFICATE_ARN, SPOKE_ACCOUNTS
 
@@ -78,6 +78,18 @@ def test_the_lineage_load_balancer_admits_the_nlb_from_the_vpc(optional_synth):
         if r["Properties"].get("FromPort") == SPOKE_HTTPS_PORT
     ]
     assert [rule["CidrIp"] for rule in ingress] == [load_settings("prod").network.cidr]
+
+
+def test_without_a_certificate_the_spokes_listener_is_plain_http_on_its_own_port(switch_synths):
+    gateway = switch_synths["spoke-accounts"].template_json("gateway")  # prod as shipped: plain HTTP
+    listeners = [r["Properties"] for r in by_type(gateway, "AWS::ElasticLoadBalancingV2::Listener").values()]
+    assert {(lst["Port"], lst["Protocol"]) for lst in listeners} >= {
+        (SPOKE_HTTP_PORT, "HTTP"),
+        (SPOKE_HTTP_PORT, "TCP"),
+    }
+    groups = [r["Properties"] for r in by_type(gateway, "AWS::ElasticLoadBalancingV2::TargetGroup").values()]
+    (alb_target,) = [g for g in groups if g.get("TargetType") == "alb"]
+    assert (alb_target["Port"], alb_target["HealthCheckProtocol"]) == (SPOKE_HTTP_PORT, "HTTP")
 
 
 def test_the_service_name_is_published_for_the_spokes(optional_synth):
