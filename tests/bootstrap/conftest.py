@@ -29,6 +29,7 @@ from emr_lineage.spark.conf import LISTENER_CLASS, TRANSPORT_URL_PROPERTY
 from tests import pki
 from tests.emr_lineage.listener.maven import build_test_jar
 from tests.paths import BOOTSTRAP_SCRIPT
+from tests.pki import issuing, root  # noqa: F401 - fixtures
 
 BIN = Path(sys.executable).parent
 REGION = "us-east-1"
@@ -250,20 +251,20 @@ def process_alive(pid: int) -> bool:
 
 @pytest.fixture
 def node(tmp_path: Path, moto_s3_url: str):
-    root = tmp_path / "node"
-    root.mkdir()
+    node_root = tmp_path / "node"
+    node_root.mkdir()
     home = tmp_path / "home"
     home.mkdir()
     env = {
         "PATH": f"{BIN}:/usr/bin:/bin",
         "HOME": str(home),
         "LANG": "C.UTF-8",
-        "EMR_NODE_ROOT": str(root),
+        "EMR_NODE_ROOT": str(node_root),
         "AWS_ENDPOINT_URL": moto_s3_url,
         "EMR_LINEAGE_POLL_SECONDS": "0.05",
         **AWS_ENV,
     }
-    emr_node = EmrNode(root=root, env=env)
+    emr_node = EmrNode(root=node_root, env=env)
     yield emr_node
     for pid in emr_node.watchers:  # only the watchers these tests started, by pid
         if process_alive(pid):
@@ -285,10 +286,10 @@ def trusted_aliases(truststore: Path) -> set[str]:
 def seed_truststore(tmp_path_factory) -> Path:
     """A JDK's truststore as Corretto 17 ships it (JKS, password changeit) with one public root in it."""
     path = tmp_path_factory.mktemp("jdk") / "cacerts"
-    root = tmp_path_factory.getbasetemp() / "public-root.pem"
-    root.write_bytes(pki.certificate_authority("Public Root").pem)
+    public_root = tmp_path_factory.getbasetemp() / "public-root.pem"
+    public_root.write_bytes(pki.certificate_authority("Public Root").pem)
     subprocess.run(
-        [pki.keytool(), "-importcert", "-noprompt", "-alias", "publicroot", "-file", str(root)]
+        [pki.keytool(), "-importcert", "-noprompt", "-alias", "publicroot", "-file", str(public_root)]
         + ["-keystore", str(path), "-storetype", "JKS", "-storepass", "changeit"],
         capture_output=True,
         check=True,

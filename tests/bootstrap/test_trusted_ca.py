@@ -19,16 +19,6 @@ JDK17 = "java-17-amazon-corretto.x86_64"
 JDK8 = "java-1.8.0-amazon-corretto.x86_64"
 
 
-@pytest.fixture(scope="module")
-def root() -> pki.Issued:
-    return pki.estate_cas()[0]
-
-
-@pytest.fixture(scope="module")
-def issuing() -> pki.Issued:
-    return pki.estate_cas()[1]
-
-
 def alias(ca: pki.Issued) -> str:
     return "emr-lineage-ca-" + ca.fingerprint[:16]
 

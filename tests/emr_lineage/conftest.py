@@ -27,6 +27,7 @@ from tests.emr_lineage.fake_marquez import FakeMarquez, serve
 from tests.emr_lineage.launch_support import launch_aws  # noqa: F401 - a fixture
 from tests.emr_lineage.reconfigure_support import emr_stub  # noqa: F401 - a fixture
 from tests.helpers import fake_aws_credentials, free_port
+from tests.pki import issuing, root  # noqa: F401 - fixtures
 from tests.versions import LISTENER
 
 

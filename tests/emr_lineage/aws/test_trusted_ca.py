@@ -22,16 +22,6 @@ CA_REGION = "eu-central-1"  # a central PKI's region, not the environment's
 BUCKET = "estate-pki"
 
 
-@pytest.fixture(scope="module")
-def root() -> pki.Issued:
-    return pki.estate_cas()[0]
-
-
-@pytest.fixture(scope="module")
-def issuing() -> pki.Issued:
-    return pki.estate_cas()[1]
-
-
 @pytest.fixture
 def s3(monkeypatch):
     fake_aws_credentials(monkeypatch, REGION)
