@@ -91,24 +91,28 @@ def test_a_server_that_is_not_marquez_is_not_read_as_one(marquez: FakeMarquez) -
 
 @pytest.fixture
 def archive(monkeypatch: pytest.MonkeyPatch):
-    """The events archived at their own time under the layout of gateway.ingest, the first one
-    twice (resent an hour later), and one body that is not JSON."""
+    """The events archived at their own time under the layout of gateway.ingest, some with the account
+    whose key sent them and some from before accounts were recorded, the first one twice (resent an hour
+    later, with another account's key), and one body that is not JSON."""
     fake_aws_credentials(monkeypatch, "us-east-1")
     with mock_aws():
         s3 = boto3.client("s3")
         s3.create_bucket(Bucket=BUCKET)
 
-        def put(root: str, event: dict, received: dt.datetime, body: bytes | None = None) -> None:
+        def put(
+            root: str, event: dict, received: dt.datetime, body: bytes | None = None, account: str | None = None
+        ) -> None:
             moment = dt.datetime.fromisoformat(event["eventTime"])
-            key = archive_key(received, event["run"]["runId"], moment, dedup_id(canonical_json(event)))
+            key = archive_key(received, event["run"]["runId"], moment, dedup_id(canonical_json(event)), account)
             s3.put_object(Bucket=BUCKET, Key=root + key, Body=body or json.dumps(event).encode())
 
         events = _events()
         for root in ("", "copies/lineage/"):
-            for event in events:
-                put(root, event, dt.datetime.fromisoformat(event["eventTime"]))
+            for index, event in enumerate(events):
+                account = ("210987654321", "123456789012", None)[index % 3]
+                put(root, event, dt.datetime.fromisoformat(event["eventTime"]), account=account)
         first = events[0]
-        put("", first, at(65))
+        put("", first, at(65), account="345678901234")
         put("", {**first, "eventTime": at(1).isoformat()}, at(1), body=b"{not json")
         yield s3
 
