@@ -72,6 +72,12 @@ def gateway_api_key_secret(env: str) -> str:
     return _name(env, "gateway/api-key-secret-arn")
 
 
+def gateway_spoke_key_secret(env: str, account: str) -> str:
+    """ARN of the secret holding spoke account ``account``'s API key (``gateway.spoke_accounts``): what that
+    account's clients send, and the spoke environment's ``hub.api_key_secret_arn``."""
+    return _name(env, f"gateway/spokes/{account}/api-key-secret-arn")
+
+
 def gateway_endpoint_service_name(env: str) -> str:
     """Name of the VPC endpoint service through which spoke accounts send lineage (``gateway.spoke_accounts``)."""
     return _name(env, "gateway/endpoint-service-name")

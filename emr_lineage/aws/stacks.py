@@ -53,6 +53,7 @@ def tool_parameters(settings: EnvironmentSettings) -> dict[str, str]:
             parameters.gateway_athena_workgroup(env): GATEWAY,
             parameters.gateway_archive_database(env): GATEWAY,
             parameters.gateway_athena_results(env): GATEWAY,
+            **{parameters.gateway_spoke_key_secret(env, a): GATEWAY for a in settings.gateway.spoke_accounts},
         }
     if settings.emr_serverless.enabled:
         names |= {

@@ -1,9 +1,11 @@
 """The gateway's two Lambda handlers: the ALB's ingest target and the SQS FIFO queue's forwarder.
 
 * :func:`ingest_handler` (ALB target, ``POST /api/v1/lineage`` and ``/api/v1/lineage/batch``): the
-  bearer keys come from the Secrets Manager secret named by ``API_KEY_SECRET_ARN``: its current and
-  previous versions (so a rotation refuses no client that still holds the old key), read again every
-  :data:`KEY_CACHE_SECONDS` (so a rotation reaches warm containers);
+  bearer keys come from the Secrets Manager secret named by ``API_KEY_SECRET_ARN`` (the gateway's
+  own key: events from ``GATEWAY_ACCOUNT``) and from each spoke account's secret in
+  ``SPOKE_KEY_SECRETS`` (events from that account): each secret's current and previous versions
+  (so a rotation refuses no client that still holds the old key), read again every
+  :data:`KEY_CACHE_SECONDS` (so a rotation reaches warm containers) (:func:`accepted_keys`);
   then :class:`~emr_lineage.gateway.ingest.Ingestor` archives and enqueues (201 once durable,
   401/413/400 for a bad request, 503 when AWS fails and the client should retry, 500 when the
   Lambda itself is misconfigured: nothing is accepted without a key).
@@ -117,6 +119,40 @@ def api_keys(secret_arn: str) -> tuple[str, ...]:
     return _api_keys[secret_arn][1]
 
 
+# A spoke's secret that fails with one of these will not be readable on a retry either: a deploy or a
+# put fixes it, so that spoke's key is refused (401) meanwhile, and the other accounts' keys still work.
+LASTING_SECRET_ERRORS = frozenset(
+    {"ResourceNotFoundException", "AccessDeniedException", "DecryptionFailure", "InvalidRequestException"}
+)
+
+
+def spoke_keys(account: str, secret_arn: str) -> tuple[str, ...]:
+    """:func:`api_keys` of a spoke account's secret; none (logged, and cached as long) when its
+    current value is not a key or the secret lastingly cannot be read. Other AWS errors raise."""
+    try:
+        return api_keys(secret_arn)
+    except GatewayConfigError as exc:
+        problem = str(exc)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") not in LASTING_SECRET_ERRORS:
+            raise
+        problem = f"{secret_arn}: {exc}"
+    LOG.error("the key of spoke account %s is refused until its secret is fixed: %s", account, problem)
+    _api_keys[secret_arn] = (monotonic(), ())
+    return ()
+
+
+def accepted_keys(config: IngestConfig) -> dict[str, str]:
+    """Each key the ingest accepts -> the account whose events it brings: the gateway's own key's values
+    (current and previous) -> the gateway's account, each spoke's -> that spoke. A value in two
+    secrets is the gateway's, or the first spoke's."""
+    owners = dict.fromkeys(api_keys(config.secret_arn), config.account)
+    for account, secret_arn in config.spoke_secrets.items():
+        for key in spoke_keys(account, secret_arn):
+            owners.setdefault(key, account)
+    return owners
+
+
 # --- ALB ------------------------------------------------------------------------------------------
 
 
@@ -176,13 +212,13 @@ def ingest_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return alb_response(400, {"status": "rejected", "error": "the body is not valid base64"}, multi_value=multi)
     try:
         config = IngestConfig.from_env(os.environ)
-        keys = api_keys(config.secret_arn)
+        keys = accepted_keys(config)
         schemas = ingest_schemas()
-    except EmrLineageError as exc:  # the settings, the key's secret, the asset's schemas
+    except EmrLineageError as exc:  # the settings, the gateway key's secret, the asset's schemas
         LOG.error("gateway misconfigured: %s", exc)
         return alb_response(500, {"status": "error", "error": "the gateway is misconfigured"}, multi_value=multi)
     except (BotoCoreError, ClientError) as exc:
-        LOG.error("reading the API key failed: %s", exc)
+        LOG.error("reading the API keys failed: %s", exc)
         payload = {"status": "unavailable", "error": "the gateway cannot read its key, retry later"}
         return alb_response(503, payload, multi_value=multi, headers=RETRY_LATER)
     ingestor = Ingestor(

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from emr_lineage.aws.archive import is_account_id
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.marquez.api import base_url
 from emr_lineage.settings.limits import ALB_LAMBDA_MAX_BODY_BYTES, DEFAULT_MAX_EVENT_BYTES
@@ -19,6 +20,10 @@ ARCHIVE_BUCKET = "ARCHIVE_BUCKET"  # S3 bucket of the raw archive (required)
 QUEUE_URL = "QUEUE_URL"  # URL of the SQS FIFO queue (required)
 API_KEY_SECRET_ARN = "API_KEY_SECRET_ARN"  # Secrets Manager secret holding the bearer key (required)
 MAX_EVENT_BYTES = "MAX_EVENT_BYTES"  # largest accepted body, raw and canonical (default 1 MiB)
+# The gateway's AWS account (the stack's AWS::AccountId, required): the source its own key's events are archived under.
+GATEWAY_ACCOUNT = "GATEWAY_ACCOUNT"
+# A JSON object, spoke account -> the ARN of the secret holding that account's key (default {}: no spokes).
+SPOKE_KEY_SECRETS = "SPOKE_KEY_SECRETS"
 
 # --- forward Lambda (SQS FIFO event source, ReportBatchItemFailures) ----------------------------
 MARQUEZ_URL = "MARQUEZ_URL"  # Marquez API base URL, e.g. http://marquez.internal:5000 (required)
@@ -27,7 +32,7 @@ FORWARD_TIMEOUT_SECONDS = "FORWARD_TIMEOUT_SECONDS"  # timeout of one POST to Ma
 # QUEUE_URL too (the same queue: the forwarder delays the redelivery of what it could not deliver).
 DEAD_LETTER_QUEUE_URL = "DEAD_LETTER_QUEUE_URL"  # where events Marquez refuses for good go (required)
 
-INGEST_ENV = (ARCHIVE_BUCKET, QUEUE_URL, API_KEY_SECRET_ARN, MAX_EVENT_BYTES)
+INGEST_ENV = (ARCHIVE_BUCKET, QUEUE_URL, API_KEY_SECRET_ARN, MAX_EVENT_BYTES, GATEWAY_ACCOUNT, SPOKE_KEY_SECRETS)
 FORWARD_ENV = (MARQUEZ_URL, FORWARD_RETRIES, FORWARD_TIMEOUT_SECONDS, QUEUE_URL, DEAD_LETTER_QUEUE_URL)
 
 # A batch's body once decompressed (its events are each bound by the event limit). The load balancer
@@ -136,6 +141,24 @@ def _required(env: Mapping[str, str], name: str) -> str:
     return value
 
 
+def _account(value: str, name: str) -> str:
+    if not is_account_id(value):
+        raise GatewayConfigError(f"environment variable {name}: {value!r} is not an AWS account id (12 digits)")
+    return value
+
+
+def _spoke_secrets(env: Mapping[str, str]) -> dict[str, str]:
+    """``SPOKE_KEY_SECRETS``: account -> secret ARN ({} when unset)."""
+    text = env.get(SPOKE_KEY_SECRETS, "").strip()
+    try:
+        parsed = json.loads(text) if text else {}
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict) or not all(isinstance(v, str) and v.strip() for v in parsed.values()):
+        raise GatewayConfigError(f"environment variable {SPOKE_KEY_SECRETS} is not a JSON object of account -> ARN")
+    return {_account(account, SPOKE_KEY_SECRETS): arn.strip() for account, arn in parsed.items()}
+
+
 def _number(env: Mapping[str, str], name: str, default: float, kind: type, minimum: float) -> float:
     text = env.get(name, "").strip()
     if not text:
@@ -155,6 +178,8 @@ class IngestConfig:
     queue_url: str
     secret_arn: str
     max_bytes: int
+    account: str  # the gateway's: its own key's events come from it
+    spoke_secrets: Mapping[str, str] = field(default_factory=dict)  # spoke account -> its key's secret ARN
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> IngestConfig:
@@ -163,6 +188,8 @@ class IngestConfig:
             queue_url=_required(env, QUEUE_URL),
             secret_arn=_required(env, API_KEY_SECRET_ARN),
             max_bytes=int(_number(env, MAX_EVENT_BYTES, DEFAULT_MAX_EVENT_BYTES, int, 1)),
+            account=_account(_required(env, GATEWAY_ACCOUNT), GATEWAY_ACCOUNT),
+            spoke_secrets=_spoke_secrets(env),
         )
 
 

@@ -3,7 +3,9 @@
 Guarantees (a boto3 S3 and SQS client, and the readers' event checks):
 
 * nothing unchecked goes on: a wrong or missing ``Authorization: Bearer <key>`` is 401 (compared
-  in constant time); a body over the limit, before or after gzip decompression
+  in constant time, every key); with keys given as key -> AWS account (the Lambda's: the gateway's own
+  key and each spoke account's), the key's account is the event's source, recorded in its archive key;
+  a body over the limit, before or after gzip decompression
   (:mod:`~emr_lineage.lineage.door.body`), 413; a body that is not UTF-8 JSON, or an event that is not a
   RunEvent, JobEvent or DatasetEvent as Marquez takes them (:mod:`~emr_lineage.lineage.door.event`),
   400 with the reason on one line;
@@ -97,22 +99,29 @@ class Accepted:
 # --- the pieces ---------------------------------------------------------------------------------
 
 
-def authorized(headers: Mapping[str, str] | None, api_keys: Collection[str]) -> bool:
-    """Whether ``Authorization: Bearer <key>`` carries one of ``api_keys`` (names and scheme
-    case-insensitive). Several keys: the current and the previous one, during a rotation.
-
-    An empty key matches nothing: a key that was never set must not open the gateway.
-    """
+def _matches(headers: Mapping[str, str] | None, api_keys: Collection[str]) -> list[bool]:
+    """For each of ``api_keys`` in order, whether ``Authorization: Bearer <key>`` carries it (names and
+    scheme case-insensitive). An empty key matches nothing: a key never set must not open the gateway."""
     value = header(headers, "authorization")
-    if not value:
-        return False
-    scheme, _, token = value.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return False
+    scheme, _, token = (value or "").strip().partition(" ")
+    if not value or scheme.lower() != "bearer":
+        return [False] * len(api_keys)
     sent = token.strip().encode("utf-8")
     # Every key is compared (constant time each), so the answer's timing does not tell which matched.
-    matches = [hmac.compare_digest(sent, key.encode("utf-8")) for key in api_keys if key]
-    return any(matches)
+    return [hmac.compare_digest(sent, key.encode("utf-8")) and bool(key) for key in api_keys]
+
+
+def authorized(headers: Mapping[str, str] | None, api_keys: Collection[str]) -> bool:
+    """Whether ``Authorization: Bearer <key>`` carries one of ``api_keys``. Several keys: the current
+    and the previous one, during a rotation; and each spoke account's."""
+    return any(_matches(headers, api_keys))
+
+
+def key_account(headers: Mapping[str, str] | None, api_keys: Mapping[str, str]) -> str | None:
+    """The account whose key ``Authorization: Bearer <key>`` carries (``api_keys``: key -> account),
+    or None when it carries none of them."""
+    matches = _matches(headers, api_keys)
+    return next((account for account, hit in zip(api_keys.values(), matches, strict=True) if hit), None)
 
 
 # --- the check --------------------------------------------------------------------------------
@@ -124,18 +133,26 @@ def endpoint(path: str | None) -> str | None:
     return clean if clean in (LINEAGE_ENDPOINT, LINEAGE_BATCH_ENDPOINT) else None
 
 
-def _accepted(checked: CheckedEvent | Rejected, raw: bytes, received: dt.datetime) -> Accepted | Rejected:
+def _accepted(
+    checked: CheckedEvent | Rejected, raw: bytes, received: dt.datetime, account: str | None
+) -> Accepted | Rejected:
     if isinstance(checked, Rejected):
         return checked
-    key = archive_key(received, checked.group_id, checked.event_time, checked.dedup_id)
+    key = archive_key(received, checked.group_id, checked.event_time, checked.dedup_id, account)
     return Accepted(checked=checked, raw=one_line_json(raw), archive_key=key)
 
 
-def _key_refused(headers: Mapping[str, str] | None, api_keys: Collection[str] | None) -> Rejected | None:
-    """401 unless no key is required (``api_keys`` None) or the request carries one of ``api_keys``."""
-    if api_keys is not None and not authorized(headers, api_keys):
-        return Rejected(401, "missing or wrong Authorization: Bearer <key>")
-    return None
+_WRONG_KEY = Rejected(401, "missing or wrong Authorization: Bearer <key>")
+
+
+def _sender(headers: Mapping[str, str] | None, api_keys: Collection[str] | None) -> Rejected | str | None:
+    """401 unless no key is required (``api_keys`` None) or the request carries one of ``api_keys``;
+    else the account its key belongs to (``api_keys`` a mapping key -> account), or None (no accounts)."""
+    if api_keys is None:
+        return None
+    if isinstance(api_keys, Mapping):
+        return key_account(headers, api_keys) or _WRONG_KEY
+    return None if authorized(headers, api_keys) else _WRONG_KEY
 
 
 def check_request(
@@ -149,11 +166,15 @@ def check_request(
 ) -> Accepted | Rejected:
     """Check one request of one event (key, then size, then shape); :class:`Accepted` holds what to store.
 
-    ``api_keys`` None means no key is required (a local gateway); the Lambda always passes its keys.
+    ``api_keys`` None means no key is required (a local gateway); the Lambda always passes its keys,
+    as a mapping key -> the AWS account whose events the key brings (recorded in the archive key).
     ``max_bytes`` and ``schemas``: :func:`~emr_lineage.lineage.door.one_event.check_body`'s.
     """
-    checked = _key_refused(headers, api_keys) or check_body(headers, body, max_bytes=max_bytes, schemas=schemas)
-    return checked if isinstance(checked, Rejected) else _accepted(*checked, received=clock())
+    sender = _sender(headers, api_keys)
+    if isinstance(sender, Rejected):
+        return sender
+    checked = check_body(headers, body, max_bytes=max_bytes, schemas=schemas)
+    return checked if isinstance(checked, Rejected) else _accepted(*checked, received=clock(), account=sender)
 
 
 def check_batch(
@@ -167,8 +188,12 @@ def check_batch(
     schemas: Schemas | None = None,
 ) -> list[Accepted | Rejected] | Rejected:
     """Check a batch request (a JSON array of events): the request as a whole (key, size, an array),
-    then each event on its own, in order. Each event's archived bytes are its JSON text as sent."""
-    data = _key_refused(headers, api_keys) or decoded(headers, body, max_bytes=max_batch_bytes)
+    then each event on its own, in order. Each event's archived bytes are its JSON text as sent.
+    ``api_keys``: :func:`check_request`'s."""
+    sender = _sender(headers, api_keys)
+    if isinstance(sender, Rejected):
+        return sender
+    data = decoded(headers, body, max_bytes=max_batch_bytes)
     events = data if isinstance(data, Rejected) else parsed_batch(data)
     if isinstance(events, Rejected):
         return events
@@ -185,7 +210,7 @@ def check_batch(
             checked.append(value)
             continue
         raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        checked.append(_accepted(check_event(value, max_bytes=max_bytes, schemas=schemas), raw, received))
+        checked.append(_accepted(check_event(value, max_bytes=max_bytes, schemas=schemas), raw, received, sender))
     return checked
 
 

@@ -3,9 +3,10 @@ memory and logging; their permissions on the bucket, queues and secret are grant
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from aws_cdk import Duration
+from aws_cdk import Aws, Duration, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -119,6 +120,7 @@ class IngestFunction(Construct):
         archive_bucket_name: str,
         queue_url: str,
         api_key_secret_arn: str,
+        spoke_key_secret_arns: Mapping[str, str],
     ) -> None:
         super().__init__(scope, construct_id)
         keep_logical_ids(self)  # first deployed directly in the stack
@@ -136,6 +138,8 @@ class IngestFunction(Construct):
                 gateway_env.QUEUE_URL: queue_url,
                 gateway_env.API_KEY_SECRET_ARN: api_key_secret_arn,
                 gateway_env.MAX_EVENT_BYTES: str(settings.gateway.max_event_bytes),
+                gateway_env.GATEWAY_ACCOUNT: Aws.ACCOUNT_ID,
+                gateway_env.SPOKE_KEY_SECRETS: Stack.of(self).to_json_string(dict(spoke_key_secret_arns)),
             },
         )
         for check, reason in INGEST_CHECKOV_REASONS.items():

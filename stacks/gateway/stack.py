@@ -48,6 +48,8 @@ from stacks.gateway.storage import (
     dead_letter_queue,
     event_queue,
     let_emr_serverless_read,
+    let_spokes_read,
+    spoke_key_secrets,
 )
 from stacks.shared.lake_formation import grant_one_at_a_time
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
@@ -61,7 +63,7 @@ VISIBILITY_TIMEOUT_FACTOR = 6
 
 class GatewayStack(Stack):
     """Exposes ``key``, ``archive_bucket``, ``archive_catalog`` (its Athena tables, workgroup and queries),
-    ``queue``, ``dead_letter_queue``, ``api_key``,
+    ``queue``, ``dead_letter_queue``, ``api_key``, ``spoke_keys`` (spoke account -> its key's secret),
     ``ingest_function``, ``ingest_target_group``, ``ingest_rule``, ``deny_writes_rule``,
     ``forward_function``, ``forward_security_group`` and ``forward_listener``."""
 
@@ -100,9 +102,7 @@ class GatewayStack(Stack):
             visibility_timeout_seconds=VISIBILITY_TIMEOUT_FACTOR
             * forwarder_timeout_seconds(settings.gateway.forward_retries),
         )
-        self.api_key = api_key_secret(self, settings=settings, key=self.key)
-        if settings.emr_serverless.enabled:
-            let_emr_serverless_read(self.api_key, self.key)
+        self._api_keys(settings)
         # The archive as Athena tables, its workgroup and named queries, Lake Formation for its readers.
         self.archive_catalog = ArchiveCatalog(
             self, "ArchiveCatalog", settings=settings, bucket=self.archive_bucket, key=self.key
@@ -118,6 +118,7 @@ class GatewayStack(Stack):
             archive_bucket_name=self.archive_bucket.bucket_name,
             queue_url=self.queue.queue_url,
             api_key_secret_arn=self.api_key.secret_arn,
+            spoke_key_secret_arns={account: secret.secret_arn for account, secret in self.spoke_keys.items()},
         ).function
         self._grant_ingest(self.ingest_function)
         forwarder = ForwardFunction(
@@ -146,6 +147,15 @@ class GatewayStack(Stack):
         self.spoke_ingest = self._spoke_ingest(settings, vpc, load_balancer)
         self._publish(settings)
 
+    def _api_keys(self, settings: EnvironmentSettings) -> None:
+        """The gateway's API key and one per spoke account, and who may read them besides the ingest."""
+        self.api_key = api_key_secret(self, settings=settings, key=self.key)
+        if settings.emr_serverless.enabled:
+            let_emr_serverless_read(self.api_key, self.key)
+        # Each spoke account reads its own (its ARN is published: _publish).
+        self.spoke_keys = spoke_key_secrets(self, settings=settings, key=self.key)
+        let_spokes_read(self.spoke_keys, self.key)
+
     def _spoke_ingest(
         self, settings: EnvironmentSettings, vpc: ec2.IVpc, load_balancer: elbv2.IApplicationLoadBalancer
     ) -> SpokeIngest | None:
@@ -163,7 +173,7 @@ class GatewayStack(Stack):
         )
 
     def _grant_ingest(self, function: lambda_.Function) -> None:
-        """Exactly what the ingest does: put archive objects, send to the queue, read the API key."""
+        """Exactly what the ingest does: put archive objects, send to the queue, read the API keys."""
         function.add_to_role_policy(
             iam.PolicyStatement(
                 sid="ArchiveEvents", actions=["s3:PutObject"], resources=[self.archive_bucket.arn_for_objects("*")]
@@ -179,6 +189,8 @@ class GatewayStack(Stack):
             )
         )
         self.api_key.grant_read(function)
+        for secret in self.spoke_keys.values():
+            secret.grant_read(function)
         acknowledge(
             function,
             wildcard_resource_finding(function, self.archive_bucket.arn_for_objects("*")),
@@ -243,6 +255,15 @@ class GatewayStack(Stack):
                     parameters.gateway_endpoint_service_name,
                     service,
                     "endpoint service for spokes",
+                ),
+            )
+        for account, secret in self.spoke_keys.items():
+            published += (
+                (
+                    f"SpokeKeySecretArn{account}",
+                    lambda env, account=account: parameters.gateway_spoke_key_secret(env, account),
+                    secret.secret_arn,
+                    f"API key secret ARN of spoke account {account}",
                 ),
             )
         for construct_id, name, value, what in published:

@@ -5,21 +5,27 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
+from botocore.stub import Stubber
 from moto import mock_aws
 
+from emr_lineage.aws.archive import group_of, source_account
 from emr_lineage.gateway import aws_lambda, config
 from emr_lineage.gateway.config import GatewayConfigError
 from tests.emr_lineage.fake_marquez import FakeMarquez
-from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, RUN_ID, auth, body, event
+from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, ROOT_RUN_ID, RUN_ID, auth, body, event
 from tests.helpers import fake_aws_credentials
 
 REGION = "eu-west-1"
 BUCKET = "archive"
+HUB = "123456789012"  # the gateway's account (moto's)
+SPOKE, OTHER_SPOKE = "210987654321", "345678901234"
+SPOKE_KEY, OTHER_SPOKE_KEY = "spoke-key", "other-spoke-key"
 
 
 class Stack:
@@ -33,13 +39,22 @@ class Stack:
         attributes = {"FifoQueue": "true", "ContentBasedDeduplication": "false"}
         self.queue_url = self.sqs.create_queue(QueueName="x.fifo", Attributes=attributes)["QueueUrl"]
         self.secret_arn = self.secrets.create_secret(Name="gateway-key", SecretString=KEY)["ARN"]
+        self.spoke_secrets = {
+            account: self.secrets.create_secret(Name=f"gateway/spokes/{account}", SecretString=key)["ARN"]
+            for account, key in ((SPOKE, SPOKE_KEY), (OTHER_SPOKE, OTHER_SPOKE_KEY))
+        }
         for name, value in {
             config.ARCHIVE_BUCKET: BUCKET,
             config.QUEUE_URL: self.queue_url,
             config.API_KEY_SECRET_ARN: self.secret_arn,
+            config.GATEWAY_ACCOUNT: HUB,
+            config.SPOKE_KEY_SECRETS: json.dumps(self.spoke_secrets),
         }.items():
             monkeypatch.setenv(name, value)
         monkeypatch.delenv(config.MAX_EVENT_BYTES, raising=False)
+
+    def archived(self) -> list[str]:
+        return [o["Key"] for o in self.s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
 
     def messages(self) -> list[dict[str, Any]]:
         reply = self.sqs.receive_message(
@@ -82,8 +97,8 @@ def test_an_alb_event_with_a_base64_body_is_accepted_and_queued(stack: Stack) ->
     assert status == 201 and payload["runId"] == RUN_ID
     (message,) = stack.messages()
     assert message["Attributes"]["MessageGroupId"] == PARENT_RUN_ID
-    keys = [o["Key"] for o in stack.s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
-    assert len(keys) == 1 and keys[0].startswith("raw/date=")
+    (key,) = stack.archived()
+    assert key.startswith("raw/date=") and source_account(key) == HUB  # the gateway's own key: its account
 
 
 def test_a_gzip_batch_on_the_batch_path_is_stored_event_by_event(stack: Stack) -> None:
@@ -127,6 +142,73 @@ def test_a_rotation_reaches_warm_containers_and_the_previous_key_still_works(
     assert status == 401 and payload["error"] == "missing or wrong Authorization: Bearer <key>"
 
 
+def test_each_spokes_key_archives_its_events_under_that_account(stack: Stack) -> None:
+    for key, run_id in ((SPOKE_KEY, RUN_ID), (OTHER_SPOKE_KEY, PARENT_RUN_ID), (KEY, ROOT_RUN_ID)):
+        assert reply(aws_lambda.ingest_handler(alb_event(body(event(run_id=run_id)), auth(key=key)), None))[0] == 201
+    assert {group_of(k): source_account(k) for k in stack.archived()} == {
+        RUN_ID: SPOKE,
+        PARENT_RUN_ID: OTHER_SPOKE,
+        ROOT_RUN_ID: HUB,
+    }
+    assert aws_lambda.accepted_keys(config.IngestConfig.from_env(os.environ)) == {
+        KEY: HUB,
+        SPOKE_KEY: SPOKE,
+        OTHER_SPOKE_KEY: OTHER_SPOKE,
+    }
+
+
+def test_a_batch_with_a_spokes_key_archives_every_event_under_that_account(stack: Stack) -> None:
+    alb = alb_event(json.dumps([event(eventType="START"), event()]).encode(), auth(key=SPOKE_KEY))
+    alb["path"] = "/api/v1/lineage/batch"
+    assert reply(aws_lambda.ingest_handler(alb, None))[0] == 200
+    assert [source_account(k) for k in stack.archived()] == [SPOKE, SPOKE]
+
+
+def test_a_spokes_rotation_loses_nothing(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spoke's clients move to the new value at their pace: until the following put, the previous
+    one is still that spoke's, and the new one is accepted once the container reads the secret again."""
+    now = [1000.0]
+    monkeypatch.setattr(aws_lambda, "monotonic", lambda: now[0])
+    arn = stack.spoke_secrets[SPOKE]
+    assert status_with(SPOKE_KEY) == 201
+    stack.secrets.put_secret_value(SecretId=arn, SecretString="spoke-rotated")
+    assert status_with("spoke-rotated") == 401  # the container still holds what it read
+    now[0] += aws_lambda.KEY_CACHE_SECONDS
+    assert status_with("spoke-rotated") == 201 and status_with(SPOKE_KEY) == 201
+    stack.secrets.put_secret_value(SecretId=arn, SecretString="spoke-rotated-again")
+    now[0] += aws_lambda.KEY_CACHE_SECONDS
+    assert status_with("spoke-rotated-again") == 201 and status_with("spoke-rotated") == 201
+    assert status_with(SPOKE_KEY) == 401  # the following put retired it
+    assert {source_account(k) for k in stack.archived()} == {SPOKE}  # every accepted event: the spoke's
+
+
+def test_a_spoke_secret_gone_refuses_that_spoke_only(stack: Stack, caplog: pytest.LogCaptureFixture) -> None:
+    stack.secrets.delete_secret(SecretId=stack.spoke_secrets[SPOKE], ForceDeleteWithoutRecovery=True)
+    assert status_with(SPOKE_KEY) == 401
+    assert status_with(OTHER_SPOKE_KEY) == 201 and status_with(KEY) == 201
+    assert f"the key of spoke account {SPOKE} is refused until its secret is fixed" in caplog.text
+
+
+def test_a_spoke_secret_without_a_key_refuses_that_spoke_only(stack: Stack) -> None:
+    stack.secrets.update_secret(SecretId=stack.spoke_secrets[SPOKE], SecretString=json.dumps({"key": "misnamed"}))
+    assert (status_with(SPOKE_KEY), status_with("misnamed"), status_with(OTHER_SPOKE_KEY)) == (401, 401, 201)
+
+
+def test_a_spoke_secret_unreadable_for_now_is_503(stack: Stack) -> None:
+    """A throttled read may succeed on the client's retry: 503, not a 401 that client would not retry."""
+    secrets = aws_lambda.client("secretsmanager")
+    with Stubber(secrets) as stubber:
+        for stage in (aws_lambda.CURRENT, aws_lambda.PREVIOUS):
+            stubber.add_response(
+                "get_secret_value",
+                {"ARN": stack.secret_arn, "SecretString": KEY} if stage == aws_lambda.CURRENT else {},
+                {"SecretId": stack.secret_arn, "VersionStage": stage},
+            )
+        stubber.add_client_error("get_secret_value", "ThrottlingException", http_status_code=400)
+        response = aws_lambda.ingest_handler(alb_event(body(event()), auth(key=SPOKE_KEY)), None)
+    assert reply(response)[0] == 503 and response["headers"]["Retry-After"] == "5"
+
+
 def test_a_never_changed_secret_gives_one_key(stack: Stack) -> None:
     assert aws_lambda.api_keys(stack.secret_arn) == (KEY,)
 
@@ -159,7 +241,9 @@ def test_bad_base64_and_other_methods_are_refused(stack: Stack) -> None:
     assert response["statusCode"] == 405 and response["headers"]["Allow"] == "POST"
 
 
-@pytest.mark.parametrize("missing", [config.ARCHIVE_BUCKET, config.QUEUE_URL, config.API_KEY_SECRET_ARN])
+@pytest.mark.parametrize(
+    "missing", [config.ARCHIVE_BUCKET, config.QUEUE_URL, config.API_KEY_SECRET_ARN, config.GATEWAY_ACCOUNT]
+)
 def test_a_misconfigured_lambda_accepts_nothing(stack: Stack, monkeypatch: pytest.MonkeyPatch, missing: str) -> None:
     monkeypatch.delenv(missing)
     assert reply(aws_lambda.ingest_handler(alb_event(body(event()), auth()), None)) == (

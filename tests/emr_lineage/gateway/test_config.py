@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,24 @@ from emr_lineage.gateway.config import ForwardConfig, GatewayConfigError, Ingest
 CHECKOUT = Path(emr_lineage.__file__).parent.parent
 
 
+INGEST = {
+    config.ARCHIVE_BUCKET: "b",
+    config.QUEUE_URL: "https://sqs/q.fifo",
+    config.API_KEY_SECRET_ARN: "arn:s",
+    config.GATEWAY_ACCOUNT: "123456789012",
+}
+SPOKES = {"210987654321": "arn:spoke-a", "345678901234": "arn:spoke-b"}
+
+
 def test_ingest_config_reads_the_environment_with_defaults() -> None:
-    env = {config.ARCHIVE_BUCKET: "b", config.QUEUE_URL: "https://sqs/q.fifo", config.API_KEY_SECRET_ARN: "arn:s"}
-    assert IngestConfig.from_env(env) == IngestConfig("b", "https://sqs/q.fifo", "arn:s", 750_000)
-    assert IngestConfig.from_env({**env, config.MAX_EVENT_BYTES: " 2048 "}).max_bytes == 2048
+    assert IngestConfig.from_env(INGEST) == IngestConfig("b", "https://sqs/q.fifo", "arn:s", 750_000, "123456789012")
+    assert IngestConfig.from_env({**INGEST, config.MAX_EVENT_BYTES: " 2048 "}).max_bytes == 2048
+    assert IngestConfig.from_env({**INGEST, config.SPOKE_KEY_SECRETS: "{}"}).spoke_secrets == {}
+
+
+def test_the_spoke_secrets_are_a_json_object_of_account_to_arn() -> None:
+    env = {**INGEST, config.SPOKE_KEY_SECRETS: json.dumps(SPOKES)}
+    assert IngestConfig.from_env(env).spoke_secrets == SPOKES
 
 
 @pytest.mark.parametrize(
@@ -25,13 +40,18 @@ def test_ingest_config_reads_the_environment_with_defaults() -> None:
         ({config.ARCHIVE_BUCKET: ""}, "environment variable ARCHIVE_BUCKET is not set"),
         ({config.MAX_EVENT_BYTES: "1MiB"}, "environment variable MAX_EVENT_BYTES='1MiB' is not a int"),
         ({config.MAX_EVENT_BYTES: "0"}, "environment variable MAX_EVENT_BYTES='0' is below 1"),
+        ({config.GATEWAY_ACCOUNT: " "}, "environment variable GATEWAY_ACCOUNT is not set"),
+        ({config.GATEWAY_ACCOUNT: "1234"}, "environment variable GATEWAY_ACCOUNT: '1234' is not an AWS account id"),
+        ({config.SPOKE_KEY_SECRETS: "[]"}, "environment variable SPOKE_KEY_SECRETS is not a JSON object of account"),
+        ({config.SPOKE_KEY_SECRETS: '{"210987654321": ""}'}, "environment variable SPOKE_KEY_SECRETS is not a JSON"),
+        ({config.SPOKE_KEY_SECRETS: '{"a": "arn:x"}'}, "environment variable SPOKE_KEY_SECRETS: 'a' is not an AWS"),
     ],
 )
 def test_ingest_config_names_the_bad_variable(change: dict[str, str], message: str) -> None:
-    env = {config.ARCHIVE_BUCKET: "b", config.QUEUE_URL: "q", config.API_KEY_SECRET_ARN: "arn:s", **change}
+    env = {**INGEST, **change}
     with pytest.raises(GatewayConfigError) as caught:
         IngestConfig.from_env(env)
-    assert str(caught.value) == message
+    assert str(caught.value).startswith(message)
 
 
 FORWARD = {

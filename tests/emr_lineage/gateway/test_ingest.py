@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Collection
 from typing import Any
 
 import pytest
 
-from emr_lineage.aws.archive import archive_key, archive_prefixes
-from emr_lineage.gateway.ingest import Accepted, Rejected, check_request
+from emr_lineage.aws.archive import archive_key, archive_prefixes, source_account
+from emr_lineage.gateway.ingest import Accepted, Rejected, check_batch, check_request, key_account
 from emr_lineage.lineage.naming import canonical_dataset, canonical_namespace
 from tests.emr_lineage.gateway.events import KEY, PARENT_RUN_ID, ROOT_RUN_ID, RUN_ID, auth, body, clock, event
 
 
 def check(
-    headers: Any, raw: bytes, *, api_keys: tuple[str, ...] | None = (KEY,), max_bytes: int = 1 << 20
+    headers: Any, raw: bytes, *, api_keys: Collection[str] | None = (KEY,), max_bytes: int = 1 << 20
 ) -> Accepted | Rejected:
     return check_request(headers, raw, api_keys=api_keys, max_bytes=max_bytes, clock=clock)
 
@@ -84,6 +85,41 @@ def test_any_of_several_keys_is_accepted_during_a_rotation() -> None:
     assert isinstance(check(auth(), body(event()), api_keys=keys), Accepted)
     result = check(auth(key="other"), body(event()), api_keys=keys)
     assert isinstance(result, Rejected) and result.status == 401
+
+
+HUB, SPOKE = "123456789012", "210987654321"
+BY_ACCOUNT = {KEY: HUB, "spoke-new": SPOKE, "spoke-old": SPOKE}
+
+
+@pytest.mark.parametrize(("key", "account"), [(KEY, HUB), ("spoke-new", SPOKE), ("spoke-old", SPOKE)])
+def test_keys_by_account_archive_each_event_under_its_keys_account(key: str, account: str) -> None:
+    result = check(auth(key=key), body(event()), api_keys=BY_ACCOUNT)
+    assert isinstance(result, Accepted), result
+    assert source_account(result.archive_key) == account
+    assert result.archive_key.endswith(f"-{result.dedup_id[:16]}-{account}.json")
+    assert key_account(auth(key=key), BY_ACCOUNT) == account
+
+
+def test_keys_by_account_refuse_any_other_key() -> None:
+    for headers in ({}, auth(key="other"), auth(key="")):
+        result = check(headers, body(event()), api_keys=BY_ACCOUNT)
+        assert isinstance(result, Rejected) and result.status == 401
+        assert key_account(headers, BY_ACCOUNT) is None
+    assert key_account({"Authorization": "Bearer "}, {"": HUB}) is None  # an empty key opens nothing
+
+
+def test_a_batch_with_a_spokes_key_archives_each_event_under_that_account() -> None:
+    raw = json.dumps([event(eventType="START"), event()]).encode()
+    results = check_batch(auth(key="spoke-new"), raw, api_keys=BY_ACCOUNT, max_bytes=1 << 20, max_batch_bytes=1 << 20)
+    assert isinstance(results, list)
+    assert [source_account(r.archive_key) for r in results if isinstance(r, Accepted)] == [SPOKE, SPOKE]
+    refused = check_batch(auth(key="x"), raw, api_keys=BY_ACCOUNT, max_bytes=1 << 20, max_batch_bytes=1 << 20)
+    assert isinstance(refused, Rejected) and refused.status == 401
+
+
+def test_keys_without_accounts_archive_without_one() -> None:
+    assert source_account(accepted(body(event())).archive_key) is None
+    assert source_account(check({}, body(event()), api_keys=None).archive_key) is None
 
 
 def test_the_key_is_checked_before_the_size() -> None:

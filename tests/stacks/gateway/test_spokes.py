@@ -1,6 +1,6 @@
 """gateway.spoke_accounts (prod+optional: two spokes, HTTPS): the ingest published to those accounts as a
 VPC endpoint service, an NLB passing TCP to a listener of the lineage load balancer that takes lineage
-posts only."""
+posts only; and one API key per spoke, which that account may read and the ingest knows it by."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import json
 import pytest
 
 from emr_lineage.aws import parameters
+from emr_lineage.gateway import config as gateway_env
 from emr_lineage.settings.loader import ConfigError, load_settings, settings_from_context
 from stacks.gateway.routing import LINEAGE_PATHS
 from stacks.gateway.spokes import SPOKE_HEALTH_PATH, SPOKE_HTTP_PORT, SPOKE_HTTPS_PORT
-from tests.stacks.templates import by_type
+from tests.stacks.templates import as_list, by_type, logical_id, statements
+from tests.stacks.update_safety import retained_names
 from tests.stacks.variants import CERTIFICATE_ARN, SPOKE_ACCOUNTS
 
 
@@ -121,3 +123,101 @@ def test_bad_spoke_accounts_are_refused_naming_the_key(repo_root, gateway, accou
         dev.update(account=account, region="eu-west-1")
     with pytest.raises(ConfigError, match=expected):
         settings_from_context(block, "dev")
+
+
+# --- one API key per spoke -------------------------------------------------------------------------
+
+SECRET = "AWS::SecretsManager::Secret"
+
+
+def spoke_secrets(template: dict) -> dict[str, str]:
+    """Spoke account -> the logical id of its key's secret, by the secret's name."""
+    prefix = load_settings("prod").resource_prefix
+    return {
+        account: secret_id
+        for account in SPOKE_ACCOUNTS
+        for secret_id, secret in by_type(template, SECRET).items()
+        if secret["Properties"].get("Name") == f"{prefix}/gateway/spokes/{account}"
+    }
+
+
+def test_each_spoke_has_a_key_generated_as_the_gateways_own_under_the_gateway_key(optional_synth):
+    gateway = optional_synth.template_json("gateway")
+    secrets = spoke_secrets(gateway)
+    assert sorted(secrets) == sorted(SPOKE_ACCOUNTS)
+    (key_id,) = by_type(gateway, "AWS::KMS::Key")
+    own = gateway["Resources"][logical_id(gateway, "ApiKey", SECRET)]["Properties"]
+    for secret_id in secrets.values():
+        secret = gateway["Resources"][secret_id]
+        assert secret["Properties"]["GenerateSecretString"] == own["GenerateSecretString"]
+        assert secret["Properties"]["KmsKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
+        # Named for the spoke's team, so not retained: a retained one would block its name at the next deploy.
+        assert secret["DeletionPolicy"] == "Delete"
+    assert retained_names(optional_synth.templates) == []
+
+
+def test_each_spoke_account_may_read_its_own_key_only(optional_synth, render):
+    gateway = optional_synth.template_json("gateway")
+    secrets = spoke_secrets(gateway)
+    policies = {
+        p["Properties"]["SecretId"]["Ref"]: p["Properties"]["ResourcePolicy"]["Statement"]
+        for p in by_type(gateway, "AWS::SecretsManager::ResourcePolicy").values()
+    }
+    for account, secret_id in secrets.items():
+        (read,) = policies[secret_id]
+        assert render(read["Principal"]["AWS"]) == f"arn:{{Ref:AWS::Partition}}:iam::{account}:root"
+        assert (read["Effect"], read["Action"]) == (
+            "Allow",
+            ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+        )
+
+
+def test_the_spoke_accounts_may_decrypt_with_the_gateway_key_through_secrets_manager_only(optional_synth, render):
+    gateway = optional_synth.template_json("gateway")
+    (key,) = by_type(gateway, "AWS::KMS::Key").values()
+    (decrypt,) = [
+        s for s in key["Properties"]["KeyPolicy"]["Statement"] if s.get("Sid") == "SpokeAccountsDecryptTheirKeys"
+    ]
+    assert [render(p) for p in as_list(decrypt["Principal"]["AWS"])] == [
+        f"arn:{{Ref:AWS::Partition}}:iam::{a}:root" for a in SPOKE_ACCOUNTS
+    ]
+    assert decrypt["Action"] == ["kms:Decrypt", "kms:DescribeKey"]
+    (via,) = decrypt["Condition"]["StringEquals"].values()
+    assert list(decrypt["Condition"]) == ["StringEquals"]
+    assert render(via) == "secretsmanager.{Ref:AWS::Region}.amazonaws.com"
+
+
+def test_the_ingest_knows_each_spokes_secret_and_may_read_it(optional_synth, render):
+    gateway = optional_synth.template_json("gateway")
+    secrets = spoke_secrets(gateway)
+    ingest = gateway["Resources"][logical_id(gateway, "Ingest", "AWS::Lambda::Function")]["Properties"]
+    variables = ingest["Environment"]["Variables"]
+    assert variables[gateway_env.GATEWAY_ACCOUNT] == {"Ref": "AWS::AccountId"}
+    expected = {account: f"{{Ref:{secret_id}}}" for account, secret_id in secrets.items()}
+    assert json.loads(render(variables[gateway_env.SPOKE_KEY_SECRETS])) == expected
+    role = ingest["Role"]["Fn::GetAtt"][0]
+    readable = {
+        json.dumps(s["Resource"])
+        for s in statements(gateway, role)
+        if "secretsmanager:GetSecretValue" in as_list(s["Action"])
+    }
+    assert {json.dumps({"Ref": secret_id}) for secret_id in secrets.values()} <= readable
+
+
+def test_each_spokes_key_arn_is_published_for_the_spokes_team(optional_synth):
+    gateway = optional_synth.template_json("gateway")
+    published = {
+        p["Properties"]["Name"]: p["Properties"]["Value"] for p in by_type(gateway, "AWS::SSM::Parameter").values()
+    }
+    for account, secret_id in spoke_secrets(gateway).items():
+        assert published[parameters.gateway_spoke_key_secret("prod", account)] == {"Ref": secret_id}
+        assert gateway["Outputs"][f"GatewaySpokeKeySecretArn{account}"]["Value"] == {"Ref": secret_id}
+
+
+def test_without_spokes_there_is_no_spoke_key(synth):
+    gateway = synth.template_json("gateway")
+    assert len(by_type(gateway, SECRET)) == 1  # the gateway's own
+    ingest_id = logical_id(gateway, "Ingest", "AWS::Lambda::Function")
+    assert (
+        gateway["Resources"][ingest_id]["Properties"]["Environment"]["Variables"][gateway_env.SPOKE_KEY_SECRETS] == "{}"
+    )
