@@ -239,7 +239,8 @@ def _trusted_ca(
 def _gateway_aws_checks(
     settings: EnvironmentSettings, values: dict[str, str], clients: DoctorClients | None, now: dt.datetime
 ) -> list[CheckResult]:
-    """The API key secret (and how to rotate it), then the dead-letter queue; ``clients`` None: no working AWS."""
+    """The API key secret (and how to rotate it), the spoke accounts' ones, then the dead-letter queue;
+    ``clients`` None: no working AWS."""
     env = settings.name
     secret = parameters.gateway_api_key_secret(env)
     dlq = parameters.gateway_dead_letter_queue_url(env)
@@ -262,7 +263,27 @@ def _gateway_aws_checks(
             rows.append(skipped(check, title, f"SSM parameter {parameter}"))
         else:
             rows.append(run(clients, value))
+    rows.insert(1, _spoke_keys_check(settings, values, clients, now))
     return rows
+
+
+def _spoke_keys_check(
+    settings: EnvironmentSettings, values: dict[str, str], clients: DoctorClients | None, now: dt.datetime
+) -> CheckResult:
+    """Each spoke account's key secret (its ARN from SSM), where gateway.spoke_accounts lists any."""
+    check, title = gateway_key.SPOKES_CHECK, gateway_key.SPOKES_TITLE
+    names = {a: parameters.gateway_spoke_key_secret(settings.name, a) for a in settings.gateway.spoke_accounts}
+    if not settings.gateway.enabled:
+        return not_needed(check, title, "gateway.enabled is false")
+    if not names:
+        return not_needed(check, title, "no gateway.spoke_accounts")
+    if clients is None:
+        return skipped(check, title, AWS_NEEDS)
+    missing = [name for name in names.values() if not values.get(name)]
+    if missing:
+        return skipped(check, title, f"SSM parameter {', '.join(missing)}")
+    secrets = {account: values[name] for account, name in names.items()}
+    return gateway_key.spoke_key_secrets(clients, secrets, settings.name, now)
 
 
 def _http_checks(

@@ -1,10 +1,11 @@
-"""The doctor's check of the lineage gateway's API key secret, and how to rotate the key without loss.
+"""The doctor's checks of the lineage gateway's API key secret and of each spoke account's
+(``gateway.spoke_accounts``), and how to rotate a key without loss.
 
-The ingest Lambda (:func:`emr_lineage.gateway.aws_lambda.api_keys`) accepts the secret's current
-value and its previous one, and reads them again every ``KEY_CACHE_SECONDS``. This check reads
-both with the ingest's own rule (:func:`~emr_lineage.gateway.config.key_in`), so it says what
-the ingest accepts; it never prints a key. docs/gateway.md "Rotating the API key" tells the whole
-procedure.
+The ingest Lambda (:func:`emr_lineage.gateway.aws_lambda.api_keys`) accepts each secret's current
+value and its previous one, and reads them again every ``KEY_CACHE_SECONDS``. These checks read
+both with the ingest's own rule (:func:`~emr_lineage.gateway.config.key_in`), so they say what
+the ingest accepts; they never print a key. docs/gateway.md "Rotating the API key" tells the whole
+procedure. A spoke's secret that is missing or holds no key refuses that spoke's events (401) only.
 
 With EMR Serverless on, the current value must also be the bare key: job runs name the secret
 (``EMR.secret@<ARN>``) and EMR Serverless hands the listener its whole string
@@ -16,6 +17,7 @@ never reads the value.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 from emr_lineage.gateway.config import (
@@ -30,6 +32,8 @@ from emr_lineage.operations.checks import CheckResult, DoctorClients, Status, aw
 
 CHECK = "gateway-api-key"
 TITLE = "gateway API key secret"
+SPOKES_CHECK = "gateway-spoke-keys"
+SPOKES_TITLE = "gateway spoke accounts' API key secrets"
 ROTATION_DOC = "docs/gateway.md#rotating-the-api-key"
 NEW_KEY = "<new key>"  # docs/gateway.md shows how to generate one
 USABLE = f'the key itself, or a JSON object with a string "{SECRET_JSON_FIELD}"'
@@ -67,25 +71,81 @@ def api_key_secret(
     if serverless and key != secret:
         return _not_bare(secret_arn)
     since = current.get("CreatedDate")
-    previous, problem = _value(clients, secret_arn, PREVIOUS)
-    if problem and not problem.startswith("ResourceNotFoundException"):
+    problem, accepted = _previous(clients, secret_arn, since)
+    if problem:
         return CheckResult(CHECK, TITLE, Status.FAIL, f"{secret_arn}: reading {PREVIOUS}: {problem}", READ_FIX)
-    if previous is None:
-        accepted = f"no {PREVIOUS} value: only the current key is accepted"
-    else:
-        try:
-            key_in(previous.get("SecretString") or "", secret_arn)
-            accepted = (
-                f"the previous value ({PREVIOUS}, current until {_date(since)}) is still accepted: "
-                "clients not yet updated still get in"
-            )
-        except GatewayConfigError as exc:
-            accepted = f"the previous value is not a key ({exc}): only the current key is accepted"
     days = f" ({_days(since, now)})" if since else ""
     detail = (
         f"{secret_arn}: current value ({CURRENT}) since {_date(since)}{days}; {accepted}. {rotation_steps(secret_arn)}"
     )
     return CheckResult(CHECK, TITLE, Status.PASS, detail)
+
+
+def _previous(clients: DoctorClients, secret_arn: str, since: dt.datetime | None) -> tuple[str | None, str]:
+    """Whether the ingest also accepts the secret's previous value, in words; or a problem reading it."""
+    previous, problem = _value(clients, secret_arn, PREVIOUS)
+    if problem and not problem.startswith("ResourceNotFoundException"):
+        return problem, ""
+    if previous is None:
+        return None, f"no {PREVIOUS} value: only the current key is accepted"
+    try:
+        key_in(previous.get("SecretString") or "", secret_arn)
+    except GatewayConfigError as exc:
+        return None, f"the previous value is not a key ({exc}): only the current key is accepted"
+    return None, (
+        f"the previous value ({PREVIOUS}, current until {_date(since)}) is still accepted: "
+        "clients not yet updated still get in"
+    )
+
+
+def spoke_rotation_steps() -> str:
+    """The rotation of one spoke account's key without loss, in one line."""
+    minutes = round(KEY_CACHE_SECONDS / 60)
+    return (
+        "rotate a spoke's key without loss: aws secretsmanager put-secret-value --secret-id <its ARN> "
+        f"--secret-string {NEW_KEY}; within {minutes} minutes every ingest Lambda accepts that account's new key "
+        "and its previous one; the spoke's clients take the new value where they read the secret (new clusters "
+        f"at boot: {ROTATION_DOC}); the next put retires the old key"
+    )
+
+
+def spoke_key_secrets(clients: DoctorClients, secrets: Mapping[str, str], env: str, now: dt.datetime) -> CheckResult:
+    """Each spoke account's secret (account -> ARN) exists and holds a key the ingest accepts (else that
+    account's events are refused, 401), since when, and whether its previous value is still accepted."""
+    states, problems, fixes = [], [], []
+    for account, secret_arn in secrets.items():
+        current, problem = _value(clients, secret_arn, CURRENT)
+        if problem:
+            detail, fix = _spoke_unreadable(secret_arn, env, problem)
+        else:
+            try:
+                key_in(current.get("SecretString") or "", secret_arn)
+            except GatewayConfigError as exc:
+                put = f"aws secretsmanager put-secret-value --secret-id {secret_arn} --secret-string {NEW_KEY}"
+                detail, fix = str(exc), f"put a usable value ({USABLE}): {put}"
+            else:
+                since = current.get("CreatedDate")
+                problem, accepted = _previous(clients, secret_arn, since)
+                days = f" ({_days(since, now)})" if since else ""
+                state = f"{account} ({secret_arn}): current value since {_date(since)}{days}; {accepted}"
+                detail, fix = (f"{secret_arn}: reading {PREVIOUS}: {problem}", READ_FIX) if problem else (state, "")
+        if fix:
+            problems.append(f"spoke account {account}: {detail}")
+            fixes.append(fix)
+        else:
+            states.append(detail)
+    if problems:
+        detail = "; ".join(problems) + ": their events are refused (401)"
+        return CheckResult(SPOKES_CHECK, SPOKES_TITLE, Status.FAIL, detail, "; ".join(dict.fromkeys(fixes)))
+    return CheckResult(SPOKES_CHECK, SPOKES_TITLE, Status.PASS, f"{'; '.join(states)}. {spoke_rotation_steps()}")
+
+
+def _spoke_unreadable(secret_arn: str, env: str, problem: str) -> tuple[str, str]:
+    if problem.startswith("ResourceNotFoundException"):
+        return f"no secret {secret_arn}", f"deploy the Gateway stack (make deploy ENV={env})"
+    if problem.startswith("InvalidRequestException") and "deleted" in problem:
+        return f"{secret_arn} is scheduled for deletion", f"aws secretsmanager restore-secret --secret-id {secret_arn}"
+    return f"{secret_arn}: {problem}", READ_FIX
 
 
 def _not_bare(secret_arn: str) -> CheckResult:

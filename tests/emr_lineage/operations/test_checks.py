@@ -110,7 +110,9 @@ def test_a_prepared_account_passes(aws, tmp_path: Path, marquez: FakeMarquez) ->
     assert checks["existing-lake"][:2] == (Status.SKIP, f"not needed: {lake.NOT_CONFIGURED}")
     # Java trusts the load balancer's certificate by itself: no CA to check it against
     assert checks["trusted-ca"][:2] == (Status.SKIP, "not needed: no openlineage.trusted_ca (Java's own trust)")
-    not_needed = {SUBNET_TAGS_CHECK, "existing-lake", "trusted-ca"}
+    # dev has no spoke accounts
+    assert checks["gateway-spoke-keys"][:2] == (Status.SKIP, "not needed: no gateway.spoke_accounts")
+    not_needed = {SUBNET_TAGS_CHECK, "existing-lake", "trusted-ca", "gateway-spoke-keys"}
     others = [r for r in report.results if not r.check.startswith("marquez-image") and r.check not in not_needed]
     assert {r.status for r in others} == {Status.PASS}
     tls_detail = by_check(report)["tls-certificates"][1]

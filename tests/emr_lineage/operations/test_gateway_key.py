@@ -14,7 +14,7 @@ from emr_lineage.gateway import aws_lambda
 from emr_lineage.gateway.config import API_KEY_SECRET_ARN, GatewayConfigError
 from emr_lineage.operations.checks import Status
 from emr_lineage.operations.doctor import DoctorOptions, run_doctor
-from emr_lineage.operations.gateway_key import CHECK
+from emr_lineage.operations.gateway_key import CHECK, SPOKES_CHECK, spoke_rotation_steps
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.model import EnvironmentSettings
 from tests.emr_lineage.operations.prepared_account import (
@@ -207,3 +207,94 @@ def test_without_the_gateway_or_its_parameter_the_row_says_why(aws, tmp_path: Pa
     client("ssm").delete_parameter(Name=parameters.gateway_api_key_secret(ENV))
     status, detail, _ = key_row(settings)
     assert (status, detail) == (Status.SKIP, f"skipped (needs SSM parameter {parameters.gateway_api_key_secret(ENV)})")
+
+
+# --- the spoke accounts' keys ------------------------------------------------------------------------
+
+SPOKES = ("210987654321", "345678901234")
+
+
+def spoke_row(settings: EnvironmentSettings, now: dt.datetime | None = None) -> tuple[Status, str, str]:
+    options = DoctorOptions(timeout=2, clock=lambda: now or dt.datetime.now(dt.UTC))
+    report = run_doctor(settings, options, doctor_clients)
+    (row,) = [r for r in report.results if r.check == SPOKES_CHECK]
+    assert all(f"key-{a}" not in r.detail + r.fix for r in report.results for a in SPOKES)  # never printed
+    return row.status, row.detail, row.fix
+
+
+@pytest.fixture
+def spokes(aws, tmp_path: Path, closed_port_url: str) -> tuple[EnvironmentSettings, dict[str, str]]:
+    """A deployed environment with two spoke accounts: their secrets (one value each) and SSM parameters."""
+    path = cdk_json_copy(tmp_path)
+    document = json.loads(path.read_text())
+    document["context"]["emr-lineage"]["environments"][ENV]["gateway"]["spoke_accounts"] = list(SPOKES)
+    path.write_text(json.dumps(document))
+    settings = prepare_account(path, closed_port_url).settings
+    arns = {}
+    for account in SPOKES:
+        arns[account] = client("secretsmanager").create_secret(Name=f"spokes/{account}", SecretString=f"key-{account}")[
+            "ARN"
+        ]
+        client("ssm").put_parameter(
+            Name=parameters.gateway_spoke_key_secret(ENV, account), Value=arns[account], Type="String"
+        )
+    return settings, arns
+
+
+def test_the_spokes_keys_pass_with_their_age_and_how_to_rotate_one(spokes) -> None:
+    settings, arns = spokes
+    since = created(arns[SPOKES[0]])
+    status, detail, fix = spoke_row(settings, since + dt.timedelta(days=2, hours=1))
+    assert (status, fix) == (Status.PASS, "")
+    for account, arn in arns.items():
+        assert f"{account} ({arn}): current value since " in detail
+    assert detail.startswith(
+        f"{SPOKES[0]} ({arns[SPOKES[0]]}): current value since {minute(since)} (2 days); "
+        "no AWSPREVIOUS value: only the current key is accepted; "
+    )
+    assert detail.endswith(". " + spoke_rotation_steps())
+    assert "put-secret-value --secret-id <its ARN> --secret-string <new key>; within 5 minutes" in detail
+
+
+def test_after_a_put_a_spokes_previous_key_is_still_accepted(spokes, monkeypatch) -> None:
+    settings, arns = spokes
+    arn = arns[SPOKES[1]]
+    put(arn, "spoke-new")
+    since = created(arn)
+    status, detail, _ = spoke_row(settings, since)
+    assert status is Status.PASS
+    assert (
+        f"{SPOKES[1]} ({arn}): current value since {minute(since)} (0 days); the previous value (AWSPREVIOUS, "
+        f"current until {minute(since)}) is still accepted: clients not yet updated still get in. " in detail
+    )
+    assert accepted_by_the_ingest(arn, monkeypatch) == ("spoke-new", f"key-{SPOKES[1]}")
+
+
+def test_a_missing_spoke_secret_fails_naming_the_spoke(spokes) -> None:
+    settings, arns = spokes
+    client("secretsmanager").delete_secret(SecretId=arns[SPOKES[0]], ForceDeleteWithoutRecovery=True)
+    put(arns[SPOKES[1]], json.dumps({"key": "misnamed"}))
+    status, detail, fix = spoke_row(settings)
+    assert status is Status.FAIL
+    assert detail == (
+        f"spoke account {SPOKES[0]}: no secret {arns[SPOKES[0]]}; spoke account {SPOKES[1]}: secret "
+        f"{arns[SPOKES[1]]} is a JSON object without a string 'apiKey': their events are refused (401)"
+    )
+    assert fix == (
+        f"deploy the Gateway stack (make deploy ENV={ENV}); "
+        'put a usable value (the key itself, or a JSON object with a string "apiKey"): '
+        f"{PUT.format(arn=arns[SPOKES[1]])}<new key>"
+    )
+    assert key_row(settings)[0] is Status.PASS  # the gateway's own key is another row
+
+
+def test_without_spokes_or_their_parameters_the_spoke_row_says_why(spokes, tmp_path: Path, closed_port_url) -> None:
+    settings, _ = spokes
+    client("ssm").delete_parameter(Name=parameters.gateway_spoke_key_secret(ENV, SPOKES[1]))
+    status, detail, _ = spoke_row(settings)
+    assert (status, detail) == (
+        Status.SKIP,
+        f"skipped (needs SSM parameter {parameters.gateway_spoke_key_secret(ENV, SPOKES[1])})",
+    )
+    plain = load_settings(ENV, cdk_json_copy(tmp_path))
+    assert spoke_row(plain) == (Status.SKIP, "not needed: no gateway.spoke_accounts", "")

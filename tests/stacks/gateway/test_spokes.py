@@ -9,13 +9,14 @@ import json
 import pytest
 
 from emr_lineage.aws import parameters
+from emr_lineage.aws.stacks import GATEWAY, tool_parameters
 from emr_lineage.gateway import config as gateway_env
 from emr_lineage.settings.loader import ConfigError, load_settings, settings_from_context
 from stacks.gateway.routing import LINEAGE_PATHS
 from stacks.gateway.spokes import SPOKE_HEALTH_PATH, SPOKE_HTTP_PORT, SPOKE_HTTPS_PORT
 from tests.stacks.templates import as_list, by_type, logical_id, statements
 from tests.stacks.update_safety import retained_names
-from tests.stacks.variants import CERTIFICATE_ARN, SPOKE_ACCOUNTS
+from tests.stacks.variants import CERTIFICATE_ARN, OPTIONAL, SPOKE_ACCOUNTS
 
 
 def one(template: dict, kind: str) -> dict:
@@ -204,13 +205,15 @@ def test_the_ingest_knows_each_spokes_secret_and_may_read_it(optional_synth, ren
     assert {json.dumps({"Ref": secret_id}) for secret_id in secrets.values()} <= readable
 
 
-def test_each_spokes_key_arn_is_published_for_the_spokes_team(optional_synth):
+def test_each_spokes_key_arn_is_published_for_the_spokes_team_and_doctor(optional_synth, variants):
     gateway = optional_synth.template_json("gateway")
     published = {
         p["Properties"]["Name"]: p["Properties"]["Value"] for p in by_type(gateway, "AWS::SSM::Parameter").values()
     }
+    wanted = tool_parameters(settings_from_context(variants[OPTIONAL]["emr-lineage"], "prod"))  # what doctor reads
     for account, secret_id in spoke_secrets(gateway).items():
-        assert published[parameters.gateway_spoke_key_secret("prod", account)] == {"Ref": secret_id}
+        name = parameters.gateway_spoke_key_secret("prod", account)
+        assert published[name] == {"Ref": secret_id} and wanted[name] == GATEWAY
         assert gateway["Outputs"][f"GatewaySpokeKeySecretArn{account}"]["Value"] == {"Ref": secret_id}
 
 
