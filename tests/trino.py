@@ -31,6 +31,8 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from emr_lineage.aws.archive_queries import ATHENA_CATALOG
+
 TRINO_VERSION = "476"
 ARTIFACT = f"io.trino:trino-server:{TRINO_VERSION}:tar.gz"
 MINIMUM_JAVA = 24
@@ -203,7 +205,8 @@ def _write_config(directory: Path, port: int, moto: str) -> None:
         "node.internal-address=127.0.0.1\nquery.max-memory=256MB\nquery.max-memory-per-node=256MB\n"
     )
     key, secret = CREDENTIALS
-    (etc / "catalog" / "hive.properties").write_text(
+    # The catalog has Athena's name for the Glue Data Catalog: the stack's views name it (archive_queries.py).
+    (etc / "catalog" / f"{ATHENA_CATALOG}.properties").write_text(
         "connector.name=hive\n"
         # The archive's objects lie in <group>/ folders below each hour's partition: read them.
         "hive.recursive-directories=true\n"
@@ -221,7 +224,7 @@ def _rows(url: str, sql: str, schema: str | None = None) -> list[list]:
 
     address = urllib.parse.urlparse(url)
     connection = trino.dbapi.connect(
-        host=address.hostname, port=address.port, user="tests", catalog="hive", schema=schema
+        host=address.hostname, port=address.port, user="tests", catalog=ATHENA_CATALOG, schema=schema
     )
     cursor = connection.cursor()
     cursor.execute(sql)
@@ -234,7 +237,7 @@ def _runs_queries(url: str, catalog: bool) -> bool:
     from trino.exceptions import TrinoQueryError
 
     try:
-        return bool(_rows(url, "SHOW SCHEMAS FROM hive" if catalog else "SELECT 1"))
+        return bool(_rows(url, f"SHOW SCHEMAS FROM {ATHENA_CATALOG}" if catalog else "SELECT 1"))
     except TrinoQueryError:
         return False
 

@@ -9,6 +9,12 @@ arrival) and ``hour`` (no crawler, no partitions to add):
   document per line: the ingest archives each event on one line);
 * :data:`RAW_TABLE`: each line whole, as the string ``raw``.
 
+Every query over events sees each event's ``source_account``: the AWS account whose key sent it,
+read from the object's key (``"$path"``, :data:`~emr_lineage.aws.archive.ACCOUNT_IN_KEY`), NULL for
+an event archived before accounts were recorded; ``${source_account}`` ('' for any) keeps one
+account's events. The view :data:`ACCOUNTS_VIEW` (:data:`ACCOUNTS_VIEW_SQL`) is the events table
+with that column, for queries of one's own (a view keeps the partition columns, so they still prune).
+
 A query template names its values ``${name}``. Every one of them sits inside a SQL string literal
 (``'${name}'``) and :func:`render` doubles the quotes of what it puts there, so a value can never
 end the literal. ``since``/``until`` are event time (ISO 8601, UTC); ``since_date``/``since_hour``
@@ -25,10 +31,12 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from emr_lineage.aws.archive import ARRIVAL_SLACK
+from emr_lineage.aws.archive import ACCOUNT_IN_KEY, ARRIVAL_SLACK
 
 EVENTS_TABLE = "events"
 RAW_TABLE = "events_raw"
+ACCOUNTS_VIEW = "events_with_account"
+ATHENA_CATALOG = "awsdatacatalog"  # Athena's name of the Glue Data Catalog, which a view's definition names
 PARTITION_DATE_FORMAT = "%Y-%m-%d"  # projection.dt.format yyyy-MM-dd
 PROJECTION_START = "2024-01-01"  # the first projected date (projection.dt.range)
 PLACEHOLDER = re.compile(r"\$\{([a-z_]+)\}")
@@ -44,13 +52,22 @@ def _partitions(table: str, indent: str) -> str:
     )
 
 
-# The window every query starts from: the partitions to read (pruned by projection) and each event's
-# time, parsed once (NULL when it is not an ISO 8601 time Athena reads: such events fall outside).
+# The account in an object's key (its "$path"), NULL where the key has none; no quote in the pattern.
+SOURCE_ACCOUNT = f"""regexp_extract("$path", '{ACCOUNT_IN_KEY}', 1)"""
+
+ACCOUNTS_VIEW_SQL = f"""SELECT e.*, {SOURCE_ACCOUNT} AS source_account FROM "{EVENTS_TABLE}" e"""
+
+# The window every query starts from: the partitions to read (pruned by projection), the account
+# asked for ('' any), and each event's time, parsed once (NULL when it is not an ISO 8601 time Athena
+# reads: such events fall outside).
 _WINDOWED = f"""WITH w AS (
-  SELECT e.*, "$path" AS object_key, try(from_iso8601_timestamp(e.eventtime)) AS event_time
+  SELECT e.*, "$path" AS object_key, {SOURCE_ACCOUNT} AS source_account,
+         try(from_iso8601_timestamp(e.eventtime)) AS event_time
   FROM "{EVENTS_TABLE}" e
   WHERE {_partitions("e", "    ")}
+    AND ('${{source_account}}' = '' OR {SOURCE_ACCOUNT} = '${{source_account}}')
 )"""
+ANY_ACCOUNT = ("source_account",)  # every query over the window takes it
 _IN_WINDOW = "w.event_time BETWEEN from_iso8601_timestamp('${since}') AND from_iso8601_timestamp('${until}')"
 # A dataset as the ingest normalises it: s3a:// and s3n:// are s3://, a trailing slash does not count.
 # ``d`` is the row of an UNNEST of inputs or outputs: Trino (Athena engine 3) expands an array of
@@ -101,6 +118,7 @@ SELECT run_id, job_namespace, job_name, access,
 FROM accesses
 GROUP BY run_id, job_namespace, job_name, access
 ORDER BY first_event, run_id, access""",
+    optional=ANY_ACCOUNT,
 )
 
 _FAILED_RUNS = NamedQuery(
@@ -113,7 +131,7 @@ FROM w
 WHERE {_IN_WINDOW} AND w.eventtype = 'FAIL' AND ('${{job}}' = '' OR w.job.name = '${{job}}')
 GROUP BY w.job.namespace, w.job.name
 ORDER BY failed_runs DESC, job_name""",
-    optional=("job",),
+    optional=("job", *ANY_ACCOUNT),
 )
 
 _PER_PRODUCER = NamedQuery(
@@ -125,6 +143,21 @@ FROM w
 WHERE {_IN_WINDOW}
 GROUP BY date(w.event_time AT TIME ZONE 'UTC'), w.producer
 ORDER BY event_date, producer""",
+    optional=ANY_ACCOUNT,
+)
+
+_PER_ACCOUNT = NamedQuery(
+    "events_per_source_account",
+    "Events per source account (the AWS account whose key sent them; empty for events archived before "
+    "accounts were recorded) per UTC day of their eventTime",
+    f"""{_WINDOWED}
+SELECT date(w.event_time AT TIME ZONE 'UTC') AS event_date, coalesce(w.source_account, '') AS source_account,
+       count(*) AS events
+FROM w
+WHERE {_IN_WINDOW}
+GROUP BY date(w.event_time AT TIME ZONE 'UTC'), coalesce(w.source_account, '')
+ORDER BY event_date, source_account""",
+    optional=ANY_ACCOUNT,
 )
 
 _LATE_EVENTS = NamedQuery(
@@ -142,6 +175,7 @@ SELECT arrival_hour, event_time, date_diff('minute', event_time, arrival_hour) A
 FROM arrivals
 WHERE arrival_hour > event_time + INTERVAL '1' HOUR
 ORDER BY minutes_late DESC, object_key""",
+    optional=ANY_ACCOUNT,
     days_after=7,
 )
 
@@ -158,7 +192,7 @@ ORDER BY r.dt, object_key""",
 )
 
 QUERIES: dict[str, NamedQuery] = {
-    q.name: q for q in (_DATASET_RUNS, _FAILED_RUNS, _PER_PRODUCER, _LATE_EVENTS, _UNREADABLE)
+    q.name: q for q in (_DATASET_RUNS, _FAILED_RUNS, _PER_PRODUCER, _PER_ACCOUNT, _LATE_EVENTS, _UNREADABLE)
 }
 
 

@@ -26,6 +26,7 @@ from emr_lineage.cli.options import (
     job_option,
     settings_options,
     since_option,
+    source_account_option,
     until_option,
 )
 from emr_lineage.cli.output import Group, fail
@@ -65,9 +66,15 @@ def _time(option: str, value: str) -> dt.datetime:
 
 
 def query_values(
-    query: NamedQuery, *, since: str | None, until: str | None, dataset: str | None, job: str | None
+    query: NamedQuery,
+    *,
+    since: str | None,
+    until: str | None,
+    dataset: str | None,
+    job: str | None,
+    source_account: str | None = None,
 ) -> dict[str, str]:
-    """The values of ``query`` from the options: the window, and the dataset or job it takes."""
+    """The values of ``query`` from the options: the window, the dataset or job it takes, the account."""
     if not since:
         fail(f"archive query {query.name} needs --since (the window bounds the partitions Athena reads)")
     start, end = _time("--since", since), _time("--until", until) if until else utc_now()
@@ -75,6 +82,7 @@ def query_values(
     for option, given, names in (
         ("--dataset", dataset, ("dataset_namespace", "dataset_name")),
         ("--job", job, ("job",)),
+        ("--source-account", source_account, ("source_account",)),
     ):
         takes = set(names) & set(query.parameters)
         if given is not None and not takes:
@@ -90,6 +98,8 @@ def query_values(
             fail(f"--dataset {dataset!r}: {exc}")
     if job is not None:
         values["job"] = job
+    if source_account is not None:
+        values["source_account"] = source_account
     return values
 
 
@@ -140,6 +150,10 @@ def _print(query: NamedQuery, result: athena.QueryResult, fmt: str) -> None:
     help="The dataset of the queries that take one: its storage URI, s3://bucket/path or a local path.",
 )
 @job_option("The Spark job of the queries that take one: its name.")
+@source_account_option(
+    "Only the events the gateway received with this AWS account's key (12 digits; its own account, or a "
+    "spoke's), in the queries over events."
+)
 @format_option(("table", "json"), "table")
 @settings_options
 def query_command(
@@ -148,6 +162,7 @@ def query_command(
     until: str | None,
     dataset: str | None,
     job: str | None,
+    source_account: str | None,
     fmt: str,
     env: str,
     cdk_json,
@@ -155,7 +170,8 @@ def query_command(
     """Run the archive's named query NAME in the environment's Athena workgroup and print its rows."""
     query = named_query(name)
     try:
-        sql = render(query, query_values(query, since=since, until=until, dataset=dataset, job=job))
+        values = query_values(query, since=since, until=until, dataset=dataset, job=job, source_account=source_account)
+        sql = render(query, values)
     except QueryValueError as exc:
         fail(exc)
     settings = load_settings(env, cdk_json)
@@ -174,7 +190,12 @@ def query_command(
 @format_option(("table", "json"), "table")
 def list_command(fmt: str) -> None:
     """List the archive's named queries and the options each takes."""
-    options = {"dataset_namespace": "--dataset", "dataset_name": "--dataset", "job": "--job"}
+    options = {
+        "dataset_namespace": "--dataset",
+        "dataset_name": "--dataset",
+        "job": "--job",
+        "source_account": "--source-account",
+    }
     listed = []
     for query in QUERIES.values():
         takes = dict.fromkeys(options[p] for p in query.parameters if p not in WINDOW)

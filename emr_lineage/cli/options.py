@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from emr_lineage.aws.archive import is_account_id
 from emr_lineage.cli.options_deprecated import Decorator, deprecated_alias
 from emr_lineage.cli.output import fail
 from emr_lineage.http.defaults import DEFAULT_TIMEOUT
@@ -312,6 +313,18 @@ def dataset_option(required: bool = True, help: str | None = None) -> Decorator:
 
 def job_option(help: str, **kwargs: Any) -> Decorator:
     return shared_option("--job", meaning="A Spark job.", help=help, metavar="JOB", **kwargs)
+
+
+def _account_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not is_account_id(value):
+        fail(f"--source-account {value!r}: not an AWS account id (12 digits, e.g. 210987654321)")
+    return value
+
+
+def source_account_option(help: str) -> Decorator:
+    """``--source-account ACCOUNT``: the archive's events one AWS account's key sent."""
+    meaning = "Only the archived events the gateway received with this AWS account's key (12 digits)."
+    return shared_option("--source-account", meaning=meaning, help=help, metavar="ACCOUNT", callback=_account_id)
 
 
 def format_option(choices: Sequence[str], default: str, help: str | None = None) -> Decorator:

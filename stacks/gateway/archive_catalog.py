@@ -1,5 +1,6 @@
-"""The archive as Athena tables: a Glue database, two tables with partition projection, the Athena
-workgroup that queries them, its named queries, and Lake Formation access for the archive's readers.
+"""The archive as Athena tables: a Glue database, two tables with partition projection, a view of
+the source account, the Athena workgroup that queries them, its named queries, and Lake Formation
+access for the archive's readers.
 
 * Tables (names and queries: :mod:`emr_lineage.aws.archive_queries`) over ``s3://<archive>/raw/``,
   partitioned by projection on ``dt`` (``date=YYYY-MM-DD``, from ``PROJECTION_START`` to NOW) and ``hour``
@@ -7,6 +8,11 @@ workgroup that queries them, its named queries, and Lake Formation access for th
   OpenX JsonSerDe, keys case-insensitive, a line that is not JSON an all-NULL row instead of a failed
   query); ``events_raw`` keeps each line whole (LazySimpleSerDe split on \\x01, which JSON text cannot
   hold unescaped: one column).
+* ``events_with_account`` (:data:`~emr_lineage.aws.archive_queries.ACCOUNTS_VIEW`): ``events`` and its
+  ``source_account``, read from each object's key (``"$path"``). A view as Athena stores one in the Glue
+  catalog (a ``VIRTUAL_VIEW`` whose ``ViewOriginalText`` is ``/* Presto View: <base64 JSON> */``: its
+  SQL, catalog, schema and columns as Trino types), running as the invoker (Lake Formation checks the
+  reader's own grants on ``events``).
 * The workgroup enforces its configuration: results under ``athena-results/`` of the archive bucket,
   SSE-KMS with the gateway key; queries cancelled past ``gateway.athena_scan_limit_mb``; engine v3.
 * Lake Formation: ``raw/`` registered through a role of its own (read only, and the key), and each
@@ -16,7 +22,10 @@ workgroup that queries them, its named queries, and Lake Formation access for th
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
+import re
 
 from aws_cdk import Aws, CfnResource
 from aws_cdk import aws_athena as athena
@@ -28,7 +37,15 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from emr_lineage.aws.archive import ARCHIVE_ROOT
-from emr_lineage.aws.archive_queries import EVENTS_TABLE, PROJECTION_START, QUERIES, RAW_TABLE
+from emr_lineage.aws.archive_queries import (
+    ACCOUNTS_VIEW,
+    ACCOUNTS_VIEW_SQL,
+    ATHENA_CATALOG,
+    EVENTS_TABLE,
+    PROJECTION_START,
+    QUERIES,
+    RAW_TABLE,
+)
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.gateway.storage import ATHENA_RESULTS_PREFIX
 from stacks.shared.nag import acknowledge, wildcard_resource_finding
@@ -55,6 +72,8 @@ JSON_SERDE = "org.openx.data.jsonserde.JsonSerDe"
 TEXT_SERDE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 _Grant = lakeformation.CfnPrincipalPermissions
 RAW_DELIMITER = "\x01"  # a control character: never unescaped in JSON text (RFC 8259 section 7)
+VIEW_COLUMNS = (*EVENT_COLUMNS, *PARTITION_KEYS, ("source_account", "string"))
+_TRINO_TYPES = {"string": "varchar", "int": "integer"}
 
 
 def archive_database_name(settings: EnvironmentSettings) -> str:
@@ -85,8 +104,29 @@ def _columns(pairs: tuple[tuple[str, str], ...]) -> list[glue.CfnTable.ColumnPro
     return [glue.CfnTable.ColumnProperty(name=name, type=kind) for name, kind in pairs]
 
 
+def trino_type(hive: str) -> str:
+    """A Glue (Hive) column type as a view's definition writes it, Trino's: ``struct<a:string>`` is
+    ``row(a varchar)``, ``array<int>`` is ``array(integer)``."""
+    spelled = re.sub(r"(\w+):", r"\1 ", hive).replace("struct<", "row(").replace("array<", "array(").replace(">", ")")
+    return re.sub(r"\b(string|int)\b", lambda m: _TRINO_TYPES[m.group(1)], spelled)
+
+
+def presto_view_text(sql: str, database: str, columns: tuple[tuple[str, str], ...]) -> str:
+    """``ViewOriginalText`` of a view as Athena (engine 3, Trino) stores it in the Glue catalog. Trino's
+    view definition needs ``runAsInvoker`` and ``path``; an invoker's view needs no owner."""
+    definition = {
+        "originalSql": sql,
+        "catalog": ATHENA_CATALOG,
+        "schema": database,
+        "columns": [{"name": name, "type": trino_type(kind)} for name, kind in columns],
+        "runAsInvoker": True,
+        "path": [],
+    }
+    return f"/* Presto View: {base64.b64encode(json.dumps(definition).encode()).decode()} */"
+
+
 class ArchiveCatalog(Construct):
-    """Exposes ``database_name``, ``database``, ``tables`` (name -> CfnTable), ``workgroup``,
+    """Exposes ``database_name``, ``database``, ``tables`` and ``views`` (name -> CfnTable), ``workgroup``,
     ``named_queries`` (name -> CfnNamedQuery), ``results_location``, ``location_role`` and ``grants``."""
 
     def __init__(
@@ -130,6 +170,7 @@ class ArchiveCatalog(Construct):
                 ),
             ),
         }
+        self.views = {ACCOUNTS_VIEW: self._view(ACCOUNTS_VIEW, ACCOUNTS_VIEW_SQL, VIEW_COLUMNS)}
         self.results_location = f"s3://{bucket.bucket_name}/{ATHENA_RESULTS_PREFIX}"
         self.workgroup = self._workgroup(settings, key)
         self.named_queries = self._named_queries()
@@ -170,6 +211,27 @@ class ArchiveCatalog(Construct):
         )
         table.node.add_dependency(self.database)
         return table
+
+    def _view(self, name: str, sql: str, columns: tuple[tuple[str, str], ...]) -> glue.CfnTable:
+        view = glue.CfnTable(
+            self,
+            f"View-{name}",
+            catalog_id=Aws.ACCOUNT_ID,
+            database_name=self.database_name,
+            table_input=glue.CfnTable.TableInputProperty(
+                name=name,
+                table_type="VIRTUAL_VIEW",
+                # No description: Trino reads it as the "comment" parameter, which marks the view as Athena's.
+                parameters={"presto_view": "true", "comment": "Presto View"},
+                view_original_text=presto_view_text(sql, self.database_name, columns),
+                view_expanded_text="/* Presto View */",
+                storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
+                    columns=_columns(columns), serde_info=glue.CfnTable.SerdeInfoProperty()
+                ),
+            ),
+        )
+        view.node.add_dependency(*self.tables.values())
+        return view
 
     def _workgroup(self, settings: EnvironmentSettings, key: kms.IKey) -> athena.CfnWorkGroup:
         config = athena.CfnWorkGroup.WorkGroupConfigurationProperty(
@@ -260,7 +322,7 @@ class ArchiveCatalog(Construct):
             "Database": (["DESCRIBE"], _Grant.ResourceProperty(database=database), self.database),
             "Location": (["DATA_LOCATION_ACCESS"], _Grant.ResourceProperty(data_location=data_location), location),
         }
-        for name, table in self.tables.items():
+        for name, table in {**self.tables, **self.views}.items():
             resource = _Grant.TableResourceProperty(catalog_id=catalog, database_name=self.database_name, name=name)
             resources[f"Table-{name}"] = (["SELECT", "DESCRIBE"], _Grant.ResourceProperty(table=resource), table)
         grants = []

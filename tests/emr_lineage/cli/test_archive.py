@@ -110,6 +110,21 @@ def test_no_rows_is_a_count_of_zero(aws: None) -> None:
     assert "('revenue_daily' = '' OR w.job.name = 'revenue_daily')" in executions()[0].query
 
 
+SPOKE = "210987654321"
+
+
+def test_a_source_account_keeps_the_events_that_accounts_key_sent(aws: None) -> None:
+    seed_rows(["event_date", "source_account", "events"], [["2026-11-21", SPOKE, "7"]])
+    result = run("events_per_source_account", *WINDOW, "--source-account", SPOKE)
+    assert result.exit_code == 0, result.output
+    assert f"('{SPOKE}' = '' OR regexp_extract(\"$path\", '-([0-9]{{12}})\\.json$', 1) = '{SPOKE}')" in (
+        executions()[0].query
+    )
+    seed_rows(["producer", "events"], [])
+    assert run("events_per_producer_per_day", *WINDOW).exit_code == 0
+    assert "('' = '' OR regexp_extract(" in executions()[1].query  # without it: every account
+
+
 def _failing(reason: str | None, state: str) -> Any:
     """clients_for whose Athena query ends ``state`` with Athena's ``reason``."""
 
@@ -188,6 +203,8 @@ def test_a_query_past_its_deadline_is_stopped_and_exit_1(aws: None, monkeypatch:
         (["runs_for_dataset", *WINDOW, "--dataset", "table:orders"], "needs a storage URI"),
         (["late_events", *WINDOW, "--job", "x"], "archive query late_events takes no --job"),
         (["failed_runs_per_job", *WINDOW, "--job", "a\x00b"], "control characters cannot be in a query value"),
+        (["late_events", *WINDOW, "--source-account", "1234"], "--source-account '1234': not an AWS account id"),
+        (["unreadable_lines", *WINDOW, "--source-account", SPOKE], "unreadable_lines takes no --source-account"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2_before_athena_is_asked(aws: None, args: list[str], fragment: str) -> None:
@@ -209,9 +226,10 @@ def test_list_names_every_query_and_its_options() -> None:
     assert result.exit_code == 0
     listed = {q["name"]: q["options"] for q in json.loads(result.stdout)}
     assert listed == {
-        "runs_for_dataset": "--since --until --dataset",
-        "failed_runs_per_job": "--since --until --job",
-        "events_per_producer_per_day": "--since --until",
-        "late_events": "--since --until",
+        "runs_for_dataset": "--since --until --source-account --dataset",
+        "failed_runs_per_job": "--since --until --source-account --job",
+        "events_per_producer_per_day": "--since --until --source-account",
+        "events_per_source_account": "--since --until --source-account",
+        "late_events": "--since --until --source-account",
         "unreadable_lines": "--since --until",
     }

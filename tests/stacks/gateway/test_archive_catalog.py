@@ -1,17 +1,23 @@
 """The archive as Athena tables (stacks/gateway/archive_catalog.py): the Glue database and its two
-projected tables, the workgroup, the named queries (the CLI's SQL, byte for byte), Lake Formation."""
+projected tables, the view of the source account, the workgroup, the named queries (the CLI's SQL, byte
+for byte), Lake Formation."""
 
 from __future__ import annotations
 
-from emr_lineage.aws.archive_queries import EVENTS_TABLE, QUERIES, RAW_TABLE
+import base64
+import json
+
+from emr_lineage.aws.archive_queries import ACCOUNTS_VIEW, ACCOUNTS_VIEW_SQL, EVENTS_TABLE, QUERIES, RAW_TABLE
 from emr_lineage.settings.loader import load_settings
 from stacks.gateway.archive_catalog import (
     BYTES_PER_MB,
     ENGINE_VERSION,
     EVENT_COLUMNS,
     JSON_SERDE,
+    PARTITION_KEYS,
     RAW_DELIMITER,
     TEXT_SERDE,
+    trino_type,
 )
 from stacks.gateway.storage import ATHENA_RESULTS_EXPIRATION_DAYS, ATHENA_RESULTS_PREFIX
 from tests.stacks.templates import by_type, one, statements
@@ -24,8 +30,13 @@ def _in_archive(bucket_id: str, suffix: str) -> dict:
     return {"Fn::Join": ["", ["s3://", {"Ref": bucket_id}, suffix]]}
 
 
-def _tables(tpl: dict) -> dict[str, dict]:
-    return {t["Properties"]["TableInput"]["Name"]: t for t in by_type(tpl, "AWS::Glue::Table").values()}
+def _tables(tpl: dict, kind: str = "EXTERNAL_TABLE") -> dict[str, dict]:
+    """The Glue tables of ``kind`` (``VIRTUAL_VIEW``: the views), by name."""
+    return {
+        t["Properties"]["TableInput"]["Name"]: t
+        for t in by_type(tpl, "AWS::Glue::Table").values()
+        if t["Properties"]["TableInput"]["TableType"] == kind
+    }
 
 
 def test_two_tables_over_the_archive_with_partition_projection_and_no_crawler(synth):
@@ -36,7 +47,7 @@ def test_two_tables_over_the_archive_with_partition_projection_and_no_crawler(sy
     assert name == f"{load_settings(synth.env).glue_database_prefix}_lineage_archive"
     assert database["Properties"]["DatabaseInput"]["CreateTableDefaultPermissions"] == []
     tables = _tables(tpl)
-    assert sorted(tables) == sorted([EVENTS_TABLE, RAW_TABLE])
+    assert sorted(tables) == sorted([EVENTS_TABLE, RAW_TABLE]) and len(by_type(tpl, "AWS::Glue::Table")) == 3
     assert not by_type(tpl, "AWS::Glue::Crawler") and not by_type(tpl, "AWS::Glue::Partition")
     for table in tables.values():
         assert table["DependsOn"] == [database_id] and table["Properties"]["DatabaseName"] == name
@@ -76,6 +87,39 @@ def test_events_has_typed_columns_and_events_raw_keeps_each_line_whole(synth):
     assert RAW_DELIMITER == "\x01"
     for table in (events, raw):
         assert table["InputFormat"] == "org.apache.hadoop.mapred.TextInputFormat"
+
+
+def test_the_accounts_view_is_events_and_each_events_source_account_as_athena_stores_a_view(synth):
+    """Run on Trino from the template by tests/stacks/gateway/test_archive_on_trino.py; here, its shape."""
+    tpl = synth.template_json("gateway")
+    (view,) = _tables(tpl, "VIRTUAL_VIEW").values()
+    table_input = view["Properties"]["TableInput"]
+    assert table_input["Name"] == ACCOUNTS_VIEW
+    assert table_input["Parameters"] == {"presto_view": "true", "comment": "Presto View"}
+    assert "Description" not in table_input  # Trino would read it as the comment that marks the view
+    assert table_input["ViewExpandedText"] == "/* Presto View */"
+    text = table_input["ViewOriginalText"]
+    assert text.startswith("/* Presto View: ") and text.endswith(" */")
+    definition = json.loads(base64.b64decode(text.removeprefix("/* Presto View: ").removesuffix(" */")))
+    columns = [*EVENT_COLUMNS, *PARTITION_KEYS, ("source_account", "string")]
+    assert definition == {
+        "originalSql": ACCOUNTS_VIEW_SQL,
+        "catalog": "awsdatacatalog",
+        "schema": f"emr_lineage_{synth.env}_lineage_archive",
+        "columns": [{"name": name, "type": trino_type(kind)} for name, kind in columns],
+        "runAsInvoker": True,
+        "path": [],
+    }
+    assert [(c["Name"], c["Type"]) for c in table_input["StorageDescriptor"]["Columns"]] == columns
+    assert sorted(view["DependsOn"]) == sorted(
+        k for k, t in by_type(tpl, "AWS::Glue::Table").items() if t["Properties"]["TableInput"]["Name"] != ACCOUNTS_VIEW
+    )
+
+
+def test_trino_types_are_the_glue_types_as_a_view_writes_them():
+    assert trino_type("string") == "varchar" and trino_type("int") == "integer"
+    assert trino_type("struct<runid:string>") == "row(runid varchar)"
+    assert trino_type("array<struct<namespace:string,name:string>>") == "array(row(namespace varchar,name varchar))"
 
 
 def test_the_workgroup_enforces_encrypted_results_and_the_scan_limit(synth):
@@ -134,9 +178,10 @@ def test_the_platform_teams_role_is_granted_the_tables_and_the_location(optional
     grants = [g["Properties"] for g in by_type(tpl, GRANT).values()]
     assert {g["Principal"]["DataLakePrincipalIdentifier"] for g in grants} == {ARCHIVE_READER}
     by_resource = {next(iter(g["Resource"])) + ":" + g["Resource"].get("Table", {}).get("Name", ""): g for g in grants}
-    assert sorted(by_resource) == ["DataLocation:", "Database:", f"Table:{EVENTS_TABLE}", f"Table:{RAW_TABLE}"]
+    tables = (EVENTS_TABLE, RAW_TABLE, ACCOUNTS_VIEW)
+    assert sorted(by_resource) == sorted(["DataLocation:", "Database:", *(f"Table:{table}" for table in tables)])
     assert by_resource["Database:"]["Permissions"] == ["DESCRIBE"]
     assert by_resource["DataLocation:"]["Permissions"] == ["DATA_LOCATION_ACCESS"]
-    for table in (EVENTS_TABLE, RAW_TABLE):
+    for table in tables:
         assert by_resource[f"Table:{table}"]["Permissions"] == ["SELECT", "DESCRIBE"]
     assert all(g["PermissionsWithGrantOption"] == [] for g in grants)

@@ -6,7 +6,10 @@ on (``tests/trino.py``), over the tables exactly as the gateway stack's template
   metastore: the OpenX JSON SerDe and its parameters, the text SerDe, partition projection.
 * The objects are what the ingest archives (``check_request``: its key and its one-line body) in
   moto_server's S3, plus what an archive may also hold: an event archived over several lines before
-  the one-line rule, two bodies that are not an event, an event that arrived three hours late.
+  the one-line rule, two bodies that are not an event, an event that arrived three hours late. Each
+  event is sent with the gateway's key or a spoke account's (its archive key ends with that account),
+  but a DAG's, archived before accounts were recorded (no account in its key).
+* The view of the source account is the template's too, as Athena stores a view in the Glue catalog.
 * Every named query is rendered by ``emr-lineage gateway archive query``'s own ``render``/``window_values``
   and its rows are compared with what the project's Python side says of the same events
   (``RunHistory`` for runs and failures, the gateway's checked events for the rest).
@@ -28,8 +31,8 @@ import boto3
 import pytest
 from filelock import FileLock
 
-from emr_lineage.aws.archive import ARRIVAL_SLACK, archive_prefixes
-from emr_lineage.aws.archive_queries import QUERIES, render, window_values
+from emr_lineage.aws.archive import ARRIVAL_SLACK, archive_prefixes, source_account
+from emr_lineage.aws.archive_queries import ACCOUNTS_VIEW, QUERIES, render, window_values
 from emr_lineage.gateway.ingest import check_request
 from emr_lineage.lineage.graph.history import RunHistory
 from emr_lineage.lineage.naming import canonical_dataset
@@ -42,6 +45,8 @@ BUCKET = "lineage-archive-trino"
 AIRFLOW = "https://github.com/apache/airflow/tree/providers-openlineage/2.3.0"
 SALES = "s3://lake/sales"
 SINCE, UNTIL = at(-60), at(17.5 * 60)  # 2026-11-23T08:00Z to 2026-11-24T02:30Z: the last run falls outside
+HUB, SPOKE = "123456789012", "210987654321"
+KEYS = {"hub-key": HUB, "spoke-key": SPOKE}  # the ingest's: key -> the account whose events it brings
 
 
 @pytest.fixture(scope="session")
@@ -95,6 +100,12 @@ def _runs() -> dict[str, list[dict]]:
 PRETTY, LATE = ("reader", 0), ("writer_again", 3)  # archived over several lines; three hours late
 
 
+def _sent_with(run: str) -> str | None:
+    """The key a run's events came with: the writers' a spoke's, the readers' the gateway's own; the DAG's
+    were archived before the archive recorded accounts."""
+    return "spoke-key" if run.startswith("writer") else "hub-key" if run.startswith("reader") else None
+
+
 @pytest.fixture(scope="session")
 def archive(trino_endpoints: dict[str, str], request: pytest.FixtureRequest, tmp_path_factory) -> dict:
     """The stack's catalog and the archived events in moto_server, made once for the run (by the first
@@ -129,7 +140,14 @@ def _archive(trino_endpoints: dict[str, str], synth) -> dict:
             if (name, index) == LATE:
                 received += dt.timedelta(hours=3)
             body = json.dumps(event, indent=2).encode()  # several lines: the ingest makes them one
-            accepted = check_request(None, body, api_keys=None, max_bytes=1 << 20, clock=lambda at=received: at)
+            key = _sent_with(name)
+            accepted = check_request(
+                {"Authorization": f"Bearer {key}"} if key else None,
+                body,
+                api_keys=KEYS if key else None,
+                max_bytes=1 << 20,
+                clock=lambda at=received: at,
+            )
             objects[accepted.archive_key] = body if (name, index) == PRETTY else accepted.raw
             if (name, index) != PRETTY:  # the events table cannot read it
                 checked.append((accepted, received))
@@ -256,3 +274,57 @@ def test_a_query_lists_only_the_hours_its_window_can_hold(archive) -> None:
     expected = archive_prefixes(SINCE - ARRIVAL_SLACK, UNTIL + dt.timedelta(days=query.days_after))
     assert archive["listed"] == sorted(expected)
     assert len(expected) == 44  # 2026-11-23 07:00 to 2026-11-25 02:00, not three days of 24 hours
+
+
+def _accounts(archive: dict) -> Counter:
+    """(UTC day of eventTime, source account or '') of the events in the window, as the Python side reads them."""
+    return Counter(
+        (a.checked.event_time.date(), source_account(a.archive_key) or "")
+        for a, _ in archive["checked"]
+        if SINCE <= a.checked.event_time <= UNTIL
+    )
+
+
+def test_events_per_source_account_per_day(trino_endpoints, archive) -> None:
+    rows = _query(trino_endpoints, archive["database"], "events_per_source_account")
+    assert {(day, account): count for day, account, count in rows} == dict(_accounts(archive))
+    assert {account for _, account, _ in rows} == {HUB, SPOKE, ""}  # "": archived before accounts were recorded
+
+
+def test_a_source_account_keeps_that_accounts_events_in_every_query(trino_endpoints, archive) -> None:
+    database = archive["database"]
+    for account in (HUB, SPOKE):
+        rows = _query(trino_endpoints, database, "events_per_source_account", source_account=account)
+        expected = {key: n for key, n in _accounts(archive).items() if key[1] == account}
+        assert {(day, found): count for day, found, count in rows} == expected
+    # The readers' key is the gateway's own: its failure is the hub's, none is the spoke's.
+    assert [row[1] for row in _query(trino_endpoints, database, "failed_runs_per_job", job="", source_account=HUB)] == [
+        "reader_job",
+        "reader_job.write",
+    ]
+    assert _query(trino_endpoints, database, "failed_runs_per_job", job="", source_account=SPOKE) == []
+    sales = {"dataset_namespace": "s3://lake", "dataset_name": "sales"}
+    spoke_runs = _query(trino_endpoints, database, "runs_for_dataset", source_account=SPOKE, **sales)
+    assert {access for *_, access, _, _, _ in spoke_runs} == {"write"}  # the writers'
+
+
+def test_the_view_selects_and_filters_each_events_source_account(trino_endpoints, archive) -> None:
+    partitions = "dt BETWEEN '2026-11-23' AND '2026-11-25'"
+    rows = trino_server.run_query(
+        trino_endpoints,
+        f"SELECT run.runid, eventtime, eventtype, source_account FROM {ACCOUNTS_VIEW} "
+        f"WHERE {partitions} AND run.runid IS NOT NULL",  # not the lines that are no event
+        archive["database"],
+    )
+    expected = {
+        (a.checked.event["run"]["runId"], a.checked.event["eventTime"], a.checked.event["eventType"])
+        + (source_account(a.archive_key),)
+        for a, _ in archive["checked"]
+    }
+    assert {tuple(row) for row in rows} == expected and len(rows) == len(expected)
+    (count,) = trino_server.run_query(
+        trino_endpoints,
+        f"SELECT count(*) FROM {ACCOUNTS_VIEW} WHERE {partitions} AND source_account = '{SPOKE}'",
+        archive["database"],
+    )
+    assert count == [sum(source_account(a.archive_key) == SPOKE for a, _ in archive["checked"])]
