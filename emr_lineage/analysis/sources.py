@@ -10,7 +10,8 @@ implementation:
 * the gateway's archive (``s3://bucket[/prefix]``, the layout of :mod:`emr_lineage.aws.archive`):
   the raw bodies, each through the gateway's own checks again
   (:func:`~emr_lineage.lineage.door.one_event.check_archived`: namespaces normalised as Marquez
-  received them); a body resent in another hour is read once.
+  received them); a body resent in another hour is read once; optionally only what one AWS
+  account's key sent (:func:`~emr_lineage.aws.archive.source_account`).
 
 A time window (``--since``/``--until``) keeps the events whose ``eventTime`` falls in it. The
 archive is listed by the hour of arrival, which follows the event time by seconds; one hour of
@@ -28,7 +29,7 @@ from typing import Any
 import orjson
 from botocore.exceptions import BotoCoreError, ClientError
 
-from emr_lineage.aws.archive import ArchiveLocation, copy_id, event_time_prefixes
+from emr_lineage.aws.archive import ArchiveLocation, copy_id, event_time_prefixes, source_account
 from emr_lineage.aws.archive import parse_archive_uri as archive_location
 from emr_lineage.aws.clients import AwsError, aws_client, aws_message
 from emr_lineage.errors import EmrLineageError
@@ -96,13 +97,17 @@ def read_archive(
     location: ArchiveLocation,
     window: Window,
     now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+    account: str | None = None,
 ) -> EventSource:
-    """The archived events in ``window``, each read once and checked as the gateway checks it."""
-    source = EventSource("archive", location.uri)
+    """The archived events in ``window``, each read once and checked as the gateway checks it; with
+    ``account``, only those the gateway received with that AWS account's key (not read otherwise)."""
+    source = EventSource("archive", location.uri + (f" (source account {account})" if account else ""))
     seen: set[str] = set()
     rejected: list[str] = []
     for prefix in _archive_prefixes(location, window, now):
         for key in sorted(_list_keys(s3, location, prefix)):
+            if account and source_account(key) != account:
+                continue
             copy = copy_id(key)  # the same body resent in another hour
             if copy in seen:
                 continue

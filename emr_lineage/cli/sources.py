@@ -32,6 +32,7 @@ from emr_lineage.cli.options import (
     marquez_option,
     since_option,
     skip_invalid_option,
+    source_account_option,
     timeout_option,
     until_option,
 )
@@ -51,6 +52,7 @@ class SourceRequest:
     events: tuple[str, ...]
     marquez_url: str | None
     archive: str | None
+    source_account: str | None
     graph_file: str | None
     since: str | None
     until: str | None
@@ -66,14 +68,19 @@ RUNS_GRAPH_HELP = (
 
 
 def source_options(graph_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--events``/``--marquez``/``--archive``/``--graph`` (one of them), ``--since``/``--until``,
-    ``--timeout``, ``--skip-invalid`` (each declared in :mod:`emr_lineage.cli.options`; ``--graph``'s help is
-    ``graph_help``), passed to the command as one ``source``: :class:`SourceRequest`."""
+    """``--events``/``--marquez``/``--archive``/``--graph`` (one of them), ``--source-account`` (with
+    ``--archive``), ``--since``/``--until``, ``--timeout``, ``--skip-invalid`` (each declared in
+    :mod:`emr_lineage.cli.options`; ``--graph``'s help is ``graph_help``), passed to the command as one
+    ``source``: :class:`SourceRequest`."""
     names = [f.name for f in fields(SourceRequest)]
     options = [
         events_option(),
         marquez_option(MARQUEZ_EVENTS),
         archive_option(help=f"Read the events of the lineage gateway's archive: {ARCHIVE_FORM}."),
+        source_account_option(
+            "With --archive: only the events the gateway received with this AWS account's key (12 digits; "
+            "its own account, or a spoke's)."
+        ),
         graph_file_option(graph_help),
         since_option(),
         until_option(),
@@ -100,6 +107,7 @@ def read_source(request: SourceRequest) -> EventSource:
     since, until = request.since, request.until
     if sum(bool(s) for s in (events, marquez_url, archive, graph_file)) != 1:
         fail("give one source: --events PATH..., --marquez URL, --archive s3://bucket[/prefix] or --graph FILE")
+    _account_needs_archive(request)
     window = Window.of(since, until)
     if events:
         source = read_files(events, window, request.skip_invalid)
@@ -107,7 +115,8 @@ def read_source(request: SourceRequest) -> EventSource:
         with MarquezClient(marquez_url, timeout=request.timeout) as client:
             source = read_marquez(client, window)
     else:
-        source = read_archive(archive_s3_client(), parse_archive_uri(archive or ""), window)
+        location = parse_archive_uri(archive or "")
+        source = read_archive(archive_s3_client(), location, window, account=request.source_account)
     for note in source.notes:
         click.echo(note, err=True)
     if not source.events:
@@ -116,10 +125,16 @@ def read_source(request: SourceRequest) -> EventSource:
     return source
 
 
+def _account_needs_archive(request: SourceRequest) -> None:
+    if request.source_account and not request.archive:
+        fail("--source-account selects archived events by the account whose key sent them: give --archive too")
+
+
 def _graph_only(request: SourceRequest) -> str | None:
     """The graph file, when it is the one source given (``--since``/``--until`` do not apply to it)."""
     if not request.graph_file or request.events or request.marquez_url or request.archive:
         return None
+    _account_needs_archive(request)
     if request.since is not None or request.until is not None:
         fail("--since/--until select events by their time; a graph file holds none (build it from that window)")
     return request.graph_file

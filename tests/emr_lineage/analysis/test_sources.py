@@ -128,6 +128,19 @@ def test_the_archive_is_read_once_normalised_and_in_a_window(archive) -> None:
     assert len(copy.events) == 8 and copy.notes == []
 
 
+def test_a_source_account_reads_what_its_key_sent_and_its_resent_copy(archive) -> None:
+    """The first event is archived with a spoke's key, then again an hour later with another account's:
+    that account's reading has it once, from its own copy."""
+    hub = read_archive(archive, ArchiveLocation(BUCKET), Window(), account="123456789012")
+    assert hub.label == f"s3://{BUCKET}/ (source account 123456789012)"
+    resent = read_archive(archive, ArchiveLocation(BUCKET), Window(), account="345678901234")
+    assert [e["eventTime"] for e in resent.events] == [_events()[0]["eventTime"]]
+    spoke = read_archive(archive, ArchiveLocation(BUCKET), Window(), account="210987654321")
+    everything = read_archive(archive, ArchiveLocation(BUCKET), Window())
+    assert len(hub.events) + len(spoke.events) < len(everything.events)  # the others: no account in their keys
+    assert all(e in everything.events for e in hub.events + spoke.events)
+
+
 def test_a_missing_bucket_and_a_bad_uri(archive) -> None:
     with pytest.raises(AnalysisError, match="cannot list s3://no-such-bucket/raw/: NoSuchBucket"):
         read_archive(archive, ArchiveLocation("no-such-bucket"), Window())

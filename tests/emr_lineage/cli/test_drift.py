@@ -19,6 +19,8 @@ from tests.emr_lineage.conftest import write_jsonl
 from tests.helpers import fake_aws_credentials, one_error_line
 
 BUCKET = "lineage-archive"
+SPOKE = "210987654321"
+FIRST_VERSION_EVENTS = 4  # the first load: its application and its action, each START and COMPLETE
 
 
 def _events() -> list[dict]:
@@ -60,9 +62,10 @@ def archive(monkeypatch: pytest.MonkeyPatch):
     with mock_aws():
         s3 = boto3.client("s3")
         s3.create_bucket(Bucket=BUCKET)
-        for event in _events():
+        for index, event in enumerate(_events()):
             moment = dt.datetime.fromisoformat(event["eventTime"])
-            key = archive_key(moment, event["run"]["runId"], moment, dedup_id(canonical_json(event)))
+            account = SPOKE if index < FIRST_VERSION_EVENTS else None  # the first load, from a spoke's key
+            key = archive_key(moment, event["run"]["runId"], moment, dedup_id(canonical_json(event)), account)
             s3.put_object(Bucket=BUCKET, Key=key, Body=json.dumps(event).encode())
         yield s3
 
@@ -77,3 +80,28 @@ def test_the_archive_as_a_source(archive) -> None:
     one_error_line(
         _run("drift", "--archive", "s3://no-such-bucket", "--dataset", "x"), "cannot list s3://no-such-bucket/raw/"
     )
+
+
+def test_a_source_account_keeps_the_archived_events_its_key_sent(archive) -> None:
+    spoke = _run("drift", "--archive", f"s3://{BUCKET}", "--dataset", "s3://lake/orders", "--source-account", SPOKE)
+    assert spoke.exit_code == 0, spoke.output
+    assert "0 schema change(s) in 1 version(s)" in spoke.stdout  # the first load only
+    other = _run(
+        "drift", "--archive", f"s3://{BUCKET}", "--dataset", "s3://lake/orders", "--source-account", "345678901234"
+    )
+    one_error_line(other, f"s3://{BUCKET}/ (source account 345678901234): no events to analyse")
+
+
+@pytest.mark.parametrize(
+    "source, fragment",
+    [
+        (["--events", "e.jsonl", "--source-account", SPOKE], "--source-account selects archived events"),
+        (["--graph", "g.json", "--source-account", SPOKE], "--source-account selects archived events"),
+        (["--archive", f"s3://{BUCKET}", "--source-account", "spoke"], "--source-account 'spoke': not an AWS account"),
+    ],
+)
+def test_a_source_account_needs_the_archive_and_twelve_digits(tmp_path: Path, monkeypatch, source, fragment) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_jsonl(tmp_path / "e.jsonl", _events())
+    (tmp_path / "g.json").write_text("{}")
+    one_error_line(_run("drift", *source, "--dataset", "s3://lake/orders"), fragment)
