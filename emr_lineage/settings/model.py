@@ -212,7 +212,8 @@ class GatewaySettings(Strict):
         default=[],
         description="AWS accounts (12 digits) whose Spark sends lineage here ([many accounts](deploy-into-existing.md"
         "#many-accounts-one-lineage-service)): the gateway's ingest is published to them as a VPC endpoint service "
-        "(PrivateLink) that only they may connect to, and that takes lineage posts only.",
+        "(PrivateLink) that only they may connect to, and that takes lineage posts only; each gets an API key of "
+        "its own (a secret it may read, its ARN published), and the archive records which account sent each event.",
     )
 
     @field_validator("spoke_accounts")
