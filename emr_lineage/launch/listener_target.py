@@ -11,23 +11,28 @@ The jar's key in the bucket comes from a feature beside this one (same layer, so
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from emr_lineage.aws import parameters
-from emr_lineage.aws.clients import AwsError, read_parameter
+from emr_lineage.aws.clients import AwsError, read_parameter, regional_client_maker
 from emr_lineage.aws.emr import load_launch_spec
+from emr_lineage.aws.trusted_ca import read_trusted_ca
 from emr_lineage.aws.upload import stored_sha256
 from emr_lineage.launch.plan import JobError
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark.conf import GLUE_ACCOUNT_PROPERTY, TRANSPORT_URL_PROPERTY, spark_defaults_of
+from emr_lineage.spark.truststore import TrustStore, stage_truststore
 
 
 @dataclass(frozen=True)
 class Listener:
-    """The staged jar's key in the artifacts bucket."""
+    """The staged jar's key in the artifacts bucket, and the bootstrap script's arguments that import
+    ``openlineage.trusted_ca`` alone on a running node (none without the setting)."""
 
     jar_key: str
+    trust_arguments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,8 @@ class ListenerTarget:
     lineage_url: str
     glue_catalog_id: str | None  # the launch spec's, when it sets one
     api_key_secret: str | None = None  # with the gateway on
+    truststore: TrustStore | None = None  # with openlineage.trusted_ca: what a driver's JVM trusts
+    trust_arguments: tuple[str, ...] = ()  # Listener's
 
 
 def staged_jar_uri(s3: Any, settings: EnvironmentSettings, bucket: str, key: str) -> str:
@@ -72,9 +79,28 @@ def resolve_listener_target(ssm: Any, s3: Any, settings: EnvironmentSettings, li
         jar_uri=staged_jar_uri(s3, settings, bucket, listener.jar_key),
         lineage_url=lineage_url,
         glue_catalog_id=cluster_defaults.get(GLUE_ACCOUNT_PROPERTY),
+        trust_arguments=listener.trust_arguments,
         api_key_secret=(
             read_parameter(ssm, parameters.gateway_api_key_secret(env), env=env, published_by="gateway stack")
             if settings.gateway.enabled
             else None
         ),
     )
+
+
+def trusted_ca_truststore(
+    s3: Any,
+    settings: EnvironmentSettings,
+    bucket: str,
+    *,
+    upload: bool,
+    acm_pca: Callable[[str], Any] | None = None,
+) -> TrustStore | None:
+    """With ``openlineage.trusted_ca``: the CA, read with the caller's credentials and verified as a node
+    verifies it, in a truststore staged in ``bucket`` (``upload`` False: where it would be); None without
+    the setting. ``acm_pca`` makes the AWS Private CA client of a region."""
+    trusted_ca = settings.openlineage.trusted_ca
+    if trusted_ca is None:
+        return None
+    bundle = read_trusted_ca(trusted_ca, s3=s3, acm_pca=acm_pca or regional_client_maker(settings, "acm-pca"))
+    return stage_truststore(s3, bucket, bundle, upload_it=upload)

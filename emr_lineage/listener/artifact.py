@@ -76,6 +76,11 @@ def bootstrap_arguments(
     return args
 
 
+def trusted_ca_only_arguments(trusted_ca: TrustedCa, *, region: str | None = None) -> list[str]:
+    """The script's arguments that import the CA alone, at once, on a running node (``attach``'s step)."""
+    return ["--trusted-ca-only", *(["--region", region] if region else []), *trusted_ca_arguments(trusted_ca)]
+
+
 def trusted_ca_arguments(trusted_ca: TrustedCa) -> list[str]:
     """The script's arguments that make it import the CA into the node's Java truststores: the S3 bundle and
     the SHA-256 it must have, or the AWS Private CA's ARN."""
