@@ -132,11 +132,15 @@ def _cognito_variant(context: dict) -> dict:
 
 
 def as_spoke(env: dict, hub: dict = HUB) -> None:
-    """An environment's settings made a spoke of ``hub``: no gateway of its own, in the estate's VPC (its endpoints
-    are there already)."""
+    """An environment's settings made a spoke of ``hub``: no gateway of its own, in the estate's VPC (with endpoints
+    the stacks make)."""
     env["hub"] = hub
     env["gateway"]["enabled"] = False
-    env["network"] = {"existing_vpc": EXISTING_VPC, "create_endpoints": False}
+    env["network"] = {
+        "existing_vpc": EXISTING_VPC,
+        "create_endpoints": True,
+        "interface_endpoints": EXISTING_VPC_ENDPOINTS,
+    }
 
 
 def _spoke_variant(context: dict) -> dict:
@@ -151,11 +155,12 @@ def _spoke_variant(context: dict) -> dict:
 
 def all_variants(context: dict) -> dict[str, dict]:
     """Every configuration the stack tests synthesize: each environment, prod with the optional parts,
-    and dev with HTTPS and Cognito sign-in."""
+    dev with HTTPS and Cognito sign-in, and dev as a spoke."""
     return {
         **{env: {**context, "env": env} for env in ENVS},
         OPTIONAL: _optional_variant(context),
         COGNITO: _cognito_variant(context),
+        SPOKE: _spoke_variant(context),
     }
 
 
