@@ -57,9 +57,10 @@ class HubSettings(Strict):
     )
     api_key_secret_arn: Annotated[str, Field(pattern=SECRET_ARN)] | None = Field(
         default=None,
-        description="The Secrets Manager secret holding this spoke's API key, usually the hub's secret for this "
-        "account (its output for it), in the hub's account: the clusters' instance role and the serverless job role "
-        "may read it and decrypt it through Secrets Manager in its region. Null: the spoke makes a secret of its own "
+        description="The Secrets Manager secret holding this spoke's API key, by its complete ARN: usually the hub's "
+        "secret for this account (an output of the hub's gateway stack), in the hub's account. The clusters' instance "
+        "role and the serverless job role may read it and decrypt it through Secrets Manager in its region. Null: the "
+        "spoke makes a secret of its own "
         "(`emr-lineage-<env>/hub/api-key`, empty) for the operator to fill with the key "
         "([many accounts](deploy-into-existing.md#many-accounts-one-lineage-service)).",
     )
