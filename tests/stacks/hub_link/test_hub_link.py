@@ -223,3 +223,17 @@ def test_without_a_secret_arn_the_roles_decrypt_with_the_spokes_own_key(plain_sp
         "secretsmanager:GetSecretValue",
         "secretsmanager:DescribeSecret",
     ]
+
+
+def test_a_spoke_in_its_hubs_region_makes_a_regional_endpoint(cdk_context):
+    context = copy.deepcopy(cdk_context)
+    dev = context["emr-lineage"]["environments"]["dev"]
+    as_spoke(dev)
+    dev.update(account="210987654321", region=HUB["region"])
+    settings = settings_from_context(context["emr-lineage"], "dev")
+    app = cdk.App()
+    env = cdk.Environment(account=settings.account, region=settings.region)
+    network = NetworkStack(app, "Network", settings=settings, env=env)
+    link = HubLinkStack(app, "HubLink", settings=settings, vpc=network.vpc, env=env)
+    assert link.endpoint.node.default_child.service_region is None
+    assert link.node.try_find_child("HubInThisRegion") is None
