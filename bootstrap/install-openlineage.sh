@@ -276,7 +276,9 @@ fetch_jar() {  # download JAR_URI to $1
 # Read the gateway's API key into API_KEY: the secret string, or its apiKey field when the
 # secret is a JSON object. Fails the node (or, fail-open, lineage) when it cannot.
 read_api_key() {
-  aws_with_retries "secret read" secretsmanager get-secret-value --secret-id "$API_KEY_SECRET" \
+  # The secret may be in another region than the cluster (a spoke's, in its hub's region): its ARN says which.
+  AWS_CALL_REGION=$(cut -d: -f4 <<<"$API_KEY_SECRET") aws_with_retries "secret read" \
+    secretsmanager get-secret-value --secret-id "$API_KEY_SECRET" \
     --query SecretString --output text \
     || fail "could not read the gateway API key from $API_KEY_SECRET after $ATTEMPTS attempts: ${LAST_AWS_ERROR:-no error text} (does the instance role have secretsmanager:GetSecretValue on it?)"
   local value=$AWS_STDOUT

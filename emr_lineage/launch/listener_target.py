@@ -1,9 +1,9 @@
 """Where a Spark application without a bootstrap action gets the listener and where it reports: the pinned
 jar staged in the artifacts bucket, the lineage URL of the clusters' launch spec (the lineage load balancer,
-where the gateway's ingest answers when the gateway is on and Marquez's API otherwise) and, with the gateway
-on, the ARN of the secret that holds its API key (what reads the key is EMR, never this code). EMR
-Serverless job runs (:mod:`emr_lineage.launch.serverless`) and running clusters (:mod:`emr_lineage.launch.attach`)
-read it the same way.
+where the gateway's ingest answers when the gateway is on and Marquez's API otherwise; in a spoke, the hub's
+endpoint) and, with the gateway on or in a spoke, the ARN of the secret that holds the API key (what reads the
+key is EMR, never this code). EMR Serverless job runs (:mod:`emr_lineage.launch.serverless`) and running
+clusters (:mod:`emr_lineage.launch.attach`) read it the same way.
 
 The jar's key in the bucket comes from a feature beside this one (same layer, so the caller passes it in a
 :class:`Listener`): ``emr_lineage.listener.artifact.listener_s3_key``.
@@ -41,7 +41,7 @@ class ListenerTarget:
     jar_uri: str
     lineage_url: str
     glue_catalog_id: str | None  # the launch spec's, when it sets one
-    api_key_secret: str | None = None  # with the gateway on
+    api_key_secret: str | None = None  # with the gateway on, or in a spoke
     truststore: TrustStore | None = None  # with openlineage.trusted_ca: what a driver's JVM trusts
     trust_arguments: tuple[str, ...] = ()  # Listener's
 
@@ -63,12 +63,13 @@ def staged_jar_uri(s3: Any, settings: EnvironmentSettings, bucket: str, key: str
 
 
 def resolve_listener_target(ssm: Any, s3: Any, settings: EnvironmentSettings, listener: Listener) -> ListenerTarget:
-    """Read what the stacks publish (the bucket, the clusters' launch spec and, with the gateway on, its API
-    key secret's ARN); check that the pinned jar is staged."""
+    """Read what the stacks publish (the bucket, the clusters' launch spec and, with the gateway on or in a spoke,
+    the API key secret's ARN); check that the pinned jar is staged."""
     env = settings.name
     bucket = read_parameter(ssm, parameters.artifacts_bucket(env), env=env, published_by="EMR stack")
     cluster_defaults = spark_defaults_of(load_launch_spec(ssm, env).get("Configurations", []))
     lineage_url = cluster_defaults.get(TRANSPORT_URL_PROPERTY)
+    key_publisher = "hub link stack" if settings.hub else "gateway stack"
     if not lineage_url:
         raise AwsError(
             f"launch spec at {parameters.emr_launch_spec(env)} has no {TRANSPORT_URL_PROPERTY} in spark-defaults: "
@@ -81,8 +82,8 @@ def resolve_listener_target(ssm: Any, s3: Any, settings: EnvironmentSettings, li
         glue_catalog_id=cluster_defaults.get(GLUE_ACCOUNT_PROPERTY),
         trust_arguments=listener.trust_arguments,
         api_key_secret=(
-            read_parameter(ssm, parameters.gateway_api_key_secret(env), env=env, published_by="gateway stack")
-            if settings.gateway.enabled
+            read_parameter(ssm, parameters.gateway_api_key_secret(env), env=env, published_by=key_publisher)
+            if settings.sends_api_key
             else None
         ),
     )

@@ -13,8 +13,9 @@ See docs/listener.md.
 from __future__ import annotations
 
 from emr_lineage.aws.artifacts import BOOTSTRAP_SCRIPT_KEY, LISTENER_PREFIX
-from emr_lineage.settings.model import EnvironmentSettings, ListenerArtifact
+from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.settings.trusted_ca import S3CaBundle, TrustedCa
+from emr_lineage.settings.versions import ListenerArtifact
 
 # Keys in the artifacts bucket.
 BOOTSTRAP_ACTION_NAME = "install-openlineage-listener"

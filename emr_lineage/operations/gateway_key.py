@@ -51,14 +51,20 @@ def rotation_steps(secret_arn: str) -> str:
 
 
 def api_key_secret(
-    clients: DoctorClients, secret_arn: str, env: str, now: dt.datetime, *, serverless: bool = False
+    clients: DoctorClients,
+    secret_arn: str,
+    env: str,
+    now: dt.datetime,
+    *,
+    serverless: bool = False,
+    spoke: bool = False,
 ) -> CheckResult:
     """The secret exists and its current value is a key the ingest accepts (``serverless``: the key
     alone, as EMR Serverless job runs send it); whether the previous value is still accepted too, and
-    since when the current one has been in place."""
+    since when the current one has been in place. A ``spoke``'s key is the hub's: it rotates it."""
     current, problem = _value(clients, secret_arn, CURRENT)
     if problem:
-        return _unreadable(secret_arn, env, problem)
+        return _spoke_unreadable(secret_arn, problem) if spoke else _unreadable(secret_arn, env, problem)
     secret = current.get("SecretString") or ""
     try:
         key = key_in(secret, secret_arn)
@@ -67,6 +73,9 @@ def api_key_secret(
     if serverless and key != secret:
         return _not_bare(secret_arn)
     since = current.get("CreatedDate")
+    if spoke:
+        detail = f"{secret_arn}: current value ({CURRENT}) since {_date(since)}: the key clusters and job runs send"
+        return CheckResult(CHECK, TITLE, Status.PASS, f"{detail} to the hub, which rotates it")
     previous, problem = _value(clients, secret_arn, PREVIOUS)
     if problem and not problem.startswith("ResourceNotFoundException"):
         return CheckResult(CHECK, TITLE, Status.FAIL, f"{secret_arn}: reading {PREVIOUS}: {problem}", READ_FIX)
@@ -116,6 +125,19 @@ def _unreadable(secret_arn: str, env: str, problem: str) -> CheckResult:
             CHECK, TITLE, Status.FAIL, detail, f"aws secretsmanager restore-secret --secret-id {secret_arn}"
         )
     return CheckResult(CHECK, TITLE, Status.FAIL, f"{secret_arn}: {problem}", READ_FIX)
+
+
+def _spoke_unreadable(secret_arn: str, problem: str) -> CheckResult:
+    """A spoke's key secret without a value (its own, not filled yet) or out of reach (the hub's)."""
+    if not problem.startswith("ResourceNotFoundException"):
+        return CheckResult(CHECK, TITLE, Status.FAIL, f"{secret_arn}: {problem}", READ_FIX)
+    detail = f"no key in {secret_arn}: new clusters fail at boot, and the hub would refuse their lineage (401)"
+    fix = (
+        f"put the hub's key for this account: aws secretsmanager put-secret-value --secret-id {secret_arn} "
+        f"--secret-string <the key>; the hub's own secret (hub.api_key_secret_arn) exists once the hub lists this "
+        "account in gateway.spoke_accounts"
+    )
+    return CheckResult(CHECK, TITLE, Status.FAIL, detail, fix)
 
 
 def _unusable_current(

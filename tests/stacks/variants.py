@@ -14,6 +14,8 @@ ENVS = ("dev", "prod")
 # HTTPS, Cognito sign-in, an ECR image, no retention, an existing VPC and an AWS Private CA.
 OPTIONAL = "prod+optional"
 COGNITO = "dev+cognito"
+# dev as a spoke of another account's lineage service (hub), in an existing VPC, with EMR Serverless on.
+SPOKE = "spoke"
 # Fake but well-formed values (they match emr_lineage/settings/operations.py).
 CERTIFICATE_ARN = "arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
 OIDC_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:emr-lineage/marquez-oidc-AbCdEf"
@@ -47,6 +49,18 @@ EXISTING_VPC = {
 EXISTING_VPC_ENDPOINTS = ["sts", "logs"]
 # Accounts whose Spark sends lineage to prod's gateway through PrivateLink (gateway.spoke_accounts).
 SPOKE_ACCOUNTS = ["210987654321", "345678901234"]
+# A spoke's hub (hub): prod+optional's endpoint service, certificate name and its secret for SPOKE_ACCOUNTS[0].
+HUB_SERVICE_NAME = "com.amazonaws.vpce.eu-west-1.vpce-svc-0a1b2c3d4e5f60789"
+HUB_HOSTNAME = "lineage.prod.example.com"
+HUB_API_KEY_SECRET_ARN = (
+    f"arn:aws:secretsmanager:eu-west-1:123456789012:secret:emr-lineage-prod/gateway/spokes/{SPOKE_ACCOUNTS[0]}-AbCdEf"
+)
+HUB = {
+    "endpoint_service_name": HUB_SERVICE_NAME,
+    "region": "eu-west-1",
+    "hostname": HUB_HOSTNAME,
+    "api_key_secret_arn": HUB_API_KEY_SECRET_ARN,
+}
 # An existing lake bucket, its key and Glue databases of the estate (data_lake.existing_*).
 EXISTING_BUCKET = "estate-lake-123456789012"
 EXISTING_KEY_ARN = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -117,13 +131,36 @@ def _cognito_variant(context: dict) -> dict:
     return {**variant, "env": "dev"}
 
 
+def as_spoke(env: dict, hub: dict = HUB) -> None:
+    """An environment's settings made a spoke of ``hub``: no gateway of its own, in the estate's VPC (with endpoints
+    the stacks make)."""
+    env["hub"] = hub
+    env["gateway"]["enabled"] = False
+    env["network"] = {
+        "existing_vpc": EXISTING_VPC,
+        "create_endpoints": True,
+        "interface_endpoints": EXISTING_VPC_ENDPOINTS,
+    }
+
+
+def _spoke_variant(context: dict) -> dict:
+    """dev as a spoke of prod+optional's gateway (HTTPS by its name, its secret for this account), in an existing
+    VPC, with EMR Serverless on."""
+    variant = copy.deepcopy(context)
+    dev = variant["emr-lineage"]["environments"]["dev"]
+    as_spoke(dev)
+    dev["emr_serverless"]["enabled"] = True
+    return {**variant, "env": "dev"}
+
+
 def all_variants(context: dict) -> dict[str, dict]:
     """Every configuration the stack tests synthesize: each environment, prod with the optional parts,
-    and dev with HTTPS and Cognito sign-in."""
+    dev with HTTPS and Cognito sign-in, and dev as a spoke."""
     return {
         **{env: {**context, "env": env} for env in ENVS},
         OPTIONAL: _optional_variant(context),
         COGNITO: _cognito_variant(context),
+        SPOKE: _spoke_variant(context),
     }
 
 

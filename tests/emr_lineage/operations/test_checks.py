@@ -110,7 +110,8 @@ def test_a_prepared_account_passes(aws, tmp_path: Path, marquez: FakeMarquez) ->
     assert checks["existing-lake"][:2] == (Status.SKIP, f"not needed: {lake.NOT_CONFIGURED}")
     # Java trusts the load balancer's certificate by itself: no CA to check it against
     assert checks["trusted-ca"][:2] == (Status.SKIP, "not needed: no openlineage.trusted_ca (Java's own trust)")
-    not_needed = {SUBNET_TAGS_CHECK, "existing-lake", "trusted-ca"}
+    # no hub (test_hub_endpoint.py): the environment runs its own lineage service
+    not_needed = {SUBNET_TAGS_CHECK, "existing-lake", "trusted-ca", "hub-endpoint"}
     others = [r for r in report.results if not r.check.startswith("marquez-image") and r.check not in not_needed]
     assert {r.status for r in others} == {Status.PASS}
     tls_detail = by_check(report)["tls-certificates"][1]

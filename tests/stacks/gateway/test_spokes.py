@@ -9,9 +9,10 @@ import json
 import pytest
 
 from emr_lineage.aws import parameters
+from emr_lineage.settings.hub import SPOKE_HTTP_PORT, SPOKE_HTTPS_PORT
 from emr_lineage.settings.loader import ConfigError, load_settings, settings_from_context
 from stacks.gateway.routing import LINEAGE_PATHS
-from stacks.gateway.spokes import SPOKE_HEALTH_PATH, SPOKE_HTTP_PORT, SPOKE_HTTPS_PORT
+from stacks.gateway.spokes import SPOKE_HEALTH_PATH
 from tests.stacks.templates import by_type
 from tests.stacks.variants import CERTIFICATE_ARN, SPOKE_ACCOUNTS
 
