@@ -47,6 +47,9 @@ EXISTING_VPC = {
     "route_table_ids": ["rtb-0a1b2c3d4e5f60731", "rtb-0a1b2c3d4e5f60732", "rtb-0a1b2c3d4e5f60731"],
 }
 EXISTING_VPC_ENDPOINTS = ["sts", "logs"]
+# The account and region of the estate's ARNs below.
+ESTATE_ACCOUNT, ESTATE_REGION = "123456789012", "eu-west-1"
+ESTATE_ZONES = ["eu-west-1a", "eu-west-1b", "eu-west-1c"]
 # Accounts whose Spark sends lineage to prod's gateway through PrivateLink (gateway.spoke_accounts).
 SPOKE_ACCOUNTS = ["210987654321", "345678901234"]
 # A spoke's hub (hub): prod+optional's endpoint service, certificate name and its secret for SPOKE_ACCOUNTS[0].
@@ -88,9 +91,10 @@ def _optional_variant(context: dict) -> dict:
     """prod with the optional parts switched on: long-running cluster, Lake Formation runtime role,
     HTTPS (certificate and domain name), OIDC sign-in on the web UI, readers of the archive's tables, an
     existing lake bucket (SSE-KMS) with existing Glue databases, two spoke accounts, and a private CA's bundle
-    in S3."""
+    in S3; bound to an account and region, as a deploy is (their names are literals in the templates)."""
     variant = copy.deepcopy(context)
     prod = variant["emr-lineage"]["environments"]["prod"]
+    prod.update(account=ESTATE_ACCOUNT, region=ESTATE_REGION)
     prod["data_lake"].pop("noncurrent_version_expiration_days")
     prod["data_lake"].update(
         existing_bucket={"name": EXISTING_BUCKET, "kms_key_arn": EXISTING_KEY_ARN},
@@ -101,7 +105,9 @@ def _optional_variant(context: dict) -> dict:
     _https_on(prod)
     prod["marquez"]["ui_auth"] = OIDC_UI_AUTH
     prod["openlineage"]["trusted_ca"] = TRUSTED_CA_BUNDLE
-    return {**variant, "env": "prod"}
+    # What the CDK CLI's lookup of the account's zones records in cdk.context.json on the first synth.
+    zones = {f"availability-zones:account={ESTATE_ACCOUNT}:region={ESTATE_REGION}": ESTATE_ZONES}
+    return {**variant, **zones, "env": "prod"}
 
 
 def _cognito_variant(context: dict) -> dict:
