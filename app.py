@@ -11,18 +11,20 @@ from __future__ import annotations
 import sys
 
 import aws_cdk as cdk
+from aws_cdk import aws_ec2 as ec2
 from cdk_nag import AwsSolutionsChecks
 
-from emr_lineage.aws.stacks import DATA_LAKE, EMR, GATEWAY, LINEAGE_SERVICE, MONITORING, NETWORK, stack_name
+from emr_lineage.aws.stacks import DATA_LAKE, EMR, GATEWAY, HUB_LINK, LINEAGE_SERVICE, MONITORING, NETWORK, stack_name
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.settings.loader import CONTEXT_KEY, ENV_CONTEXT_KEY, settings_from_context
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.data_lake import DataLakeStack
 from stacks.emr import EmrStack
-from stacks.emr.roles import DataLakeAccess, GatewayAccess
+from stacks.emr.roles import DataLakeAccess, GatewayAccess, GatewayArchive
 from stacks.gateway import GatewayStack
+from stacks.hub_link import HubLinkStack
 from stacks.lineage_service import LineageServiceStack
-from stacks.monitoring import MonitoredGateway, MonitoringStack
+from stacks.monitoring import MonitoredGateway, MonitoredService, MonitoringStack
 from stacks.network import NetworkStack
 
 
@@ -99,15 +101,29 @@ def gateway_stack(
     )
 
 
+def hub_link_stack(
+    app: cdk.App, settings: EnvironmentSettings, env: cdk.Environment | None, *, network: NetworkStack
+) -> HubLinkStack:
+    return HubLinkStack(
+        app,
+        stack_name(settings.name, HUB_LINK),
+        settings=settings,
+        env=env,
+        vpc=network.vpc,
+        description="emr-lineage: a spoke's link to its hub (interface VPC endpoint, lineage clients' group, API key)",
+    )
+
+
 def emr_stack(
     app: cdk.App,
     settings: EnvironmentSettings,
     env: cdk.Environment | None,
     *,
     network: NetworkStack,
-    lineage: LineageServiceStack,
+    lineage_clients: ec2.ISecurityGroup,
+    lineage_url: str,
     data_lake: DataLakeStack,
-    gateway: GatewayStack | None,
+    gateway: GatewayAccess | None,
     monitoring: MonitoringStack,
 ) -> EmrStack:
     emr = EmrStack(
@@ -116,8 +132,8 @@ def emr_stack(
         settings=settings,
         env=env,
         vpc=network.vpc,
-        lineage_clients_security_group=lineage.clients_security_group,
-        marquez_api_url=lineage.api_url,
+        lineage_clients_security_group=lineage_clients,
+        marquez_api_url=lineage_url,
         data_lake=DataLakeAccess(
             bucket=data_lake.bucket,
             key=data_lake.key,
@@ -126,7 +142,7 @@ def emr_stack(
         ),
         access_logs_bucket=data_lake.access_logs_bucket,
         alarm_topic=monitoring.topic,
-        gateway=GatewayAccess(gateway.api_key, gateway.archive_bucket, gateway.key) if gateway else None,
+        gateway=gateway,
         description="emr-lineage: EMR roles, security, launch spec and optional long-running cluster",
     )
     # Not implied by any reference: the Lake Formation grants need the Glue databases (passed by
@@ -135,25 +151,39 @@ def emr_stack(
     return emr
 
 
+def gateway_access(gateway: GatewayStack) -> GatewayAccess:
+    """What EMR uses of this environment's gateway: its API key (under the gateway's key) and its archive."""
+    return GatewayAccess(
+        api_key=gateway.api_key,
+        api_key_kms_key_arn=gateway.key.key_arn,
+        archive=GatewayArchive(bucket=gateway.archive_bucket, key=gateway.key),
+    )
+
+
 def monitoring_stack(
     app: cdk.App,
     settings: EnvironmentSettings,
     env: cdk.Environment | None,
     *,
-    lineage: LineageServiceStack,
+    lineage: LineageServiceStack | None,
     gateway: GatewayStack | None,
 ) -> MonitoringStack:
+    """Alarms on the lineage service and the gateway, when this environment runs them (a spoke does not)."""
     return MonitoringStack(
         app,
         stack_name(settings.name, MONITORING),
         settings=settings,
         env=env,
-        load_balancer=lineage.load_balancer.load_balancer,
-        api_target_group=lineage.load_balancer.api_target_group,
-        web_target_group=lineage.load_balancer.web_target_group,
-        marquez_service=lineage.marquez.service,
-        database=lineage.database.instance,
-        marquez_log_group=lineage.marquez.log_group,
+        service=MonitoredService(
+            load_balancer=lineage.load_balancer.load_balancer,
+            api_target_group=lineage.load_balancer.api_target_group,
+            web_target_group=lineage.load_balancer.web_target_group,
+            marquez_service=lineage.marquez.service,
+            database=lineage.database.instance,
+            marquez_log_group=lineage.marquez.log_group,
+        )
+        if lineage
+        else None,
         gateway=MonitoredGateway(
             queue=gateway.queue,
             dead_letter_queue=gateway.dead_letter_queue,
@@ -163,15 +193,16 @@ def monitoring_stack(
         )
         if gateway
         else None,
-        description="emr-lineage: alarms to one SNS topic, EMR failure events, lineage dashboard",
+        description="emr-lineage: alarms to one SNS topic, EMR failure events, lineage dashboard"
+        if lineage
+        else "emr-lineage: one SNS topic for EMR failure events",
     )
 
 
-def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
-    """Add every stack of the selected environment to ``app``; return them by short name."""
-    settings = settings_for(app)
-    env = environment(settings)
-    network = network_stack(app, settings, env)
+def lineage_service_stacks(
+    app: cdk.App, settings: EnvironmentSettings, env: cdk.Environment | None, network: NetworkStack
+) -> dict[str, cdk.Stack]:
+    """An environment with its own lineage service (and, with the gateway, the hub of its spokes)."""
     lineage = lineage_service_stack(app, settings, env, network=network)
     data_lake = data_lake_stack(app, settings, env)
     # The gateway comes before EMR: the clusters' bootstrap reads its API key (an EMR -> gateway
@@ -186,25 +217,57 @@ def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
         settings,
         env,
         network=network,
-        lineage=lineage,
+        lineage_clients=lineage.clients_security_group,
+        lineage_url=lineage.api_url,
         data_lake=data_lake,
-        gateway=gateway,
+        gateway=gateway_access(gateway) if gateway else None,
         monitoring=monitoring,
     )
-
-    # In an existing VPC nothing refers to the network stack: its endpoints still come first.
-    for stack in (lineage, gateway, emr):
-        if stack and settings.network.existing_vpc:
-            stack.add_stack_dependency(network, "the VPC's endpoints come first")
-    stacks: dict[str, cdk.Stack] = {
-        "network": network,
-        "lineage": lineage,
-        "data_lake": data_lake,
-        "emr": emr,
-        "monitoring": monitoring,
-    }
+    stacks: dict[str, cdk.Stack] = {"lineage": lineage, "data_lake": data_lake, "emr": emr, "monitoring": monitoring}
     if gateway:
         stacks["gateway"] = gateway
+    return stacks
+
+
+def spoke_stacks(
+    app: cdk.App, settings: EnvironmentSettings, env: cdk.Environment | None, network: NetworkStack
+) -> dict[str, cdk.Stack]:
+    """A spoke (``hub``): no lineage service and no gateway; EMR sends to the hub through the hub link."""
+    data_lake = data_lake_stack(app, settings, env)
+    hub_link = hub_link_stack(app, settings, env, network=network)
+    monitoring = monitoring_stack(app, settings, env, lineage=None, gateway=None)
+    emr = emr_stack(
+        app,
+        settings,
+        env,
+        network=network,
+        lineage_clients=hub_link.clients_security_group,
+        lineage_url=hub_link.lineage_url,
+        data_lake=data_lake,
+        gateway=GatewayAccess(
+            api_key=hub_link.api_key,
+            api_key_kms_key_arn=hub_link.api_key_kms_key_arn,
+            api_key_region=hub_link.api_key_region,
+        ),
+        monitoring=monitoring,
+    )
+    return {"hub_link": hub_link, "data_lake": data_lake, "emr": emr, "monitoring": monitoring}
+
+
+def build_app(app: cdk.App) -> dict[str, cdk.Stack]:
+    """Add every stack of the selected environment to ``app``; return them by short name."""
+    settings = settings_for(app)
+    env = environment(settings)
+    network = network_stack(app, settings, env)
+    if settings.hub is not None:
+        stacks = spoke_stacks(app, settings, env, network)
+    else:
+        stacks = lineage_service_stacks(app, settings, env, network)
+    # In an existing VPC nothing refers to the network stack: its endpoints still come first.
+    for name in ("lineage", "gateway", "hub_link", "emr"):
+        if name in stacks and settings.network.existing_vpc:
+            stacks[name].add_stack_dependency(network, "the VPC's endpoints come first")
+    stacks = {"network": network, **stacks}
 
     for key, value in settings.tags.items():
         cdk.Tags.of(app).add(key, value)

@@ -21,6 +21,8 @@
 # certificate into the truststore (cacerts) of every JDK under /usr/lib/jvm, under an alias of its
 # fingerprint: a second run changes nothing, a new CA adds its alias. The watcher imports again once EMR has
 # configured Spark, for a JDK that came or was rewritten after the bootstrap. docs/deploy-into-existing.md.
+# With --trusted-ca-only it does that alone, at once, on a node whose Spark is configured (the step
+# `emr-lineage attach` adds to a running cluster): no jar, no key, no watcher; any failure exits non-zero.
 #
 # Run with --help for the options. Environment: EMR_NODE_ROOT (default /) prefixes every node
 # path (tests run the script in a sandbox tree); AWS_ENDPOINT_URL is honoured by the AWS CLI;
@@ -45,6 +47,7 @@ readonly CA_ALIAS_PREFIX=emr-lineage-ca-
 usage() {
   cat <<'EOF'
 Usage: install-openlineage.sh --jar-uri s3://BUCKET/KEY.jar --sha256 HEX [options]
+       install-openlineage.sh --trusted-ca-only (--trusted-ca-uri URI --trusted-ca-sha256 HEX | --trusted-ca-arn ARN)
 
 Installs the OpenLineage Spark listener jar on an EMR node (bootstrap action).
 
@@ -70,6 +73,8 @@ Options:
   --trusted-ca-sha256 HEX the bundle's SHA-256 (required with --trusted-ca-uri): any other
                           content is refused, nothing is imported
   --trusted-ca-arn ARN    an AWS Private CA instead: its certificate and chain are imported
+  --trusted-ca-only       import the CA now and do nothing else (a running node: no jar,
+                          no key, no watcher; a failure exits non-zero)
   -h, --help              show this help
 EOF
 }
@@ -109,6 +114,7 @@ TRUSTED_CA_SOURCE=""  # the URI or the ARN, for messages
 TRUST_PENDING=false  # the watcher imports the CA again once EMR has configured Spark
 TRUST_NOTE=""
 IN_WATCHER=false
+TRUST_ONLY=false
 
 # ---- output ------------------------------------------------------------------------------------
 log() {
@@ -166,10 +172,19 @@ parse_args() {
       --trusted-ca-uri) need_value "$@"; TRUSTED_CA_URI=$2; shift 2 ;;
       --trusted-ca-sha256) need_value "$@"; TRUSTED_CA_SHA256=$2; shift 2 ;;
       --trusted-ca-arn) need_value "$@"; TRUSTED_CA_ARN=$2; shift 2 ;;
+      --trusted-ca-only) TRUST_ONLY=true; shift ;;
       -h | --help) usage; exit 0 ;;
       *) usage_error "unknown argument '$1'" ;;
     esac
   done
+  if [[ $TRUST_ONLY == true ]]; then
+    [[ -z $JAR_URI && -z $SHA256 && -z $API_KEY_SECRET ]] \
+      || usage_error "--trusted-ca-only imports the CA alone: no --jar-uri, --sha256 or --api-key-secret"
+    check_trusted_ca_args
+    [[ -n $TRUSTED_CA_SOURCE ]] || usage_error "--trusted-ca-only needs --trusted-ca-uri (with --trusted-ca-sha256) or --trusted-ca-arn"
+    FAIL_OPEN=false  # a step that did not import must fail, so that attach says so
+    return 0
+  fi
   [[ -n $JAR_URI ]] || usage_error "--jar-uri is required"
   [[ $JAR_URI =~ ^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/.+\.jar$ ]] \
     || usage_error "--jar-uri '$JAR_URI' is not an s3://bucket/key.jar URI"
@@ -261,7 +276,9 @@ fetch_jar() {  # download JAR_URI to $1
 # Read the gateway's API key into API_KEY: the secret string, or its apiKey field when the
 # secret is a JSON object. Fails the node (or, fail-open, lineage) when it cannot.
 read_api_key() {
-  aws_with_retries "secret read" secretsmanager get-secret-value --secret-id "$API_KEY_SECRET" \
+  # The secret may be in another region than the cluster (a spoke's, in its hub's region): its ARN says which.
+  AWS_CALL_REGION=$(cut -d: -f4 <<<"$API_KEY_SECRET") aws_with_retries "secret read" \
+    secretsmanager get-secret-value --secret-id "$API_KEY_SECRET" \
     --query SecretString --output text \
     || fail "could not read the gateway API key from $API_KEY_SECRET after $ATTEMPTS attempts: ${LAST_AWS_ERROR:-no error text} (does the instance role have secretsmanager:GetSecretValue on it?)"
   local value=$AWS_STDOUT
@@ -455,6 +472,14 @@ trust_ca() {
   spark_configured || TRUST_PENDING=true
 }
 
+# --trusted-ca-only: on a running node the JDKs are installed, so the CA goes into every truststore now or never.
+trust_now() {
+  log "node root ${NODE_ROOT}: importing $TRUSTED_CA_SOURCE only (--trusted-ca-only)"
+  fetch_trusted_ca
+  import_trusted_ca || fail "$TRUST_PROBLEM"
+  log "every Java truststore under $JVM_DIR trusts $TRUSTED_CA_SOURCE"
+}
+
 # Put a verified copy of the jar into $1 (a classpath directory); atomic, so Spark never
 # sees half a jar. Prints nothing, returns 0 when the directory already had it.
 place_jar() {
@@ -623,6 +648,10 @@ main() {
 
   [[ -n $EMR_RELEASE ]] || EMR_RELEASE=$(instance_data_field releaseLabel)
   [[ -n $REGION ]] || REGION=${AWS_REGION:-${AWS_DEFAULT_REGION:-$(instance_data_field region)}}
+  if [[ $TRUST_ONLY == true ]]; then
+    trust_now
+    return 0
+  fi
   local ships
   ships=$(emr_ships_listener)
   log "node root ${NODE_ROOT}, release ${EMR_RELEASE:-unknown}, region ${REGION:-unknown}, listener-source $LISTENER_SOURCE, fail-$([[ $FAIL_OPEN == true ]] && echo open || echo closed)"

@@ -129,6 +129,16 @@ def _list_steps(emr: Any, cluster_id: str) -> list[dict[str, Any]]:
     return [step for page in pages for step in page["Steps"]]
 
 
+def add_steps(emr: Any, cluster_id: str, steps: list[dict[str, Any]], *, log_uri: str) -> LaunchedCluster:
+    """Add ``steps`` to a running cluster: the cluster with them, for :func:`wait_for_steps`."""
+    try:
+        ids = emr.add_job_flow_steps(JobFlowId=cluster_id, Steps=steps)["StepIds"]
+    except (ClientError, BotoCoreError) as exc:
+        raise AwsError(f"could not add steps to {cluster_id} ({aws_message(exc)})") from None
+    names = (step["Name"] for step in steps)
+    return LaunchedCluster(cluster_id=cluster_id, log_uri=log_uri, steps=tuple(zip(names, ids, strict=True)))
+
+
 def terminate_cluster(emr: Any, cluster_id: str) -> None:
     try:
         emr.terminate_job_flows(JobFlowIds=[cluster_id])

@@ -83,6 +83,11 @@ def gateway_endpoint_service_name(env: str) -> str:
     return _name(env, "gateway/endpoint-service-name")
 
 
+def hub_endpoint_id(env: str) -> str:
+    """Id of a spoke's interface VPC endpoint to its hub's endpoint service (``hub``)."""
+    return _name(env, "hub/endpoint-id")
+
+
 def gateway_athena_workgroup(env: str) -> str:
     """Name of the Athena workgroup that queries the archive (encrypted results, a scan limit)."""
     return _name(env, "gateway/athena-workgroup")

@@ -55,6 +55,7 @@ class Cluster:
     service_role: str
     collection: str  # GROUPS or FLEETS
     configurations: tuple[dict[str, Any], ...]  # given when the cluster was created
+    log_uri: str = ""  # where EMR archives its logs (none: the nodes' own /mnt/var/log)
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ def describe_cluster(emr: Any, cluster_id: str) -> Cluster:
         service_role=found.get("ServiceRole", ""),
         collection=found.get("InstanceCollectionType") or GROUPS,
         configurations=tuple(found.get("Configurations", [])),
+        log_uri=found.get("LogUri") or "",
     )
 
 

@@ -9,6 +9,7 @@ errors); 130 Ctrl-C or SIGTERM (once sent, the reconfiguration goes on in EMR).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from emr_lineage.aws import emr as emr_steps
 from emr_lineage.aws import reconfigure
 from emr_lineage.aws.clients import AwsClients, AwsError
 from emr_lineage.cli.launch_serverless import listener_of
@@ -25,7 +27,7 @@ from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import Steps
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED
 from emr_lineage.launch import attach
-from emr_lineage.launch.listener_target import ListenerTarget, resolve_listener_target
+from emr_lineage.launch.listener_target import ListenerTarget, resolve_listener_target, trusted_ca_truststore
 from emr_lineage.settings.loader import load_settings
 
 
@@ -61,6 +63,8 @@ def attach_command(
         clients = AwsClients.for_settings(settings)
         cluster, sets = attach.read_cluster(clients.emr, cluster_id)
         target = resolve_listener_target(clients.ssm, clients.s3, settings, listener_of(settings))
+        store = trusted_ca_truststore(clients.s3, settings, target.bucket, upload=not dry_run)
+        target = dataclasses.replace(target, truststore=store)
         plan = attach.plan_attach(cluster, sets, settings, target, append_listener=append_listener)
     except KeyboardInterrupt:
         fail("interrupted; nothing was sent to EMR", EXIT_INTERRUPTED)
@@ -102,6 +106,13 @@ def _report_listener(console: Console, cluster: reconfigure.Cluster, target: Lis
     else:
         auth = "without an API key (gateway off)"
     console.print(f"listener {target.jar_uri} reporting to {target.lineage_url} {auth}")
+    if target.truststore is not None:
+        console.print(
+            "drivers trust openlineage.trusted_ca: in cluster mode through the truststore "
+            f"{target.truststore.archive}, in client mode through the primary node's Java truststores "
+            "(a step imports the CA there, with the "
+            "cluster's instance role)"
+        )
 
 
 def _apply(
@@ -122,7 +133,7 @@ def _apply(
         click.echo(f"cluster {cid}: already {what}, nothing to change")
         return
     if dry_run:
-        click.echo(json.dumps(attach.shown(plan.calls), indent=2))
+        click.echo(json.dumps(attach.shown(plan.shown_calls), indent=2))
         console.print("dry run: nothing was sent to EMR")
         return
     follow = _follow(plan.cluster)
@@ -157,7 +168,38 @@ def _apply(
     if not done:
         minutes = reconfigure.DEFAULT_DEADLINE_SECONDS // 60
         fail(f"not applied after {minutes} minutes; EMR goes on: follow it with {follow}", EXIT_CHECK_FAILED)
+    if plan.step is not None:
+        _run_trust_step(console, emr, plan, poll_interval=poll_interval)
     click.echo(f"listener {what} on cluster {cid}")
+
+
+def _run_trust_step(console: Console, emr: Any, plan: attach.ReconfigurationPlan, *, poll_interval: float) -> None:
+    """Add the step that imports the CA on the primary node, wait for it, say where its log is if it failed."""
+    cid = plan.cluster.cluster_id
+    try:
+        added = emr_steps.add_steps(emr, cid, [plan.step], log_uri=plan.cluster.log_uri)
+        ((_, step_id),) = added.steps
+        console.print(f"step {step_id}: {attach.TRUST_STEP_NAME}")
+        with Steps(f"cluster {cid} step {step_id}", console=console) as steps:
+            outcome = emr_steps.wait_for_steps(
+                emr, added, poll_interval=poll_interval, on_poll=lambda s: steps.state(s.steps[0].state, s.elapsed)
+            )
+    except KeyboardInterrupt:
+        fail(f"interrupted; the step goes on in EMR: aws emr list-steps --cluster-id {cid}", EXIT_INTERRUPTED)
+    except AwsError as exc:
+        fail(f"{exc}; the listener is attached, but client-mode drivers may not trust the CA", exc.exit_code)
+    click.echo(f"{step_id}\tstep\t{attach.TRUST_STEP_NAME}\t{outcome.last.steps[0].state}")
+    if not outcome.succeeded:
+        logs = (
+            f"its log: {outcome.log_uris[0]}"
+            if plan.cluster.log_uri
+            else (f"its log on the primary node: /mnt/var/log/hadoop/steps/{step_id}/")
+        )
+        fail(
+            f"{outcome.message}; cluster-mode drivers trust the CA, client-mode drivers on the primary node do not "
+            f"({logs})",
+            EXIT_CHECK_FAILED,
+        )
 
 
 def _follow(cluster: reconfigure.Cluster) -> str:

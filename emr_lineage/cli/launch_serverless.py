@@ -25,7 +25,7 @@ from emr_lineage.cli.progress import Steps, job_run_poll_printer
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED
 from emr_lineage.launch import plan as launch_plan
 from emr_lineage.launch import serverless
-from emr_lineage.listener.artifact import listener_s3_key
+from emr_lineage.listener.artifact import listener_s3_key, trusted_ca_only_arguments
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark.conf import (
     AUTH_KEY_PROPERTY,
@@ -56,8 +56,10 @@ def report_plan(console: Console, staged: tuple[launch_plan.StagedJob, ...], par
 
 
 def listener_of(settings: EnvironmentSettings) -> serverless.Listener:
-    """The pinned jar's key in the artifacts bucket."""
-    return serverless.Listener(listener_s3_key(settings.versions.openlineage_spark))
+    """The pinned jar's key in the artifacts bucket, and the bootstrap script's arguments that import the CA."""
+    trusted_ca = settings.openlineage.trusted_ca
+    trust = tuple(trusted_ca_only_arguments(trusted_ca)) if trusted_ca else ()
+    return serverless.Listener(listener_s3_key(settings.versions.openlineage_spark), trust)
 
 
 def lineage_lines(ssm: object, env: str, namespace: str, app_name: str, parent: ParentContext) -> list[str]:

@@ -6,6 +6,12 @@ staged in the artifacts bucket (``spark.jars``), the listener properties of the 
 (:func:`emr_lineage.spark.conf.cluster_listener_properties`), the environment's lineage URL and, with the
 gateway on, a reference to its API key's secret that EMR resolves on the nodes.
 
+With ``openlineage.trusted_ca`` a driver must trust the load balancer's CA, and nothing of ours ran on the
+nodes. A cluster-mode driver (a YARN application master, on any node) gets the staged truststore as an archive
+(:func:`emr_lineage.spark.truststore.cluster_mode_properties`); a client-mode driver runs on the primary node,
+whose Java truststores get the CA from one step, the bootstrap script with ``--trusted-ca-only``
+(:func:`trust_step`). Detach removes the properties; the CA stays trusted on the primary node.
+
 The user's configuration stays whole: each set's configurations are read and ours merged into them
 (EMR replaces a set's configurations with the list sent). Attach adds keys and appends to the lists
 ``spark.jars`` and ``spark.extraListeners``; it never replaces a value the cluster already has (such a
@@ -24,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from emr_lineage.aws import reconfigure
+from emr_lineage.aws.artifacts import BOOTSTRAP_SCRIPT_KEY
 from emr_lineage.aws.clients import AwsError
 from emr_lineage.aws.reconfigure import Cluster, InstanceSet, as_read, as_sent
 from emr_lineage.errors import EmrLineageError
@@ -44,10 +51,17 @@ from emr_lineage.spark.conf import (
     scrubbed,
     spark_defaults_of,
 )
+from emr_lineage.spark.truststore import SPARK_ARCHIVES, cluster_mode_properties
 
 RUNNING_CLUSTER = frozenset({"RUNNING", "WAITING"})
 ENDED_CLUSTER = frozenset({"TERMINATING", "TERMINATED", "TERMINATED_WITH_ERRORS"})
-LIST_PROPERTIES = (SPARK_JARS, EXTRA_LISTENERS)
+LIST_PROPERTIES = (SPARK_JARS, EXTRA_LISTENERS, SPARK_ARCHIVES)
+# EMR's documented way to run a command on the primary node as a step
+# (https://docs.aws.amazon.com/emr/latest/ReleaseGuide/emr-commandrunner.html).
+COMMAND_RUNNER = "command-runner.jar"
+TRUST_STEP_NAME = "emr-lineage: trust openlineage.trusted_ca on the primary node"
+# Copy the bootstrap script from S3 (the step's own directory is its working directory) and run it.
+_TRUST_COMMAND = 'aws s3 cp --only-show-errors "$0" install-openlineage.sh && exec bash install-openlineage.sh "$@"'
 
 
 class AttachError(EmrLineageError):
@@ -198,7 +212,7 @@ def attached(
     added = {k: v for k, v in scalars.items() if k not in effective}
     props.update(added)
     appended, created = {}, []
-    for key in LIST_PROPERTIES:
+    for key in (k for k in LIST_PROPERTIES if k in ours):
         items = list_items(effective.get(key))
         if ours[key] in items:
             continue
@@ -234,6 +248,14 @@ class ReconfigurationPlan:
     sets: tuple[InstanceSet, ...]
     changes: tuple[SetChange, ...]
     calls: tuple[tuple[str, dict[str, Any]], ...]
+    step: dict[str, Any] | None = None  # run on the primary node once the reconfiguration is applied
+
+    @property
+    def shown_calls(self) -> tuple[tuple[str, dict[str, Any]], ...]:
+        """Every call the plan makes, the step's last."""
+        if self.step is None:
+            return self.calls
+        return (*self.calls, ("AddJobFlowSteps", {"JobFlowId": self.cluster.cluster_id, "Steps": [self.step]}))
 
     @property
     def sent(self) -> dict[str, list[dict[str, Any]]]:
@@ -252,9 +274,24 @@ class ReconfigurationPlan:
         )
 
 
-def _plan(cluster: Cluster, sets: list[InstanceSet], changes: list[SetChange]) -> ReconfigurationPlan:
+def _plan(
+    cluster: Cluster, sets: list[InstanceSet], changes: list[SetChange], step: dict[str, Any] | None = None
+) -> ReconfigurationPlan:
     calls = reconfigure.requests(cluster, {c.instance_set.key: c.configurations for c in changes}, sets)
-    return ReconfigurationPlan(cluster, tuple(sets), tuple(changes), tuple(calls))
+    return ReconfigurationPlan(cluster, tuple(sets), tuple(changes), tuple(calls), step if changes else None)
+
+
+def trust_step(target: ListenerTarget) -> dict[str, Any] | None:
+    """The step that imports ``openlineage.trusted_ca`` into the primary node's Java truststores with the
+    bootstrap script staged in the artifacts bucket, run with the cluster's instance role; None without it."""
+    if target.truststore is None or not target.trust_arguments:
+        return None
+    arguments = [f"s3://{target.bucket}/{BOOTSTRAP_SCRIPT_KEY}", *target.trust_arguments]
+    return {
+        "Name": TRUST_STEP_NAME,
+        "ActionOnFailure": "CONTINUE",  # the cluster's work goes on; attach reports the failure
+        "HadoopJarStep": {"Jar": COMMAND_RUNNER, "Args": ["bash", "-c", _TRUST_COMMAND, *arguments]},
+    }
 
 
 def plan_attach(
@@ -268,7 +305,10 @@ def plan_attach(
     """Every set with the listener (a set attached before: attached again, so a new jar or URL replaces the
     old); a set already so configured is left out."""
     listener = ListenerConfig.for_settings(settings.openlineage, api_url=target.lineage_url)
-    ours = as_read(cluster_listener_properties(listener, jar_uri=target.jar_uri, api_key_secret=target.api_key_secret))
+    ours = cluster_listener_properties(listener, jar_uri=target.jar_uri, api_key_secret=target.api_key_secret)
+    if target.truststore is not None:
+        ours.update(cluster_mode_properties(target.truststore))
+    ours = as_read(ours)
     inherited = _defaults(cluster.configurations)
     changes = []
     for instance_set in sets:
@@ -282,7 +322,7 @@ def plan_attach(
         if configurations != as_sent(instance_set.configurations):
             summary = _summary(("adds", "appends to"), Attachment.parse(new[ATTACHED_PROPERTY], instance_set.label))
             changes.append(SetChange(instance_set, configurations, summary))
-    return _plan(cluster, sets, changes)
+    return _plan(cluster, sets, changes, trust_step(target))
 
 
 def plan_detach(cluster: Cluster, sets: list[InstanceSet]) -> ReconfigurationPlan:

@@ -37,8 +37,7 @@ from typing import Any
 from emr_lineage.aws import emr_serverless, parameters
 from emr_lineage.aws.artifacts import SERVERLESS_LOGS_PREFIX
 from emr_lineage.aws.clients import AwsError, clients_for, read_parameter, regional_client_maker
-from emr_lineage.aws.trusted_ca import read_trusted_ca
-from emr_lineage.launch.listener_target import Listener, resolve_listener_target
+from emr_lineage.launch.listener_target import Listener, resolve_listener_target, trusted_ca_truststore
 from emr_lineage.launch.plan import (
     LAUNCH_PARENT_JOB,
     JobError,
@@ -57,7 +56,7 @@ from emr_lineage.spark.conf import (
     scrubbed,
     serverless_spark_defaults,
 )
-from emr_lineage.spark.truststore import TrustStore, stage_truststore
+from emr_lineage.spark.truststore import TrustStore
 
 ENABLED_KEY = "emr_serverless.enabled"
 PUBLISHED_BY = "EMR Serverless stack"
@@ -130,19 +129,6 @@ def resolve_target(clients: ServerlessClients, settings: EnvironmentSettings, li
         glue_catalog_id=shared.glue_catalog_id or role_arn.split(":")[4],
         api_key_secret=shared.api_key_secret,
     )
-
-
-def trusted_ca_truststore(
-    clients: ServerlessClients, settings: EnvironmentSettings, bucket: str, upload: bool
-) -> TrustStore | None:
-    """With ``openlineage.trusted_ca``: the CA, read and verified, in a truststore staged in ``bucket``
-    (``upload`` False: where it would be); None without the setting."""
-    trusted_ca = settings.openlineage.trusted_ca
-    if trusted_ca is None:
-        return None
-    acm_pca = clients.acm_pca or regional_client_maker(settings, "acm-pca")
-    bundle = read_trusted_ca(trusted_ca, s3=clients.s3, acm_pca=acm_pca)
-    return stage_truststore(clients.s3, bucket, bundle, upload_it=upload)
 
 
 def job_run_request(
@@ -236,7 +222,10 @@ def prepare_serverless(
     require_enabled(settings)
     check_jobs(jobs)
     target = resolve_target(clients, settings, listener)
-    target = dataclasses.replace(target, truststore=trusted_ca_truststore(clients, settings, target.bucket, upload))
+    target = dataclasses.replace(
+        target,
+        truststore=trusted_ca_truststore(clients.s3, settings, target.bucket, upload=upload, acm_pca=clients.acm_pca),
+    )
     stage = (lambda job: stage_job(clients.s3, target.bucket, job)) if upload else partial(planned_stage, target.bucket)
     staged = tuple(stage(job) for job in jobs)
     namespace = settings.openlineage.namespace

@@ -13,8 +13,9 @@ See docs/listener.md.
 from __future__ import annotations
 
 from emr_lineage.aws.artifacts import BOOTSTRAP_SCRIPT_KEY, LISTENER_PREFIX
-from emr_lineage.settings.model import EnvironmentSettings, ListenerArtifact
+from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.settings.trusted_ca import S3CaBundle, TrustedCa
+from emr_lineage.settings.versions import ListenerArtifact
 
 # Keys in the artifacts bucket.
 BOOTSTRAP_ACTION_NAME = "install-openlineage-listener"
@@ -74,6 +75,11 @@ def bootstrap_arguments(
     if openlineage.trusted_ca is not None:
         args += trusted_ca_arguments(openlineage.trusted_ca)
     return args
+
+
+def trusted_ca_only_arguments(trusted_ca: TrustedCa, *, region: str | None = None) -> list[str]:
+    """The script's arguments that import the CA alone, at once, on a running node (``attach``'s step)."""
+    return ["--trusted-ca-only", *(["--region", region] if region else []), *trusted_ca_arguments(trusted_ca)]
 
 
 def trusted_ca_arguments(trusted_ca: TrustedCa) -> list[str]:

@@ -33,7 +33,7 @@ from emr_lineage.listener.jar import (
     not_pinned,
 )
 from emr_lineage.listener.mvn import maven_copy
-from emr_lineage.settings.model import ListenerArtifact
+from emr_lineage.settings.versions import ListenerArtifact
 
 # Where the verified jar is kept, instead of the user cache (tests, CI caches).
 LISTENER_DIR_ENV_VAR = "EMR_LINEAGE_LISTENER_DIR"

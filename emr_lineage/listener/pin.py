@@ -18,8 +18,8 @@ from pathlib import Path
 from emr_lineage.listener.jar import FetchedJar, ListenerError
 from emr_lineage.listener.maven import Candidate, listener_cache_dir, maven_candidate
 from emr_lineage.listener.signature import GoodSignature, Keyring
-from emr_lineage.settings.model import ListenerArtifact
 from emr_lineage.settings.pin import PIN_KEY, PinSlot, locate_pin, write_pin
+from emr_lineage.settings.versions import ListenerArtifact
 
 FINGERPRINT_KEY = "versions.openlineage_spark.pgp_fingerprint"
 

@@ -9,7 +9,7 @@ from typing import Any
 from emr_lineage.aws.upload import upload_once
 from emr_lineage.listener.artifact import listener_s3_key
 from emr_lineage.listener.jar import FetchedJar
-from emr_lineage.settings.model import ListenerArtifact
+from emr_lineage.settings.versions import ListenerArtifact
 
 JAR_CONTENT_TYPE = "application/java-archive"
 

@@ -17,7 +17,7 @@ from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsError
 from emr_lineage.aws.stacks import LINEAGE_SERVICE, stack_name, stack_parts
 from emr_lineage.http import DEFAULT_TIMEOUT
-from emr_lineage.operations import checks, gateway_key, images, lake, network, probes, trusted_ca
+from emr_lineage.operations import checks, gateway_key, hub, images, lake, network, probes, trusted_ca
 from emr_lineage.operations.checks import CheckResult, DoctorClients, Status, not_needed, skipped
 from emr_lineage.settings.images import EcrPullThroughCache
 from emr_lineage.settings.model import EnvironmentSettings
@@ -93,6 +93,7 @@ def run_doctor(
         results.append(row)
     else:
         results.append(skipped("ssm-parameters", "SSM parameters the commands read", AWS_NEEDS))
+    results.append(_hub_endpoint(settings, values, clients if account else None))
     results.append(_database_check(settings, values, clients if account else None))
 
     pin = checks.listener_pin(settings)
@@ -137,6 +138,8 @@ def _database_check(
 ) -> CheckResult:
     """Marquez's database, by the identifier the lineage stack published."""
     parameter = parameters.marquez_database_id(settings.name)
+    if settings.hub is not None:
+        return not_needed(checks.DATABASE_CHECK, checks.DATABASE_TITLE, NO_MARQUEZ)
     if clients is None:
         return skipped(checks.DATABASE_CHECK, checks.DATABASE_TITLE, AWS_NEEDS)
     if not values.get(parameter):
@@ -145,11 +148,28 @@ def _database_check(
 
 
 DIRECT_IMAGES = "marquez.image_registry is direct"
+# A spoke (hub): Marquez and the gateway are the hub's.
+NO_MARQUEZ = "a spoke (hub) runs no Marquez of its own"
+HUBS_GATEWAY = "a spoke (hub) sends to the hub's gateway"
+
+
+def _hub_endpoint(settings: EnvironmentSettings, values: dict[str, str], clients: DoctorClients | None) -> CheckResult:
+    """A spoke's endpoint to its hub, by the id the HubLink stack published."""
+    parameter = parameters.hub_endpoint_id(settings.name)
+    if settings.hub is None:
+        return not_needed(hub.CHECK, hub.TITLE, "no hub: this environment runs its own lineage service")
+    if clients is None:
+        return skipped(hub.CHECK, hub.TITLE, AWS_NEEDS)
+    if not values.get(parameter):
+        return skipped(hub.CHECK, hub.TITLE, f"SSM parameter {parameter}")
+    return hub.hub_endpoint(clients, settings, values[parameter])
 
 
 def _image_secret(settings: EnvironmentSettings, clients: DoctorClients | None) -> CheckResult:
     """The pull-through cache's credentials secret, which must exist before the deploy creates the rule."""
     registry = settings.marquez.image_registry
+    if settings.hub is not None:
+        return not_needed(images.SECRET_CHECK, images.SECRET_TITLE, NO_MARQUEZ)
     if not isinstance(registry, EcrPullThroughCache):
         return not_needed(images.SECRET_CHECK, images.SECRET_TITLE, DIRECT_IMAGES)
     if clients is None:
@@ -169,6 +189,11 @@ def _existing_lake(settings: EnvironmentSettings, clients: DoctorClients | None)
 def _image_rows(settings: EnvironmentSettings, clients: DoctorClients | None) -> list[CheckResult]:
     """The cache rule the LineageService stack creates, then where each Marquez image is pulled from."""
     registry = settings.marquez.image_registry
+    if settings.hub is not None:
+        return [
+            not_needed(images.RULE_CHECK, images.RULE_TITLE, NO_MARQUEZ),
+            not_needed(images.IMAGES_CHECK, images.IMAGES_TITLE, NO_MARQUEZ),
+        ]
     if not isinstance(registry, EcrPullThroughCache):
         rule = not_needed(images.RULE_CHECK, images.RULE_TITLE, DIRECT_IMAGES)
     elif clients is None:
@@ -250,12 +275,16 @@ def _gateway_aws_checks(
             gateway_key.CHECK,
             gateway_key.TITLE,
             secret,
-            lambda c, arn: gateway_key.api_key_secret(c, arn, env, now, serverless=settings.emr_serverless.enabled),
+            lambda c, arn: gateway_key.api_key_secret(
+                c, arn, env, now, serverless=settings.emr_serverless.enabled, spoke=settings.hub is not None
+            ),
         ),
         ("dead-letter-queue", "gateway dead-letter queue empty", dlq, checks.dead_letter_queue),
     ):
         value = values.get(parameter)
-        if not settings.gateway.enabled:
+        if settings.hub is not None and parameter == dlq:
+            rows.append(not_needed(check, title, HUBS_GATEWAY))
+        elif not settings.sends_api_key:
             rows.append(not_needed(check, title, "gateway.enabled is false"))
         elif clients is None:
             rows.append(skipped(check, title, AWS_NEEDS))
@@ -273,6 +302,8 @@ def _spoke_keys_check(
     """Each spoke account's key secret (its ARN from SSM), where gateway.spoke_accounts lists any."""
     check, title = gateway_key.SPOKES_CHECK, gateway_key.SPOKES_TITLE
     names = {a: parameters.gateway_spoke_key_secret(settings.name, a) for a in settings.gateway.spoke_accounts}
+    if settings.hub is not None:
+        return not_needed(check, title, HUBS_GATEWAY)
     if not settings.gateway.enabled:
         return not_needed(check, title, "gateway.enabled is false")
     if not names:
@@ -290,6 +321,8 @@ def _http_checks(
     settings: EnvironmentSettings, options: DoctorOptions, values: dict[str, str], *, reachable_aws: bool
 ) -> list[CheckResult]:
     env = settings.name
+    if settings.hub is not None:
+        return _spoke_http_checks(settings, options)
     api_parameter = parameters.marquez_api_url(env)
     marquez_url = options.marquez_url or values.get(api_parameter)
     from_parameter = options.marquez_url is None
@@ -311,5 +344,19 @@ def _http_checks(
         from_parameter = options.gateway_url is None and options.marquez_url is None
         rows.append(probes.gateway(gateway_url, env=env, timeout=options.timeout, from_parameter=from_parameter))
     else:
+        rows.append(skipped("gateway", title, needs))
+    return rows
+
+
+def _spoke_http_checks(settings: EnvironmentSettings, options: DoctorOptions) -> list[CheckResult]:
+    """A spoke has no Marquez; the hub's gateway answers at the hub's URL, from inside the spoke's VPC only."""
+    title = "lineage gateway reachable"
+    rows = [not_needed("marquez", "Marquez API reachable", NO_MARQUEZ)]
+    if options.gateway_url:
+        rows.append(
+            probes.gateway(options.gateway_url, env=settings.name, timeout=options.timeout, from_parameter=False)
+        )
+    else:
+        needs = "--gateway URL: the hub's, as Spark reaches it (the HubLink stack's HubLineageUrl output)"
         rows.append(skipped("gateway", title, needs))
     return rows

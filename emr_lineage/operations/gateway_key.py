@@ -5,7 +5,8 @@ The ingest Lambda (:func:`emr_lineage.gateway.aws_lambda.api_keys`) accepts each
 value and its previous one, and reads them again every ``KEY_CACHE_SECONDS``. These checks read
 both with the ingest's own rule (:func:`~emr_lineage.gateway.config.key_in`), so they say what
 the ingest accepts; they never print a key. docs/gateway.md "Rotating the API key" tells the whole
-procedure. A spoke's secret that is missing or holds no key refuses that spoke's events (401) only.
+procedure. In the hub, a spoke account's secret that is missing or holds no key refuses that
+spoke's events (401) only; in a spoke environment, its key secret is the one its clusters send.
 
 With EMR Serverless on, the current value must also be the bare key: job runs name the secret
 (``EMR.secret@<ARN>``) and EMR Serverless hands the listener its whole string
@@ -55,14 +56,20 @@ def rotation_steps(secret_arn: str) -> str:
 
 
 def api_key_secret(
-    clients: DoctorClients, secret_arn: str, env: str, now: dt.datetime, *, serverless: bool = False
+    clients: DoctorClients,
+    secret_arn: str,
+    env: str,
+    now: dt.datetime,
+    *,
+    serverless: bool = False,
+    spoke: bool = False,
 ) -> CheckResult:
     """The secret exists and its current value is a key the ingest accepts (``serverless``: the key
     alone, as EMR Serverless job runs send it); whether the previous value is still accepted too, and
-    since when the current one has been in place."""
+    since when the current one has been in place. A ``spoke``'s key is the hub's: it rotates it."""
     current, problem = _value(clients, secret_arn, CURRENT)
     if problem:
-        return _unreadable(secret_arn, env, problem)
+        return _spoke_unreadable(secret_arn, problem) if spoke else _unreadable(secret_arn, env, problem)
     secret = current.get("SecretString") or ""
     try:
         key = key_in(secret, secret_arn)
@@ -71,6 +78,9 @@ def api_key_secret(
     if serverless and key != secret:
         return _not_bare(secret_arn)
     since = current.get("CreatedDate")
+    if spoke:
+        detail = f"{secret_arn}: current value ({CURRENT}) since {_date(since)}: the key clusters and job runs send"
+        return CheckResult(CHECK, TITLE, Status.PASS, f"{detail} to the hub, which rotates it")
     problem, accepted = _previous(clients, secret_arn, since)
     if problem:
         return CheckResult(CHECK, TITLE, Status.FAIL, f"{secret_arn}: reading {PREVIOUS}: {problem}", READ_FIX)
@@ -116,7 +126,7 @@ def spoke_key_secrets(clients: DoctorClients, secrets: Mapping[str, str], env: s
     for account, secret_arn in secrets.items():
         current, problem = _value(clients, secret_arn, CURRENT)
         if problem:
-            detail, fix = _spoke_unreadable(secret_arn, env, problem)
+            detail, fix = _spoke_key_unreadable(secret_arn, env, problem)
         else:
             try:
                 key_in(current.get("SecretString") or "", secret_arn)
@@ -140,7 +150,8 @@ def spoke_key_secrets(clients: DoctorClients, secrets: Mapping[str, str], env: s
     return CheckResult(SPOKES_CHECK, SPOKES_TITLE, Status.PASS, f"{'; '.join(states)}. {spoke_rotation_steps()}")
 
 
-def _spoke_unreadable(secret_arn: str, env: str, problem: str) -> tuple[str, str]:
+def _spoke_key_unreadable(secret_arn: str, env: str, problem: str) -> tuple[str, str]:
+    """What a spoke account's secret in the hub lacks (detail) and what to do (fix)."""
     if problem.startswith("ResourceNotFoundException"):
         return f"no secret {secret_arn}", f"deploy the Gateway stack (make deploy ENV={env})"
     if problem.startswith("InvalidRequestException") and "deleted" in problem:
@@ -176,6 +187,19 @@ def _unreadable(secret_arn: str, env: str, problem: str) -> CheckResult:
             CHECK, TITLE, Status.FAIL, detail, f"aws secretsmanager restore-secret --secret-id {secret_arn}"
         )
     return CheckResult(CHECK, TITLE, Status.FAIL, f"{secret_arn}: {problem}", READ_FIX)
+
+
+def _spoke_unreadable(secret_arn: str, problem: str) -> CheckResult:
+    """A spoke's key secret without a value (its own, not filled yet) or out of reach (the hub's)."""
+    if not problem.startswith("ResourceNotFoundException"):
+        return CheckResult(CHECK, TITLE, Status.FAIL, f"{secret_arn}: {problem}", READ_FIX)
+    detail = f"no key in {secret_arn}: new clusters fail at boot, and the hub would refuse their lineage (401)"
+    fix = (
+        f"put the hub's key for this account: aws secretsmanager put-secret-value --secret-id {secret_arn} "
+        f"--secret-string <the key>; the hub's own secret (hub.api_key_secret_arn) exists once the hub lists this "
+        "account in gateway.spoke_accounts"
+    )
+    return CheckResult(CHECK, TITLE, Status.FAIL, detail, fix)
 
 
 def _unusable_current(

@@ -16,13 +16,14 @@ falling back to a default.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from emr_lineage.settings.base import Strict, check_retention
 from emr_lineage.settings.data_lake import DataLakeSettings
 from emr_lineage.settings.emr import EmrServerlessSettings, EmrSettings
+from emr_lineage.settings.hub import HubSettings, spoke_problem
 from emr_lineage.settings.images import EcrPullThroughCache, cache_prefix, cache_problem
 from emr_lineage.settings.limits import (
     ALB_LAMBDA_MAX_BODY_BYTES,
@@ -32,76 +33,16 @@ from emr_lineage.settings.limits import (
     SQS_MAX_RETENTION_DAYS,
 )
 from emr_lineage.settings.network import NetworkSettings
-from emr_lineage.settings.operations import (
-    AlarmSettings,
-    MarquezImage,
-)
+from emr_lineage.settings.operations import AWS_REGION, AlarmSettings
 from emr_lineage.settings.service import DatabaseSettings, MarquezSettings
 from emr_lineage.settings.trusted_ca import TrustedCa
+from emr_lineage.settings.versions import Versions
 
 
 class RemovalPolicyName(StrEnum):
     DESTROY = "destroy"
     RETAIN = "retain"
     SNAPSHOT = "snapshot"
-
-
-class ListenerArtifact(Strict):
-    """The OpenLineage Spark listener jar: Maven coordinates and the checksum it must match.
-
-    Maven fetches it (``emr-lineage listener fetch``; the repository, or a mirror, is Maven's own
-    settings.xml, see docs/listener.md).
-    """
-
-    version: Annotated[
-        str,
-        Field(
-            pattern=r"^\d+\.\d+\.\d+$",
-            description="Version of the listener artifact "
-            "`io.openlineage:openlineage-spark_<scala_version>:<version>`.",
-        ),
-    ]
-    scala_version: Literal["2.12", "2.13"] = Field(
-        description="Scala version of the listener artifact: 2.12 for the Spark 3.5 of EMR 7."
-    )
-    # None until a maintainer has pinned it; until then the jar is not used anywhere.
-    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = Field(
-        default=None,
-        description="The jar's SHA-256, written by `emr-lineage listener fetch --pin`; until it is set, "
-        "`listener fetch` and `listener stage` refuse and clusters stop at boot with a clear message. The jar comes "
-        "from Maven (`mvn` as configured: a mirror goes into Maven's `settings.xml`, not here).",
-    )
-    pgp_fingerprint: Annotated[str, Field(pattern=r"^[0-9A-F]{40}$")] | None = Field(
-        default=None,
-        description="The release signing key's fingerprint (40 hex digits); `listener fetch --pin` then also checks "
-        "the jar's `.asc` signature with the key file given by `--pgp-key`. Null: Maven's checksums only "
-        "([what is verified](listener.md#what-is-verified-and-what-is-not)).",
-    )
-
-    group_id: ClassVar[str] = "io.openlineage"
-
-    @property
-    def artifact_id(self) -> str:
-        return f"openlineage-spark_{self.scala_version}"
-
-    @property
-    def file_name(self) -> str:
-        return f"{self.artifact_id}-{self.version}.jar"
-
-    @property
-    def coordinates(self) -> str:
-        """Maven's ``groupId:artifactId:version``, e.g. ``io.openlineage:openlineage-spark_2.12:1.53.0``."""
-        return f"{self.group_id}:{self.artifact_id}:{self.version}"
-
-
-class Versions(Strict):
-    """What every environment runs: Marquez's images and the OpenLineage listener."""
-
-    marquez: Annotated[
-        str, Field(pattern=r"^\d+\.\d+\.\d+$", description="Image tag of both Marquez images (API and web UI).")
-    ]
-    marquez_image: MarquezImage = Field(description="The Marquez images' repositories.")
-    openlineage_spark: ListenerArtifact = Field(description="The OpenLineage Spark listener jar.")
 
 
 class OpenLineageSettings(Strict):
@@ -257,7 +198,7 @@ class EnvironmentSettings(Strict):
         description="The AWS account of the environment, with `region`; without them the stacks are "
         "environment-agnostic (synth needs no credentials; the VPC then uses 2 AZs).",
     )
-    region: Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")] | None = Field(
+    region: Annotated[str, Field(pattern=AWS_REGION)] | None = Field(
         default=None, description="The AWS region of the environment, with `account`."
     )
     removal_policy: RemovalPolicyName = Field(
@@ -282,6 +223,14 @@ class EnvironmentSettings(Strict):
     )
     gateway: GatewaySettings = Field(
         description="The lineage gateway: ALB -> ingest Lambda -> S3 archive + SQS FIFO -> forwarder -> Marquez."
+    )
+    hub: HubSettings | None = Field(
+        default=None,
+        description="Makes this environment a spoke of another account's lineage service (the hub, whose "
+        "`gateway.spoke_accounts` lists this account): no Marquez, database, load balancer or gateway here; Spark "
+        "sends lineage to the hub through an interface VPC endpoint ([many accounts]"
+        "(deploy-into-existing.md#many-accounts-one-lineage-service)). `marquez` and `database` are then not used "
+        "but for `marquez.allow_plain_http`; `gateway.enabled` is false. Null: this environment runs its own.",
     )
     alarms: AlarmSettings = Field(
         description="Where alarms go and when they fire ([alarms and the dashboard]"
@@ -332,15 +281,23 @@ class EnvironmentSettings(Strict):
 
     @model_validator(mode="after")
     def _https_unless_plain_http_allowed(self) -> EnvironmentSettings:
-        marquez = self.marquez
-        allowed = marquez.allow_plain_http
-        if allowed is None:
-            allowed = self.name == PLAIN_HTTP_BY_DEFAULT
-        if marquez.certificate_arn is None and not allowed:
-            raise ValueError(
+        if self.hub is not None:  # a spoke serves nothing: what it sends to the hub, and how, is checked instead
+            problem = spoke_problem(
+                self.hub,
+                gateway_enabled=self.gateway.enabled,
+                spoke_accounts=self.gateway.spoke_accounts,
+                certificate_arn=self.marquez.certificate_arn,
+                plain_http_allowed=self.plain_http_allowed,
+            )
+        elif self.marquez.certificate_arn is None and not self.plain_http_allowed:
+            problem = (
                 "no marquez.certificate_arn, so the load balancer would serve lineage over plain HTTP: "
                 "set marquez.certificate_arn and marquez.domain_name (HTTPS), or marquez.allow_plain_http: true"
             )
+        else:
+            problem = None
+        if problem:
+            raise ValueError(problem)
         return self
 
     @model_validator(mode="after")
@@ -358,13 +315,18 @@ class EnvironmentSettings(Strict):
 
     @model_validator(mode="after")
     def _trusted_ca_needs_https(self) -> EnvironmentSettings:
-        if self.openlineage.trusted_ca is not None and self.marquez.certificate_arn is None:
+        if self.openlineage.trusted_ca is None or self.lineage_over_https:
+            return self
+        if self.hub is not None:
             raise ValueError(
-                "openlineage.trusted_ca names the CA of the load balancer's certificate, but there is none (no "
-                "marquez.certificate_arn: plain HTTP): set marquez.certificate_arn and marquez.domain_name, or "
-                "remove trusted_ca"
+                "openlineage.trusted_ca names the CA of the hub's certificate, but it is not used (no hub.hostname: "
+                "plain HTTP): set hub.hostname, or remove trusted_ca"
             )
-        return self
+        raise ValueError(
+            "openlineage.trusted_ca names the CA of the load balancer's certificate, but there is none (no "
+            "marquez.certificate_arn: plain HTTP): set marquez.certificate_arn and marquez.domain_name, or "
+            "remove trusted_ca"
+        )
 
     @model_validator(mode="after")
     def _images_cacheable(self) -> EnvironmentSettings:
@@ -374,6 +336,22 @@ class EnvironmentSettings(Strict):
             if problem:
                 raise ValueError(problem)
         return self
+
+    @property
+    def plain_http_allowed(self) -> bool:
+        """``marquez.allow_plain_http``; absent, true for the development environment only."""
+        allowed = self.marquez.allow_plain_http
+        return self.name == PLAIN_HTTP_BY_DEFAULT if allowed is None else allowed
+
+    @property
+    def lineage_over_https(self) -> bool:
+        """Spark sends lineage over HTTPS: to this environment's load balancer, or a spoke's to the hub's name."""
+        return self.hub.https if self.hub else self.marquez.certificate_arn is not None
+
+    @property
+    def sends_api_key(self) -> bool:
+        """Spark sends lineage with an API key: to this environment's gateway, or a spoke's to the hub's."""
+        return self.gateway.enabled or self.hub is not None
 
     @property
     def resource_prefix(self) -> str:

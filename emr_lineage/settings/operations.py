@@ -20,6 +20,7 @@ SECRET_ARN = r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$"
 USER_POOL_ARN = r"^arn:aws[a-z-]*:cognito-idp:[a-z0-9-]+:\d{12}:userpool/[\w-]+_[0-9a-zA-Z]+$"
 DOMAIN_NAME = r"^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
 HTTPS_URL = r"^https://[^\s/]+(/\S*)?$"
+AWS_REGION = r"^[a-z]{2}(-[a-z]+)+-\d$"
 EMAIL = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
 
 

@@ -18,7 +18,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from emr_lineage.settings.loader import NOT_ENVIRONMENT_KEYS
-from emr_lineage.settings.model import EnvironmentSettings, Versions
+from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.settings.versions import Versions
 
 COMMAND = "python -m emr_lineage.settings.reference docs/configuration.md"
 

@@ -39,6 +39,10 @@ from emr_lineage.aws.upload import head_object, upload
 
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 SPARK_ARCHIVES = "spark.archives"
+# The environment of a YARN application master, which in cluster mode is the driver's JVM: the JVM reads
+# JAVA_TOOL_OPTIONS before its command line, so a cluster's own spark.driver.extraJavaOptions (EMR sets
+# defaults there) is neither replaced nor read.
+APP_MASTER_JAVA_TOOL_OPTIONS = "spark.yarn.appMasterEnv.JAVA_TOOL_OPTIONS"
 # cacerts' own password: until a shipped store is unpacked the JVM falls back to cacerts with it (JDK 17's
 # TrustStoreManager), so what Spark downloads before then still verifies. It guards nothing (public certificates).
 TRUSTSTORE_PASSWORD = "changeit"
@@ -84,10 +88,7 @@ def truststore_properties(store: TrustStore, existing: Mapping[str, str] | None 
     named = _PATH.search(options)
     if named and TRUSTSTORE_MARK not in named.group(1):
         return {}
-    ours = (
-        f"-Djavax.net.ssl.trustStore={store.path} -Djavax.net.ssl.trustStorePassword={TRUSTSTORE_PASSWORD} "
-        f"-Djavax.net.ssl.trustStoreType={TRUSTSTORE_TYPE}"
-    )
+    ours = _java_options(store)
     kept = _OPTIONS.sub("", options).strip()
     properties = {DRIVER_JAVA_OPTIONS: f"{kept} {ours}".strip()}
     if store.archive:
@@ -95,6 +96,23 @@ def truststore_properties(store: TrustStore, existing: Mapping[str, str] | None 
         archives = [a for a in existing.get(SPARK_ARCHIVES, "").split(",") if a.strip() and not a.endswith(alias)]
         properties[SPARK_ARCHIVES] = ",".join([*archives, store.archive])
     return properties
+
+
+def _java_options(store: TrustStore) -> str:
+    return (
+        f"-Djavax.net.ssl.trustStore={store.path} -Djavax.net.ssl.trustStorePassword={TRUSTSTORE_PASSWORD} "
+        f"-Djavax.net.ssl.trustStoreType={TRUSTSTORE_TYPE}"
+    )
+
+
+def cluster_mode_properties(store: TrustStore) -> dict[str, str]:
+    """The properties that make a YARN cluster-mode driver (its application master's JVM) trust a shipped
+    ``store``: its archive on ``spark.archives``, its options in the master's JAVA_TOOL_OPTIONS. ``attach``
+    merges them into a running cluster's spark-defaults; a client-mode driver on the primary node trusts the
+    CA through that node's cacerts instead (the bootstrap script's ``--trusted-ca-only`` step)."""
+    if not store.archive:
+        raise ValueError("a cluster-mode driver needs the truststore shipped as an archive")
+    return {SPARK_ARCHIVES: store.archive, APP_MASTER_JAVA_TOOL_OPTIONS: _java_options(store)}
 
 
 @functools.cache

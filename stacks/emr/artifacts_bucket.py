@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Aws, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
@@ -70,7 +70,10 @@ class ArtifactsBucket(Construct):
             )
         acknowledge(
             provider,
-            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]",
+            # The bootstrap bucket's name holds the account and region: literal in a stack with an environment.
+            wildcard_resource_finding(
+                self, f"arn:{Aws.PARTITION}:s3:::cdk-hnb659fds-assets-{stack.account}-{stack.region}/*"
+            ),
             "CDK's BucketDeployment reads the zipped bootstrap/ and jobs/ assets from the CDK bootstrap bucket.",
         )
         acknowledge(

@@ -250,7 +250,7 @@ class EmrRoles(Construct):
         self.instance_role, self.instance_profile = instance.role, instance.instance_profile
         if gateway is not None:
             # The bootstrap reads the lineage gateway's API key with the instance role (docs/gateway.md).
-            read_gateway_api_key(self.instance_role, gateway.api_key)
+            read_gateway_api_key(self.instance_role, gateway)
         if settings.openlineage.trusted_ca is not None:
             # The bootstrap imports the CA of the load balancer's certificate into the nodes' Java truststores.
             read_trusted_ca(self.instance_role, settings.openlineage.trusted_ca)
@@ -268,33 +268,40 @@ class EmrRoles(Construct):
             )
         self.job_role: iam.Role = self.runtime_role or self.instance_role
         grant_data_lake(self.job_role, data_lake)
-        if gateway is not None:
-            read_archive(self.job_role, gateway)
+        if gateway is not None and gateway.archive is not None:
+            read_archive(self.job_role, gateway.archive)
 
 
-def read_gateway_api_key(role: iam.Role, secret: secretsmanager.ISecret) -> None:
+def read_gateway_api_key(role: iam.Role, gateway: GatewayAccess) -> None:
     """``role`` reads the lineage gateway's API key: the secret's value, decrypted with its key through
-    Secrets Manager only.
+    Secrets Manager only (in the secret's region: a spoke's may be the hub's, in another account).
 
     Written as identity policy, not ``secret.grant_read``: that would also add the role to the
     gateway key's policy, a gateway -> EMR reference on top of EMR -> gateway (a cycle). The
-    gateway key's policy lets the account's IAM policies grant its use (CDK's default).
+    gateway key's policy lets the account's IAM policies grant its use (CDK's default); another
+    account's key policy lets this account decrypt through Secrets Manager (the hub's, per spoke).
     """
     role.add_to_policy(
         iam.PolicyStatement(
             sid="ReadGatewayApiKey",
             actions=list(SECRET_READ_ACTIONS),
-            resources=[secret.secret_arn],
+            resources=[gateway.api_key.secret_arn],
         )
     )
-    if secret.encryption_key is not None:
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="DecryptGatewayApiKey",
-                actions=["kms:Decrypt"],
-                resources=[secret.encryption_key.key_arn],
-                conditions={"StringEquals": via_service("secretsmanager")},
-            )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="DecryptGatewayApiKey",
+            actions=["kms:Decrypt"],
+            resources=[gateway.api_key_kms_key_arn],
+            conditions={"StringEquals": via_service("secretsmanager", gateway.api_key_region)},
+        )
+    )
+    if gateway.api_key_kms_key_arn.endswith("/*"):
+        acknowledge(
+            role,
+            wildcard_resource_finding(role, gateway.api_key_kms_key_arn),
+            "The hub's secret is under a key of the hub's account, whose id a spoke does not know; kms:ViaService "
+            "limits its use to Secrets Manager reads in that region, and the hub's key policy says who may.",
         )
 
 
@@ -324,21 +331,33 @@ class DataLakeAccess:
 
 
 @dataclass(frozen=True)
+class GatewayArchive:
+    """The lineage gateway's archive, which the graph job reads: its bucket and key."""
+
+    bucket: s3.IBucket
+    key: kms.IKey
+
+
+@dataclass(frozen=True)
 class GatewayAccess:
-    """What EMR jobs use of the lineage gateway: its API key (the bootstrap) and its archive (the graph job)."""
+    """What EMR jobs use of the lineage gateway: its API key (the bootstrap, EMR Serverless job runs) and its archive
+    (the graph job). A spoke's key is its hub's (or one of its own), and a spoke has no archive."""
 
     api_key: secretsmanager.ISecret
-    archive_bucket: s3.IBucket
-    archive_key: kms.IKey
+    # The key that decrypts it: its ARN, or key/* of the secret's account and region when that is another account.
+    api_key_kms_key_arn: str
+    # Where the secret is: the decryption goes through that region's Secrets Manager.
+    api_key_region: str = Aws.REGION
+    archive: GatewayArchive | None = None
 
 
-def read_archive(role: iam.IRole, gateway: GatewayAccess) -> None:
+def read_archive(role: iam.IRole, archive: GatewayArchive) -> None:
     """``graph --on-emr --archive`` reads the raw events: list the bucket, get ``raw/``, decrypt with its key.
 
     Identity policy only, as for the API key: a grant would put the role in the gateway key's and
     bucket's policies, a gateway -> EMR reference on top of EMR -> gateway (a cycle).
     """
-    bucket = gateway.archive_bucket
+    bucket = archive.bucket
     role.add_to_principal_policy(
         iam.PolicyStatement(sid="ListGatewayArchive", actions=["s3:ListBucket"], resources=[bucket.bucket_arn])
     )
@@ -355,7 +374,7 @@ def read_archive(role: iam.IRole, gateway: GatewayAccess) -> None:
         iam.PolicyStatement(
             sid="DecryptGatewayArchive",
             actions=["kms:Decrypt"],
-            resources=[gateway.archive_key.key_arn],
+            resources=[archive.key.key_arn],
             conditions={"StringEquals": via_service("s3")},
         )
     )

@@ -14,7 +14,7 @@
   artifacts bucket it reads what a job run needs (``jobs/``, ``staged-jobs/``, ``listener/``) and writes
   its logs. No bootstrap runs, so nothing reads ``bootstrap/`` or ``tls/``; with ``openlineage.trusted_ca``, it
   reads the Java truststore ``launch --serverless`` stages under ``truststores/`` (the CA itself is read by
-  whoever launches, not by the job run). With the gateway on, it may
+  whoever launches, not by the job run). With the gateway on (or in a spoke: the hub's key), it may
   read the gateway's API key secret (and decrypt it through Secrets Manager): job runs name the secret
   (``EMR.secret@<ARN>``) and EMR Serverless reads it when a run starts
   (https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/secrets-manager.html).
@@ -27,7 +27,6 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_emrserverless as emrs
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
-from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from emr_lineage.aws.artifacts import (
@@ -40,7 +39,7 @@ from emr_lineage.aws.artifacts import (
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark import conf as spark_conf
 from stacks.emr.lake_formation_grants import LakeFormationGrants
-from stacks.emr.roles import DataLakeAccess, grant_artifacts, grant_data_lake, read_gateway_api_key
+from stacks.emr.roles import DataLakeAccess, GatewayAccess, grant_artifacts, grant_data_lake, read_gateway_api_key
 from stacks.shared.emr_serverless import SERVICE_PRINCIPAL, applications_arn
 
 APPLICATION_TYPE = "SPARK"
@@ -62,7 +61,7 @@ class ServerlessApplication(Construct):
         lineage_clients_security_group: ec2.ISecurityGroup,
         artifacts_bucket: s3.Bucket,
         data_lake: DataLakeAccess,
-        gateway_api_key: secretsmanager.ISecret | None = None,
+        gateway: GatewayAccess | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         prefix = settings.resource_prefix
@@ -84,8 +83,8 @@ class ServerlessApplication(Construct):
             self.job_role, artifacts_bucket, read_prefixes=(*READ_PREFIXES, *trusts), logs_prefix=SERVERLESS_LOGS_PREFIX
         )
         grant_data_lake(self.job_role, data_lake)
-        if gateway_api_key is not None:
-            read_gateway_api_key(self.job_role, gateway_api_key)
+        if gateway is not None:
+            read_gateway_api_key(self.job_role, gateway)
         self.grants = LakeFormationGrants(
             self,
             "LakeFormationGrants",

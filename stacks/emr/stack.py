@@ -6,9 +6,10 @@ parameter, JSON) and, when configured, a long-running cluster built from the sam
 EMR Serverless application with its job role (``emr_serverless.enabled``, stacks/emr/serverless.py).
 
 Everything it uses from other stacks arrives as a prop (``app.py`` passes it): the VPC, the
-lineage clients security group and the Marquez API URL, the data lake bucket, key (None: an existing
-bucket with SSE-S3), Glue databases and existing ones, the server access logs bucket and the alarm
-topic (the serverless application's failed job runs notify it). It reads nothing back from SSM.
+lineage clients security group and the lineage URL (Marquez's API, or a spoke's hub), the gateway's
+API key, the data lake bucket, key (None: an existing bucket with SSE-S3), Glue databases and
+existing ones, the server access logs bucket and the alarm topic (the serverless application's
+failed job runs notify it). It reads nothing back from SSM.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ class EmrStack(Stack):
             vpc=vpc,
             lineage_clients_security_group=lineage_clients_security_group,
             data_lake=data_lake,
-            gateway_api_key=gateway.api_key if gateway else None,
+            gateway=gateway,
             alarm_topic=alarm_topic,
         )
         self._publish(settings)
@@ -127,11 +128,11 @@ class EmrStack(Stack):
         vpc: ec2.IVpc,
         lineage_clients_security_group: ec2.ISecurityGroup,
         data_lake: DataLakeAccess,
-        gateway_api_key: secretsmanager.ISecret | None,
+        gateway: GatewayAccess | None,
         alarm_topic: sns.ITopic,
     ) -> ServerlessApplication | None:
         """The EMR Serverless application (``emr_serverless.enabled``), with the gateway's API key to read when
-        on; its failed job runs notify ``alarm_topic``."""
+        on (a spoke's: the hub's); its failed job runs notify ``alarm_topic``."""
         if not settings.emr_serverless.enabled:
             return None
         serverless = ServerlessApplication(
@@ -142,7 +143,7 @@ class EmrStack(Stack):
             lineage_clients_security_group=lineage_clients_security_group,
             artifacts_bucket=self.artifacts_bucket,
             data_lake=data_lake,
-            gateway_api_key=gateway_api_key,
+            gateway=gateway,
         )
         ServerlessJobRunFailures(
             self,

@@ -23,14 +23,12 @@ from aws_cdk import aws_elasticloadbalancingv2_targets as elb_targets
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from emr_lineage.settings.hub import SPOKE_HTTP_PORT, SPOKE_HTTPS_PORT
 from emr_lineage.settings.model import EnvironmentSettings
 from stacks.gateway.routing import LINEAGE_PATHS
 from stacks.lineage_service.load_balancer import SSL_POLICY
 from stacks.shared.nag import acknowledge, acknowledge_checkov
 
-# The spokes' listener on the lineage load balancer: HTTPS where the serving listener has a certificate.
-SPOKE_HTTPS_PORT = 8443
-SPOKE_HTTP_PORT = 8080
 SPOKE_HEALTH_PATH = "/emr-lineage/health"
 NOT_FOR_SPOKES_BODY = json.dumps(
     {"status": "rejected", "error": "a spoke account may only send lineage: POST /api/v1/lineage (or its batch)"}

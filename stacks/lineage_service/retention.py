@@ -14,7 +14,7 @@ The command logs a failed retention run and still exits 0, so failures show in t
 
 from __future__ import annotations
 
-from aws_cdk import Aws, Duration
+from aws_cdk import Aws, Duration, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_events as events
@@ -128,7 +128,9 @@ class MarquezRetention(Construct):
         # EventBridge's role tags the tasks it starts; their ids are not known in advance.
         acknowledge(
             self.task_definition,
-            wildcard_resource_finding(self, f"arn:{Aws.PARTITION}:ecs:{Aws.REGION}:*:task/{cluster.cluster_name}/*"),
+            wildcard_resource_finding(
+                self, f"arn:{Aws.PARTITION}:ecs:{Stack.of(self).region}:*:task/{cluster.cluster_name}/*"
+            ),
             "EventBridge tags the retention tasks it starts (ecs:TagResource); task ids are known only "
             "at run time, so the statement names the Marquez cluster's tasks, nothing wider.",
         )

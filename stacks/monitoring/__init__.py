@@ -1,4 +1,4 @@
-from stacks.monitoring.metrics import MonitoredGateway
+from stacks.monitoring.metrics import MonitoredGateway, MonitoredService
 from stacks.monitoring.stack import MonitoringStack
 
-__all__ = ["MonitoredGateway", "MonitoringStack"]
+__all__ = ["MonitoredGateway", "MonitoredService", "MonitoringStack"]

@@ -14,12 +14,31 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_rds as rds
 from aws_cdk import aws_sqs as sqs
 
 ONE_MINUTE = Duration.minutes(1)
 FIVE_MINUTES = Duration.minutes(5)
 CONTAINER_INSIGHTS = "ECS/ContainerInsights"
 GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class MonitoredService:
+    """What the monitoring stack watches of the lineage service (stacks/lineage_service): Marquez's load balancer,
+    its target groups, tasks, log group and database."""
+
+    load_balancer: elbv2.IApplicationLoadBalancer
+    api_target_group: elbv2.IApplicationTargetGroup
+    web_target_group: elbv2.IApplicationTargetGroup
+    marquez_service: ecs.IBaseService
+    database: rds.IDatabaseInstance
+    marquez_log_group: logs.ILogGroup
+
+    @property
+    def target_groups(self) -> dict[str, elbv2.IApplicationTargetGroup]:
+        return {"api": self.api_target_group, "web": self.web_target_group}
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Stack, Tags
+from aws_cdk import Stack, Tags, Token
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
@@ -20,6 +20,7 @@ from emr_lineage.aws.tags import EMR_MANAGED_TAG
 from emr_lineage.settings.limits import SUBNET_TIERS
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.settings.network import ExistingVpc
+from stacks.shared.nag import acknowledge_cfn_lint
 from stacks.shared.storage import encrypted_log_group, rotating_key
 
 # Subnet tier name (settings model) -> what it is in CDK.
@@ -72,6 +73,14 @@ class NetworkStack(Stack):
         )
         for subnet in vpc.private_subnets:
             Tags.of(subnet).add(*EMR_MANAGED_TAG)
+        if not Token.is_unresolved(self.region):
+            for subnet in [*vpc.public_subnets, *vpc.private_subnets, *vpc.isolated_subnets]:
+                acknowledge_cfn_lint(
+                    subnet,
+                    "W3010",
+                    "A stack bound to an account and region gets its zones from CDK's lookup, kept in "
+                    "cdk.context.json: each subnet stays in its zone on every later synth",
+                )
 
         # Flow logs are the network's only data at rest: a key of their own (its alias says so).
         self.key = rotating_key(

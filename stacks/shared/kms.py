@@ -8,6 +8,6 @@ from aws_cdk import Aws
 SECRET_READ_ACTIONS = ("secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret")
 
 
-def via_service(service: str) -> dict:
-    """The key is used only through ``service`` (``s3``, ``secretsmanager``) in this region."""
-    return {"kms:ViaService": f"{service}.{Aws.REGION}.amazonaws.com"}
+def via_service(service: str, region: str = Aws.REGION) -> dict:
+    """The key is used only through ``service`` (``s3``, ``secretsmanager``) in ``region`` (default: this one)."""
+    return {"kms:ViaService": f"{service}.{region}.amazonaws.com"}

@@ -10,6 +10,7 @@ import json
 import stat
 import uuid
 
+import boto3
 import pytest
 
 from emr_lineage.spark.conf import AUTH_KEY_PROPERTY, AUTH_TYPE_API_KEY, AUTH_TYPE_PROPERTY, LISTENER_CLASS
@@ -119,6 +120,27 @@ def test_listener_source_emr_gets_the_key_too(node, args_for, listener_sha256, s
     wait(lambda: not alive(pid), "the watcher to add the key and exit")
     assert node.spark_defaults.read_text() == SPARK_DEFAULTS + AUTH_LINES
     assert not (node.spark_jars / LISTENER_JAR).exists()
+
+
+def test_a_secret_in_another_region_is_read_in_its_own(node, bucket, args_for, listener_sha256, moto_s3_url):
+    """A spoke's key is its hub's secret, in the hub's region: the ARN's region, not the node's, is asked."""
+    hubs = boto3.client(
+        "secretsmanager",
+        endpoint_url=moto_s3_url,
+        region_name="eu-west-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    arn = hubs.create_secret(Name=f"spoke-key-{uuid.uuid4().hex[:8]}", SecretString=KEY)["ARN"]
+    assert ":eu-west-1:" in arn
+    node.set_release("emr-7.10.0")
+    node.install_spark()
+    emr_writes_spark_defaults(node)
+
+    result = node.run(args_for(listener_sha256, bucket, api_key_secret_arn=arn))
+
+    assert result.returncode == 0, result.stderr
+    assert node.spark_defaults.read_text() == SPARK_DEFAULTS + AUTH_LINES
 
 
 def test_an_unreadable_secret_fails_the_node_with_one_line_and_installs_nothing(

@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 
+from emr_lineage.listener.artifact import trusted_ca_only_arguments
 from emr_lineage.settings.trusted_ca import PrivateCa, S3CaBundle
 from tests import pki
 from tests.bootstrap.conftest import trusted_aliases
@@ -218,3 +219,52 @@ def test_bad_trusted_ca_arguments_exit_2_with_one_line(node, extra, message):
     line = one_error_line(result)
     assert message in line and line.endswith("(see --help)")
     assert not (node.root / "var").exists()
+
+
+def test_trusted_ca_only_imports_the_ca_at_once_on_a_running_node_and_installs_nothing_else(
+    node, bucket, s3_client, seed_truststore, root
+):
+    node.set_release("emr-7.10.0")
+    node.install_spark()
+    node.configure_spark()
+    store = node.install_jdk(JDK17, seed_truststore)
+    ca = stage_bundle(s3_client, bucket, root.pem)
+    defaults_before = node.spark_defaults.read_text()
+
+    result = node.run(trusted_ca_only_arguments(ca, region="eu-west-1"))
+
+    assert result.returncode == 0, result.stderr
+    assert trusted_aliases(store) == {alias(root)}
+    assert f"every Java truststore under {node.root}/usr/lib/jvm trusts {ca.uri}" in result.stdout
+    assert node.listener_jars_on_classpath() == [] and not node.pid_file.exists() and not node.watchers
+    assert node.spark_defaults.read_text() == defaults_before
+
+
+def test_trusted_ca_only_fails_the_step_when_it_cannot_import(node, bucket, s3_client, seed_truststore, root):
+    node.set_release("emr-7.10.0")
+    node.install_spark()
+    node.configure_spark()
+    store = node.install_jdk(JDK17, seed_truststore)
+    pinned = stage_bundle(s3_client, bucket, root.pem)
+    s3_client.put_object(Bucket=bucket, Key=pinned.key, Body=pki.certificate_authority("Someone Else").pem)
+
+    result = node.run(trusted_ca_only_arguments(pinned))
+
+    assert result.returncode == 1
+    assert f"SHA-256 mismatch for the trusted CA bundle {pinned.uri}" in one_error_line(result)
+    assert trusted_aliases(store) == set()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ((), "--trusted-ca-only needs --trusted-ca-uri (with --trusted-ca-sha256) or --trusted-ca-arn"),
+        (("--jar-uri", "s3://bucket/listener/x.jar"), "--trusted-ca-only imports the CA alone"),
+    ],
+    ids=["no-ca", "with-a-jar"],
+)
+def test_trusted_ca_only_refuses_arguments_it_does_not_take(node, extra, message):
+    result = node.run(["--trusted-ca-only", *extra])
+
+    assert result.returncode == 2
+    assert message in one_error_line(result)

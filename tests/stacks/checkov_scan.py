@@ -56,12 +56,14 @@ class Scan:
 
 
 def templates_to_scan(synths: dict[str, Synth], environments: tuple[str, ...]) -> dict[str, Path]:
-    """label -> template: every stack of each environment; of the other variants, what differs from theirs."""
+    """label -> template: every stack of each environment; of the other variants, what differs from theirs (or
+    what their environment has not: a spoke's hub link)."""
     found = {}
     for name, synth in synths.items():
         base = synths[synth.env]
         for stack, stack_name in synth.stack_names.items():
-            if name in environments or synth.template_json(stack) != base.template_json(stack):
+            own = name in environments or stack not in base.stack_names
+            if own or synth.template_json(stack) != base.template_json(stack):
                 found[f"{name}/{stack}"] = synth.outdir / f"{stack_name}.template.json"
     return found
 

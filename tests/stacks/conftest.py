@@ -12,7 +12,7 @@ import pytest
 
 from tests.stacks import checkov_scan
 from tests.stacks.synth_cache import AssemblyCache, Synth
-from tests.stacks.variants import COGNITO, ENVS, OPTIONAL, all_variants, cdk_json_context, switch_variants
+from tests.stacks.variants import COGNITO, ENVS, OPTIONAL, SPOKE, all_variants, cdk_json_context, switch_variants
 
 
 @pytest.fixture(scope="session")
@@ -57,12 +57,19 @@ def cognito_synth(variants: dict[str, dict], assemblies: AssemblyCache) -> Synth
     return assemblies.ensure(variants)[COGNITO]
 
 
-@pytest.fixture(scope="session", params=[*ENVS, OPTIONAL, COGNITO])
+@pytest.fixture(scope="session")
+def spoke_synth(variants: dict[str, dict], assemblies: AssemblyCache) -> Synth:
+    """dev as a spoke of another account's lineage service, in an existing VPC, with EMR Serverless."""
+    return assemblies.ensure(variants)[SPOKE]
+
+
+@pytest.fixture(scope="session", params=[*ENVS, OPTIONAL, COGNITO, SPOKE])
 def any_synth(request: pytest.FixtureRequest, synths: dict[str, Synth]) -> Synth:
     """Every synthesized variant, for the compliance checks."""
     if request.param in synths:
         return synths[request.param]
-    return request.getfixturevalue({OPTIONAL: "optional_synth", COGNITO: "cognito_synth"}[request.param])
+    named = {OPTIONAL: "optional_synth", COGNITO: "cognito_synth", SPOKE: "spoke_synth"}
+    return request.getfixturevalue(named[request.param])
 
 
 def _render(value) -> str:

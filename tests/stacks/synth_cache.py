@@ -50,6 +50,7 @@ SWITCHES_FOLDER = "switches"
 class Synth:
     """One synthesized variant: its templates by short stack name, read from the assembly."""
 
+    name: str  # the variant's (tests/stacks/variants.py), e.g. "dev" or "spoke"
     env: str
     outdir: Path
     # short name ("network", "lineage", "data_lake", "emr", "gateway") -> CloudFormation stack name
@@ -222,6 +223,7 @@ class AssemblyCache:
             self._lock.release()
         return {
             name: Synth(
+                name=name,
                 env=variants[name]["env"],
                 outdir=directory,
                 stack_names=json.loads((directory / INDEX_FILE).read_text()),

@@ -121,11 +121,11 @@ def test_only_the_emr_stack_depends_on_the_monitoring_stack_and_only_for_its_top
     assert dependents in ([], [any_synth.stack_names["emr"]])
 
 
-def test_the_tools_expect_the_stacks_the_app_builds(any_synth, cdk_context):
+def test_the_tools_expect_the_stacks_the_app_builds(any_synth, variants):
     """doctor and the other tools find stacks by emr_lineage.aws.stacks; app.py builds them by it too."""
     from emr_lineage.aws.stacks import stack_name, stack_parts
     from emr_lineage.settings.loader import settings_from_context
 
     env = any_synth.env
-    settings = settings_from_context(cdk_context["emr-lineage"], env)
+    settings = settings_from_context(variants[any_synth.name]["emr-lineage"], env)
     assert sorted(stack_name(env, part) for part in stack_parts(settings)) == sorted(any_synth.stack_names.values())

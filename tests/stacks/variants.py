@@ -14,6 +14,8 @@ ENVS = ("dev", "prod")
 # HTTPS, Cognito sign-in, an ECR image, no retention, an existing VPC and an AWS Private CA.
 OPTIONAL = "prod+optional"
 COGNITO = "dev+cognito"
+# dev as a spoke of another account's lineage service (hub), in an existing VPC, with EMR Serverless on.
+SPOKE = "spoke"
 # Fake but well-formed values (they match emr_lineage/settings/operations.py).
 CERTIFICATE_ARN = "arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
 OIDC_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:emr-lineage/marquez-oidc-AbCdEf"
@@ -45,8 +47,23 @@ EXISTING_VPC = {
     "route_table_ids": ["rtb-0a1b2c3d4e5f60731", "rtb-0a1b2c3d4e5f60732", "rtb-0a1b2c3d4e5f60731"],
 }
 EXISTING_VPC_ENDPOINTS = ["sts", "logs"]
+# The account and region of the estate's ARNs below.
+ESTATE_ACCOUNT, ESTATE_REGION = "123456789012", "eu-west-1"
+ESTATE_ZONES = ["eu-west-1a", "eu-west-1b", "eu-west-1c"]
 # Accounts whose Spark sends lineage to prod's gateway through PrivateLink (gateway.spoke_accounts).
 SPOKE_ACCOUNTS = ["210987654321", "345678901234"]
+# A spoke's hub (hub): prod+optional's endpoint service, certificate name and its secret for SPOKE_ACCOUNTS[0].
+HUB_SERVICE_NAME = "com.amazonaws.vpce.eu-west-1.vpce-svc-0a1b2c3d4e5f60789"
+HUB_HOSTNAME = "lineage.prod.example.com"
+HUB_API_KEY_SECRET_ARN = (
+    f"arn:aws:secretsmanager:eu-west-1:123456789012:secret:emr-lineage-prod/gateway/spokes/{SPOKE_ACCOUNTS[0]}-AbCdEf"
+)
+HUB = {
+    "endpoint_service_name": HUB_SERVICE_NAME,
+    "region": "eu-west-1",
+    "hostname": HUB_HOSTNAME,
+    "api_key_secret_arn": HUB_API_KEY_SECRET_ARN,
+}
 # An existing lake bucket, its key and Glue databases of the estate (data_lake.existing_*).
 EXISTING_BUCKET = "estate-lake-123456789012"
 EXISTING_KEY_ARN = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -74,9 +91,10 @@ def _optional_variant(context: dict) -> dict:
     """prod with the optional parts switched on: long-running cluster, Lake Formation runtime role,
     HTTPS (certificate and domain name), OIDC sign-in on the web UI, readers of the archive's tables, an
     existing lake bucket (SSE-KMS) with existing Glue databases, two spoke accounts, and a private CA's bundle
-    in S3."""
+    in S3; bound to an account and region, as a deploy is (their names are literals in the templates)."""
     variant = copy.deepcopy(context)
     prod = variant["emr-lineage"]["environments"]["prod"]
+    prod.update(account=ESTATE_ACCOUNT, region=ESTATE_REGION)
     prod["data_lake"].pop("noncurrent_version_expiration_days")
     prod["data_lake"].update(
         existing_bucket={"name": EXISTING_BUCKET, "kms_key_arn": EXISTING_KEY_ARN},
@@ -87,7 +105,9 @@ def _optional_variant(context: dict) -> dict:
     _https_on(prod)
     prod["marquez"]["ui_auth"] = OIDC_UI_AUTH
     prod["openlineage"]["trusted_ca"] = TRUSTED_CA_BUNDLE
-    return {**variant, "env": "prod"}
+    # What the CDK CLI's lookup of the account's zones records in cdk.context.json on the first synth.
+    zones = {f"availability-zones:account={ESTATE_ACCOUNT}:region={ESTATE_REGION}": ESTATE_ZONES}
+    return {**variant, **zones, "env": "prod"}
 
 
 def _cognito_variant(context: dict) -> dict:
@@ -117,13 +137,36 @@ def _cognito_variant(context: dict) -> dict:
     return {**variant, "env": "dev"}
 
 
+def as_spoke(env: dict, hub: dict = HUB) -> None:
+    """An environment's settings made a spoke of ``hub``: no gateway of its own, in the estate's VPC (with endpoints
+    the stacks make)."""
+    env["hub"] = hub
+    env["gateway"]["enabled"] = False
+    env["network"] = {
+        "existing_vpc": EXISTING_VPC,
+        "create_endpoints": True,
+        "interface_endpoints": EXISTING_VPC_ENDPOINTS,
+    }
+
+
+def _spoke_variant(context: dict) -> dict:
+    """dev as a spoke of prod+optional's gateway (HTTPS by its name, its secret for this account), in an existing
+    VPC, with EMR Serverless on."""
+    variant = copy.deepcopy(context)
+    dev = variant["emr-lineage"]["environments"]["dev"]
+    as_spoke(dev)
+    dev["emr_serverless"]["enabled"] = True
+    return {**variant, "env": "dev"}
+
+
 def all_variants(context: dict) -> dict[str, dict]:
     """Every configuration the stack tests synthesize: each environment, prod with the optional parts,
-    and dev with HTTPS and Cognito sign-in."""
+    dev with HTTPS and Cognito sign-in, and dev as a spoke."""
     return {
         **{env: {**context, "env": env} for env in ENVS},
         OPTIONAL: _optional_variant(context),
         COGNITO: _cognito_variant(context),
+        SPOKE: _spoke_variant(context),
     }
 
 

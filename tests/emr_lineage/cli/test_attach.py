@@ -4,19 +4,25 @@ configurations), and on moto's EMR where it answers (a terminated cluster)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import boto3
 import pytest
+from botocore.stub import ANY
 from click.testing import CliRunner
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import parameters, reconfigure
+from emr_lineage.aws.trusted_ca import CaBundle
 from emr_lineage.cli.app import main
+from emr_lineage.launch.attach import TRUST_STEP_NAME
 from emr_lineage.listener.artifact import listener_s3_key
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import ATTACHED_PROPERTY, LISTENER_CLASS
+from emr_lineage.spark.truststore import stage_truststore
+from tests import pki
 from tests.emr_lineage.launch_support import BUCKET, REGION
 from tests.emr_lineage.reconfigure_support import (
     CLUSTER_ID,
@@ -31,6 +37,7 @@ from tests.emr_lineage.reconfigure_support import (
 )
 from tests.emr_lineage.serverless_support import REPO_CDK_JSON, serverless_cdk_json
 from tests.helpers import one_error_line
+from tests.stacks.variants import CERTIFICATE_ARN
 
 JAR = f"s3://{BUCKET}/listener/openlineage-spark_2.12-1.53.0.jar"
 URL = "http://marquez.internal.example:5000"  # the launch spec's (launch_support.launch_spec)
@@ -298,3 +305,90 @@ def test_a_cluster_id_that_is_not_one_is_refused_before_any_aws_call(command, cl
     result = CliRunner().invoke(main, [command, "--cluster-id", cluster_id, "--dry-run"])
     line = one_error_line(result, stdout_empty=True)
     assert f"{cluster_id!r} is not an EMR cluster id (j- and upper-case letters and digits)" in line
+
+
+def trusting_cdk_json(tmp_path: Path, s3) -> tuple[Path, str]:
+    """dev with HTTPS and a CA bundle in S3 as openlineage.trusted_ca; the truststore's archive attach stages."""
+    root = pki.certificate_authority("Estate Root CA")
+    bundle = root.pem
+    s3.put_object(Bucket=BUCKET, Key="pki/estate.pem", Body=bundle)
+    path = serverless_cdk_json(tmp_path, enabled=False)
+    document = json.loads(path.read_text())
+    env = document["context"]["emr-lineage"]["environments"]["dev"]
+    env["marquez"].update(certificate_arn=CERTIFICATE_ARN, domain_name="lineage.dev.example.com")
+    ca = {"type": "s3", "uri": f"s3://{BUCKET}/pki/estate.pem", "sha256": hashlib.sha256(bundle).hexdigest()}
+    env["openlineage"]["trusted_ca"] = ca
+    path.write_text(json.dumps(document))
+    store = stage_truststore(s3, BUCKET, CaBundle(ca["uri"], bundle, (root.certificate,)), upload_it=False)
+    return path, store.archive
+
+
+def trusting_configurations(archive: str) -> list[dict]:
+    """What attach sends for a group holding USERS, with the truststore for cluster-mode drivers."""
+    (sent,) = attached_configurations()
+    props = dict(sent["Properties"])
+    marker = json.loads(props.pop(ATTACHED_PROPERTY))
+    options = (
+        "-Djavax.net.ssl.trustStore=emr-lineage-truststore/truststore.p12 "
+        "-Djavax.net.ssl.trustStorePassword=changeit -Djavax.net.ssl.trustStoreType=PKCS12"
+    )
+    marker["added"]["spark.yarn.appMasterEnv.JAVA_TOOL_OPTIONS"] = options
+    marker["appended"]["spark.archives"] = archive
+    marker["created"].append("spark.archives")
+    props.update({"spark.yarn.appMasterEnv.JAVA_TOOL_OPTIONS": options, "spark.archives": archive})
+    props[ATTACHED_PROPERTY] = json.dumps(marker, sort_keys=True, separators=(",", ":"))
+    return [defaults(props)]
+
+
+@pytest.mark.parametrize("outcome", ["COMPLETED", "FAILED"])
+def test_with_a_trusted_ca_attach_trusts_it_on_the_primary_node_with_a_step_and_reports_it(
+    stubber, pauses, tmp_path, launch_aws, outcome
+) -> None:
+    cdk_json, archive = trusting_cdk_json(tmp_path, launch_aws.s3)
+    answer_cluster(stubber)
+    answer_groups(stubber, three_groups(USERS))
+    sent = trusting_configurations(archive)
+    expect_modify(stubber, [("ig-MASTER1", sent), ("ig-CORE1", sent), ("ig-TASK1", sent)])
+    answer_groups(stubber, applied(sent))
+    step = {"Steps": [ANY]}
+    stubber.add_response("add_job_flow_steps", {"StepIds": ["s-1TRUST"]}, {"JobFlowId": CLUSTER_ID, **step})
+    answer_cluster(stubber)
+    failure = {"FailureDetails": {"Reason": "Unknown error", "Message": "Command exited with status 1"}}
+    status = {"State": outcome, **(failure if outcome == "FAILED" else {})}
+    stubber.add_response(
+        "list_steps", {"Steps": [{"Id": "s-1TRUST", "Name": "x", "Status": status}]}, {"ClusterId": CLUSTER_ID}
+    )
+
+    result = CliRunner().invoke(
+        main, ["attach", "--cdk-json", str(cdk_json), "--cluster-id", CLUSTER_ID], catch_exceptions=False
+    )
+
+    key = archive.removeprefix(f"s3://{BUCKET}/").partition("#")[0]
+    assert launch_aws.s3.head_object(Bucket=BUCKET, Key=key)["ContentLength"] > 0  # the truststore is staged
+    assert f"s-1TRUST\tstep\t{TRUST_STEP_NAME}\t{outcome}" in result.stdout
+    assert "in client mode through the primary node's Java truststores" in result.stderr
+    if outcome == "COMPLETED":
+        assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines()[-1] == f"listener attached on cluster {CLUSTER_ID}"
+    else:
+        assert result.exit_code == 1
+        (line,) = [entry for entry in result.stderr.splitlines() if entry.startswith("error: ")]
+        assert line.startswith(f"error: step {TRUST_STEP_NAME} (s-1TRUST) FAILED: Command exited with status 1")
+        assert "client-mode drivers on the primary node do not" in line
+        assert "/mnt/var/log/hadoop/steps/s-1TRUST/" in line  # the cluster archives no logs to S3
+
+
+def test_a_dry_run_with_a_trusted_ca_shows_the_step_and_stages_nothing(stubber, tmp_path, launch_aws) -> None:
+    cdk_json, archive = trusting_cdk_json(tmp_path, launch_aws.s3)
+    answer_cluster(stubber)
+    answer_groups(stubber, three_groups(USERS))
+
+    result = CliRunner().invoke(main, ["attach", "--cdk-json", str(cdk_json), "--cluster-id", CLUSTER_ID, "--dry-run"])
+
+    assert result.exit_code == 0, result.output
+    modify, step = json.loads(result.stdout)
+    assert modify["operation"] == "ModifyInstanceGroups" and step["operation"] == "AddJobFlowSteps"
+    (added,) = step["request"]["Steps"]
+    assert added["Name"] == TRUST_STEP_NAME and "--trusted-ca-only" in added["HadoopJarStep"]["Args"]
+    listed = launch_aws.s3.list_objects_v2(Bucket=BUCKET, Prefix="truststores/")
+    assert listed["KeyCount"] == 0

@@ -4,6 +4,7 @@ groups and fleets are Stubber'ed answers (tests/emr_lineage/reconfigure_support.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from emr_lineage.launch import attach
 from emr_lineage.launch.listener_target import ListenerTarget
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.spark.conf import ATTACHED_PROPERTY, LISTENER_CLASS, MASK
+from emr_lineage.spark.truststore import TrustStore
 from tests.emr_lineage.launch_support import REGION
 from tests.emr_lineage.reconfigure_support import (
     CLUSTER_ID,
@@ -31,6 +33,7 @@ from tests.emr_lineage.reconfigure_support import (
 )
 from tests.emr_lineage.serverless_support import serverless_cdk_json
 from tests.helpers import fake_aws_credentials
+from tests.stacks.variants import CERTIFICATE_ARN
 
 JAR = "s3://emr-lineage-dev-artifacts-123456789012/listener/openlineage-spark_2.12-1.53.0.jar"
 URL = "http://internal-lineage.example:80"
@@ -316,3 +319,87 @@ def test_an_aws_refusal_never_quotes_a_credential(emr_stub, settings) -> None:
     with pytest.raises(AwsError) as caught:
         attach.submit(client, plan)
     assert "plain-secret-value" not in str(caught.value) and f"bad value {MASK}" in str(caught.value)
+
+
+STORE = TrustStore(
+    path="emr-lineage-truststore/truststore.p12", archive="s3://b/truststores/0a1b.zip#emr-lineage-truststore"
+)
+PRIVATE_CA = "arn:aws:acm-pca:eu-west-1:123456789012:certificate-authority/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
+TRUST_ARGUMENTS = ("--trusted-ca-only", "--trusted-ca-arn", PRIVATE_CA)
+
+
+@pytest.fixture
+def trusting(tmp_path: Path):
+    """dev with HTTPS and an AWS Private CA as openlineage.trusted_ca."""
+    path = serverless_cdk_json(tmp_path, enabled=False, gateway=True)
+    document = json.loads(path.read_text())
+    env = document["context"]["emr-lineage"]["environments"]["dev"]
+    env["marquez"].update(certificate_arn=CERTIFICATE_ARN, domain_name="lineage.dev.example.com")
+    env["openlineage"]["trusted_ca"] = {"type": "aws_private_ca", "arn": PRIVATE_CA}
+    path.write_text(json.dumps(document))
+    return load_settings("dev", path)
+
+
+def test_with_a_trusted_ca_cluster_mode_drivers_get_the_truststore_and_a_step_trusts_it_on_the_primary(
+    emr_stub, trusting
+) -> None:
+    users = [defaults({"spark.archives": "s3://mine/env.tar.gz#env", "spark.driver.extraJavaOptions": "-Xss4m"})]
+    cluster, sets = read(*emr_stub, three_groups(users))
+    target = dataclasses.replace(TARGET, truststore=STORE, trust_arguments=TRUST_ARGUMENTS)
+
+    plan = attach.plan_attach(cluster, sets, trusting, target, append_listener=False)
+
+    props = spark_defaults(plan.changes[0].configurations)
+    assert props["spark.archives"] == f"s3://mine/env.tar.gz#env,{STORE.archive}"
+    assert props["spark.yarn.appMasterEnv.JAVA_TOOL_OPTIONS"] == (
+        "-Djavax.net.ssl.trustStore=emr-lineage-truststore/truststore.p12 -Djavax.net.ssl.trustStorePassword=changeit "
+        "-Djavax.net.ssl.trustStoreType=PKCS12"
+    )
+    assert props["spark.driver.extraJavaOptions"] == "-Xss4m"  # the cluster's own options are not touched
+    assert plan.step == {
+        "Name": attach.TRUST_STEP_NAME,
+        "ActionOnFailure": "CONTINUE",
+        "HadoopJarStep": {
+            "Jar": "command-runner.jar",
+            "Args": [
+                "bash",
+                "-c",
+                'aws s3 cp --only-show-errors "$0" install-openlineage.sh && exec bash install-openlineage.sh "$@"',
+                "s3://b/bootstrap/install-openlineage.sh",
+                "--trusted-ca-only",
+                "--trusted-ca-arn",
+                PRIVATE_CA,
+            ],
+        },
+    }
+    assert plan.shown_calls[-1] == ("AddJobFlowSteps", {"JobFlowId": CLUSTER_ID, "Steps": [plan.step]})
+
+
+def test_detach_takes_the_truststore_out_and_keeps_the_clusters_archives(emr_stub, trusting) -> None:
+    client, stubber = emr_stub
+    users = [defaults({"spark.archives": "s3://mine/env.tar.gz#env"})]
+    cluster, sets = read(client, stubber, [group("ig-1", "MASTER", configurations=users)])
+    plan = attach.plan_attach(
+        cluster, sets, trusting, dataclasses.replace(TARGET, truststore=STORE), append_listener=False
+    )
+    cluster, sets = read(client, stubber, _attached_groups(plan))
+
+    (change,) = attach.plan_detach(cluster, sets).changes
+
+    assert change.configurations == users
+    assert attach.plan_detach(cluster, sets).step is None
+
+
+def test_a_cluster_whose_application_masters_have_java_tool_options_is_refused(emr_stub, trusting) -> None:
+    users = [defaults({"spark.yarn.appMasterEnv.JAVA_TOOL_OPTIONS": "-Dfoo=bar"})]
+    cluster, sets = read(*emr_stub, [group("ig-1", "MASTER", configurations=users)])
+    with pytest.raises(attach.AttachError, match=r"already sets spark\.yarn\.appMasterEnv\.JAVA_TOOL_OPTIONS"):
+        attach.plan_attach(
+            cluster, sets, trusting, dataclasses.replace(TARGET, truststore=STORE), append_listener=False
+        )
+
+
+def test_without_a_trusted_ca_attach_adds_no_step(emr_stub, settings) -> None:
+    cluster, sets = read(*emr_stub, three_groups(USERS))
+    plan = attach.plan_attach(cluster, sets, settings, TARGET, append_listener=False)
+    assert plan.step is None and plan.shown_calls == plan.calls

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from emr_lineage.listener.jar import LISTENER_CLASS, MANIFEST
-from emr_lineage.settings.model import ListenerArtifact
+from emr_lineage.settings.versions import ListenerArtifact
 
 BUCKET = "emr-lineage-dev-artifacts-test"
 REGION = "us-east-1"

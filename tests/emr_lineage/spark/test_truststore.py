@@ -4,9 +4,15 @@ with the machine's keytool), and its staging in the artifacts bucket (moto's S3)
 
 from __future__ import annotations
 
+import http.server
 import io
+import os
+import shutil
+import ssl
 import subprocess
+import threading
 import zipfile
+from collections.abc import Iterator
 
 import boto3
 import pytest
@@ -14,9 +20,11 @@ from moto import mock_aws
 
 from emr_lineage.aws.trusted_ca import ca_bundle
 from emr_lineage.spark.truststore import (
+    APP_MASTER_JAVA_TOOL_OPTIONS,
     DRIVER_JAVA_OPTIONS,
     SPARK_ARCHIVES,
     TrustStore,
+    cluster_mode_properties,
     java_truststore,
     public_roots,
     stage_truststore,
@@ -120,3 +128,61 @@ def test_the_store_is_staged_once_per_set_of_certificates(bundle, estate, monkey
         assert zipfile.ZipFile(io.BytesIO(body)).namelist() == ["truststore.p12"]
         other = ca_bundle(pki.certificate_authority("Estate Root CA G2").pem, "s3://estate-pki/ca/g2.pem")
         assert truststore_key(other) != key
+
+
+HANDSHAKE = """
+import javax.net.ssl.HttpsURLConnection;
+import java.net.URL;
+
+public class Handshake {
+    public static void main(String[] args) throws Exception {
+        HttpsURLConnection connection = (HttpsURLConnection) new URL(args[0]).openConnection();
+        connection.connect();  // the JVM's default trust: what the listener's HTTP transport uses
+        System.out.println("trusted " + connection.getServerCertificates().length);
+    }
+}
+"""
+
+
+@pytest.fixture
+def estate_load_balancer(estate, tmp_path) -> Iterator[int]:
+    """An HTTPS server on 127.0.0.1 for ``localhost`` with a leaf of the estate's issuing CA; yields its port."""
+    leaf = pki.server_certificate(estate[1], "localhost")
+    chain, key = tmp_path / "chain.pem", tmp_path / "key.pem"
+    chain.write_bytes(pki.bundle(leaf, estate[1]))
+    key.write_bytes(leaf.key_pem)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(chain, key)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_cluster_mode_drivers_jvm_trusts_the_ca_through_java_tool_options(
+    bundle, estate_load_balancer, tmp_path
+) -> None:
+    properties = cluster_mode_properties(SHIPPED)
+    assert properties[SPARK_ARCHIVES] == SHIPPED.archive
+    # The application master's working directory, as YARN leaves it: the archive unpacked under its alias.
+    container = tmp_path / "container"
+    (container / "emr-lineage-truststore").mkdir(parents=True)
+    (container / "emr-lineage-truststore/truststore.p12").write_bytes(java_truststore(bundle))
+    (tmp_path / "Handshake.java").write_text(HANDSHAKE)
+    java = shutil.which("java")
+    assert java, "make setup installs a JDK"
+    env = {**os.environ, "JAVA_TOOL_OPTIONS": properties[APP_MASTER_JAVA_TOOL_OPTIONS]}
+
+    result = subprocess.run(
+        [java, str(tmp_path / "Handshake.java"), f"https://localhost:{estate_load_balancer}/"],
+        cwd=container,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "trusted 2"

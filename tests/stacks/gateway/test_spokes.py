@@ -11,9 +11,10 @@ import pytest
 from emr_lineage.aws import parameters
 from emr_lineage.aws.stacks import GATEWAY, tool_parameters
 from emr_lineage.gateway import config as gateway_env
+from emr_lineage.settings.hub import SPOKE_HTTP_PORT, SPOKE_HTTPS_PORT
 from emr_lineage.settings.loader import ConfigError, load_settings, settings_from_context
 from stacks.gateway.routing import LINEAGE_PATHS
-from stacks.gateway.spokes import SPOKE_HEALTH_PATH, SPOKE_HTTP_PORT, SPOKE_HTTPS_PORT
+from stacks.gateway.spokes import SPOKE_HEALTH_PATH
 from tests.stacks.templates import as_list, by_type, logical_id, statements
 from tests.stacks.update_safety import retained_names
 from tests.stacks.variants import CERTIFICATE_ARN, OPTIONAL, SPOKE_ACCOUNTS

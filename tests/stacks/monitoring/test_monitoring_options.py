@@ -17,7 +17,7 @@ from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
 from emr_lineage.settings.loader import load_settings
-from stacks.monitoring import MonitoringStack
+from stacks.monitoring import MonitoredService, MonitoringStack
 from tests.stacks.cfn_lint import lint_template
 from tests.stacks.templates import by_type, one
 from tests.stacks.test_compliance import CFN_LINT_RULES_IGNORED_EVERYWHERE
@@ -51,23 +51,25 @@ def standalone() -> tuple[dict, list[str]]:
         app,
         "Monitoring",
         settings=settings,
-        load_balancer=elbv2.ApplicationLoadBalancer.from_application_load_balancer_attributes(
-            watched, "LoadBalancer", load_balancer_arn=LOAD_BALANCER_ARN, security_group_id="sg-12345678"
+        service=MonitoredService(
+            load_balancer=elbv2.ApplicationLoadBalancer.from_application_load_balancer_attributes(
+                watched, "LoadBalancer", load_balancer_arn=LOAD_BALANCER_ARN, security_group_id="sg-12345678"
+            ),
+            api_target_group=_target_group(watched, "api"),
+            web_target_group=_target_group(watched, "web"),
+            marquez_service=ecs.FargateService.from_fargate_service_attributes(
+                watched, "Service", cluster=cluster, service_name="marquez"
+            ),
+            database=rds.DatabaseInstance.from_database_instance_attributes(
+                watched,
+                "Database",
+                instance_identifier="emr-lineage-dev-marquez",
+                instance_endpoint_address="marquez.example.internal",
+                port=5432,
+                security_groups=[],
+            ),
+            marquez_log_group=logs.LogGroup.from_log_group_name(watched, "Logs", "marquez"),
         ),
-        api_target_group=_target_group(watched, "api"),
-        web_target_group=_target_group(watched, "web"),
-        marquez_service=ecs.FargateService.from_fargate_service_attributes(
-            watched, "Service", cluster=cluster, service_name="marquez"
-        ),
-        database=rds.DatabaseInstance.from_database_instance_attributes(
-            watched,
-            "Database",
-            instance_identifier="emr-lineage-dev-marquez",
-            instance_endpoint_address="marquez.example.internal",
-            port=5432,
-            security_groups=[],
-        ),
-        marquez_log_group=logs.LogGroup.from_log_group_name(watched, "Logs", "marquez"),
     )
     template = Template.from_stack(stack).to_json()
     report = AwsSolutionsChecks().validate_scope(stack)
