@@ -141,7 +141,8 @@ def test_a_deployed_spoke_reaches_its_hub_and_needs_no_marquez_of_its_own(aws, t
     assert "to the hub, which rotates it" in found["gateway-api-key"][1]
     for check in ("database", "marquez-image-credentials", "marquez-image-cache", "marquez-images", "marquez"):
         assert found[check] == (Status.SKIP, "not needed: a spoke (hub) runs no Marquez of its own", ""), check
-    assert found["dead-letter-queue"] == (Status.SKIP, "not needed: a spoke (hub) sends to the hub's gateway", "")
+    for check in ("dead-letter-queue", "gateway-spoke-keys"):
+        assert found[check] == (Status.SKIP, "not needed: a spoke (hub) sends to the hub's gateway", ""), check
     assert found["gateway"][0] is Status.SKIP and "--gateway URL" in found["gateway"][1]
 
 
