@@ -189,9 +189,18 @@ def test_a_spoke_secret_gone_refuses_that_spoke_only(stack: Stack, caplog: pytes
     assert f"the key of spoke account {SPOKE} is refused until its secret is fixed" in caplog.text
 
 
-def test_a_spoke_secret_without_a_key_refuses_that_spoke_only(stack: Stack) -> None:
-    stack.secrets.update_secret(SecretId=stack.spoke_secrets[SPOKE], SecretString=json.dumps({"key": "misnamed"}))
+def test_a_spoke_secret_without_a_key_refuses_that_spoke_only_until_it_is_fixed(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(aws_lambda, "monotonic", lambda: now[0])
+    arn = stack.spoke_secrets[SPOKE]
+    stack.secrets.update_secret(SecretId=arn, SecretString=json.dumps({"key": "misnamed"}))
     assert (status_with(SPOKE_KEY), status_with("misnamed"), status_with(OTHER_SPOKE_KEY)) == (401, 401, 201)
+    stack.secrets.put_secret_value(SecretId=arn, SecretString="fixed")
+    assert status_with("fixed") == 401  # read again only after the cache time, as a good secret is
+    now[0] += aws_lambda.KEY_CACHE_SECONDS
+    assert status_with("fixed") == 201
 
 
 def test_a_spoke_secret_unreadable_for_now_is_503(stack: Stack) -> None:
