@@ -157,6 +157,13 @@ class GatewaySettings(Strict):
         "its own (a secret it may read, its ARN published), and the archive records which account sent each event.",
     )
 
+    spoke_regions: list[Annotated[str, Field(pattern=AWS_REGION)]] = Field(
+        default=[],
+        description="Other AWS regions than this environment's where spoke accounts run Spark: the endpoint service "
+        "accepts their cross-region interface endpoints (AWS PrivateLink's cross-region connectivity, in the "
+        "regions AWS offers it). Empty: spokes in this region only.",
+    )
+
     @field_validator("spoke_accounts")
     @classmethod
     def _unique_spokes(cls, value: list[str]) -> list[str]:
@@ -169,6 +176,8 @@ class GatewaySettings(Strict):
     def _spokes_need_the_gateway(self) -> GatewaySettings:
         if self.spoke_accounts and not self.enabled:
             raise ValueError("spoke_accounts needs the gateway (enabled: true): spokes send through its ingest")
+        if self.spoke_regions and not self.spoke_accounts:
+            raise ValueError("spoke_regions without spoke_accounts: list the spokes' accounts, or remove spoke_regions")
         return self
 
     @field_validator("max_event_bytes")
@@ -304,6 +313,8 @@ class EnvironmentSettings(Strict):
     def _not_its_own_spoke(self) -> EnvironmentSettings:
         if self.account and self.account in self.gateway.spoke_accounts:
             raise ValueError(f"gateway.spoke_accounts lists the environment's own account {self.account}")
+        if self.region and self.region in self.gateway.spoke_regions:
+            raise ValueError(f"gateway.spoke_regions lists the environment's own region {self.region}: remove it")
         return self
 
     @model_validator(mode="after")

@@ -75,6 +75,7 @@ class SpokeIngest(Construct):
             "Service",
             vpc_endpoint_service_load_balancers=[self.network_load_balancer],
             acceptance_required=False,
+            allowed_regions=settings.gateway.spoke_regions or None,
             allowed_principals=[
                 iam.ArnPrincipal(f"arn:{Aws.PARTITION}:iam::{account}:root")
                 for account in settings.gateway.spoke_accounts

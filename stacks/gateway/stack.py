@@ -47,6 +47,7 @@ from stacks.gateway.storage import (
     archive_bucket,
     dead_letter_queue,
     event_queue,
+    let_emr_serverless_decrypt,
     let_emr_serverless_read,
     let_spokes_read,
     spoke_key_secrets,
@@ -151,10 +152,15 @@ class GatewayStack(Stack):
         """The gateway's API key and one per spoke account, and who may read them besides the ingest."""
         self.api_key = api_key_secret(self, settings=settings, key=self.key)
         if settings.emr_serverless.enabled:
-            let_emr_serverless_read(self.api_key, self.key)
-        # Each spoke account reads its own (its ARN is published: _publish).
+            let_emr_serverless_read(self.api_key)
+        # Each spoke account reads its own (its ARN is published: _publish), and so do its EMR Serverless
+        # job runs, in whatever region the spoke is.
         self.spoke_keys = spoke_key_secrets(self, settings=settings, key=self.key)
         let_spokes_read(self.spoke_keys, self.key)
+        for account, secret in self.spoke_keys.items():
+            let_emr_serverless_read(secret, account=account, region="*")
+        if settings.emr_serverless.enabled or self.spoke_keys:
+            let_emr_serverless_decrypt(self.key)
 
     def _spoke_ingest(
         self, settings: EnvironmentSettings, vpc: ec2.IVpc, load_balancer: elbv2.IApplicationLoadBalancer

@@ -217,32 +217,38 @@ def let_spokes_read(secrets: dict[str, secretsmanager.Secret], key: kms.Key) -> 
         )
 
 
-def let_emr_serverless_read(secret: secretsmanager.Secret, key: kms.Key) -> None:
+def let_emr_serverless_read(
+    secret: secretsmanager.Secret, *, account: str = Aws.ACCOUNT_ID, region: str = Aws.REGION
+) -> None:
     """EMR Serverless reads the secret itself when a job run that names it (``EMR.secret@<ARN>``) starts:
-    the secret's policy lets this account's applications read it, the key's policy lets EMR Serverless
-    decrypt through Secrets Manager, as https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/secrets-manager.html
-    asks. Any application of the account: naming the EMR stack's would make it a gateway -> EMR reference."""
-    principal = iam.ServicePrincipal(emr_serverless.SERVICE_PRINCIPAL)
+    the secret's policy lets ``account``'s applications in ``region`` read it (default: this account's and
+    region's; a spoke account's in any region, for its key), as
+    https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/secrets-manager.html asks; with
+    :func:`let_emr_serverless_decrypt` on its key. Any application of the account: naming the EMR stack's
+    would make it a gateway -> EMR reference."""
     secret.add_to_resource_policy(
         iam.PolicyStatement(
             sid="EmrServerlessJobRuns",
-            principals=[principal],
+            principals=[iam.ServicePrincipal(emr_serverless.SERVICE_PRINCIPAL)],
             actions=list(SECRET_READ_ACTIONS),
             resources=["*"],
             conditions={
-                "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
-                "ArnLike": {"aws:SourceArn": emr_serverless.applications_arn()},
+                "StringEquals": {"aws:SourceAccount": account},
+                "ArnLike": {"aws:SourceArn": emr_serverless.applications_arn(account, region)},
             },
         )
     )
+
+
+def let_emr_serverless_decrypt(key: kms.Key) -> None:
+    """Once per key: EMR Serverless may decrypt through Secrets Manager only; the secrets' policies decide
+    which (naming a secret in the key's policy would be a cycle: the secret is encrypted with the key)."""
     key.add_to_resource_policy(
         iam.PolicyStatement(
             sid="EmrServerlessJobRunsApiKey",
-            principals=[principal],
+            principals=[iam.ServicePrincipal(emr_serverless.SERVICE_PRINCIPAL)],
             actions=["kms:Decrypt", "kms:DescribeKey"],
             resources=["*"],
-            # Through Secrets Manager only; the secrets' policies decide which (the API key's names EMR
-            # Serverless; naming it in the key's policy would be a cycle: the secret is encrypted with the key).
             conditions={"StringEquals": via_service("secretsmanager")},
         )
     )

@@ -31,7 +31,7 @@ from constructs import Construct
 from emr_lineage.aws import parameters
 from emr_lineage.settings.hub import HubSettings
 from emr_lineage.settings.model import EnvironmentSettings
-from stacks.gateway.storage import let_emr_serverless_read
+from stacks.gateway.storage import let_emr_serverless_decrypt, let_emr_serverless_read
 from stacks.shared.nag import acknowledge
 from stacks.shared.published import publish
 from stacks.shared.settings_mapping import removal_policy
@@ -149,7 +149,8 @@ class HubLinkStack(Stack):
             "puts the new value here then.",
         )
         if settings.emr_serverless.enabled:
-            let_emr_serverless_read(secret, key)
+            let_emr_serverless_read(secret)
+            let_emr_serverless_decrypt(key)
         self.api_key, self.api_key_kms_key_arn, self.api_key_region = secret, key.key_arn, Aws.REGION
 
     def _publish(self, settings: EnvironmentSettings) -> None:

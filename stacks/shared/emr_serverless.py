@@ -8,6 +8,7 @@ from aws_cdk import Aws
 SERVICE_PRINCIPAL = "emr-serverless.amazonaws.com"
 
 
-def applications_arn() -> str:
-    """The ARN pattern of every EMR Serverless application of this account and region."""
-    return f"arn:{Aws.PARTITION}:emr-serverless:{Aws.REGION}:{Aws.ACCOUNT_ID}:/applications/*"
+def applications_arn(account: str = Aws.ACCOUNT_ID, region: str = Aws.REGION) -> str:
+    """The ARN pattern of every EMR Serverless application of ``account`` in ``region`` (default: this
+    stack's; ``*``: any region)."""
+    return f"arn:{Aws.PARTITION}:emr-serverless:{region}:{account}:/applications/*"

@@ -52,6 +52,8 @@ ESTATE_ACCOUNT, ESTATE_REGION = "123456789012", "eu-west-1"
 ESTATE_ZONES = ["eu-west-1a", "eu-west-1b", "eu-west-1c"]
 # Accounts whose Spark sends lineage to prod's gateway through PrivateLink (gateway.spoke_accounts).
 SPOKE_ACCOUNTS = ["210987654321", "345678901234"]
+# Another region whose spokes connect across regions (gateway.spoke_regions).
+SPOKE_REGIONS = ["eu-central-1"]
 # A spoke's hub (hub): prod+optional's endpoint service, certificate name and its secret for SPOKE_ACCOUNTS[0].
 HUB_SERVICE_NAME = "com.amazonaws.vpce.eu-west-1.vpce-svc-0a1b2c3d4e5f60789"
 HUB_HOSTNAME = "lineage.prod.example.com"
@@ -90,8 +92,9 @@ def cdk_json_context(repo_root: Path) -> dict:
 def _optional_variant(context: dict) -> dict:
     """prod with the optional parts switched on: long-running cluster, Lake Formation runtime role,
     HTTPS (certificate and domain name), OIDC sign-in on the web UI, readers of the archive's tables, an
-    existing lake bucket (SSE-KMS) with existing Glue databases, two spoke accounts, and a private CA's bundle
-    in S3; bound to an account and region, as a deploy is (their names are literals in the templates)."""
+    existing lake bucket (SSE-KMS) with existing Glue databases, two spoke accounts (and a spoke region), and
+    a private CA's bundle in S3; bound to an account and region, as a deploy is (their names are literals in
+    the templates)."""
     variant = copy.deepcopy(context)
     prod = variant["emr-lineage"]["environments"]["prod"]
     prod.update(account=ESTATE_ACCOUNT, region=ESTATE_REGION)
@@ -101,7 +104,7 @@ def _optional_variant(context: dict) -> dict:
         existing_databases=EXISTING_DATABASES,
     )
     prod["emr"].update(long_running_cluster=True, lake_formation_runtime_role=True, ec2_key_name="platform-ops")
-    prod["gateway"].update(archive_readers=[ARCHIVE_READER], spoke_accounts=SPOKE_ACCOUNTS)
+    prod["gateway"].update(archive_readers=[ARCHIVE_READER], spoke_accounts=SPOKE_ACCOUNTS, spoke_regions=SPOKE_REGIONS)
     _https_on(prod)
     prod["marquez"]["ui_auth"] = OIDC_UI_AUTH
     prod["openlineage"]["trusted_ca"] = TRUSTED_CA_BUNDLE

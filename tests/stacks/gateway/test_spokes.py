@@ -17,7 +17,7 @@ from stacks.gateway.routing import LINEAGE_PATHS
 from stacks.gateway.spokes import SPOKE_HEALTH_PATH
 from tests.stacks.templates import as_list, by_type, logical_id, statements
 from tests.stacks.update_safety import retained_names
-from tests.stacks.variants import CERTIFICATE_ARN, OPTIONAL, SPOKE_ACCOUNTS
+from tests.stacks.variants import CERTIFICATE_ARN, OPTIONAL, SPOKE_ACCOUNTS, SPOKE_REGIONS
 
 
 def one(template: dict, kind: str) -> dict:
@@ -115,6 +115,13 @@ def test_without_spokes_there_is_no_endpoint_service(synth):
         ({"spoke_accounts": ["210987654321"] * 2}, None, "spoke_accounts lists 210987654321 twice"),
         ({"spoke_accounts": ["210987654321"], "enabled": False}, None, "spoke_accounts needs the gateway"),
         ({"spoke_accounts": ["123456789012"]}, "123456789012", "lists the environment's own account 123456789012"),
+        ({"spoke_accounts": ["210987654321"], "spoke_regions": ["mars-1"]}, None, "spoke_regions.0: String should"),
+        ({"spoke_regions": ["eu-central-1"]}, None, "spoke_regions without spoke_accounts"),
+        (
+            {"spoke_accounts": ["210987654321"], "spoke_regions": ["eu-west-1"]},
+            "123456789012",
+            "spoke_regions lists the environment's own region eu-west-1",
+        ),
     ],
 )
 def test_bad_spoke_accounts_are_refused_naming_the_key(repo_root, gateway, account, expected):
@@ -166,12 +173,35 @@ def test_each_spoke_account_may_read_its_own_key_only(optional_synth, render):
         for p in by_type(gateway, "AWS::SecretsManager::ResourcePolicy").values()
     }
     for account, secret_id in secrets.items():
-        (read,) = policies[secret_id]
+        (read,) = [s for s in policies[secret_id] if "AWS" in s["Principal"]]
         assert render(read["Principal"]["AWS"]) == f"arn:{{Ref:AWS::Partition}}:iam::{account}:root"
         assert (read["Effect"], read["Action"]) == (
             "Allow",
             ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
         )
+
+
+def test_each_spoke_accounts_emr_serverless_job_runs_may_read_its_key_in_any_region(optional_synth, render):
+    gateway = optional_synth.template_json("gateway")
+    policies = {
+        p["Properties"]["SecretId"]["Ref"]: p["Properties"]["ResourcePolicy"]["Statement"]
+        for p in by_type(gateway, "AWS::SecretsManager::ResourcePolicy").values()
+    }
+    for account, secret_id in spoke_secrets(gateway).items():
+        (service,) = [s for s in policies[secret_id] if "Service" in s["Principal"]]
+        assert service["Principal"]["Service"] == "emr-serverless.amazonaws.com"
+        assert service["Condition"]["StringEquals"] == {"aws:SourceAccount": account}
+        assert render(service["Condition"]["ArnLike"]["aws:SourceArn"]) == (
+            f"arn:{{Ref:AWS::Partition}}:emr-serverless:*:{account}:/applications/*"
+        )
+    (key,) = by_type(gateway, "AWS::KMS::Key").values()
+    decrypts = [s for s in key["Properties"]["KeyPolicy"]["Statement"] if s.get("Sid") == "EmrServerlessJobRunsApiKey"]
+    assert len(decrypts) == 1  # one statement for the gateway's own key and every spoke's
+
+
+def test_spokes_in_another_region_may_connect_across_regions(optional_synth, synth):
+    service = one(optional_synth.template_json("gateway"), "AWS::EC2::VPCEndpointService")
+    assert service["SupportedRegions"] == SPOKE_REGIONS
 
 
 def test_the_spoke_accounts_may_decrypt_with_the_gateway_key_through_secrets_manager_only(optional_synth, render):
