@@ -83,12 +83,18 @@ class Targets:
         return f"s3://{self.lake_bucket}"
 
 
-def resolve_targets(clients: aws_clients.AwsClients, env: str, marquez_url: str | None) -> Targets:
+def resolve_targets(clients: aws_clients.AwsClients, settings: EnvironmentSettings, marquez_url: str | None) -> Targets:
+    env = settings.name
     bucket = aws_clients.read_parameter(
         clients.ssm, parameters.data_lake_bucket(env), env=env, published_by="data lake stack"
     )
     if marquez_url:
         api, source = marquez_url, "--marquez"
+    elif settings.hub is not None:
+        raise aws_clients.AwsError(
+            f"env {env!r} is a spoke: its lineage is in the hub's Marquez ({settings.hub.endpoint_service_name}); "
+            "pass the hub's Marquez API URL with --marquez"
+        )
     else:
         source = parameters.marquez_api_url(env)
         api = aws_clients.read_parameter(clients.ssm, source, env=env, published_by="Marquez stack")
@@ -274,7 +280,7 @@ def start_e2e(
         raise EmrLineageError(f"--rows must be at least {pipeline.MIN_ROWS}, got {options.rows}")
     contract = load_pipeline_contract()
     parent, parent_is_new = choose_parent(settings, environ)
-    targets = resolve_targets(clients, settings.name, options.marquez_url)
+    targets = resolve_targets(clients, settings, options.marquez_url)
     values = contract_values(contract, settings, targets)
     check_marquez(targets, options.marquez_timeout)
     result = E2EResult(env=settings.name, parent=parent, parent_is_new=parent_is_new, targets=targets)

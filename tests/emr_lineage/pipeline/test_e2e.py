@@ -39,6 +39,8 @@ from tests.emr_lineage.e2e_support import (
     without_job,
 )
 from tests.emr_lineage.lineage.rule_events import run_event
+from tests.emr_lineage.serverless_support import REPO_CDK_JSON
+from tests.stacks.variants import as_spoke
 
 LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
 # The first job's first output: where the e2e's graph URL points (Marquez's UI shows no edges on an application).
@@ -343,3 +345,14 @@ def test_the_graph_url_is_that_of_the_first_output_marquez_names() -> None:
     page = f"{MARQUEZ_WEB}{GRAPH_PAGE}"
     assert urls("table:customer_ltv", f"{lake}/models/**", f"{lake}/clean/orders_clean") == [page]
     assert urls("table:db.customer_ltv", f"{lake}/models/**") == []
+
+
+def test_a_spoke_without_marquez_asks_for_the_hubs_instead_of_its_own_stack(tmp_path, monkeypatch, e2e_marquez) -> None:
+    document = json.loads(REPO_CDK_JSON.read_text())
+    as_spoke(document["context"]["emr-lineage"]["environments"]["dev"])
+    (tmp_path / "cdk.json").write_text(json.dumps(document))
+    spoke = load_settings("dev", tmp_path / "cdk.json")
+    for e2e_aws in aws_environment(monkeypatch, e2e_marquez.url, skip=(parameters.marquez_api_url("dev"),)):
+        with pytest.raises(aws_clients.AwsError, match="env 'dev' is a spoke: its lineage is in the hub's Marquez"):
+            run(spoke, e2e_aws)
+        assert e2e_aws.clusters() == []
