@@ -105,7 +105,7 @@ gateway-packages: $(VENV)/.installed ## Download the gateway Lambda's packages (
 # Idempotent by itself: a jar already in the cache with the pinned SHA-256 is checked (hashed) and
 # used, Maven is not run (about half a second); a missing or different jar is fetched with Maven.
 # No stamp file: it would outlive a cleared cache, the command's own check does not.
-listener: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned OpenLineage listener jar with Maven into the user cache and verify it; local Spark's class archive for it (once)
+listener: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned OpenLineage listener jar and Iceberg runtime with Maven into the user cache and verify them; local Spark's class archive for them (once)
 	@$(BIN)/emr-lineage listener fetch --class-archive
 
 # Idempotent by itself: a marker in the unpacked server's folder; missing, Maven fetches the pinned server.
