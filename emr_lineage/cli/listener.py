@@ -22,7 +22,7 @@ import click
 from emr_lineage.cli.options import artifacts_bucket_option, pin_options, settings_options
 from emr_lineage.cli.output import Command
 from emr_lineage.listener.jar import FetchedJar
-from emr_lineage.listener.maven import LocalJars, fetch_jar, fetch_jars, local_artifacts
+from emr_lineage.listener.maven import LocalJars, fetch_jar, fetch_jars
 from emr_lineage.listener.pin import PinResult, pin_jars, pin_listener
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.model import OpenLineageSettings
@@ -53,11 +53,11 @@ def fetch_command(
     settings = load_settings(env, cdk_json)
     versions = settings.versions
     if pin:
-        listener, *others = local_artifacts(versions)
-        results = pin_jars(versions.openlineage_spark, others, cdk_json, pgp_key=pgp_key, replace=replace_pin)
+        listener, runtime = versions.openlineage_spark, versions.iceberg_spark_runtime
+        results = pin_jars(listener, [runtime], cdk_json, pgp_key=pgp_key, replace=replace_pin)
         deploy = f"commit it, then stage it and redeploy (make stage-listener deploy ENV={settings.name})"
-        for artifact, pinned in zip(local_artifacts(versions), results, strict=True):
-            _report_pin(pinned, artifact, deploy if artifact is listener else "commit it")
+        _report_pin(results[0], listener, deploy)
+        _report_pin(results[1], runtime, "commit it")
     else:
         jars = fetch_jars(versions)
         for jar in jars:

@@ -114,12 +114,8 @@ def local_jars(versions: Versions) -> LocalJars:
 
 def fetch_jars(versions: Versions, *, directory: Path | None = None) -> list[FetchedJar]:
     """:func:`fetch_jar` of the listener, then of the Iceberg runtime."""
-    return [fetch_jar(artifact, directory=directory) for artifact in local_artifacts(versions)]
-
-
-def local_artifacts(versions: Versions) -> tuple[MavenJar, ...]:
-    """The jars local Spark runs with, the listener first."""
-    return versions.openlineage_spark, versions.iceberg_spark_runtime
+    artifacts: list[MavenJar] = [versions.openlineage_spark, versions.iceberg_spark_runtime]
+    return [fetch_jar(artifact, directory=directory) for artifact in artifacts]
 
 
 class Candidate:
