@@ -46,7 +46,7 @@ help: ## List the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
-setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed reference schemas gateway-packages listener trino ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages, the tests' reference data, the gateway Lambda's packages, the pinned listener jar and the tests' Trino (idempotent)
+setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed reference schemas gateway-packages listener trino ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages, the tests' reference data, the gateway Lambda's packages, the pinned listener jar and Iceberg runtime, and the tests' Trino (idempotent)
 	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
 
 $(STAMPS)/apt: Makefile

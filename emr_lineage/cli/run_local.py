@@ -72,7 +72,8 @@ def run_local_command(
     Iceberg runtime is on the classpath beside it, and the Iceberg catalog lakehouse is a Hadoop catalog
     whose warehouse is the script's --lake directory (else the current directory). Spark's output goes
     to this terminal. Example:
-      emr-lineage run-local -o events.jsonl jobs/revenue_daily.py -- --lake /tmp/lake
+      emr-lineage run-local -o events.jsonl jobs/train_model.py -- --lake /tmp/lake \\
+        --orders-table lakehouse.clean.orders_clean
     """
     if url is None and output is None:
         raise click.UsageError("give --url URL, -o/--output FILE or both: where the listener sends the events")
