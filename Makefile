@@ -46,7 +46,7 @@ help: ## List the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
-setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed reference schemas gateway-packages listener trino ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages, the tests' reference data, the gateway Lambda's packages, the pinned listener jar and the tests' Trino (idempotent)
+setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed reference schemas gateway-packages listener trino ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages, the tests' reference data, the gateway Lambda's packages, the pinned listener jar and Iceberg runtime, and the tests' Trino (idempotent)
 	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
 
 $(STAMPS)/apt: Makefile
@@ -105,7 +105,7 @@ gateway-packages: $(VENV)/.installed ## Download the gateway Lambda's packages (
 # Idempotent by itself: a jar already in the cache with the pinned SHA-256 is checked (hashed) and
 # used, Maven is not run (about half a second); a missing or different jar is fetched with Maven.
 # No stamp file: it would outlive a cleared cache, the command's own check does not.
-listener: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned OpenLineage listener jar with Maven into the user cache and verify it; local Spark's class archive for it (once)
+listener: $(STAMPS)/apt $(VENV)/.installed ## Fetch the pinned OpenLineage listener jar and Iceberg runtime with Maven into the user cache and verify them; local Spark's class archive for them (once)
 	@$(BIN)/emr-lineage listener fetch --class-archive
 
 # Idempotent by itself: a marker in the unpacked server's folder; missing, Maven fetches the pinned server.

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from emr_lineage.listener.maven import local_listener_jar
+from emr_lineage.listener.maven import local_jars
 from emr_lineage.pipeline.definition import PIPELINE
 from emr_lineage.pipeline.demo import Lineage, generate_data, run_pipeline, spark_properties
 from emr_lineage.pipeline.workdir import remove_paths
@@ -37,12 +37,13 @@ from emr_lineage.spark.local import run_script
 DERIVED = ("lake/clean", "lake/curated", "lake/models", "warehouse", "metastore_db", "events.jsonl", "spark.log")
 
 
-def one_run(work: Path, lineage: Lineage | None) -> tuple[float, dict[str, float], int]:
-    """Run the pipeline once; return (total seconds, seconds per job, events written)."""
+def one_run(work: Path, lineage: Lineage, on: bool) -> tuple[float, dict[str, float], int]:
+    """Run the pipeline once, with the listener when ``on``; return (total seconds, seconds per job, events
+    written). The Iceberg runtime is on the classpath either way: the jobs' tables are Iceberg's."""
     remove_paths(work, DERIVED)
     events = work / "events.jsonl"
     began = time.perf_counter()
-    properties = spark_properties(work, lineage)
+    properties = spark_properties(work, lineage if on else None, lineage.iceberg_runtime)
     runs = run_pipeline(work / "lake", properties, log=work / "spark.log", events=events, class_archive=False)
     total = time.perf_counter() - began
     return total, {r.name: r.seconds for r in runs}, sum(r.events for r in runs)
@@ -57,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     settings = load_settings("dev")
-    lineage = Lineage(openlineage=settings.openlineage, jar=local_listener_jar(settings.versions.openlineage_spark))
+    jars = local_jars(settings.versions)
+    lineage = Lineage(openlineage=settings.openlineage, jar=jars.listener, iceberg_runtime=jars.iceberg_runtime)
     work = (args.work or Path(tempfile.mkdtemp(prefix="listener-overhead-"))).resolve()
     if args.pairs:
         pipeline(work, args.rows, args.pairs, lineage)
@@ -82,7 +84,7 @@ def per_application(work: Path, rounds: int, lineage: Lineage) -> None:
     """Median seconds of a tiny application without and with the listener, alternating."""
     script = work / "tiny.py"
     script.write_text(TINY)
-    properties = {False: spark_properties(work, None), True: spark_properties(work, lineage)}
+    properties = {on: spark_properties(work, lineage if on else None, lineage.iceberg_runtime) for on in (False, True)}
     times: dict[bool, list[float]] = {False: [], True: []}
     with (work / "tiny.log").open("ab") as log:
         for _ in range(rounds):
@@ -106,7 +108,7 @@ def pipeline(work: Path, rows: int, pairs: int, lineage: Lineage) -> None:
     print("run  listener  total_s  " + "  ".join(f"{name:>13}" for name in PIPELINE) + "  events")
     totals: dict[bool, list[float]] = {True: [], False: []}
     for index, on in enumerate([False, True] * pairs, start=1):  # alternating: load drift hits both
-        total, jobs, events = one_run(work, lineage if on else None)
+        total, jobs, events = one_run(work, lineage, on)
         totals[on].append(total)
         per_job = "  ".join(f"{jobs[name]:>13.1f}" for name in PIPELINE)
         print(f"{index:>3}  {'on ' if on else 'off'}       {total:>7.1f}  {per_job}  {events:>6}", flush=True)

@@ -1,8 +1,9 @@
-"""ingest_orders: raw CSV ``<lake>/raw/orders/`` -> cleaned, typed Parquet ``<lake>/clean/orders_clean``.
+"""ingest_orders: raw CSV ``<lake>/raw/orders/`` -> the cleaned, typed Iceberg table ``orders_clean``.
 
-Plain PySpark, one self-contained file (spark-submit it as is):
+Plain PySpark, one self-contained file (spark-submit it as is). The table is named, never a path: the
+session's catalog (an Iceberg catalog, see docs/pipeline.md) decides where it lives.
 
-    spark-submit ingest_orders.py --lake s3://my-lake-bucket
+    spark-submit ingest_orders.py --lake s3://my-lake-bucket --orders-table lakehouse.clean.orders_clean
 """
 
 from __future__ import annotations
@@ -75,13 +76,14 @@ def clean_orders(raw: DataFrame) -> DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="raw orders CSV -> clean Parquet")
+    parser = argparse.ArgumentParser(description="raw orders CSV -> the clean orders table")
     parser.add_argument("--lake", required=True, help="lake base URI: s3://bucket on EMR, a local directory here")
+    parser.add_argument("--orders-table", required=True, help="the clean orders' table: catalog.database.table")
     args = parser.parse_args(argv)
     spark = SparkSession.builder.appName(APP_NAME).getOrCreate()
     try:
         cleaned = clean_orders(read_raw_orders(spark, lake_path(args.lake, "raw/orders/")))
-        cleaned.write.mode("overwrite").parquet(lake_path(args.lake, "clean/orders_clean"))
+        cleaned.write.mode("overwrite").saveAsTable(args.orders_table)
     finally:
         spark.stop()
     return 0

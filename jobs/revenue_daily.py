@@ -1,6 +1,7 @@
-"""revenue_daily: ``<lake>/clean/orders_clean`` -> ``<lake>/curated/revenue_daily`` (daily revenue).
+"""revenue_daily: the table ``orders_clean`` -> the table ``revenue_daily`` (daily revenue).
 
-spark-submit revenue_daily.py --lake s3://my-lake-bucket
+    spark-submit revenue_daily.py --orders-table lakehouse.clean.orders_clean \
+        --revenue-table lakehouse.curated.revenue_daily
 """
 
 from __future__ import annotations
@@ -12,10 +13,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 APP_NAME = "revenue_daily"
-
-
-def lake_path(lake: str, relative: str) -> str:
-    return f"{lake.rstrip('/')}/{relative}"
 
 
 def daily_revenue(orders: DataFrame) -> DataFrame:
@@ -34,12 +31,13 @@ def daily_revenue(orders: DataFrame) -> DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="clean orders -> daily revenue")
-    parser.add_argument("--lake", required=True, help="lake base URI: s3://bucket on EMR, a local directory here")
+    parser.add_argument("--orders-table", required=True, help="the clean orders' table: catalog.database.table")
+    parser.add_argument("--revenue-table", required=True, help="the daily revenue's table: catalog.database.table")
     args = parser.parse_args(argv)
     spark = SparkSession.builder.appName(APP_NAME).getOrCreate()
     try:
-        orders = spark.read.parquet(lake_path(args.lake, "clean/orders_clean"))
-        daily_revenue(orders).coalesce(1).write.mode("overwrite").parquet(lake_path(args.lake, "curated/revenue_daily"))
+        orders = spark.table(args.orders_table)
+        daily_revenue(orders).coalesce(1).write.mode("overwrite").saveAsTable(args.revenue_table)
     finally:
         spark.stop()
     return 0

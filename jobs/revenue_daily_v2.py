@@ -1,8 +1,8 @@
 """revenue_daily, version 2: the same job (application ``revenue_daily``) with a changed output schema.
 
-``<lake>/clean/orders_clean`` -> ``<lake>/curated/revenue_daily``, overwriting what version 1
-wrote. The demo's ``schema-change`` scenario runs it after the pipeline, so the lineage holds two
-runs of one job writing one dataset with different schemas (``emr-lineage drift`` shows it):
+The table ``orders_clean`` -> the table ``revenue_daily``, replacing what version 1 wrote. The demo's
+``schema-change`` scenario runs it after the pipeline, so the lineage holds two runs of one job writing
+one dataset with different schemas (``emr-lineage drift`` shows it):
 
 * added: ``average_order_value`` (decimal(18,2));
 * removed: ``customers``;
@@ -10,7 +10,8 @@ runs of one job writing one dataset with different schemas (``emr-lineage drift`
 
 ``order_date`` and ``orders`` are unchanged, so readers of those two keep working.
 
-    spark-submit revenue_daily_v2.py --lake s3://my-lake-bucket
+    spark-submit revenue_daily_v2.py --orders-table lakehouse.clean.orders_clean \
+        --revenue-table lakehouse.curated.revenue_daily
 """
 
 from __future__ import annotations
@@ -23,10 +24,6 @@ from pyspark.sql import functions as F
 
 APP_NAME = "revenue_daily"  # a new version of the job, not a new job
 MONEY = "decimal(18,2)"
-
-
-def lake_path(lake: str, relative: str) -> str:
-    return f"{lake.rstrip('/')}/{relative}"
 
 
 def daily_revenue_v2(orders: DataFrame) -> DataFrame:
@@ -45,13 +42,14 @@ def daily_revenue_v2(orders: DataFrame) -> DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="clean orders -> daily revenue (schema version 2)")
-    parser.add_argument("--lake", required=True, help="lake base URI: s3://bucket on EMR, a local directory here")
+    parser.add_argument("--orders-table", required=True, help="the clean orders' table: catalog.database.table")
+    parser.add_argument("--revenue-table", required=True, help="the daily revenue's table: catalog.database.table")
     args = parser.parse_args(argv)
     spark = SparkSession.builder.appName(APP_NAME).getOrCreate()
     try:
-        orders = spark.read.parquet(lake_path(args.lake, "clean/orders_clean"))
+        orders = spark.table(args.orders_table)
         revenue = daily_revenue_v2(orders).coalesce(1)
-        revenue.write.mode("overwrite").parquet(lake_path(args.lake, "curated/revenue_daily"))
+        revenue.write.mode("overwrite").saveAsTable(args.revenue_table)
     finally:
         spark.stop()
     return 0

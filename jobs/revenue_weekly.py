@@ -1,10 +1,10 @@
-"""revenue_weekly: ``<lake>/curated/revenue_daily`` -> ``<lake>/curated/revenue_weekly`` (weekly revenue).
+"""revenue_weekly: the table ``revenue_daily`` -> ``<lake>/curated/revenue_weekly`` (weekly revenue, Parquet).
 
 A reader downstream of ``revenue_daily``: the demo's ``schema-change`` scenario runs it after
-``revenue_daily_v2`` changed that dataset's schema. It uses only the columns both versions have
+``revenue_daily_v2`` changed that table's schema. It uses only the columns both versions have
 (``order_date``, ``revenue``, ``orders``), so it runs on either.
 
-    spark-submit revenue_weekly.py --lake s3://my-lake-bucket
+    spark-submit revenue_weekly.py --lake s3://my-lake-bucket --revenue-table lakehouse.curated.revenue_daily
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ def weekly_revenue(daily: DataFrame) -> DataFrame:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="daily revenue -> weekly revenue")
     parser.add_argument("--lake", required=True, help="lake base URI: s3://bucket on EMR, a local directory here")
+    parser.add_argument("--revenue-table", required=True, help="the daily revenue's table: catalog.database.table")
     args = parser.parse_args(argv)
     spark = SparkSession.builder.appName(APP_NAME).getOrCreate()
     try:
-        daily = spark.read.parquet(lake_path(args.lake, "curated/revenue_daily"))
+        daily = spark.table(args.revenue_table)
         weekly_revenue(daily).coalesce(1).write.mode("overwrite").parquet(
             lake_path(args.lake, "curated/revenue_weekly")
         )

@@ -58,7 +58,7 @@ def read_order_stream(spark: SparkSession, args: argparse.Namespace) -> DataFram
 
 
 def prepare_features(raw: DataFrame) -> DataFrame:
-    """The model's input columns, typed like clean/orders_clean; unusable rows are dropped."""
+    """The model's input columns, typed like the table orders_clean; unusable rows are dropped."""
     typed = raw.select(
         F.trim("order_id").alias("order_id"),
         F.trim("customer_id").alias("customer_id"),

@@ -1,8 +1,8 @@
-"""train_model: Spark ML pipeline trained on ``<lake>/clean/orders_clean``, saved to
+"""train_model: Spark ML pipeline trained on the table ``orders_clean``, saved to
 ``<lake>/models/order_value_model``. It predicts an order's value from what is known when the
 order is placed (category, country, quantity, unit price, discount).
 
-    spark-submit train_model.py --lake s3://my-lake-bucket
+    spark-submit train_model.py --lake s3://my-lake-bucket --orders-table lakehouse.clean.orders_clean
 """
 
 from __future__ import annotations
@@ -49,10 +49,11 @@ def train(orders: DataFrame) -> PipelineModel:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="clean orders -> order value model")
     parser.add_argument("--lake", required=True, help="lake base URI: s3://bucket on EMR, a local directory here")
+    parser.add_argument("--orders-table", required=True, help="the clean orders' table: catalog.database.table")
     args = parser.parse_args(argv)
     spark = SparkSession.builder.appName(APP_NAME).getOrCreate()
     try:
-        model = train(spark.read.parquet(lake_path(args.lake, "clean/orders_clean")))
+        model = train(spark.table(args.orders_table))
         model.write().overwrite().save(lake_path(args.lake, "models/order_value_model"))
     finally:
         spark.stop()

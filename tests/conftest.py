@@ -294,21 +294,22 @@ def spark(tmp_path_factory):
 
 
 def _listener_class_archive() -> tuple[str, Path] | None:
-    """The listener jar and local Spark's class archive for a classpath with it (make setup makes both),
-    when both are there. With them the session's JVM maps most of its classes from the archive instead
-    of reading them from the jars (tests/jobs: 14-16 -> 11.6 s of the JVM's CPU); the jar on the classpath
-    changes nothing else: without spark.extraListeners it is never used (on EMR it is on every driver's
-    classpath too)."""
+    """The listener jar (with the Iceberg runtime beside it: the classpath of local runs) and local Spark's class
+    archive for that classpath (make setup makes both), when both are there. With them the session's JVM maps
+    most of its classes from the archive instead of reading them from the jars (tests/jobs: 14-16 -> 11.6 s of
+    the JVM's CPU); the jars on the classpath change nothing else: without spark.extraListeners the listener is
+    never used (on EMR it is on every driver's classpath too), nor Iceberg without a catalog of its."""
     from emr_lineage.listener.jar import ListenerError
-    from emr_lineage.listener.maven import local_listener_jar
+    from emr_lineage.listener.maven import local_jars
     from emr_lineage.spark import class_archive
     from emr_lineage.spark.conf import DRIVER_CLASSPATH
     from emr_lineage.spark.local import java_command, spark_home
-    from tests.versions import LISTENER
+    from tests.versions import DEV
 
     try:
-        jar = str(local_listener_jar(LISTENER))
+        jars = local_jars(DEV.versions)
     except ListenerError:
         return None
+    jar = os.pathsep.join([str(jars.listener), str(jars.iceberg_runtime)])
     archive = class_archive.archive_path(java_command(), spark_home(), {DRIVER_CLASSPATH: jar})
     return (jar, archive) if archive.is_file() else None

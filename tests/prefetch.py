@@ -69,21 +69,22 @@ def stop(processes: list[subprocess.Popen]) -> None:
 
 
 def class_archive_first(root: Path) -> None:
-    """Local Spark's class archive for the listener's classpath, made now (once per run: a file lock in
-    ``root``) unless it is there; nothing when the listener jar is not (the demo then says so)."""
+    """Local Spark's class archive for the listener's classpath (with the Iceberg runtime), made now (once per
+    run: a file lock in ``root``) unless it is there; nothing when a jar is not (the demo then says so)."""
     from emr_lineage.listener.jar import ListenerError
-    from emr_lineage.listener.maven import local_listener_jar
+    from emr_lineage.listener.maven import local_jars
     from emr_lineage.spark.conf import ListenerConfig, local_listener_properties
     from emr_lineage.spark.local import prepare_class_archive
-    from tests.versions import DEV, LISTENER
+    from tests.versions import DEV
 
     try:
-        jar = local_listener_jar(LISTENER)
+        jars = local_jars(DEV.versions)
     except ListenerError:
         return
     listener = ListenerConfig.for_settings(DEV.openlineage, events_file=os.devnull)
+    properties = local_listener_properties(listener, jar=str(jars.listener), beside=[str(jars.iceberg_runtime)])
     with FileLock(root / "class-archive.lock"):
-        prepare_class_archive(local_listener_properties(listener, jar=str(jar)))  # as listener fetch makes it
+        prepare_class_archive(properties)  # as listener fetch makes it
 
 
 if __name__ == "__main__":  # python -m tests.prefetch FOLDER: one shared demo run, ahead of the tests

@@ -12,3 +12,5 @@ SCALA_VERSION = LISTENER.scala_version
 EMR_RELEASE = DEV.emr.release_label
 # The listener jar's key in the artifacts bucket, spelled out (its format is under test too).
 LISTENER_JAR = f"openlineage-spark_{SCALA_VERSION}-{OPENLINEAGE_VERSION}.jar"
+ICEBERG_RUNTIME = DEV.versions.iceberg_spark_runtime
+RUNTIME_JAR = f"iceberg-spark-runtime-3.5_{SCALA_VERSION}-{ICEBERG_RUNTIME.version}.jar"

@@ -20,7 +20,7 @@ from emr_lineage.cli.options import force_option, out_dir_option, rows_option, s
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import Steps, stderr_console
 from emr_lineage.errors import EXIT_CHECK_FAILED
-from emr_lineage.listener.maven import local_listener_jar
+from emr_lineage.listener.maven import local_jars
 from emr_lineage.pipeline.definition import DEFAULT_ROWS, MIN_ROWS, SCENARIOS, STANDARD, application_name
 from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, Lineage, run_demo
 from emr_lineage.settings.loader import load_settings
@@ -145,8 +145,9 @@ def demo_command(
 ) -> None:
     """Run the sample pipeline on local Spark with the OpenLineage listener, validate its lineage, write the report.
 
-    Each job runs with spark-submit and the pinned listener jar (make setup fetches it), reporting in the
-    OpenLineage namespace of ENV's settings.
+    Each job runs with spark-submit and the pinned listener jar, with the pinned Iceberg runtime beside it
+    (make setup fetches both), reporting in the OpenLineage namespace of ENV's settings. Its tables are
+    Iceberg tables in DIR/lake (a Hadoop catalog).
 
     \b
     --scenario schema-change shows a schema drift end to end: after the pipeline,
@@ -163,9 +164,11 @@ def demo_command(
     kept, never deleted).
     """
     settings = load_settings(env, cdk_json)
+    jars = local_jars(settings.versions)
     lineage = Lineage(
         openlineage=settings.openlineage,
-        jar=local_listener_jar(settings.versions.openlineage_spark),
+        jar=jars.listener,
+        iceberg_runtime=jars.iceberg_runtime,
         url=url,
         api_key=api_key_from_env(),
     )

@@ -1,8 +1,9 @@
-"""``emr-lineage listener fetch`` and ``listener stage``: the pinned OpenLineage listener jar, fetched with
-Maven into the user cache and verified; staged from there into the artifacts bucket.
+"""``emr-lineage listener fetch`` and ``listener stage``: the pinned OpenLineage listener jar (and, for fetch,
+the pinned Iceberg Spark runtime of local runs), fetched with Maven into the user cache and verified; the
+listener staged from there into the artifacts bucket.
 
-With ``--pin``: verify the jar through Maven (the repository's SHA-1, and the PGP signature when
-cdk.json names the release key) instead of against a pin, and write its SHA-256 into cdk.json.
+With ``--pin``: verify the jars through Maven (the repository's SHA-1, and the listener's PGP signature when
+cdk.json names the release key) instead of against a pin, and write their SHA-256 into cdk.json.
 
 Exit codes (docs/cli.md): 0 fetched (or already there) and, for stage, staged; 2 it could
 not (no pin, Maven missing or failing or timing out, not the listener jar, checksum or signature
@@ -21,10 +22,11 @@ import click
 from emr_lineage.cli.options import artifacts_bucket_option, pin_options, settings_options
 from emr_lineage.cli.output import Command
 from emr_lineage.listener.jar import FetchedJar
-from emr_lineage.listener.maven import fetch_listener_jar
-from emr_lineage.listener.pin import PinResult, pin_listener
+from emr_lineage.listener.maven import LocalJars, fetch_jar, fetch_jars
+from emr_lineage.listener.pin import PinResult, pin_jars, pin_listener
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.model import OpenLineageSettings
+from emr_lineage.settings.versions import ListenerArtifact, MavenJar
 
 
 @click.command("fetch", cls=Command)
@@ -33,30 +35,35 @@ from emr_lineage.settings.model import OpenLineageSettings
 @click.option(
     "--class-archive",
     is_flag=True,
-    help="Also make local Spark's class archive for a classpath with the jar, once (about 20 s): local runs "
+    help="Also make local Spark's class archive for a classpath with the jars, once (about 20 s): local runs "
     "(demo, run-local) then start seconds faster. make setup passes it.",
 )
 def fetch_command(
     env: str, cdk_json: Path, pin: bool, pgp_key: Path | None, replace_pin: bool, class_archive: bool
 ) -> None:
-    """Fetch the pinned OpenLineage Spark listener jar with Maven into the user cache and verify it.
+    """Fetch the pinned OpenLineage Spark listener jar and the pinned Iceberg Spark runtime of local runs
+    with Maven into the user cache and verify them.
 
-    The jar must have the SHA-256 pinned in cdk.json; a jar already in the cache with it is used
-    without running Maven. Nothing is kept when it does not match. With --pin, the jar is verified
-    through Maven instead and its SHA-256 written into cdk.json (docs/listener.md). The cache is
+    Each jar must have the SHA-256 pinned in cdk.json; a jar already in the cache with it is used
+    without running Maven. Nothing is kept when it does not match. With --pin, the jars are verified
+    through Maven instead and their SHA-256 written into cdk.json (docs/listener.md). The cache is
     the user cache directory, or the one EMR_LINEAGE_LISTENER_DIR names.
     """
     _check_pin_options(pin, pgp_key, replace_pin)
     settings = load_settings(env, cdk_json)
-    artifact = settings.versions.openlineage_spark
+    versions = settings.versions
     if pin:
-        pinned = pin_listener(artifact, cdk_json, pgp_key=pgp_key, replace=replace_pin)
-        _report_pin(pinned, f"commit it, then stage it and redeploy (make stage-listener deploy ENV={settings.name})")
+        listener, runtime = versions.openlineage_spark, versions.iceberg_spark_runtime
+        results = pin_jars(listener, [runtime], cdk_json, pgp_key=pgp_key, replace=replace_pin)
+        deploy = f"commit it, then stage it and redeploy (make stage-listener deploy ENV={settings.name})"
+        _report_pin(results[0], listener, deploy)
+        _report_pin(results[1], runtime, "commit it")
     else:
-        jar = fetch_listener_jar(artifact)
-        _report_fetched(jar)
+        jars = fetch_jars(versions)
+        for jar in jars:
+            _report_fetched(jar)
         if class_archive:
-            _prepare_local_spark(settings.openlineage, jar.path)
+            _prepare_local_spark(settings.openlineage, LocalJars(jars[0].path, jars[1].path))
 
 
 @click.command("stage", cls=Command)
@@ -82,10 +89,10 @@ def stage_command(
     artifact = settings.versions.openlineage_spark
     if pin:
         pinned = pin_listener(artifact, cdk_json, pgp_key=pgp_key, replace=replace_pin)
-        _report_pin(pinned, f"commit it and redeploy the EMR stack (make deploy ENV={settings.name})")
+        _report_pin(pinned, artifact, f"commit it and redeploy the EMR stack (make deploy ENV={settings.name})")
         jar = pinned.jar
     else:
-        jar = fetch_listener_jar(artifact)
+        jar = fetch_jar(artifact)
         _report_fetched(jar)
     staged = upload_jar(jar, artifact, bucket, s3_client=clients.s3)
     state = "uploaded" if staged.uploaded else "already staged, unchanged"
@@ -107,13 +114,15 @@ def _bucket_from_ssm(clients: Any, env: str) -> str:
         raise AwsError(f"{exc}, or pass --bucket") from None
 
 
-def _prepare_local_spark(openlineage: OpenLineageSettings, jar: Path) -> None:
-    """The class archive of local Spark with the listener on its classpath (demo, run-local start faster)."""
+def _prepare_local_spark(openlineage: OpenLineageSettings, jars: LocalJars) -> None:
+    """The class archive of local Spark with the listener and the Iceberg runtime on its classpath (demo,
+    run-local start faster)."""
     from emr_lineage.spark.conf import ListenerConfig, local_listener_properties
     from emr_lineage.spark.local import prepare_class_archive
 
     listener = ListenerConfig.for_settings(openlineage, events_file=os.devnull)
-    archive, made = prepare_class_archive(local_listener_properties(listener, jar=str(jar)))
+    properties = local_listener_properties(listener, jar=str(jars.listener), beside=[str(jars.iceberg_runtime)])
+    archive, made = prepare_class_archive(properties)
     click.echo(
         f"{archive}: local Spark's class archive for the listener's classpath{' made' if made else ', already made'}"
     )
@@ -124,16 +133,16 @@ def _report_fetched(jar: FetchedJar) -> None:
     click.echo(f"{jar.path}: {how}, verified against the pin ({jar.size} bytes, sha256 {jar.sha256})")
 
 
-def _report_pin(result: PinResult, next_step: str) -> None:
+def _report_pin(result: PinResult, artifact: MavenJar, next_step: str) -> None:
     jar = result.jar
     click.echo(f"{jar.path}: fetched {jar.coordinates} with Maven ({jar.size} bytes, sha256 {jar.sha256})")
     click.echo(f"verified: SHA-1 {result.published_sha1}, the one the Maven repository published")
     if result.signature is not None:
         click.echo(f"verified: PGP signature by {result.signature.fingerprint} ({result.signature.signer})")
+    key = ".".join(artifact.pin_path[2:])
     if not result.changed:
-        click.echo(f"{result.cdk_json}: already pins sha256 {jar.sha256}; unchanged")
+        click.echo(f"{result.cdk_json}: {key} already pins {jar.sha256}; unchanged")
         return
     what = "replaced the pin" if result.previous else "pinned"
-    click.echo(
-        f"{result.cdk_json}: {what} versions.openlineage_spark.sha256 = {jar.sha256}; {next_step} so clusters get it"
-    )
+    users = "clusters" if isinstance(artifact, ListenerArtifact) else "local runs"
+    click.echo(f"{result.cdk_json}: {what} {key} = {jar.sha256}; {next_step} so {users} get it")

@@ -20,8 +20,9 @@ from emr_lineage.cli.options import conf_option, output_option, settings_options
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.output_paths import refuse_appending_to_other_files, refuse_output_over
 from emr_lineage.errors import EXIT_CHECK_FAILED
-from emr_lineage.listener.maven import local_listener_jar
+from emr_lineage.listener.maven import local_jars
 from emr_lineage.settings.loader import load_settings
+from emr_lineage.spark import iceberg
 from emr_lineage.spark.conf import DRIVER_CLASSPATH, ListenerConfig, local_listener_properties
 from emr_lineage.spark.local import LOCAL_SPARK, run_script
 
@@ -67,9 +68,12 @@ def run_local_command(
 
     \b
     The script runs with spark-submit, as an EMR step does: the listener jar on the driver's
-    classpath, the same listener properties as ENV's clusters; only the destination differs. Spark's output goes
+    classpath, the same listener properties as ENV's clusters; only the destination differs. The pinned
+    Iceberg runtime is on the classpath beside it, and the Iceberg catalog lakehouse is a Hadoop catalog
+    whose warehouse is the script's --lake directory (else the current directory). Spark's output goes
     to this terminal. Example:
-      emr-lineage run-local -o events.jsonl jobs/revenue_daily.py -- --lake /tmp/lake
+      emr-lineage run-local -o events.jsonl jobs/train_model.py -- --lake /tmp/lake \\
+        --orders-table lakehouse.clean.orders_clean
     """
     if url is None and output is None:
         raise click.UsageError("give --url URL, -o/--output FILE or both: where the listener sends the events")
@@ -77,11 +81,16 @@ def run_local_command(
         _check_output(str(output), script, script_args)
     extra = conf
     settings = load_settings(env, cdk_json)
-    jar = local_listener_jar(settings.versions.openlineage_spark)
+    jars = local_jars(settings.versions)
     listener = ListenerConfig.for_settings(
         settings.openlineage, api_url=url, events_file=str(output.resolve()) if output else None
     )
-    properties = local_listener_properties(listener, jar=str(jar), api_key=api_key_from_env())
+    properties = {
+        **iceberg.hadoop_catalog_properties(_warehouse(script_args)),
+        **local_listener_properties(
+            listener, jar=str(jars.listener), beside=[str(jars.iceberg_runtime)], api_key=api_key_from_env()
+        ),
+    }
     if DRIVER_CLASSPATH in extra:  # the script's own classpath entries, after the listener's
         extra[DRIVER_CLASSPATH] = properties[DRIVER_CLASSPATH] + os.pathsep + extra[DRIVER_CLASSPATH]
     before = _size(output)
@@ -93,6 +102,16 @@ def run_local_command(
             EXIT_CHECK_FAILED,
         )
     sys.exit(status)
+
+
+def _warehouse(script_args: Sequence[str]) -> str:
+    """The Iceberg catalog's warehouse: the script's ``--lake`` (as the demo's), else the current directory."""
+    for index, arg in enumerate(script_args):
+        if arg.startswith("--lake="):
+            return arg.partition("=")[2]
+        if arg == "--lake" and index + 1 < len(script_args):
+            return script_args[index + 1]
+    return os.getcwd()
 
 
 def _size(path: Path | None) -> int | None:

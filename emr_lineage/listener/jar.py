@@ -1,4 +1,5 @@
-"""The listener jar as a file: the errors about it, the check that it is the listener's jar, its SHA-256."""
+"""A pinned jar as a file (the listener's, the Iceberg runtime's): the errors about it, the check that it is the
+jar it should be, its SHA-256."""
 
 from __future__ import annotations
 
@@ -9,18 +10,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from emr_lineage.errors import EmrLineageError
+from emr_lineage.settings.versions import ListenerArtifact, MavenJar
 
 MANIFEST = "META-INF/MANIFEST.MF"
-LISTENER_CLASS = "io/openlineage/spark/agent/OpenLineageSparkListener.class"
-PIN_KEY = "emr-lineage.versions.openlineage_spark.sha256"
+LISTENER_CLASS = ListenerArtifact.marker_class
 
 
 class ListenerError(EmrLineageError):
-    """Fetching, checking or staging the listener failed; the message is one line that says what and where."""
+    """Fetching, checking or staging the listener (or the Iceberg runtime) failed; the message is one line that
+    says what and where."""
 
 
 class ListenerNotPinnedError(ListenerError):
-    """cdk.json carries no SHA-256 for the listener yet."""
+    """cdk.json carries no SHA-256 for the jar yet."""
 
 
 class ChecksumMismatchError(ListenerError):
@@ -40,20 +42,21 @@ class FetchedJar:
     fetched: bool = True  # False: the verified jar was already in place, Maven was not run
 
 
-def check_jar(path: Path, what: str) -> None:
-    """The listener's jar is a zip file with ``META-INF/MANIFEST.MF`` and the listener class; anything
-    else is refused. ``what`` names the file's origin in the message (its Maven coordinates)."""
+def check_jar(path: Path, what: str, artifact: type[MavenJar] = ListenerArtifact) -> None:
+    """The ``artifact``'s jar is a zip file with ``META-INF/MANIFEST.MF`` and its marker class (the listener's:
+    the listener class); anything else is refused. ``what`` names the file's origin in the message (its Maven
+    coordinates)."""
     try:
         with zipfile.ZipFile(path) as jar:
             names = set(jar.namelist())
     except (zipfile.BadZipFile, OSError):
         problem = "not a zip file"
     else:
-        missing = [entry for entry in (MANIFEST, LISTENER_CLASS) if entry not in names]
+        missing = [entry for entry in (MANIFEST, artifact.marker_class) if entry not in names]
         if not missing:
             return
         problem = f"a zip file without {' and '.join(missing)}"
-    raise NotAJarError(f"{what} is not the OpenLineage listener jar ({problem}); check the coordinates in cdk.json")
+    raise NotAJarError(f"{what} is not {artifact.title} ({problem}); check the coordinates in cdk.json")
 
 
 # (path, size, mtime, inode, ctime) -> SHA-256: a file replaced or touched since is hashed again.
@@ -70,8 +73,9 @@ def file_sha256(path: Path) -> tuple[str, int]:
     return _DIGESTS[key], stat.st_size
 
 
-def not_pinned(file_name: str) -> ListenerNotPinnedError:
+def not_pinned(artifact: MavenJar) -> ListenerNotPinnedError:
+    key = ".".join(artifact.pin_path[1:])
     return ListenerNotPinnedError(
-        f"{file_name}: no SHA-256 pinned in cdk.json ({PIN_KEY} is null); run `emr-lineage listener fetch --pin` "
+        f"{artifact.file_name}: no SHA-256 pinned in cdk.json ({key} is null); run `emr-lineage listener fetch --pin` "
         "to fetch it with Maven and write the pin (docs/listener.md)"
     )

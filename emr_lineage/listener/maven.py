@@ -1,12 +1,14 @@
-"""The OpenLineage Spark listener jar in the user cache: fetched with Maven, used only when it matches the pin.
+"""The pinned jars of local Spark in the user cache: fetched with Maven, used only when they match their pins.
 
-:func:`fetch_listener_jar` has Maven copy the jar (``io.openlineage:openlineage-spark_<scala>:<version>``,
-:mod:`emr_lineage.listener.mvn`; Maven checks the repository's ``.sha1`` with ``--strict-checksums``)
-into a temporary directory beside :func:`listener_cache_dir`, checks that it is the listener's jar
-and that its SHA-256 is the one pinned in cdk.json, and only then moves it into place (a rename:
-the cache never holds half a file or an unverified one). A jar already in place with the pinned
-SHA-256 is used as it is, without running Maven. :func:`local_listener_jar` is the cheap check
-before a local Spark run: the cached jar, verified, or one line saying how to get it.
+Two jars: the OpenLineage Spark listener (``io.openlineage:openlineage-spark_<scala>:<version>``) and the
+Iceberg Spark runtime (``org.apache.iceberg:iceberg-spark-runtime-<spark>_<scala>:<version>``), each a
+:class:`~emr_lineage.settings.versions.MavenJar` of cdk.json's ``versions``, and each fetched the same way.
+:func:`fetch_jar` has Maven copy the jar (:mod:`emr_lineage.listener.mvn`; Maven checks the repository's
+``.sha1`` with ``--strict-checksums``) into a temporary directory beside :func:`listener_cache_dir`, checks
+that it is the jar it should be (its marker class) and that its SHA-256 is the one pinned in cdk.json, and
+only then moves it into place (a rename: the cache never holds half a file or an unverified one). A jar
+already in place with the pinned SHA-256 is used as it is, without running Maven. :func:`local_jar` is the
+cheap check before a local Spark run: the cached jar, verified, or one line saying how to get it.
 
 ``pin=True`` (``emr-lineage listener fetch --pin``) fetches without a pin: the jar's SHA-1 is
 checked against the ``.sha1`` the repository published (copied through Maven too), and the
@@ -21,7 +23,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from emr_lineage.listener.jar import (
@@ -33,9 +35,9 @@ from emr_lineage.listener.jar import (
     not_pinned,
 )
 from emr_lineage.listener.mvn import maven_copy
-from emr_lineage.settings.versions import ListenerArtifact
+from emr_lineage.settings.versions import MavenJar, Versions
 
-# Where the verified jar is kept, instead of the user cache (tests, CI caches).
+# Where the verified jars are kept, instead of the user cache (tests, CI caches).
 LISTENER_DIR_ENV_VAR = "EMR_LINEAGE_LISTENER_DIR"
 FETCH_COMMAND = "emr-lineage listener fetch"
 _SHA1 = re.compile(r"[0-9a-f]{40}")
@@ -54,8 +56,8 @@ def listener_cache_dir() -> Path:
     return Path(user_cache_dir("emr-lineage")) / "listener"
 
 
-def fetch_listener_jar(artifact: ListenerArtifact, *, directory: Path | None = None, pin: bool = False) -> FetchedJar:
-    """The verified listener jar in ``directory`` (default :func:`listener_cache_dir`), fetched with Maven
+def fetch_jar(artifact: MavenJar, *, directory: Path | None = None, pin: bool = False) -> FetchedJar:
+    """The verified jar of ``artifact`` in ``directory`` (default :func:`listener_cache_dir`), fetched with Maven
     unless it is already there.
 
     Without ``pin`` the jar must have the SHA-256 cdk.json pins (:class:`ListenerNotPinnedError`
@@ -65,7 +67,7 @@ def fetch_listener_jar(artifact: ListenerArtifact, *, directory: Path | None = N
     directory = listener_cache_dir() if directory is None else directory
     if not pin:
         if artifact.sha256 is None:
-            raise not_pinned(artifact.file_name)
+            raise not_pinned(artifact)
         in_place = _verified_in_place(artifact, directory)
         if in_place is not None:
             return in_place
@@ -77,15 +79,15 @@ def fetch_listener_jar(artifact: ListenerArtifact, *, directory: Path | None = N
         return candidate.keep()
 
 
-def local_listener_jar(artifact: ListenerArtifact) -> Path:
-    """The verified jar in :func:`listener_cache_dir` (Maven is not run): a :class:`ListenerError` when
-    it is not there, :class:`ChecksumMismatchError` when it is not the pinned one."""
+def local_jar(artifact: MavenJar) -> Path:
+    """The verified jar of ``artifact`` in :func:`listener_cache_dir` (Maven is not run): a :class:`ListenerError`
+    when it is not there, :class:`ChecksumMismatchError` when it is not the pinned one."""
     if artifact.sha256 is None:
-        raise not_pinned(artifact.file_name)
+        raise not_pinned(artifact)
     path = listener_cache_dir() / artifact.file_name
     if not path.is_file():
         raise ListenerError(
-            f"{path}: the OpenLineage listener jar ({artifact.coordinates}) is not fetched yet: "
+            f"{path}: {artifact.title} ({artifact.coordinates}) is not fetched yet: "
             f"run `make setup` or `{FETCH_COMMAND}`"
         )
     sha256, _ = file_sha256(path)
@@ -97,12 +99,31 @@ def local_listener_jar(artifact: ListenerArtifact) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class LocalJars:
+    """The verified jars of a local Spark run: the listener, and the Iceberg runtime beside it."""
+
+    listener: Path
+    iceberg_runtime: Path
+
+
+def local_jars(versions: Versions) -> LocalJars:
+    """:func:`local_jar` of the listener and of the Iceberg runtime ``versions`` pins."""
+    return LocalJars(local_jar(versions.openlineage_spark), local_jar(versions.iceberg_spark_runtime))
+
+
+def fetch_jars(versions: Versions, *, directory: Path | None = None) -> list[FetchedJar]:
+    """:func:`fetch_jar` of the listener, then of the Iceberg runtime."""
+    artifacts: list[MavenJar] = [versions.openlineage_spark, versions.iceberg_spark_runtime]
+    return [fetch_jar(artifact, directory=directory) for artifact in artifacts]
+
+
 class Candidate:
-    """A jar Maven copied into a temporary directory beside its destination: the listener's jar, hashed,
+    """A jar Maven copied into a temporary directory beside its destination: the jar it should be, hashed,
     not in place until :meth:`keep`."""
 
     def __init__(
-        self, artifact: ListenerArtifact, jar: FetchedJar, work: Path, target: Path, maven_settings: Path | None
+        self, artifact: MavenJar, jar: FetchedJar, work: Path, target: Path, maven_settings: Path | None
     ) -> None:
         self.artifact = artifact
         self.jar = jar
@@ -143,10 +164,8 @@ class Candidate:
 
 
 @contextmanager
-def maven_candidate(
-    artifact: ListenerArtifact, directory: Path, *, maven_settings: Path | None = None
-) -> Iterator[Candidate]:
-    """Copy the jar with Maven into a temporary directory in ``directory`` and check it is the listener's
+def maven_candidate(artifact: MavenJar, directory: Path, *, maven_settings: Path | None = None) -> Iterator[Candidate]:
+    """Copy the jar with Maven into a temporary directory in ``directory`` and check it is ``artifact``'s
     jar; the temporary directory, and whatever is still in it, goes on exit (Ctrl-C included).
 
     ``maven_settings``: a settings.xml for Maven instead of the user's (tests)."""
@@ -154,13 +173,13 @@ def maven_candidate(
     with tempfile.TemporaryDirectory(prefix=".fetch-", dir=directory) as tmp:
         work = Path(tmp)
         path = maven_copy(artifact.coordinates, work / "jar", settings=maven_settings)
-        check_jar(path, artifact.coordinates)
+        check_jar(path, artifact.coordinates, type(artifact))
         sha256, size = file_sha256(path)
         jar = FetchedJar(path, artifact.coordinates, sha256, size)
         yield Candidate(artifact, jar, work, directory / artifact.file_name, maven_settings)
 
 
-def _verified_in_place(artifact: ListenerArtifact, directory: Path) -> FetchedJar | None:
+def _verified_in_place(artifact: MavenJar, directory: Path) -> FetchedJar | None:
     path = directory / artifact.file_name
     if not path.is_file():
         return None
@@ -170,7 +189,7 @@ def _verified_in_place(artifact: ListenerArtifact, directory: Path) -> FetchedJa
     return FetchedJar(path, artifact.coordinates, sha256, size, fetched=False)
 
 
-def _check_pin(jar: FetchedJar, artifact: ListenerArtifact, directory: Path) -> None:
+def _check_pin(jar: FetchedJar, artifact: MavenJar, directory: Path) -> None:
     if jar.sha256 != artifact.sha256:
         raise ChecksumMismatchError(
             f"{jar.coordinates}: SHA-256 mismatch, Maven gave {jar.sha256} but cdk.json pins {artifact.sha256}; "

@@ -1,4 +1,5 @@
-"""``listener fetch --pin``: fetch the listener jar with Maven, verify it, pin its SHA-256 in cdk.json.
+"""``listener fetch --pin``: fetch the listener jar (and the Iceberg runtime) with Maven, verify each, pin their
+SHA-256 in cdk.json.
 
 Maven copies the jar (and its ``.sha1``) with ``--strict-checksums``: the jar must match the SHA-1
 the repository published. When cdk.json names the release key's fingerprint, the ``.asc`` (also
@@ -11,6 +12,7 @@ leaves the cache and cdk.json as they were.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +20,8 @@ from pathlib import Path
 from emr_lineage.listener.jar import FetchedJar, ListenerError
 from emr_lineage.listener.maven import Candidate, listener_cache_dir, maven_candidate
 from emr_lineage.listener.signature import GoodSignature, Keyring
-from emr_lineage.settings.pin import PIN_KEY, PinSlot, locate_pin, write_pin
-from emr_lineage.settings.versions import ListenerArtifact
+from emr_lineage.settings.pin import PinSlot, locate_pin, write_pin
+from emr_lineage.settings.versions import ListenerArtifact, MavenJar
 
 FINGERPRINT_KEY = "versions.openlineage_spark.pgp_fingerprint"
 
@@ -57,21 +59,46 @@ def pin_listener(
     the key). A different SHA-256 already pinned is a :class:`PinConflictError` unless ``replace``.
     ``maven_settings`` is a settings.xml for Maven instead of the user's (tests).
     """
-    fingerprint = _key_options(artifact, pgp_key)
-    slot = locate_pin(cdk_json)
+    (result,) = pin_jars(
+        artifact, (), cdk_json, directory=directory, pgp_key=pgp_key, replace=replace, maven_settings=maven_settings
+    )
+    return result
+
+
+def pin_jars(
+    listener: ListenerArtifact,
+    others: Sequence[MavenJar],
+    cdk_json: Path,
+    *,
+    directory: Path | None = None,
+    pgp_key: Path | None = None,
+    replace: bool = False,
+    maven_settings: Path | None = None,
+) -> list[PinResult]:
+    """:func:`pin_listener` for the listener and ``others`` (the Iceberg runtime) at once: every jar is fetched
+    and verified (the signature: the listener's) before any is kept or pinned, so a refusal of one keeps
+    nothing and leaves cdk.json as it was."""
+    fingerprint = _key_options(listener, pgp_key)
+    artifacts: list[MavenJar] = [listener, *others]
+    for artifact in artifacts:
+        locate_pin(cdk_json, artifact.pin_path)  # cdk.json can take every pin: checked before Maven runs
     with ExitStack() as stack:
         keyring = stack.enter_context(Keyring(pgp_key, fingerprint)) if pgp_key and fingerprint else None
         directory = listener_cache_dir() if directory is None else directory
-        candidate = stack.enter_context(maven_candidate(artifact, directory, maven_settings=maven_settings))
-        sha1 = candidate.check_published_sha1()
-        good = _verify_signature(candidate, keyring) if keyring else None
-        if slot.current not in (None, candidate.jar.sha256) and not replace:
-            raise _conflict(slot, candidate.jar)
-        jar = candidate.keep()
-    result = PinResult(jar, sha1, good, slot.current, cdk_json)
-    if result.changed:
-        write_pin(slot, jar.sha256)
-    return result
+        verified = []
+        for artifact in artifacts:
+            candidate = stack.enter_context(maven_candidate(artifact, directory, maven_settings=maven_settings))
+            sha1 = candidate.check_published_sha1()
+            good = _verify_signature(candidate, keyring) if keyring and artifact is listener else None
+            slot = locate_pin(cdk_json, artifact.pin_path)
+            if slot.current not in (None, candidate.jar.sha256) and not replace:
+                raise _conflict(slot, candidate.jar)
+            verified.append((candidate, sha1, good, slot.current))
+        results = [PinResult(c.keep(), sha1, good, current, cdk_json) for c, sha1, good, current in verified]
+    for artifact, result in zip(artifacts, results, strict=True):
+        if result.changed:  # located again: the file changed with the pin written before
+            write_pin(locate_pin(cdk_json, artifact.pin_path), result.jar.sha256)
+    return results
 
 
 def _key_options(artifact: ListenerArtifact, pgp_key: Path | None) -> str | None:
@@ -95,7 +122,7 @@ def _verify_signature(candidate: Candidate, keyring: Keyring) -> GoodSignature:
 
 def _conflict(slot: PinSlot, jar: FetchedJar) -> PinConflictError:
     return PinConflictError(
-        f"{slot.path}: {PIN_KEY} pins {slot.current}, but {jar.coordinates} (verified by Maven against the "
+        f"{slot.path}: {slot.key} pins {slot.current}, but {jar.coordinates} (verified by Maven against the "
         f"repository's SHA-1) is {jar.sha256}; nothing kept, cdk.json unchanged; "
         "pass --replace-pin to replace the pin (e.g. after changing the version)"
     )

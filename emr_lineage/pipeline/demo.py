@@ -1,7 +1,8 @@
 """The sample pipeline end to end on local Spark, with the real OpenLineage listener.
 
 :func:`run_demo` generates seeded data under ``<out>/lake``, runs the five jobs of ``jobs/``
-in order, each with ``spark-submit`` as its own Spark application (as an EMR step runs it), with
+in order, each with ``spark-submit`` as its own Spark application (as an EMR step runs it; its tables
+Iceberg tables of a Hadoop catalog whose warehouse is the lake, :mod:`emr_lineage.spark.iceberg`), with
 the listener writing ``<out>/events.jsonl`` (and, given a gateway URL, also sending each event
 there); then loads the events (every one schema-checked),
 builds the lineage graph, validates it against ``jobs/lineage_contract.yaml`` and writes
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import runpy
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,12 +37,15 @@ from emr_lineage.pipeline.definition import (
     STANDARD,
     Scenario,
     application_name,
+    job_arguments,
+    local_tables,
 )
 from emr_lineage.pipeline.resume import STATE, DemoState, jobs_left, load_state
 from emr_lineage.pipeline.workdir import claimed_output_dir
 from emr_lineage.processes import SHORT_LIVED_JVM
 from emr_lineage.settings.model import OpenLineageSettings
-from emr_lineage.spark.conf import APP_NAME_PROPERTY, ListenerConfig, local_listener_properties
+from emr_lineage.spark import iceberg
+from emr_lineage.spark.conf import APP_NAME_PROPERTY, DRIVER_CLASSPATH, ListenerConfig, local_listener_properties
 from emr_lineage.spark.local import run_script
 
 # What the demo creates in --out-dir (and may replace on a later run); nothing else there is touched.
@@ -83,31 +87,38 @@ class DemoResult:
 
 @dataclass(frozen=True, kw_only=True)
 class Lineage:
-    """Where the demo's listener reports: its settings, the jar, and optionally a gateway (or Marquez)
-    URL besides the events file, with that endpoint's Bearer key."""
+    """Where the demo's listener reports: its settings, the jar (and the Iceberg runtime beside it on the
+    driver's classpath), and optionally a gateway (or Marquez) URL besides the events file, with that
+    endpoint's Bearer key."""
 
     openlineage: OpenLineageSettings
     jar: Path
+    iceberg_runtime: Path
     url: str | None = None
     api_key: str | None = None
 
 
-def spark_properties(out: Path, lineage: Lineage | None) -> dict[str, str]:
-    """Spark properties of a local demo run: its catalog and warehouse in ``out``, and the listener
-    (none when ``lineage`` is None: the benchmark's baseline)."""
+def spark_properties(out: Path, lineage: Lineage | None, iceberg_runtime: Path) -> dict[str, str]:
+    """Spark properties of a local demo run: the Iceberg catalog with the lake in ``out`` as its warehouse, the
+    Iceberg runtime on the driver's classpath, and the listener before it (none when ``lineage`` is None: the
+    benchmark's baseline)."""
     props = {
         "spark.sql.shuffle.partitions": "4",
+        # The session catalog, for tables outside the Iceberg catalog (the benchmark's Parquet tables): a Derby
+        # metastore and a warehouse in --out-dir.
         "spark.sql.warehouse.dir": str(out / "warehouse"),
-        # customer_ltv's catalog: a Derby metastore in --out-dir (Glue on EMR).
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={out / 'metastore_db'};create=true",
         # The jobs' JVMs live seconds: the C1 JIT and one GC thread halve their CPU (the demo: 62 s -> 34 s).
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={out} {SHORT_LIVED_JVM}",
+        **iceberg.hadoop_catalog_properties(str(out / "lake")),
+        DRIVER_CLASSPATH: str(iceberg_runtime),
     }
     if lineage is not None:
         listener = ListenerConfig.for_settings(
             lineage.openlineage, api_url=lineage.url, events_file=str(out / "events.jsonl")
         )
-        props.update(local_listener_properties(listener, jar=str(lineage.jar), api_key=lineage.api_key))
+        jars = {"jar": str(lineage.jar), "beside": [str(iceberg_runtime)]}
+        props.update(local_listener_properties(listener, **jars, api_key=lineage.api_key))
     return props
 
 
@@ -144,10 +155,13 @@ def run_pipeline(
     jobs: Sequence[str] = PIPELINE,
     on_job: Callable[[str, JobRun | None], None] | None = None,
     class_archive: bool = True,
+    tables: Mapping[str, str] | None = None,
 ) -> list[JobRun]:
     """Run the jobs in order, their output appended to ``log``; raises :class:`DemoError` at the first
     failing job. ``events``: the listener's events file, whose new lines each job is credited with.
-    ``class_archive``: see :func:`emr_lineage.spark.local.run_script`."""
+    ``class_archive``: see :func:`emr_lineage.spark.local.run_script`. ``tables``: the name of each table
+    of the pipeline (default: the Iceberg catalog's, :func:`~emr_lineage.pipeline.definition.local_tables`)."""
+    tables = local_tables() if tables is None else tables
     runs = []
     for name in jobs:
         if on_job:
@@ -158,7 +172,7 @@ def run_pipeline(
             logged = output.tell()
             status = run_script(
                 JOBS_DIR / f"{name}.py",
-                ["--lake", str(lake)],
+                job_arguments(name, str(lake), tables),
                 {**properties, APP_NAME_PROPERTY: application_name(name)},
                 stdout=output,
                 stderr=output,
@@ -243,7 +257,7 @@ def _run_in(
         if on_job:
             on_job(name, run)
 
-    properties = spark_properties(out, lineage)
+    properties = spark_properties(out, lineage, lineage.iceberg_runtime)
     result.runs = run_pipeline(
         lake, properties, log=result.spark_log, events=result.events_path, jobs=jobs, on_job=done
     )

@@ -1,8 +1,8 @@
-"""Write the listener's SHA-256 pin into cdk.json, changing that one value and nothing else.
+"""Write a jar's SHA-256 pin into cdk.json, changing that one value and nothing else.
 
-``emr-lineage listener stage --pin`` records the checksum it verified in
-``context.emr-lineage.versions.openlineage_spark.sha256``. cdk.json is a file people edit and
-review, so it is not re-serialised: the current value's span in the text is found, replaced,
+``emr-lineage listener fetch --pin`` records the checksum it verified in
+``context.emr-lineage.versions.<jar>.sha256`` (the listener's by default, :data:`PIN_PATH`). cdk.json
+is a file people edit and review, so it is not re-serialised: the current value's span in the text is found, replaced,
 the result is parsed again and compared with the original (only that key may differ), and the
 file is replaced atomically (temp file in the same directory + rename) with its mode kept.
 """
@@ -35,11 +35,16 @@ class PinSlot:
     """Where the pin's value sits in one cdk.json text, and what it is now."""
 
     path: Path
+    keys: tuple[str, ...]  # the pin's key path from the root
     text: str  # without a byte order mark
     bom: bool
     start: int  # the JSON value's span in ``text`` (``null`` or ``"<hex>"``)
     end: int
     current: str | None
+
+    @property
+    def key(self) -> str:
+        return ".".join(self.keys)
 
     def with_pin(self, sha256: str) -> str:
         """The whole file's text with the pin set to ``sha256``; checked: only that value differs."""
@@ -47,14 +52,15 @@ class PinSlot:
             raise ValueError(f"not a lowercase hex SHA-256: {sha256!r}")
         text = self.text[: self.start] + json.dumps(sha256) + self.text[self.end :]
         before, after = json.loads(self.text), json.loads(text)
-        _set(before, PIN_PATH, sha256)
+        _set(before, self.keys, sha256)
         if before != after:  # a bug in the span search, never a user's problem: refuse to write
-            raise PinFileError(f"{self.path}: editing {PIN_KEY} would change other keys; cdk.json left unchanged")
+            raise PinFileError(f"{self.path}: editing {self.key} would change other keys; cdk.json left unchanged")
         return text
 
 
-def locate_pin(path: Path) -> PinSlot:
-    """Find the pin's value in ``path``; :class:`PinFileError` when the file cannot take it."""
+def locate_pin(path: Path, keys: tuple[str, ...] = PIN_PATH) -> PinSlot:
+    """Find the pin's value at ``keys`` in ``path``; :class:`PinFileError` when the file cannot take it."""
+    key = ".".join(keys)
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -66,15 +72,15 @@ def locate_pin(path: Path) -> PinSlot:
     bom = text.startswith(_BOM)
     text = text.removeprefix(_BOM)
     try:
-        start, end = _value_span(text, PIN_PATH)
+        start, end = _value_span(text, keys)
         current = json.loads(text[start:end])
     except json.JSONDecodeError as exc:
         raise PinFileError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
     except _NoSuchKey as exc:
-        raise PinFileError(f'{path}: cannot pin: {exc} (add "sha256": null to versions.openlineage_spark)') from None
+        raise PinFileError(f'{path}: cannot pin: {exc} (add "sha256": null to {".".join(keys[2:-1])})') from None
     if current is not None and not (isinstance(current, str) and _SHA256.match(current)):
-        raise PinFileError(f"{path}: {PIN_KEY} is {text[start:end]}, neither null nor a SHA-256; fix it by hand first")
-    return PinSlot(path, text, bom, start, end, current)
+        raise PinFileError(f"{path}: {key} is {text[start:end]}, neither null nor a SHA-256; fix it by hand first")
+    return PinSlot(path, keys, text, bom, start, end, current)
 
 
 def write_pin(slot: PinSlot, sha256: str) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from emr_lineage.errors import EmrLineageError
@@ -176,14 +176,17 @@ def listener_properties(config: ListenerConfig, *, api_key: str | None = None) -
     return props
 
 
-def local_listener_properties(config: ListenerConfig, *, jar: str, api_key: str | None = None) -> dict[str, str]:
+def local_listener_properties(
+    config: ListenerConfig, *, jar: str, beside: Sequence[str] = (), api_key: str | None = None
+) -> dict[str, str]:
     """:func:`listener_properties` for a Spark that is not EMR (local runs): the jar goes on the driver
     JVM's classpath (``spark.driver.extraClassPath``), as on EMR, where the bootstrap action puts it in
     Spark's jars directory; the listener runs in the driver only. Not ``spark.jars``: that loads it
     through Spark's own class loader, copies the 43 MB jar for every application, and the listener then
-    logs reflective-access warnings for its extension classes (seen with 1.53.0). ``api_key``, when
-    given, is the HTTP transport's Bearer key."""
-    return {DRIVER_CLASSPATH: jar, **listener_properties(config, api_key=api_key)}
+    logs reflective-access warnings for its extension classes (seen with 1.53.0). ``beside``: jars whose
+    classes the listener must see, after it (the Iceberg runtime). ``api_key``, when given, is the HTTP
+    transport's Bearer key."""
+    return {DRIVER_CLASSPATH: os.pathsep.join([jar, *beside]), **listener_properties(config, api_key=api_key)}
 
 
 def glue_catalog_properties(catalog_id: str) -> tuple[dict[str, str], dict[str, str]]:

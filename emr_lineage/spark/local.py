@@ -24,6 +24,7 @@ from typing import IO
 from emr_lineage.errors import EmrLineageError, one_line
 from emr_lineage.processes import stop_group
 from emr_lineage.spark import class_archive as class_archives
+from emr_lineage.spark import iceberg
 
 # Spark properties of every local run (a run's own properties win): two cores, no web UI, no progress bars.
 LOCAL_SPARK = {
@@ -155,8 +156,8 @@ def failure_reason(output: str) -> str:
 _LOG_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ")  # log4j's "26/11/28 21:49:36 WARN ..."
 
 
-# What prepare_class_archive runs once: reads and writes of the kinds the sample jobs do, so that the
-# driver loads (and the archive keeps) the classes they need.
+# What prepare_class_archive runs once: reads and writes of the kinds the sample jobs do (files, and Iceberg
+# tables: sys.argv[2] names one), so that the driver loads (and the archive keeps) the classes they need.
 _WARM_UP = """
 import sys
 from pyspark.sql import SparkSession, functions as F
@@ -166,16 +167,17 @@ data.write.mode("overwrite").option("header", "true").csv(sys.argv[1] + "/csv")
 spark.read.option("header", "true").csv(sys.argv[1] + "/csv").groupBy("k").agg(F.sum("id")).write.parquet(
     sys.argv[1] + "/parquet"
 )
-spark.read.parquet(sys.argv[1] + "/parquet").createOrReplaceTempView("t")
+spark.read.parquet(sys.argv[1] + "/parquet").write.mode("overwrite").saveAsTable(sys.argv[2])
+spark.table(sys.argv[2]).createOrReplaceTempView("t")
 spark.sql("SELECT k, COUNT(*) FROM t GROUP BY k ORDER BY k").collect()
 spark.stop()
 """
 
 
 def prepare_class_archive(properties: Mapping[str, str]) -> tuple[Path, bool]:
-    """Make the class archive of runs with ``properties`` (their driver classpath) unless it exists:
-    (its path, whether it was made now). One small application runs with the archive written at its
-    exit (about 20 s here); the file appears whole or not at all."""
+    """Make the class archive of runs with ``properties`` (their driver classpath, with the Iceberg runtime
+    on it) unless it exists: (its path, whether it was made now). One small application runs with the
+    archive written at its exit (about 20 s here); the file appears whole or not at all."""
     archive = class_archives.archive_path(java_command(), spark_home(), properties)
     if archive.is_file():
         return archive, False
@@ -183,11 +185,14 @@ def prepare_class_archive(properties: Mapping[str, str]) -> tuple[Path, bool]:
     with tempfile.TemporaryDirectory(prefix=".making-", dir=archive.parent) as work:
         script, made = Path(work) / "warm_up.py", Path(work) / archive.name
         script.write_text(_WARM_UP, encoding="utf-8")
+        data = Path(work) / "data"
+        properties = {**properties, **iceberg.hadoop_catalog_properties(str(data))}
         env = class_archives.with_jvm_options(
             submit_environment(properties, class_archive=False), class_archives.making(made)
         )
         with (Path(work) / "spark.log").open("wb") as log:
-            status = run_script(script, [str(Path(work) / "data")], properties, stdout=log, stderr=log, env=env)
+            table = iceberg.table_name("warm_up", "t")
+            status = run_script(script, [str(data), table], properties, stdout=log, stderr=log, env=env)
         if status != 0 or not made.is_file():
             tail = (Path(work) / "spark.log").read_text(errors="replace").strip().splitlines()[-1:]
             raise LocalSparkError(f"could not make the class archive for local Spark: {tail[0] if tail else status}")

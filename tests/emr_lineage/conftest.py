@@ -28,7 +28,6 @@ from tests.emr_lineage.launch_support import launch_aws  # noqa: F401 - a fixtur
 from tests.emr_lineage.reconfigure_support import emr_stub  # noqa: F401 - a fixture
 from tests.helpers import fake_aws_credentials, free_port
 from tests.pki import issuing, root  # noqa: F401 - fixtures
-from tests.versions import LISTENER
 
 
 @pytest.fixture(scope="session")
@@ -122,12 +121,14 @@ def e2e_marquez(e2e_marquez_server: FakeMarquez) -> FakeMarquez:
 
 @pytest.fixture(scope="session")
 def listener_lineage() -> Any:
-    """The demo's lineage settings with the real listener jar (fetched by make setup, checked against the pin)."""
-    from emr_lineage.listener.maven import local_listener_jar
+    """The demo's lineage settings with the real listener jar and Iceberg runtime (fetched by make setup, checked
+    against their pins)."""
+    from emr_lineage.listener.maven import local_jars
     from emr_lineage.pipeline.demo import Lineage
     from tests.versions import DEV
 
-    return Lineage(openlineage=DEV.openlineage, jar=local_listener_jar(LISTENER))
+    jars = local_jars(DEV.versions)
+    return Lineage(openlineage=DEV.openlineage, jar=jars.listener, iceberg_runtime=jars.iceberg_runtime)
 
 
 # --- moto_server: S3 and SQS over HTTP (the local gateway, post), one per test session and worker ---

@@ -10,8 +10,8 @@ Rewriting to EMR: the demo's datasets live under a local lake directory (namespa
 on EMR they live under ``s3://<data lake bucket>``. Every dataset under the local lake root
 (inputs, outputs, column-lineage sources) is renamed to ``("s3://<bucket>", "<key>")``, so the
 contract is validated with ``lake=s3://<bucket>``, exactly the value ``e2e`` passes on AWS.
-The ``customer_ltv`` table keeps its local location; the contract names it as a catalog table
-(``table:customer_ltv``), matched by its symlink on both sides.
+The Iceberg tables live under the lake too (their locations move with it); their symlinks keep the
+local catalog's namespace, and the contract's ``table:customer_ltv`` matches by symlink.
 
 Under a parent run, the listener gives each application a parent facet naming that run (and it as
 root), and each action its application as parent and the same root (spark.openlineage.parent*).

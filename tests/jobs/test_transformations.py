@@ -50,17 +50,18 @@ def test_revenue_daily_sums_completed_orders_per_day(clean, job):
     ]
 
 
-def test_customer_ltv_creates_the_catalog_table(spark, clean, job):
+def test_customer_ltv_writes_the_table_it_is_given(spark, clean, job):
     ltv = job("customer_ltv")
+    spark.sql("CREATE DATABASE IF NOT EXISTS ltv_test")
     spark.sql("DROP TABLE IF EXISTS ltv_test.customer_ltv")
-    table = ltv.build_customer_ltv(spark, clean, "ltv_test")
+    table = ltv.build_customer_ltv(spark, clean, "ltv_test.customer_ltv")
     rows = {r.customer_id: r for r in table.collect()}
     assert sorted(rows) == ["C1", "C2"]  # C1's cancelled order does not count
     assert (rows["C2"].orders, rows["C2"].lifetime_value, rows["C2"].avg_order_value) == (2, 85.5, 42.75)
     assert rows["C2"].first_order_date == dt.date(2026, 8, 1) and rows["C2"].last_order_date == dt.date(2026, 8, 2)
     assert spark.catalog.tableExists("ltv_test.customer_ltv")
-    with pytest.raises(ValueError, match="plain identifier"):
-        ltv.build_customer_ltv(spark, clean, "bad-name; drop")
+    again = ltv.build_customer_ltv(spark, clean.where("customer_id = 'C2'"), "ltv_test.customer_ltv")
+    assert [r.customer_id for r in again.collect()] == ["C2"]  # each run replaces the table's content
 
 
 @pytest.fixture(scope="module")

@@ -41,7 +41,7 @@ def test_everything_downstream_of_the_demo_source_with_distances(demo_lineage, d
     assert {name: distance for name, distance in datasets.items() if name not in model} == {
         f"{out}/lake/clean/orders_clean": 1,
         f"{out}/lake/curated/revenue_daily": 2,
-        f"{out}/warehouse/customer_ltv": 2,
+        f"{out}/lake/curated/customer_ltv": 2,
         f"{out}/lake/curated/order_scores": 3,
     }
     assert [row.distance for row in report.jobs] == sorted(row.distance for row in report.jobs)
@@ -58,9 +58,9 @@ def test_depth_and_upstream_on_the_demo(demo_lineage) -> None:
 
 def test_a_table_alias_names_the_demo_table(demo_lineage) -> None:
     lineage, out = demo_lineage
-    for name in ("table:customer_ltv", "table:default.customer_ltv", "table:DEFAULT.Customer_LTV"):
+    for name in ("table:customer_ltv", "table:curated.customer_ltv", "table:CURATED.Customer_LTV"):
         report = impact(lineage, name, direction="upstream")
-        assert report.matched == [f"{out}/warehouse/customer_ltv"]
+        assert report.matched == [f"{out}/lake/curated/customer_ltv"]
         assert _names(report.jobs) == {"customer_ltv": 1, "ingest_orders": 2}
     assert impact(lineage, "table:customer_ltv").reached == []
 

@@ -9,11 +9,14 @@ import pytest
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
-from emr_lineage.listener.maven import LISTENER_DIR_ENV_VAR
+from emr_lineage.listener.maven import LISTENER_DIR_ENV_VAR, LocalJars
+from emr_lineage.spark import iceberg
+from emr_lineage.spark.conf import DRIVER_CLASSPATH
 from tests.helpers import one_error_line
 from tests.paths import CDK_JSON
 
 SCRIPT = "print('never run')\n"
+JARS = LocalJars(Path("listener.jar"), Path("iceberg.jar"))
 
 
 @pytest.fixture
@@ -80,7 +83,7 @@ def test_an_output_that_is_an_events_file_is_appended_to(script, tmp_path, monke
     events.write_text('{"eventType": "START"}\n')
     ran = []
     monkeypatch.setattr("emr_lineage.cli.run_local.run_script", lambda *args, **kwargs: ran.append(args) or 0)
-    monkeypatch.setattr("emr_lineage.cli.run_local.local_listener_jar", lambda artifact: Path("listener.jar"))
+    monkeypatch.setattr("emr_lineage.cli.run_local.local_jars", lambda versions: JARS)
     _run("-o", str(events), str(script))
     assert ran  # not refused (what the listener writes is checked by the real runs)
 
@@ -111,7 +114,7 @@ def fake_spark(monkeypatch):
 
     fake = Spark()
     monkeypatch.setattr("emr_lineage.cli.run_local.run_script", fake)
-    monkeypatch.setattr("emr_lineage.cli.run_local.local_listener_jar", lambda artifact: Path("listener.jar"))
+    monkeypatch.setattr("emr_lineage.cli.run_local.local_jars", lambda versions: JARS)
     return fake
 
 
@@ -158,3 +161,22 @@ def test_events_written_is_the_scripts_exit_status(script, tmp_path, fake_spark)
     fake_spark.status = 0
     result = _run("-o", str(events), str(script))
     assert result.exit_code == 0 and result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "script_args, warehouse",
+    [(["--lake", "/data/lake"], "/data/lake"), (["--x", "1", "--lake=/data/lake"], "/data/lake"), ([], None)],
+    ids=["lake", "lake=", "no-lake"],
+)
+def test_the_iceberg_runtime_sits_beside_the_listener_and_the_lake_is_the_catalog_s_warehouse(
+    script_args, warehouse, script, tmp_path, fake_spark, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    fake_spark.write = ['{"eventType": "START"}\n']
+    result = _run("-o", str(tmp_path / "e.jsonl"), str(script), "--", *script_args)
+    assert result.exit_code == 0, result.output
+    (properties,) = fake_spark.runs
+    assert properties[DRIVER_CLASSPATH] == "listener.jar:iceberg.jar"  # the listener sees Iceberg's classes
+    assert properties[iceberg.SQL_EXTENSIONS] == iceberg.EXTENSIONS
+    assert properties[f"{iceberg.CATALOG_PROPERTY}.type"] == "hadoop"
+    assert properties[f"{iceberg.CATALOG_PROPERTY}.warehouse"] == (warehouse or str(tmp_path))

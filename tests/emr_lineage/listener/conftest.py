@@ -15,28 +15,40 @@ import pytest
 from filelock import FileLock
 
 from emr_lineage.listener.jar import FetchedJar
-from emr_lineage.listener.maven import LISTENER_DIR_ENV_VAR, fetch_listener_jar
+from emr_lineage.listener.maven import LISTENER_DIR_ENV_VAR, fetch_jars
 from tests.emr_lineage.listener.maven import BUCKET, REGION, MavenRepositories, TestKey, build_test_jar, fake_mvn
 from tests.helpers import fake_aws_credentials
 from tests.paths import run_shared_dir
-from tests.versions import LISTENER
+from tests.versions import DEV, LISTENER
 
 
 @pytest.fixture(scope="session")
-def real_jar(tmp_path_factory: pytest.TempPathFactory) -> FetchedJar:
-    """The real listener jar of cdk.json, fetched with Maven (and checked against the committed pin)
-    into a directory of its own: one Maven run per test run. The first xdist worker that asks runs it
-    under a file lock in the run's shared temporary directory and records what it got; the others wait
-    for the lock and take the same jar (the tests only read it)."""
+def real_jars(tmp_path_factory: pytest.TempPathFactory) -> list[FetchedJar]:
+    """The real listener jar and Iceberg runtime of cdk.json, fetched with Maven (and checked against the
+    committed pins) into a directory of their own: one Maven run each per test run. The first xdist worker
+    that asks runs them under a file lock in the run's shared temporary directory and records what it got;
+    the others wait for the lock and take the same jars (the tests only read them)."""
     root = run_shared_dir(tmp_path_factory.getbasetemp()) / "shared-listener-jar"
     root.mkdir(parents=True, exist_ok=True)
     recorded = root / "fetched.json"
     with FileLock(root / "fetch.lock"):
         if not recorded.exists():
-            jar = fetch_listener_jar(LISTENER, directory=root / "cache")
-            recorded.write_text(json.dumps(dataclasses.asdict(jar) | {"path": str(jar.path)}))
+            jars = fetch_jars(DEV.versions, directory=root / "cache")
+            recorded.write_text(json.dumps([dataclasses.asdict(jar) | {"path": str(jar.path)} for jar in jars]))
         fields = json.loads(recorded.read_text())
-    return FetchedJar(**fields | {"path": Path(fields["path"])})
+    return [FetchedJar(**jar | {"path": Path(jar["path"])}) for jar in fields]
+
+
+@pytest.fixture(scope="session")
+def real_jar(real_jars: list[FetchedJar]) -> FetchedJar:
+    """The real listener jar (:func:`real_jars`)."""
+    return real_jars[0]
+
+
+@pytest.fixture(scope="session")
+def real_runtime(real_jars: list[FetchedJar]) -> FetchedJar:
+    """The real Iceberg Spark runtime, beside the listener jar (:func:`real_jars`)."""
+    return real_jars[1]
 
 
 @pytest.fixture
@@ -76,13 +88,18 @@ def test_jar_sha256(test_jar: bytes) -> str:
 
 @pytest.fixture
 def make_cdk_json(tmp_path: Path, repo_root: Path):
-    """A copy of the real cdk.json with the pin (and the fingerprint) set by a targeted text edit."""
+    """A copy of the real cdk.json with the listener's pin (and the fingerprint, and the Iceberg runtime's pin) set
+    by a targeted text edit."""
 
-    def make(sha256: str | None = None, fingerprint: str | None = None) -> Path:
+    def make(sha256: str | None = None, fingerprint: str | None = None, runtime_sha256: str | None = "pinned") -> Path:
         text = (repo_root / "cdk.json").read_text()
         pin = f'"sha256": "{LISTENER.sha256}"'
         assert pin in text
         text = text.replace(pin, f'"sha256": "{sha256}"' if sha256 else '"sha256": null', 1)
+        if runtime_sha256 != "pinned":  # the Iceberg runtime's pin: kept unless asked
+            runtime = f'"sha256": "{DEV.versions.iceberg_spark_runtime.sha256}"'
+            assert runtime in text
+            text = text.replace(runtime, f'"sha256": "{runtime_sha256}"' if runtime_sha256 else '"sha256": null', 1)
         if fingerprint:
             text = text.replace('"pgp_fingerprint": null', f'"pgp_fingerprint": "{fingerprint}"', 1)
         path = tmp_path / "cdk.json"

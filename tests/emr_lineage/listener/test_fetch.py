@@ -1,4 +1,5 @@
-"""Fetching the listener jar with the real ``mvn``: the real 1.53.0 jar against the committed pin, refusals
+"""Fetching the listener jar (and the Iceberg runtime) with the real ``mvn``: the real 1.53.0 jar and the real
+runtime against the committed pins, refusals
 that keep nothing, Maven's strict checksums on a throwaway file:// repository, Maven missing, failing,
 too slow or interrupted, and ``emr-lineage listener fetch`` as one line and exit 2."""
 
@@ -21,18 +22,20 @@ from emr_lineage.listener.jar import (
 )
 from emr_lineage.listener.maven import (
     LISTENER_DIR_ENV_VAR,
-    fetch_listener_jar,
+    fetch_jar,
     listener_cache_dir,
-    local_listener_jar,
+    local_jar,
     maven_candidate,
 )
 from emr_lineage.listener.mvn import MavenError, maven_copy, maven_problem
 from tests.emr_lineage.listener.maven import THROWAWAY_GROUP, VERSION, build_test_jar, fake_mvn, throwaway
 from tests.helpers import one_error_line
-from tests.versions import LISTENER, LISTENER_JAR
+from tests.versions import ICEBERG_RUNTIME, LISTENER, LISTENER_JAR, RUNTIME_JAR
 
 # The pin committed in cdk.json: the SHA-256 of Maven Central's openlineage-spark_2.12-1.53.0.jar.
 COMMITTED_PIN = "9fe28ee2e5b2cb535cd51b6572394bddeb684bf0c58650a698cf7724ce62d94d"
+# And of its iceberg-spark-runtime-3.5_2.12-1.10.2.jar.
+COMMITTED_RUNTIME_PIN = "c562d482dcd16b666e808b755469fbc4b2604284b41622c9d87e2c02b7cc6c5f"
 
 
 def fetch_cli(*args: str):
@@ -48,11 +51,20 @@ def test_the_real_jar_is_fetched_with_maven_and_matches_the_committed_pin(real_j
     assert real_jar.fetched and real_jar.sha256 == COMMITTED_PIN
     assert real_jar.coordinates == "io.openlineage:openlineage-spark_2.12:1.53.0"
     assert real_jar.path.name == LISTENER_JAR and real_jar.size == real_jar.path.stat().st_size > 40_000_000
-    assert sorted(p.name for p in real_jar.path.parent.iterdir()) == [LISTENER_JAR]  # no temporary left
+    assert sorted(p.name for p in real_jar.path.parent.iterdir()) == [RUNTIME_JAR, LISTENER_JAR]  # no temporary
+
+
+@pytest.mark.maven
+def test_the_real_iceberg_runtime_is_fetched_beside_the_listener_and_matches_the_committed_pin(real_runtime):
+    assert (ICEBERG_RUNTIME.version, ICEBERG_RUNTIME.sha256) == ("1.10.2", COMMITTED_RUNTIME_PIN)
+    assert real_runtime.fetched and real_runtime.sha256 == COMMITTED_RUNTIME_PIN
+    assert real_runtime.coordinates == "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2"
+    assert real_runtime.path.name == RUNTIME_JAR and real_runtime.size == real_runtime.path.stat().st_size
+    check_jar(real_runtime.path, real_runtime.coordinates, type(ICEBERG_RUNTIME))  # its SparkCatalog class
 
 
 def test_a_verified_jar_in_place_is_used_without_maven(real_jar, no_mvn):
-    again = fetch_listener_jar(LISTENER, directory=real_jar.path.parent)
+    again = fetch_jar(LISTENER, directory=real_jar.path.parent)
     assert not again.fetched and (again.path, again.sha256) == (real_jar.path, COMMITTED_PIN)
 
 
@@ -64,20 +76,22 @@ def test_a_wrong_pin_keeps_nothing_and_leaves_the_file_in_place_alone(tmp_path):
     with pytest.raises(
         ChecksumMismatchError, match=f"Maven gave {COMMITTED_PIN} but cdk.json pins {'0' * 64}; not kept"
     ):
-        fetch_listener_jar(wrong, directory=tmp_path)
+        fetch_jar(wrong, directory=tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == [LISTENER_JAR]
     assert stale.read_bytes() == b"an older download"
 
 
-def test_unpinned_is_refused_before_maven(tmp_path, no_mvn):
+@pytest.mark.parametrize("artifact", [LISTENER, ICEBERG_RUNTIME], ids=["listener", "iceberg-runtime"])
+def test_unpinned_is_refused_before_maven(artifact, tmp_path, no_mvn):
+    key = f"emr-lineage.versions.{artifact.versions_key}.sha256"
     with pytest.raises(
-        ListenerNotPinnedError, match="no SHA-256 pinned in cdk.json.*`emr-lineage listener fetch --pin`"
+        ListenerNotPinnedError, match=rf"no SHA-256 pinned in cdk.json \({key} is null\).*listener fetch --pin`"
     ):
-        fetch_listener_jar(LISTENER.model_copy(update={"sha256": None}), directory=tmp_path / "cache")
+        fetch_jar(artifact.model_copy(update={"sha256": None}), directory=tmp_path / "cache")
     assert not (tmp_path / "cache").exists()
 
 
-# --- the cache and local_listener_jar -----------------------------------------------------------
+# --- the cache and local_jar -----------------------------------------------------------
 
 
 def test_the_cache_is_the_user_cache_unless_the_environment_names_one(monkeypatch, tmp_path):
@@ -87,26 +101,33 @@ def test_the_cache_is_the_user_cache_unless_the_environment_names_one(monkeypatc
     assert listener_cache_dir() == tmp_path
 
 
-def test_local_listener_jar_is_the_verified_jar_of_the_cache(real_jar, monkeypatch, no_mvn):
+def test_local_jar_is_the_verified_jar_of_the_cache(real_jar, monkeypatch, no_mvn):
     monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_jar.path.parent))
-    assert local_listener_jar(LISTENER) == real_jar.path
+    assert local_jar(LISTENER) == real_jar.path
 
 
-def test_local_listener_jar_not_fetched_yet(cache_dir):
+def test_local_jar_of_the_runtime_is_the_verified_runtime_of_the_cache(real_runtime, monkeypatch, no_mvn):
+    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_runtime.path.parent))
+    assert local_jar(ICEBERG_RUNTIME) == real_runtime.path
+
+
+def test_local_jar_not_fetched_yet(cache_dir):
     with pytest.raises(ListenerError, match=r"not fetched yet: run `make setup` or `emr-lineage listener fetch`$"):
-        local_listener_jar(LISTENER)
+        local_jar(LISTENER)
+    with pytest.raises(ListenerError, match=r"the Iceberg Spark runtime jar \(org.apache.iceberg:.*\) is not fetched"):
+        local_jar(ICEBERG_RUNTIME)
 
 
-def test_local_listener_jar_that_is_not_the_pinned_one(cache_dir):
+def test_local_jar_that_is_not_the_pinned_one(cache_dir):
     cache_dir.mkdir()
     (cache_dir / LISTENER_JAR).write_bytes(build_test_jar())
     with pytest.raises(ChecksumMismatchError, match=f"{LISTENER_JAR}: SHA-256 .*, but cdk.json pins {COMMITTED_PIN}"):
-        local_listener_jar(LISTENER)
+        local_jar(LISTENER)
 
 
-def test_local_listener_jar_unpinned(cache_dir):
+def test_local_jar_unpinned(cache_dir):
     with pytest.raises(ListenerNotPinnedError, match="listener fetch --pin"):
-        local_listener_jar(LISTENER.model_copy(update={"sha256": None}))
+        local_jar(LISTENER.model_copy(update={"sha256": None}))
 
 
 # --- Maven's checks, on a throwaway repository --------------------------------------------------
@@ -154,6 +175,15 @@ def test_a_file_that_is_not_the_listener_jar_is_refused(tmp_path, body, problem)
     (tmp_path / "x.jar").write_bytes(body)
     with pytest.raises(NotAJarError, match=rf"^g:a:1 is not the OpenLineage listener jar \({problem}\)"):
         check_jar(tmp_path / "x.jar", "g:a:1")
+
+
+def test_the_listener_jar_is_not_the_iceberg_runtime(tmp_path):
+    (tmp_path / "x.jar").write_bytes(build_test_jar())
+    with pytest.raises(
+        NotAJarError,
+        match=r"^g:a:1 is not the Iceberg Spark runtime jar \(a zip file without org/apache/iceberg/spark/SparkCatalog",
+    ):
+        check_jar(tmp_path / "x.jar", "g:a:1", type(ICEBERG_RUNTIME))
 
 
 # --- Maven missing, failing, slow, interrupted --------------------------------------------------
@@ -210,7 +240,7 @@ def test_a_failing_mvn_leaves_no_half_file(tmp_path, monkeypatch):
     bin_dir = fake_mvn(tmp_path / "bin", 'head -c 100 /dev/zero > "$out/half.jar"; echo "[ERROR] disk full"; exit 1')
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(MavenError, match=f"cannot fetch {LISTENER.coordinates} with Maven: disk full$"):
-        fetch_listener_jar(LISTENER, directory=tmp_path / "cache")
+        fetch_jar(LISTENER, directory=tmp_path / "cache")
     assert list((tmp_path / "cache").iterdir()) == []
 
 
@@ -245,25 +275,30 @@ def test_ctrl_c_or_sigterm_while_maven_copies_leaves_nothing_in_the_cache(tmp_pa
 # --- the command line ---------------------------------------------------------------------------
 
 
-def test_cli_fetch_reports_the_jar_and_a_second_run_does_not_run_maven(real_jar, monkeypatch, no_mvn):
+def test_cli_fetch_reports_both_jars_and_a_second_run_does_not_run_maven(real_jar, real_runtime, monkeypatch, no_mvn):
     monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_jar.path.parent))
     result = fetch_cli()
     assert result.exit_code == 0, result.output
-    assert result.stdout == (
-        f"{real_jar.path}: already fetched, verified against the pin ({real_jar.size} bytes, sha256 {COMMITTED_PIN})\n"
-    )
+    assert result.stdout.splitlines() == [
+        f"{real_jar.path}: already fetched, verified against the pin ({real_jar.size} bytes, sha256 {COMMITTED_PIN})",
+        f"{real_runtime.path}: already fetched, verified against the pin ({real_runtime.size} bytes, sha256 "
+        f"{COMMITTED_RUNTIME_PIN})",
+    ]
 
 
-def test_cli_class_archive_names_local_spark_s_archive_for_the_jar(real_jar, monkeypatch, no_mvn, tmp_path):
-    """With --class-archive the archive of a classpath with the jar is made once (here it already is: a
-    real one takes about 20 s, make setup makes it)."""
+def test_cli_class_archive_names_local_spark_s_archive_for_the_jars(
+    real_jar, real_runtime, monkeypatch, no_mvn, tmp_path
+):
+    """With --class-archive the archive of a classpath with the listener, then the Iceberg runtime, is made once
+    (here it already is: a real one takes about 20 s, make setup makes it)."""
     from emr_lineage.spark import class_archive
     from emr_lineage.spark.conf import DRIVER_CLASSPATH
     from emr_lineage.spark.local import java_command, spark_home
 
     monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_jar.path.parent))
     monkeypatch.setenv(class_archive.ARCHIVE_DIR_ENV_VAR, str(tmp_path))
-    archive = class_archive.archive_path(java_command(), spark_home(), {DRIVER_CLASSPATH: str(real_jar.path)})
+    classpath = f"{real_jar.path}{os.pathsep}{real_runtime.path}"
+    archive = class_archive.archive_path(java_command(), spark_home(), {DRIVER_CLASSPATH: classpath})
     archive.write_bytes(b"made before")
     result = fetch_cli("--class-archive")
     assert result.exit_code == 0, result.output

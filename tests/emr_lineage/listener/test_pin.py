@@ -19,9 +19,10 @@ from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.pin import PinFileError
 from tests.emr_lineage.listener.maven import TestKey, build_test_jar, throwaway
 from tests.helpers import one_error_line
-from tests.versions import LISTENER, LISTENER_JAR
+from tests.versions import ICEBERG_RUNTIME, LISTENER, LISTENER_JAR, RUNTIME_JAR
 
 PIN = LISTENER.sha256
+RUNTIME_PIN = ICEBERG_RUNTIME.sha256
 
 
 def only_change(before: str, after: str) -> list[str]:
@@ -45,17 +46,21 @@ def test_cli_pin_writes_the_sha256_maven_verified_into_cdk_json(make_cdk_json, c
     before = cdk_json.read_text()
     result = fetch("--cdk-json", str(cdk_json), "--pin")
     assert result.exit_code == 0, result.output
-    jar = cache_dir / LISTENER_JAR
-    sha1 = hashlib.sha1(jar.read_bytes()).hexdigest()
+    jar, runtime = cache_dir / LISTENER_JAR, cache_dir / RUNTIME_JAR
+    sha1, runtime_sha1 = (hashlib.sha1(path.read_bytes()).hexdigest() for path in (jar, runtime))
     assert result.stdout.splitlines() == [
         f"{jar}: fetched {LISTENER.coordinates} with Maven ({jar.stat().st_size} bytes, sha256 {PIN})",
         f"verified: SHA-1 {sha1}, the one the Maven repository published",
         f"{cdk_json}: pinned versions.openlineage_spark.sha256 = {PIN}; commit it, then stage it and redeploy "
         "(make stage-listener deploy ENV=dev) so clusters get it",
+        f"{runtime}: fetched {ICEBERG_RUNTIME.coordinates} with Maven ({runtime.stat().st_size} bytes, sha256 "
+        f"{RUNTIME_PIN})",
+        f"verified: SHA-1 {runtime_sha1}, the one the Maven repository published",
+        f"{cdk_json}: versions.iceberg_spark_runtime.sha256 already pins {RUNTIME_PIN}; unchanged",
     ]
     assert only_change(before, cdk_json.read_text()) == ['-          "sha256": null,', f'+          "sha256": "{PIN}",']
     assert load_settings("dev", cdk_json).versions.openlineage_spark.sha256 == PIN
-    assert sorted(p.name for p in cache_dir.iterdir()) == [LISTENER_JAR]
+    assert sorted(p.name for p in cache_dir.iterdir()) == [RUNTIME_JAR, LISTENER_JAR]
 
     # The pinned jar is in the cache now: no Maven needed any more.
     monkeypatch.setenv("PATH", str(cache_dir / "no-such-bin"))
@@ -85,6 +90,31 @@ def test_cli_a_different_pin_is_refused_then_replaced(make_cdk_json, cache_dir):
         f'-          "sha256": "{"1" * 64}",',
         f'+          "sha256": "{PIN}",',
     ]
+
+
+@pytest.mark.maven
+def test_cli_pin_writes_the_iceberg_runtime_s_pin_and_a_conflict_on_it_keeps_nothing(make_cdk_json, cache_dir):
+    cdk_json = make_cdk_json(sha256=PIN, runtime_sha256=None)
+    before = cdk_json.read_text()
+    result = fetch("--cdk-json", str(cdk_json), "--pin")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == (
+        f"{cdk_json}: pinned versions.iceberg_spark_runtime.sha256 = {RUNTIME_PIN}; commit it so local runs get it"
+    )
+    assert only_change(before, cdk_json.read_text()) == [
+        '-          "sha256": null',
+        f'+          "sha256": "{RUNTIME_PIN}"',
+    ]
+    assert load_settings("dev", cdk_json).versions.iceberg_spark_runtime.sha256 == RUNTIME_PIN
+
+    # Another pin of the runtime: refused after both jars were verified; neither is kept, cdk.json unchanged.
+    conflicting = make_cdk_json(sha256=None, runtime_sha256="2" * 64)
+    before = conflicting.read_text()
+    for path in cache_dir.iterdir():
+        path.unlink()
+    line = one_error_line(fetch("--cdk-json", str(conflicting), "--pin"), stdout_empty=True)
+    assert f"versions.iceberg_spark_runtime.sha256 pins {'2' * 64}, but {ICEBERG_RUNTIME.coordinates}" in line
+    assert conflicting.read_text() == before and list(cache_dir.iterdir()) == []
 
 
 # --- signatures Maven copies beside the jar (a throwaway repository) ----------------------------

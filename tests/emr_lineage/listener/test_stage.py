@@ -16,7 +16,7 @@ from emr_lineage.aws.clients import AwsError
 from emr_lineage.cli.app import main
 from emr_lineage.listener.artifact import UNPINNED, bootstrap_arguments, bootstrap_script_uri, listener_s3_key
 from emr_lineage.listener.jar import ListenerNotPinnedError
-from emr_lineage.listener.maven import fetch_listener_jar
+from emr_lineage.listener.maven import fetch_jar
 from emr_lineage.listener.stage import upload_jar
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.trusted_ca import PrivateCa, S3CaBundle
@@ -43,7 +43,7 @@ def cached(cache_dir: Path, test_jar: bytes) -> Path:
 
 def stage_listener(artifact, bucket: str, *, s3_client):
     """What listener stage does: fetch (and verify) the pinned jar, then upload it."""
-    return upload_jar(fetch_listener_jar(artifact), artifact, bucket, s3_client=s3_client)
+    return upload_jar(fetch_jar(artifact), artifact, bucket, s3_client=s3_client)
 
 
 def test_stage_uploads_the_verified_jar_with_its_checksum_once(cached, s3, test_jar, test_jar_sha256, no_mvn):

@@ -25,14 +25,20 @@ from emr_lineage.pipeline.demo import DemoError, run_pipeline, spark_properties
 from tests.emr_lineage.demo_run import MODEL, MODEL_PARTS, DemoRun
 
 BIN = Path(sys.executable).parent
-# Application -> (inputs, outputs) relative to the lake; customer_ltv writes a catalog table, and the
-# parts of the saved model are one entry.
+# Application -> (inputs, outputs) relative to the lake: the Iceberg tables by their locations (the lake is the
+# catalog's warehouse), and the parts of the saved model as one entry.
 EXPECTED = {
     "ingest_orders": ({"raw/orders"}, {"clean/orders_clean"}),
     "revenue_daily": ({"clean/orders_clean"}, {"curated/revenue_daily"}),
-    "customer_ltv": ({"clean/orders_clean"}, {"TABLE default.customer_ltv"}),
+    "customer_ltv": ({"clean/orders_clean"}, {"curated/customer_ltv"}),
     "train_model": ({"clean/orders_clean"}, {MODEL}),
     "score_stream": ({MODEL, "raw/orders_stream"}, {"curated/order_scores"}),
+}
+# The Iceberg tables, by location, and the table name each one's symlink gives (database: its zone).
+TABLES = {
+    "clean/orders_clean": "clean.orders_clean",
+    "curated/revenue_daily": "curated.revenue_daily",
+    "curated/customer_ltv": "curated.customer_ltv",
 }
 
 
@@ -93,9 +99,6 @@ def test_each_application_has_one_run_and_its_spark_jobs_hang_under_it(demo):
 
 
 def _relative(lake: Path, dataset: dict) -> str:
-    symlinks = dataset.get("facets", {}).get("symlinks")
-    if symlinks:
-        return "TABLE " + symlinks["identifiers"][0]["name"]
     namespace, root = dataset_identity(lake)
     assert dataset["namespace"] == namespace
     relative = dataset["name"].removeprefix(root + "/")
@@ -109,29 +112,49 @@ def test_each_job_reads_and_writes_the_expected_datasets(demo):
     for event in events:
         app = event["job"]["name"].split(".", 1)[0]
         seen[app][0].update(_relative(lake, d) for d in event.get("inputs", []))
-        # The CTAS and the drop before it name the table; the file write inside the CTAS names its location.
-        seen[app][1].update(
-            _relative(lake, d) for d in event.get("outputs", []) if app != "customer_ltv" or "symlinks" in d["facets"]
-        )
+        seen[app][1].update(_relative(lake, d) for d in event.get("outputs", []))
     assert dict(seen) == EXPECTED
-    locations = {
-        d["name"] for e in events if e["job"]["name"].startswith("customer_ltv.") for d in e.get("outputs", [])
-    }
-    assert locations == {str(out.resolve() / "warehouse" / "customer_ltv")}
+
+
+def test_the_iceberg_tables_carry_their_snapshot_ids_on_reads_and_writes(demo):
+    """The real listener, with the Iceberg runtime beside it on the driver's classpath, reports each table by
+    location with a symlink naming it and ``facets.version.datasetVersion``, its snapshot id: the one each
+    write committed, and the same one on every SQL read of it afterwards."""
+    out, _, events = demo
+    lake = out.resolve() / "lake"
+    written: dict[str, set[str]] = defaultdict(set)
+    read: dict[tuple[str, str], set[str | None]] = defaultdict(set)
+    for event in events:
+        app = event["job"]["name"].split(".", 1)[0]
+        for side in ("inputs", "outputs"):
+            for dataset in event.get(side, []):
+                relative = _relative(lake, dataset)
+                if relative not in TABLES or "atomic_replace_table_as_select" not in event["job"]["name"]:
+                    continue  # the table writes and the SQL reads inside them
+                (symlink,) = dataset["facets"]["symlinks"]["identifiers"]
+                assert (symlink["name"], symlink["type"]) == (TABLES[relative], "TABLE")
+                version = dataset["facets"].get("version", {}).get("datasetVersion")
+                if side == "outputs" and event["eventType"] == "COMPLETE":
+                    written[relative].add(version)
+                elif side == "inputs":
+                    read[(app, relative)].add(version)
+    assert set(written) == set(TABLES) and all(len(ids) == 1 and None not in ids for ids in written.values())
+    assert set(read) == {("revenue_daily", "clean/orders_clean"), ("customer_ltv", "clean/orders_clean")}
+    assert all(ids == written["clean/orders_clean"] for ids in read.values())  # the snapshot ingest_orders wrote
 
 
 def test_output_facets_the_graph_relies_on(demo):
     """Column lineage, lifecycle and the table's symlink, as the real listener (1.53.0) reports them."""
     _, _, events = demo
     by_job = {e["job"]["name"]: e for e in events if e["eventType"] == "COMPLETE"}
-    ingest = by_job["ingest_orders.adaptive_spark_plan.clean_orders_clean"]
+    ingest = by_job["ingest_orders.overwrite_by_expression.clean_orders_clean"]
     (output,) = ingest["outputs"]
     assert output["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "OVERWRITE"
     lineage = output["facets"]["columnLineage"]["fields"]
     assert {f["field"] for f in lineage["order_value"]["inputFields"]} >= {"quantity", "unit_price", "discount"}
-    ltv = by_job["customer_ltv.execute_create_data_source_table_as_select_command.default_customer_ltv"]
+    ltv = by_job["customer_ltv.overwrite_by_expression.curated_customer_ltv"]
     (table,) = ltv["outputs"]
-    assert table["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "CREATE"
+    assert table["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "OVERWRITE"
     assert table["facets"]["symlinks"]["identifiers"][0]["type"] == "TABLE"
     assert "lifetime_value" in table["facets"]["columnLineage"]["fields"]
     batch = by_job["score_stream.execute_insert_into_hadoop_fs_relation_command.curated_order_scores"]
@@ -214,14 +237,14 @@ def test_a_failing_job_stops_the_pipeline_with_its_python_error(tmp_path, listen
     with pytest.raises(DemoError) as info:
         run_pipeline(
             out / "empty-lake",
-            spark_properties(out, listener_lineage),
+            spark_properties(out, listener_lineage, listener_lineage.iceberg_runtime),
             log=out / "spark.log",
             events=out / "events.jsonl",
             jobs=("revenue_daily", "customer_ltv"),
             on_job=lambda name, run: started.append(name),
         )
     assert str(info.value).startswith("revenue_daily failed: exit status 1: ")
-    assert "AnalysisException: [PATH_NOT_FOUND] Path does not exist:" in str(info.value)
+    assert "AnalysisException: [TABLE_OR_VIEW_NOT_FOUND]" in str(info.value)
     assert started == ["revenue_daily"]
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     # The listener sees the Spark application end, not the Python script's failure: it reports COMPLETE.
@@ -263,19 +286,19 @@ def _missing_paths(fixture, event, path="") -> list[str]:
     [
         (
             "ol_container_pysparkHadoopFSEndEvent.json",
-            "customer_ltv.execute_create_data_source_table_as_select_command.default_customer_ltv",
+            "customer_ltv.overwrite_by_expression.curated_customer_ltv",
         ),
         (
             "ol_container_pysparkCTASWithColumnLineageEnd.json",
-            "customer_ltv.execute_create_data_source_table_as_select_command.default_customer_ltv",
+            "customer_ltv.overwrite_by_expression.curated_customer_ltv",
         ),
         (
             "ol_container_columnLineageSingleInputComplete.json",
-            "ingest_orders.adaptive_spark_plan.clean_orders_clean",
+            "ingest_orders.overwrite_by_expression.clean_orders_clean",
         ),
         (
             "ol_container_applicationLevelStartJob.json",
-            "revenue_daily.adaptive_spark_plan.curated_revenue_daily",
+            "revenue_daily.atomic_replace_table_as_select.curated_revenue_daily",
         ),
     ],
 )
