@@ -22,7 +22,8 @@ from emr_lineage.aws.trusted_ca import read_trusted_ca
 from emr_lineage.aws.upload import stored_sha256
 from emr_lineage.launch.plan import JobError
 from emr_lineage.settings.model import EnvironmentSettings
-from emr_lineage.spark.conf import GLUE_ACCOUNT_PROPERTY, TRANSPORT_URL_PROPERTY, spark_defaults_of
+from emr_lineage.spark.catalogs import GLUE_ACCOUNT_PROPERTY
+from emr_lineage.spark.conf import TRANSPORT_URL_PROPERTY, spark_defaults_of
 from emr_lineage.spark.truststore import TrustStore, stage_truststore
 
 

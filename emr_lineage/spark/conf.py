@@ -1,7 +1,8 @@
-"""Spark configuration for the OpenLineage listener: the one place every key is spelled.
+"""Spark configuration for the OpenLineage listener: the one place every key is spelled (the catalogs':
+:mod:`emr_lineage.spark.catalogs`).
 
-Used by the EMR stack (spark-defaults / spark-hive-site classifications of the long-running
-cluster and the launch spec), by ``emr-lineage launch`` (parent keys on spark-submit) and by
+Used by the EMR stack (spark-defaults / spark-hive-site / iceberg-defaults classifications of the
+long-running cluster and the launch spec), by ``emr-lineage launch`` (parent keys on spark-submit) and by
 local runs on local Spark (:mod:`emr_lineage.spark.local`: the same listener properties, with the
 jar on the driver's classpath and an events file or URL as the destination). Key names follow the
 OpenLineage Spark integration (ArgumentParser.java:
@@ -19,13 +20,18 @@ from dataclasses import dataclass
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
 from emr_lineage.settings.model import OpenLineageSettings
+from emr_lineage.spark import iceberg
+from emr_lineage.spark.catalogs import (
+    ICEBERG_DEFAULTS,
+    ICEBERG_ENABLED,
+    SPARK_DEFAULTS,
+    SPARK_HIVE_SITE,
+    catalog_configurations,
+    glue_catalog_properties,
+)
 from emr_lineage.spark.truststore import TrustStore, truststore_properties
 
 LISTENER_CLASS = "io.openlineage.spark.agent.OpenLineageSparkListener"
-GLUE_CLIENT_FACTORY = "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHiveClientFactory"
-# EMR classifications (configuration API names).
-SPARK_DEFAULTS = "spark-defaults"
-SPARK_HIVE_SITE = "spark-hive-site"
 # The HTTP transport's api_key auth (sent as "Authorization: Bearer <key>"), which the lineage
 # gateway requires. On a cluster only bootstrap/install-openlineage.sh writes them, on the node, so
 # the key stays out of the cluster's configuration; an EMR Serverless job run gets a reference to the
@@ -41,7 +47,6 @@ TRANSPORT_URL_PROPERTY = TRANSPORT_PREFIX + "url"
 # The application's job name in events, instead of the one the listener reads from the SparkContext
 # at application start, which it can miss under load and send as "unknown" (seen with 1.53.0).
 APP_NAME_PROPERTY = "spark.openlineage.appName"
-GLUE_ACCOUNT_PROPERTY = "spark.glue.accountId"
 # EMR Serverless job runs: the jar travels with every run (no bootstrap action), Hive's Glue client
 # settings as Hadoop properties of spark-defaults, and the application's name.
 SPARK_JARS = "spark.jars"
@@ -189,26 +194,14 @@ def local_listener_properties(
     return {DRIVER_CLASSPATH: os.pathsep.join([jar, *beside]), **listener_properties(config, api_key=api_key)}
 
 
-def glue_catalog_properties(catalog_id: str) -> tuple[dict[str, str], dict[str, str]]:
-    """(spark-defaults, spark-hive-site) entries for the Glue Data Catalog.
-
-    The catalog id is set explicitly so the listener can build Glue symlink names without an
-    STS call, which fails in private subnets without an STS endpoint (OpenLineage #4163).
-    """
-    spark_defaults = {GLUE_ACCOUNT_PROPERTY: catalog_id}
-    hive_site = {
-        "hive.metastore.client.factory.class": GLUE_CLIENT_FACTORY,
-        "hive.metastore.glue.catalogid": catalog_id,
-    }
-    return spark_defaults, hive_site
-
-
-def emr_configurations(listener: ListenerConfig, *, glue_catalog_id: str) -> list[dict]:
-    """The EMR ``Configurations`` list (RunJobFlow shape) for lineage + Glue catalog."""
-    glue_defaults, hive_site = glue_catalog_properties(glue_catalog_id)
+def emr_configurations(listener: ListenerConfig, *, glue_catalog_id: str, warehouse: str) -> list[dict]:
+    """The EMR ``Configurations`` list (RunJobFlow shape) for lineage and the catalogs
+    (:func:`~emr_lineage.spark.catalogs.catalog_configurations`), with EMR's Iceberg runtime on the classpath."""
+    catalogs = catalog_configurations(glue_catalog_id=glue_catalog_id, warehouse=warehouse)
     return [
-        {"Classification": SPARK_DEFAULTS, "Properties": {**listener_properties(listener), **glue_defaults}},
-        {"Classification": SPARK_HIVE_SITE, "Properties": hive_site},
+        {"Classification": SPARK_DEFAULTS, "Properties": {**listener_properties(listener), **catalogs[SPARK_DEFAULTS]}},
+        {"Classification": SPARK_HIVE_SITE, "Properties": catalogs[SPARK_HIVE_SITE]},
+        {"Classification": ICEBERG_DEFAULTS, "Properties": dict(ICEBERG_ENABLED)},
     ]
 
 
@@ -294,9 +287,10 @@ def serverless_spark_defaults(
     truststore: TrustStore | None = None,
 ) -> dict[str, str]:
     """The ``spark-defaults`` of an EMR Serverless job run: what a cluster gets from its configurations
-    (:func:`listener_properties`, :func:`glue_catalog_properties`; Hive's as ``spark.hadoop.*``), its
-    bootstrap action (the jar, here ``spark.jars``, and the HTTP transport's ``api_key``) and its step
-    (the parent keys), merged into ``user_properties``.
+    (:func:`listener_properties`, :func:`~emr_lineage.spark.catalogs.glue_catalog_properties`, Hive's as
+    ``spark.hadoop.*``; for ``iceberg-defaults``, EMR's Iceberg runtime in ``spark.jars``, whose catalog is in
+    the application's configuration), its bootstrap action (the jar, here ``spark.jars``, and the HTTP
+    transport's ``api_key``) and its step (the parent keys), merged into ``user_properties``.
 
     The API key goes as a reference to ``api_key_secret`` (its ARN; None: no auth), which EMR
     Serverless resolves when the run starts: the key's value is never in the request, nor in what
@@ -322,8 +316,9 @@ def serverless_spark_defaults(
     if any(key.startswith(TRANSPORT_GROUP_PREFIX) for key in user):
         ours = {k: v for k, v in ours.items() if not k.startswith(TRANSPORT_GROUP_PREFIX)}
     merged = {**ours, **user}
-    for key, value in ((SPARK_JARS, jar_uri), (EXTRA_LISTENERS, LISTENER_CLASS)):
-        merged[key] = with_item(user.get(key), value)
+    # The runtime beside the listener's jar: one class loader, so the listener sees Iceberg's classes.
+    merged[SPARK_JARS] = with_item(with_item(user.get(SPARK_JARS), jar_uri), iceberg.EMR_RUNTIME_JAR)
+    merged[EXTRA_LISTENERS] = with_item(user.get(EXTRA_LISTENERS), LISTENER_CLASS)
     if truststore is not None:
         merged.update(truststore_properties(truststore, merged))
     return merged

@@ -13,15 +13,12 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lakeformation as lf
 from constructs import Construct
 
-from emr_lineage.aws.lake import DEFAULT_DATABASE
+from emr_lineage.aws.lake import CATALOG_ZONES, DEFAULT_DATABASE
 
-# Zone -> (database permissions, table permissions). Read-only zones get no table writes.
-ZONE_PERMISSIONS = {
-    "clean": (["DESCRIBE"], ["SELECT", "DESCRIBE"]),
-    "curated": (["DESCRIBE", "CREATE_TABLE"], ["SELECT", "INSERT", "DELETE", "DESCRIBE", "ALTER", "DROP"]),
-}
-# Existing databases (data_lake.existing_databases) are granted as the curated zone's: jobs read and write them.
-EXISTING_DATABASE_PERMISSIONS = ZONE_PERMISSIONS["curated"]
+# Each catalog zone's database and each existing one (data_lake.existing_databases): jobs create Iceberg tables in it
+# and commit to any of its tables, their own or another job role's (ALTER: the commit's UpdateTable).
+DATABASE_PERMISSIONS = ["DESCRIBE", "CREATE_TABLE"]
+TABLE_PERMISSIONS = ["SELECT", "INSERT", "DELETE", "DESCRIBE", "ALTER", "DROP"]
 
 
 class LakeFormationGrants(Construct):
@@ -79,10 +76,9 @@ class LakeFormationGrants(Construct):
                 ),
             )
 
-        for zone, (database_permissions, table_permissions) in ZONE_PERMISSIONS.items():
-            grant(f"Database-{zone}", database(databases[zone]), database_permissions)
-            grant(f"Tables-{zone}", tables(databases[zone]), table_permissions)
-        database_permissions, table_permissions = EXISTING_DATABASE_PERMISSIONS
+        for zone in CATALOG_ZONES:
+            grant(f"Database-{zone}", database(databases[zone]), DATABASE_PERMISSIONS)
+            grant(f"Tables-{zone}", tables(databases[zone]), TABLE_PERMISSIONS)
         for name in existing_databases:
-            grant(f"ExistingDatabase-{name}", database(name), database_permissions)
-            grant(f"ExistingTables-{name}", tables(name), table_permissions)
+            grant(f"ExistingDatabase-{name}", database(name), DATABASE_PERMISSIONS)
+            grant(f"ExistingTables-{name}", tables(name), TABLE_PERMISSIONS)

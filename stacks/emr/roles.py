@@ -49,6 +49,7 @@ GLUE_READ_ACTIONS = [
 ]
 # What the nodes read from the artifacts bucket (they write under LOGS_PREFIX).
 READ_PREFIXES = (BOOTSTRAP_PREFIX, JOBS_PREFIX, STAGED_JOBS_PREFIX, LISTENER_PREFIX, TLS_PREFIX)
+# Iceberg's GlueCatalog commits a table with CreateTable, or GetTable then UpdateTable (its new metadata file's place).
 GLUE_WRITE_ACTIONS = [
     "glue:CreateTable",
     "glue:UpdateTable",
@@ -110,7 +111,8 @@ def grant_data_lake(role: iam.Role, lake: DataLakeAccess) -> None:
     role.add_to_policy(
         iam.PolicyStatement(
             sid="WriteZones",
-            actions=["s3:PutObject", "s3:DeleteObject"],
+            # Iceberg's S3FileIO aborts the multipart upload of a file it fails to write.
+            actions=["s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
             resources=[bucket.arn_for_objects(f"{zone_prefix(z)}*") for z in writable],
         )
     )

@@ -3,8 +3,10 @@
 - The application: the clusters' EMR release, in the VPC's private subnets, stopped after
   ``emr_serverless.idle_timeout_minutes`` without a job run and capped at ``max_vcpu``/``max_memory_gib``;
   job runs log to ``serverless-logs/`` of the artifacts bucket (expired like the clusters' logs). Its Spark
-  defaults hold the Glue catalog properties the clusters get (``emr_lineage.spark.conf``); the listener's
-  conf goes with each job run (the CLI adds it), so the lineage endpoint can change without a deploy.
+  defaults hold the catalogs the clusters get (``emr_lineage.spark.catalogs.catalog_configurations``: the Glue
+  Data Catalog for Hive and as the Iceberg catalog ``lakehouse``, its warehouse in the lake bucket); the
+  listener's conf and EMR's Iceberg runtime go with each job run (the CLI adds them: a job run's
+  ``spark.jars`` replaces the application's), so the lineage endpoint can change without a deploy.
 - Its network: a security group of its own that only sends HTTPS (AWS APIs: S3 through the gateway
   endpoint, Glue, STS, KMS and CloudWatch through NAT or the interface endpoints) and takes nothing in,
   plus the lineage clients group, as the clusters' nodes join it: that group alone may reach the
@@ -36,8 +38,9 @@ from emr_lineage.aws.artifacts import (
     STAGED_JOBS_PREFIX,
     TRUSTSTORES_PREFIX,
 )
+from emr_lineage.aws.lake import warehouse_uri
 from emr_lineage.settings.model import EnvironmentSettings
-from emr_lineage.spark import conf as spark_conf
+from emr_lineage.spark.catalogs import catalog_configurations
 from stacks.emr.lake_formation_grants import LakeFormationGrants
 from stacks.emr.roles import DataLakeAccess, GatewayAccess, grant_artifacts, grant_data_lake, read_gateway_api_key
 from stacks.shared.emr_serverless import SERVICE_PRINCIPAL, applications_arn
@@ -120,6 +123,7 @@ class ServerlessApplication(Construct):
             ],
             log_uri=artifacts_bucket.s3_url_for_object(SERVERLESS_LOGS_PREFIX),
             log_key_arn=artifacts_bucket.encryption_key.key_arn if artifacts_bucket.encryption_key else None,
+            warehouse=warehouse_uri(data_lake.bucket.bucket_name),
         )
 
     def _application(
@@ -130,9 +134,10 @@ class ServerlessApplication(Construct):
         security_group_ids: list[str],
         log_uri: str,
         log_key_arn: str | None,
+        warehouse: str,
     ) -> emrs.CfnApplication:
         serverless = settings.emr_serverless
-        glue_defaults, hive_site = spark_conf.glue_catalog_properties(Aws.ACCOUNT_ID)
+        catalogs = catalog_configurations(glue_catalog_id=Aws.ACCOUNT_ID, warehouse=warehouse)
         return emrs.CfnApplication(
             self,
             "Application",
@@ -156,11 +161,7 @@ class ServerlessApplication(Construct):
             ),
             # Glue catalog id explicit: no STS call from private subnets (OpenLineage #4163), as on the clusters.
             runtime_configuration=[
-                emrs.CfnApplication.ConfigurationObjectProperty(
-                    classification=spark_conf.SPARK_DEFAULTS, properties=glue_defaults
-                ),
-                emrs.CfnApplication.ConfigurationObjectProperty(
-                    classification=spark_conf.SPARK_HIVE_SITE, properties=hive_site
-                ),
+                emrs.CfnApplication.ConfigurationObjectProperty(classification=classification, properties=properties)
+                for classification, properties in catalogs.items()
             ],
         )

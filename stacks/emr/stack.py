@@ -27,6 +27,7 @@ from constructs import Construct
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.artifacts import LOGS_PREFIX
+from emr_lineage.aws.lake import warehouse_uri
 from emr_lineage.listener.artifact import BOOTSTRAP_ACTION_NAME, bootstrap_arguments, bootstrap_script_uri
 from emr_lineage.settings.model import EnvironmentSettings
 from emr_lineage.spark import conf as spark_conf
@@ -103,6 +104,7 @@ class EmrStack(Stack):
             lineage_clients_security_group=lineage_clients_security_group,
             marquez_api_url=marquez_api_url,
             gateway_api_key=gateway.api_key if gateway else None,
+            lake_bucket=data_lake.bucket,
         )
         self.launch_spec = job_flow_request(settings, resources, long_running=False)
         self.long_running_cluster: emr.CfnCluster | None = None
@@ -162,8 +164,10 @@ class EmrStack(Stack):
         lineage_clients_security_group: ec2.ISecurityGroup,
         marquez_api_url: str,
         gateway_api_key: secretsmanager.ISecret | None,
+        lake_bucket: s3.IBucket,
     ) -> ClusterResources:
-        """What every cluster refers to: subnet, roles, security, logs, the bootstrap and the listener's conf."""
+        """What every cluster refers to: subnet, roles, security, logs, the bootstrap, the listener's conf and the
+        catalogs (the Iceberg catalog's warehouse in ``lake_bucket``)."""
         listener = spark_conf.ListenerConfig.for_settings(settings.openlineage, api_url=marquez_api_url)
         subnets = vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
         return ClusterResources(
@@ -188,7 +192,11 @@ class EmrStack(Stack):
                 )
             ),
             # Glue catalog id explicit: no STS call from private subnets (OpenLineage #4163).
-            configurations=tuple(spark_conf.emr_configurations(listener, glue_catalog_id=Aws.ACCOUNT_ID)),
+            configurations=tuple(
+                spark_conf.emr_configurations(
+                    listener, glue_catalog_id=Aws.ACCOUNT_ID, warehouse=warehouse_uri(lake_bucket.bucket_name)
+                )
+            ),
         )
 
     def _publish(self, settings: EnvironmentSettings) -> None:

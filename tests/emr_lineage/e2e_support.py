@@ -32,6 +32,7 @@ import pytest
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import parameters
+from emr_lineage.aws.lake import warehouse_uri
 from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.lineage.times import parse_time
 from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, ParentContext, emr_configurations
@@ -71,7 +72,9 @@ def launch_spec() -> dict[str, Any]:
             "Ec2SubnetId": "subnet-0abc1234def567890",
             "KeepJobFlowAliveWhenNoSteps": True,
         },
-        "Configurations": emr_configurations(listener, glue_catalog_id="123456789012"),
+        "Configurations": emr_configurations(
+            listener, glue_catalog_id="123456789012", warehouse=warehouse_uri(LAKE_BUCKET)
+        ),
         "AutoTerminationPolicy": {"IdleTimeout": 1800},
         "Tags": [{"Key": "project", "Value": "emr-lineage"}],
     }

@@ -13,6 +13,7 @@ import pytest
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import parameters
+from emr_lineage.aws.lake import warehouse_uri
 from emr_lineage.spark.conf import PARENT_KEYS, ListenerConfig, emr_configurations
 from tests.helpers import fake_aws_credentials
 from tests.versions import EMR_RELEASE, LISTENER_JAR
@@ -59,7 +60,9 @@ def launch_spec() -> dict:
                 },
             }
         ],
-        "Configurations": emr_configurations(listener, glue_catalog_id="123456789012"),
+        "Configurations": emr_configurations(
+            listener, glue_catalog_id="123456789012", warehouse=warehouse_uri("emr-lineage-dev-data-lake")
+        ),
         "AutoTerminationPolicy": {"IdleTimeout": 3600},
         "Tags": [{"Key": "project", "Value": "emr-lineage"}, {"Key": "environment", "Value": "dev"}],
     }

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from emr_lineage.aws import emr_serverless, parameters
 from emr_lineage.cli.app import main
 from emr_lineage.launch.plan import file_sha256, job_s3_key
+from emr_lineage.spark import iceberg
 from emr_lineage.spark.conf import LISTENER_CLASS
 from tests import pki
 from tests.emr_lineage.launch_support import BUCKET, MARQUEZ_WEB, REGION
@@ -92,7 +93,7 @@ def test_success_carries_the_listener_and_a_reference_to_the_key(
     props = properties(job_run)
     run_id = re.search(r"parent run id (\S+) \(new; job emr-lineage-dev/emr_lineage_launch\)", result.stderr)
     assert run_id, result.stderr
-    assert props["spark.jars"] == JAR
+    assert props["spark.jars"] == f"{JAR},{iceberg.EMR_RUNTIME_JAR}"
     assert props["spark.extraListeners"] == LISTENER_CLASS
     assert props["spark.openlineage.transport.url"] == LISTENER_URL
     assert props["spark.openlineage.transport.auth.type"] == "api_key"
@@ -248,7 +249,7 @@ def test_a_callers_transport_and_jars_are_kept(app_id, job_file, tmp_path, monke
     props = properties(only_run(app_id))
     assert props["spark.openlineage.transport.type"] == "console"
     assert not any(k.startswith("spark.openlineage.transport.") and k.endswith(("url", "apiKey")) for k in props)
-    assert props["spark.jars"] == f"s3://mine/a.jar,{JAR}"
+    assert props["spark.jars"] == f"s3://mine/a.jar,{JAR},{iceberg.EMR_RUNTIME_JAR}"
 
 
 def test_a_jar_not_staged_is_exit_2_before_any_upload(app_id, job_file, tmp_path, launch_aws) -> None:

@@ -46,7 +46,12 @@ def published(monkeypatch: pytest.MonkeyPatch, block: dict):
     with mock_aws():
         ssm, s3 = boto3.client("ssm", region_name=REGION), boto3.client("s3", region_name=REGION)
         listener = ListenerConfig(api_url=HUB_URL, namespace="emr-lineage-dev", timeout_ms=5000)
-        spec = {**launch_spec(), "Configurations": emr_configurations(listener, glue_catalog_id="210987654321")}
+        spec = {
+            **launch_spec(),
+            "Configurations": emr_configurations(
+                listener, glue_catalog_id="210987654321", warehouse="s3://lake/curated/"
+            ),
+        }
         ssm.put_parameter(Name=parameters.emr_launch_spec("dev"), Value=json.dumps(spec), Type="String")
         ssm.put_parameter(Name=parameters.artifacts_bucket("dev"), Value=BUCKET, Type="String")
         s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from emr_lineage.spark.catalogs import catalog_configurations
 from emr_lineage.spark.conf import (
     LISTENER_CLASS,
     MASK,
     ListenerConfig,
     ListenerConfigError,
     cluster_listener_properties,
+    emr_configurations,
     list_items,
     listener_properties,
     local_listener_properties,
@@ -49,6 +51,18 @@ def test_emr_and_local_differ_only_in_the_destination_and_the_jar() -> None:
 
     assert common(emr) == common(local)
     assert common(emr)["spark.extraListeners"] == LISTENER_CLASS
+
+
+def test_a_cluster_gets_the_listener_the_catalogs_and_emrs_iceberg_runtime() -> None:
+    listener = ListenerConfig(namespace="ns", timeout_ms=5000, api_url="http://gw:5080")
+    configurations = emr_configurations(listener, glue_catalog_id="123456789012", warehouse="s3://lake/curated/")
+    catalogs = catalog_configurations(glue_catalog_id="123456789012", warehouse="s3://lake/curated/")
+    assert {c["Classification"]: c["Properties"] for c in configurations} == {
+        "spark-defaults": {**listener_properties(listener), **catalogs["spark-defaults"]},
+        "spark-hive-site": catalogs["spark-hive-site"],
+        "iceberg-defaults": {"iceberg.enabled": "true"},
+    }
+    assert not any("extraClassPath" in key or key == "spark.jars" for key in configurations[0]["Properties"])
 
 
 def test_both_destinations_make_a_composite_transport_with_the_key_on_its_http_part() -> None:

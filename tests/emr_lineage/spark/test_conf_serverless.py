@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from emr_lineage.spark import iceberg
+from emr_lineage.spark.catalogs import glue_catalog_properties
 from emr_lineage.spark.conf import (
     LISTENER_CLASS,
     MASK,
     ListenerConfig,
     ParentContext,
-    glue_catalog_properties,
+    list_items,
     listener_properties,
     masked,
     serverless_spark_defaults,
@@ -47,7 +49,7 @@ def test_it_is_the_clusters_listener_and_glue_conf_plus_jar_key_and_parent() -> 
         **glue_defaults,
         **{f"spark.hadoop.{k}": v for k, v in hive_site.items()},
         **PARENT.spark_properties(),
-        "spark.jars": JAR,
+        "spark.jars": f"{JAR},{iceberg.EMR_RUNTIME_JAR}",
     }
     assert props == expected
     assert props["spark.extraListeners"] == LISTENER_CLASS
@@ -76,9 +78,17 @@ def test_a_callers_transport_is_kept_whole_and_no_key_of_ours_goes_with_it() -> 
 
 def test_jars_and_listeners_are_appended_to_the_callers_once() -> None:
     props = build({"spark.jars": "s3://mine/a.jar", "spark.extraListeners": f"com.example.Mine,{LISTENER_CLASS}"})
-    assert props["spark.jars"] == f"s3://mine/a.jar,{JAR}"
+    assert props["spark.jars"] == f"s3://mine/a.jar,{JAR},{iceberg.EMR_RUNTIME_JAR}"
     assert props["spark.extraListeners"] == f"com.example.Mine,{LISTENER_CLASS}"
     assert build({"spark.executor.memory": "4g"})["spark.executor.memory"] == "4g"
+
+
+def test_emrs_iceberg_runtime_goes_beside_the_listener_jar_once_and_the_catalog_stays_the_applications() -> None:
+    """As iceberg-defaults does on a cluster: the runtime on the listener's classpath (both in spark.jars); the
+    catalog itself is in the application's configuration, which knows the lake bucket (stacks/emr/serverless.py)."""
+    assert list_items(build()["spark.jars"]) == [JAR, iceberg.EMR_RUNTIME_JAR]
+    assert list_items(build({"spark.jars": iceberg.EMR_RUNTIME_JAR})["spark.jars"]) == [iceberg.EMR_RUNTIME_JAR, JAR]
+    assert not any(key.startswith((iceberg.CATALOG_PROPERTY, iceberg.SQL_EXTENSIONS)) for key in build())
 
 
 def test_masked_hides_every_transports_key_and_shows_a_reference_to_one() -> None:

@@ -34,3 +34,16 @@ def test_the_runtime_goes_on_the_driver_s_classpath_after_the_listener() -> None
     properties = local_listener_properties(config, jar="/c/listener.jar", beside=["/c/iceberg.jar"])
     assert properties[DRIVER_CLASSPATH] == "/c/listener.jar:/c/iceberg.jar"
     assert "spark.jars" not in properties
+
+
+def test_the_glue_catalog_is_the_named_catalog_with_glues_implementation_s3_io_its_warehouse_and_explicit_id() -> None:
+    """EMR's: ``catalog-impl`` (the listener names a table by its Glue ARN only for that), never also ``type``
+    (Iceberg refuses both); the catalog id explicit, as Hive's client gets it."""
+    assert iceberg.glue_catalog_properties("s3://lake/curated/", catalog_id="123456789012") == {
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        "spark.sql.catalog.lakehouse": "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.lakehouse.catalog-impl": "org.apache.iceberg.aws.glue.GlueCatalog",
+        "spark.sql.catalog.lakehouse.io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        "spark.sql.catalog.lakehouse.warehouse": "s3://lake/curated/",
+        "spark.sql.catalog.lakehouse.glue.id": "123456789012",
+    }

@@ -48,8 +48,10 @@ def test_lake_formation_grants_to_the_job_role(synth):
         "location": ["DATA_LOCATION_ACCESS"],
         # Spark's catalog client looks it up at every session start.
         "db:default": ["DESCRIBE"],
-        f"db:emr_lineage_{env}_clean": ["DESCRIBE"],
-        f"tables:emr_lineage_{env}_clean": ["SELECT", "DESCRIBE"],
+        # Jobs create Iceberg tables in each zone's database and commit to any of them (the sample pipeline's
+        # orders_clean in clean, the others in curated), whichever job role made them.
+        f"db:emr_lineage_{env}_clean": ["DESCRIBE", "CREATE_TABLE"],
+        f"tables:emr_lineage_{env}_clean": ["SELECT", "INSERT", "DELETE", "DESCRIBE", "ALTER", "DROP"],
         f"db:emr_lineage_{env}_curated": ["DESCRIBE", "CREATE_TABLE"],
         f"tables:emr_lineage_{env}_curated": ["SELECT", "INSERT", "DELETE", "DESCRIBE", "ALTER", "DROP"],
     }

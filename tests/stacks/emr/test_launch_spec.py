@@ -10,11 +10,12 @@ from emr_lineage.aws import parameters
 from emr_lineage.aws.tags import EMR_MANAGED_TAG
 from emr_lineage.listener.artifact import bootstrap_arguments
 from emr_lineage.settings.loader import load_settings
+from emr_lineage.spark import catalogs
 from emr_lineage.spark import conf as spark_conf
 from tests.stacks.templates import by_type as _by_type
-from tests.stacks.templates import export_name, one
+from tests.stacks.templates import export_name, lake_bucket_id, one
 from tests.stacks.templates import logical_id as _id
-from tests.stacks.variants import TRUSTED_CA_BUNDLE
+from tests.stacks.variants import EXISTING_BUCKET, TRUSTED_CA_BUNDLE
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +95,7 @@ def test_launch_spec_field_by_field(env, launch_spec, synths, render):
     assert action["ScriptBootstrapAction"]["Args"][-2:] == ["--api-key-secret", secret]
 
     classifications = {c["Classification"]: c["Properties"] for c in spec["Configurations"]}
-    assert set(classifications) == {"spark-defaults", "spark-hive-site"}
+    assert set(classifications) == {"spark-defaults", "spark-hive-site", "iceberg-defaults"}
     defaults = classifications["spark-defaults"]
     api_url = defaults["spark.openlineage.transport.url"]
     # The lineage stack's load balancer, handed over by app.py (not read back from SSM).
@@ -109,12 +110,24 @@ def test_launch_spec_field_by_field(env, launch_spec, synths, render):
             compression=settings.openlineage.transport_compression,
         )
     )
-    assert defaults == {**expected, "spark.glue.accountId": "{Ref:AWS::AccountId}"}
+    # The data lake stack's bucket, handed over by app.py: the Iceberg catalog's warehouse is its curated zone.
+    data_lake = synths[env].template_json("data_lake")
+    lake = "{Import:" + export_name(data_lake, {"Ref": lake_bucket_id(data_lake, env)}) + "}"
+    catalog_defaults = catalogs.catalog_configurations(
+        glue_catalog_id="{Ref:AWS::AccountId}", warehouse=f"s3://{lake}/curated/"
+    )
+    assert defaults == {**expected, **catalog_defaults["spark-defaults"]}
+    assert defaults["spark.glue.accountId"] == "{Ref:AWS::AccountId}"
+    assert defaults["spark.sql.catalog.lakehouse.catalog-impl"] == "org.apache.iceberg.aws.glue.GlueCatalog"
+    assert defaults["spark.sql.catalog.lakehouse.warehouse"] == f"s3://{lake}/curated/"
+    # EMR puts its Iceberg runtime on the nodes' Spark classpath, where the bootstrap puts the listener.
+    assert classifications["iceberg-defaults"] == {"iceberg.enabled": "true"}
+    assert "spark.jars" not in defaults
     assert defaults["spark.extraListeners"] == "io.openlineage.spark.agent.OpenLineageSparkListener"
     assert defaults["spark.openlineage.columnLineage.datasetLineageEnabled"] == "true"
     assert not any("extraClassPath" in k for k in defaults), "would drop EMR's default classpath"
     assert classifications["spark-hive-site"] == {
-        "hive.metastore.client.factory.class": spark_conf.GLUE_CLIENT_FACTORY,
+        "hive.metastore.client.factory.class": catalogs.GLUE_CLIENT_FACTORY,
         "hive.metastore.glue.catalogid": "{Ref:AWS::AccountId}",
     }
     tags = {t["Key"]: t["Value"] for t in spec["Tags"]}
@@ -177,6 +190,11 @@ def test_long_running_cluster_is_built_from_the_launch_spec_request(optional_syn
         (c["Classification"], {k: render(v) for k, v in c["ConfigurationProperties"].items()})
         for c in props["Configurations"]
     ] == [(c["Classification"], c["Properties"]) for c in spec["Configurations"]]
+    # Iceberg too: EMR's runtime and the Glue catalog whose warehouse is in the existing lake bucket.
+    configurations = {c["Classification"]: c["ConfigurationProperties"] for c in props["Configurations"]}
+    assert configurations["iceberg-defaults"] == {"iceberg.enabled": "true"}
+    warehouse = render(configurations["spark-defaults"]["spark.sql.catalog.lakehouse.warehouse"])
+    assert warehouse == f"s3://{EXISTING_BUCKET}/curated/"
     # openlineage.trusted_ca (a bundle in S3): the bootstrap imports it, refusing any but the pinned content.
     bundle = TRUSTED_CA_BUNDLE
     assert spec["BootstrapActions"][0]["ScriptBootstrapAction"]["Args"][-4:] == [

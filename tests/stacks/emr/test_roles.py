@@ -81,6 +81,24 @@ def test_instance_role_is_scoped(synth, render):
     )
 
 
+def test_the_job_role_commits_iceberg_tables_in_the_zone_databases(synth, render):
+    """Iceberg's GlueCatalog commits with GetTable, then CreateTable or UpdateTable; its S3FileIO writes the data and
+    metadata files under the table's location, the zone's prefix (a table of a database without one: the warehouse,
+    curated/), and aborts the multipart upload of a file it fails to write."""
+    tpl = synth.template_json("emr")
+    by_sid = {s.get("Sid"): s for s in _statements(tpl, _id(tpl, "RolesInstanceRole", "AWS::IAM::Role"))}
+    glue = "arn:{Ref:AWS::Partition}:glue:{Ref:AWS::Region}:{Ref:AWS::AccountId}"
+    for zone in ("clean", "curated"):
+        tables = f"{glue}:table/emr_lineage_{synth.env}_{zone}/*"
+        assert tables in [render(r) for r in by_sid["GlueCatalogRead"]["Resource"]]
+        assert tables in [render(r) for r in by_sid["GlueCatalogWrite"]["Resource"]]
+    assert {"glue:GetDatabase", "glue:GetTable"} <= set(by_sid["GlueCatalogRead"]["Action"])
+    assert {"glue:CreateTable", "glue:UpdateTable"} <= set(by_sid["GlueCatalogWrite"]["Action"])
+    writes = by_sid["WriteZones"]
+    assert set(_as_list(writes["Action"])) == {"s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"}
+    assert {"clean", "curated"} <= {render(r).rsplit("/", 2)[-2] for r in writes["Resource"]}
+
+
 def test_runtime_role_gets_the_data_and_lake_formation_session_tags(optional_synth, render):
     tpl = optional_synth.template_json("emr")
     runtime = _id(tpl, "RolesRuntimeRole", "AWS::IAM::Role")

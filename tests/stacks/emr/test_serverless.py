@@ -14,8 +14,8 @@ import pytest
 import app as cdk_app
 from emr_lineage.aws import parameters
 from emr_lineage.settings.loader import load_settings
-from emr_lineage.spark import conf as spark_conf
-from tests.stacks.templates import as_list, by_type, export_name, one, statements
+from emr_lineage.spark import catalogs
+from tests.stacks.templates import as_list, by_type, export_name, lake_bucket_id, one, statements
 from tests.stacks.templates import logical_id as _id
 
 APPLICATION = "AWS::EMRServerless::Application"
@@ -67,12 +67,17 @@ def test_application_runs_the_clusters_release_with_the_configured_limits(synths
     assert app["MonitoringConfiguration"] == {
         "S3MonitoringConfiguration": {"LogUri": {"Fn::Join": ["", ["s3://", {"Ref": bucket_id}, "/serverless-logs/"]]}}
     }
-    # The clusters' Glue catalog properties, from the one place they are spelled; no listener conf (per run).
-    glue_defaults, hive_site = spark_conf.glue_catalog_properties("{Ref:AWS::AccountId}")
+    # The clusters' catalogs, from the one builder: Glue for Hive and the Iceberg catalog, its warehouse in the lake
+    # bucket; no listener conf and no Iceberg runtime (per run: a job run's spark.jars replaces the application's).
+    data_lake = synth.template_json("data_lake")
+    lake = "{Import:" + export_name(data_lake, {"Ref": lake_bucket_id(data_lake, "prod")}) + "}"
     rendered = {
         c["Classification"]: {k: render(v) for k, v in c["Properties"].items()} for c in app["RuntimeConfiguration"]
     }
-    assert rendered == {spark_conf.SPARK_DEFAULTS: glue_defaults, spark_conf.SPARK_HIVE_SITE: hive_site}
+    assert rendered == catalogs.catalog_configurations(
+        glue_catalog_id="{Ref:AWS::AccountId}", warehouse=f"s3://{lake}/curated/"
+    )
+    assert "spark.jars" not in rendered[catalogs.SPARK_DEFAULTS]
     assert "openlineage" not in json.dumps(app).lower()
 
 
