@@ -49,6 +49,7 @@ from emr_lineage.pipeline.e2e_lineage import (
     wait_for_lineage,
 )
 from emr_lineage.settings.model import EnvironmentSettings
+from emr_lineage.spark import iceberg
 from emr_lineage.spark.conf import ParentContext, ParentContextError
 
 # The parent job every step reports (Marquez names the applications <this>.<app>).
@@ -144,16 +145,26 @@ def checkpoint_uri(lake: str, parent: ParentContext) -> str:
     return f"{lake}/{zone_prefix('curated')}_checkpoints/score_stream/{parent.parent_run_id}"
 
 
+def emr_tables(settings: EnvironmentSettings) -> dict[str, str]:
+    """Each table's name on EMR: in the Iceberg catalog, in the Glue database of its zone, e.g.
+    ``lakehouse.emr_lineage_dev_curated.revenue_daily`` (its data under that database's location)."""
+    return {
+        table: iceberg.table_name(glue_database_name(settings, zone), table)
+        for table, zone in pipeline.TABLE_ZONES.items()
+    }
+
+
 def pipeline_jobs(
     settings: EnvironmentSettings, lake: str, parent: ParentContext, jobs_dir: Path = pipeline.JOBS_DIR
 ) -> list[launch_plan.JobRequest]:
     """The five jobs in pipeline order with the arguments they take on EMR (docs/pipeline.md)."""
-    extra = {
-        "customer_ltv": ("--database", glue_database_name(settings, "curated")),
-        "score_stream": ("--checkpoint", checkpoint_uri(lake, parent)),
-    }
+    tables = emr_tables(settings)
+    extra = {"score_stream": ("--checkpoint", checkpoint_uri(lake, parent))}
     return [
-        launch_plan.JobRequest(script=jobs_dir / f"{name}.py", args=("--lake", lake, *extra.get(name, ())))
+        launch_plan.JobRequest(
+            script=jobs_dir / f"{name}.py",
+            args=(*pipeline.job_arguments(name, lake, tables), *extra.get(name, ())),
+        )
         for name in pipeline.PIPELINE
     ]
 

@@ -19,11 +19,17 @@ from emr_lineage.aws.lake import CATALOG_ZONES, DEFAULT_DATABASE
 # and commit to any of its tables, their own or another job role's (ALTER: the commit's UpdateTable).
 DATABASE_PERMISSIONS = ["DESCRIBE", "CREATE_TABLE"]
 TABLE_PERMISSIONS = ["SELECT", "INSERT", "DELETE", "DESCRIBE", "ALTER", "DROP"]
+# The clean zone was read-only before its orders became an Iceberg table: its read grants stay as they were, and
+# the writes come as grants of their own. Changing a grant's permissions replaces it, and the old grant's delete
+# would revoke what both hold (DESCRIBE, SELECT) from a deployed environment.
+CLEAN_READS = (["DESCRIBE"], ["SELECT", "DESCRIBE"])
+CLEAN_WRITES = (["CREATE_TABLE"], ["INSERT", "DELETE", "ALTER", "DROP"])
 
 
 class LakeFormationGrants(Construct):
     """Exposes ``grants``: the CfnPrincipalPermissions it creates, by name (``Database-<zone>``,
-    ``Tables-<zone>``; ``ExistingDatabase-<name>``, ``ExistingTables-<name>`` for ``existing_databases``)."""
+    ``Tables-<zone>``, the clean zone's ``DatabaseWrites-clean`` and ``TableWrites-clean`` too;
+    ``ExistingDatabase-<name>``, ``ExistingTables-<name>`` for ``existing_databases``)."""
 
     def __init__(
         self,
@@ -77,6 +83,13 @@ class LakeFormationGrants(Construct):
             )
 
         for zone in CATALOG_ZONES:
+            if zone == "clean":
+                (database_reads, table_reads), (database_writes, table_writes) = CLEAN_READS, CLEAN_WRITES
+                grant(f"Database-{zone}", database(databases[zone]), database_reads)
+                grant(f"Tables-{zone}", tables(databases[zone]), table_reads)
+                grant(f"DatabaseWrites-{zone}", database(databases[zone]), database_writes)
+                grant(f"TableWrites-{zone}", tables(databases[zone]), table_writes)
+                continue
             grant(f"Database-{zone}", database(databases[zone]), DATABASE_PERMISSIONS)
             grant(f"Tables-{zone}", tables(databases[zone]), TABLE_PERMISSIONS)
         for name in existing_databases:

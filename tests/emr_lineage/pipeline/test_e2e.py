@@ -149,13 +149,26 @@ def test_pipeline_jobs_are_the_five_jobs_in_order_with_their_emr_arguments(setti
     jobs = e2e.pipeline_jobs(settings, "s3://lake-bucket", parent)
     assert [j.job_name for j in jobs] == list(pipeline.PIPELINE)
     assert all(j.script.parent == pipeline.JOBS_DIR and j.script.is_file() for j in jobs)
-    assert all(j.args[:2] == ("--lake", "s3://lake-bucket") for j in jobs)
     by_name = {j.job_name: j.args for j in jobs}
-    assert by_name["customer_ltv"][2:] == ("--database", "emr_lineage_dev_curated")
-    assert by_name["score_stream"][2:] == (
+    assert by_name["ingest_orders"] == ("--lake", "s3://lake-bucket", "--orders-table", ORDERS)
+    assert by_name["revenue_daily"] == ("--orders-table", ORDERS, "--revenue-table", REVENUE)
+    assert by_name["customer_ltv"] == (
+        "--orders-table",
+        ORDERS,
+        "--ltv-table",
+        "lakehouse.emr_lineage_dev_curated.customer_ltv",
+    )
+    assert by_name["train_model"] == ("--lake", "s3://lake-bucket", "--orders-table", ORDERS)
+    assert by_name["score_stream"] == (
+        "--lake",
+        "s3://lake-bucket",
         "--checkpoint",
         f"s3://lake-bucket/curated/_checkpoints/score_stream/{parent.parent_run_id}",
     )
+
+
+ORDERS = "lakehouse.emr_lineage_dev_clean.orders_clean"
+REVENUE = "lakehouse.emr_lineage_dev_curated.revenue_daily"
 
 
 # --- run_e2e against moto and the local Marquez ------------------------------------------------
@@ -195,11 +208,9 @@ def test_run_e2e_passes_and_terminates_the_cluster(
     parent_ids = {conf_value(s.args, "spark.openlineage.parentRunId") for s in cluster.steps}
     assert parent_ids == {result.parent.parent_run_id}
     assert {conf_value(s.args, "spark.openlineage.parentJobName") for s in cluster.steps} == {PARENT_JOB}
+    jobs = {j.job_name: list(j.args) for j in e2e.pipeline_jobs(settings, f"s3://{LAKE_BUCKET}", result.parent)}
     for step in cluster.steps:
-        assert step.args[step.args.index(f"s3://{ARTIFACTS}/{staged_key(step.name)}") + 1 :][:2] == [
-            "--lake",
-            f"s3://{LAKE_BUCKET}",
-        ]
+        assert step.args[step.args.index(f"s3://{ARTIFACTS}/{staged_key(step.name)}") + 1 :] == jobs[step.name]
     tags = {t["Key"]: t["Value"] for t in e2e_aws.clients.emr.describe_cluster(ClusterId=cluster.id)["Cluster"]["Tags"]}
     assert tags["emr-lineage:launched-by"] == "emr-lineage e2e"
     assert tags["emr-lineage:parent-run-id"] == result.parent.parent_run_id

@@ -9,17 +9,18 @@ from tests.stacks.variants import EXISTING_BUCKET, EXISTING_DATABASES
 
 
 def _by_resource(grants: list[dict]) -> dict[str, list[str]]:
-    """Permissions by resource: ``location``, ``db:<name>``, ``tables:<database>``."""
-    by_resource = {}
+    """Permissions by resource (of every grant on it, in order): ``location``, ``db:<name>``, ``tables:<database>``."""
+    by_resource: dict[str, list[str]] = {}
     for g in grants:
         resource = g["Resource"]
         if "DataLocation" in resource:
-            by_resource["location"] = g["Permissions"]
+            key = "location"
         elif "Database" in resource:
-            by_resource["db:" + resource["Database"]["Name"]] = g["Permissions"]
+            key = "db:" + resource["Database"]["Name"]
         else:
             assert resource["Table"]["TableWildcard"] == {}
-            by_resource["tables:" + resource["Table"]["DatabaseName"]] = g["Permissions"]
+            key = "tables:" + resource["Table"]["DatabaseName"]
+        by_resource.setdefault(key, []).extend(g["Permissions"])
     return by_resource
 
 
@@ -51,9 +52,28 @@ def test_lake_formation_grants_to_the_job_role(synth):
         # Jobs create Iceberg tables in each zone's database and commit to any of them (the sample pipeline's
         # orders_clean in clean, the others in curated), whichever job role made them.
         f"db:emr_lineage_{env}_clean": ["DESCRIBE", "CREATE_TABLE"],
-        f"tables:emr_lineage_{env}_clean": ["SELECT", "INSERT", "DELETE", "DESCRIBE", "ALTER", "DROP"],
+        f"tables:emr_lineage_{env}_clean": ["SELECT", "DESCRIBE", "INSERT", "DELETE", "ALTER", "DROP"],
         f"db:emr_lineage_{env}_curated": ["DESCRIBE", "CREATE_TABLE"],
         f"tables:emr_lineage_{env}_curated": ["SELECT", "INSERT", "DELETE", "DESCRIBE", "ALTER", "DROP"],
+    }
+
+
+def test_the_clean_zones_read_grants_are_kept_as_deployed_and_its_writes_are_grants_of_their_own(synth):
+    """A grant whose permissions change is replaced, and the old one's delete would revoke what both hold: the
+    clean zone's reads keep their logical ids and permissions, its writes (Iceberg tables) are added beside."""
+    tpl = synth.template_json("emr")
+    grants = _by_type(tpl, "AWS::LakeFormation::PrincipalPermissions")
+    permissions = {
+        name: grants[_id(tpl, f"LakeFormationGrants{name}", "AWS::LakeFormation::PrincipalPermissions")]["Properties"][
+            "Permissions"
+        ]
+        for name in ("Databaseclean", "Tablesclean", "DatabaseWritesclean", "TableWritesclean")
+    }
+    assert permissions == {
+        "Databaseclean": ["DESCRIBE"],
+        "Tablesclean": ["SELECT", "DESCRIBE"],
+        "DatabaseWritesclean": ["CREATE_TABLE"],
+        "TableWritesclean": ["INSERT", "DELETE", "ALTER", "DROP"],
     }
 
 
@@ -81,4 +101,4 @@ def test_existing_databases_are_granted_to_every_job_role_as_the_curated_zone_is
             assert by_resource[f"tables:{name}"] == by_resource[f"tables:{curated}"]
         (location,) = [g["Resource"]["DataLocation"] for g in grants if "DataLocation" in g["Resource"]]
         assert render(location["ResourceArn"]) == f"arn:{{Ref:AWS::Partition}}:s3:::{EXISTING_BUCKET}"
-        assert len(grants) == 6 + 2 * len(EXISTING_DATABASES)
+        assert len(grants) == 8 + 2 * len(EXISTING_DATABASES)  # the clean zone's writes: grants of their own

@@ -226,9 +226,10 @@ def test_job_role_has_the_cluster_job_roles_lake_formation_grants(synths):
         return sorted(json.dumps({k: v for k, v in g.items() if k != "Principal"}, sort_keys=True) for g in found)
 
     serverless = of(_job_role_id(emr))
-    assert len(serverless) == 6  # the data location, the default database, and each zone's database and tables
+    # The data location, the default database, each zone's database and tables, and the clean zone's writes.
+    assert len(serverless) == 8
     assert serverless == of(_cluster_job_role_id(emr, False))
-    assert len(grants) == 12
+    assert len(grants) == 16
 
 
 def test_stack_publishes_the_application_id_and_job_role_for_the_tools(synths):
