@@ -69,6 +69,46 @@ def _share_botocore_service_models() -> None:
 
 _share_botocore_service_models()
 
+
+def _share_botocore_handler_work() -> None:
+    """What botocore works out again for each session and client, worked out once per test process.
+
+    A session checks each of its ~600 built-in handlers with inspect (does it take **kwargs?), and a client
+    copies its session's event names' aliases with an empty cache, so each event name it emits is aliased
+    again: about a third of the CPU of making a session and its clients, which the moto tests do ~1,500
+    times. Both answers depend only on the handler, and on the name and botocore's fixed alias table.
+    """
+    import weakref
+
+    import botocore.hooks
+
+    accepts: weakref.WeakKeyDictionary[object, bool] = weakref.WeakKeyDictionary()  # a handler's dies with it
+    accepts_kwargs = botocore.hooks.accepts_kwargs
+
+    def accepts_kwargs_once(func: object) -> bool:
+        key = getattr(func, "__func__", func)  # a bound method: its function's signature is the same
+        try:
+            return accepts[key]
+        except KeyError:
+            accepts[key] = answer = accepts_kwargs(func)
+            return answer
+        except TypeError:  # a callable that cannot be referred to weakly
+            return accepts_kwargs(func)
+
+    aliased: dict[str, str] = {}
+    init = botocore.hooks.EventAliaser.__init__
+
+    def init_sharing_the_aliases(self, event_emitter, event_aliases=None) -> None:
+        init(self, event_emitter, event_aliases)
+        if self._event_aliases == botocore.hooks.EVENT_ALIASES:
+            self._alias_name_cache = aliased
+
+    botocore.hooks.accepts_kwargs = accepts_kwargs_once
+    botocore.hooks.EventAliaser.__init__ = init_sharing_the_aliases
+
+
+_share_botocore_handler_work()
+
 _PREFETCH_KEY = pytest.StashKey[list]()
 
 
