@@ -22,8 +22,9 @@ from emr_lineage.aws.artifacts import TLS_CERTIFICATES_KEY
 from emr_lineage.aws.stacks import stack_name, stack_parts
 from emr_lineage.aws.upload import SHA256_METADATA_KEY
 from emr_lineage.listener.artifact import listener_s3_key
+from emr_lineage.operations import checks
 from emr_lineage.operations.checks import CDK_TOOLKIT_STACK, EMR_CLEANUP_ROLE, DoctorClients
-from emr_lineage.operations.tls import certificate_zip
+from emr_lineage.operations.tls import ZipCertificate, certificate_zip, read_certificate_zip
 from emr_lineage.settings.loader import load_settings
 from emr_lineage.settings.model import EnvironmentSettings
 from tests.emr_lineage.launch_support import launch_spec
@@ -65,9 +66,22 @@ def cdk_json_copy(
 _CLIENTS: dict[str, Any] = {}
 
 
+# What read_certificate_zip makes of a zip, by its bytes: it checks the RSA key it loads (about 70 ms), and
+# each doctor run of a prepared account reads the same zip. A zip it refuses is read each time.
+_READ_ZIPS: dict[bytes, ZipCertificate] = {}
+
+
+def _read_certificate_zip_once(data: bytes) -> ZipCertificate:
+    if data not in _READ_ZIPS:
+        _READ_ZIPS[data] = read_certificate_zip(data)
+    return _READ_ZIPS[data]
+
+
 def moto_account(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """An empty moto account in REGION, for as long as the generator is suspended."""
+    """An empty moto account in REGION, for as long as the generator is suspended; doctor's check of the
+    TLS zip reads each zip once in the process (:func:`_read_certificate_zip_once`)."""
     fake_aws_credentials(monkeypatch, REGION)
+    monkeypatch.setattr(checks, "read_certificate_zip", _read_certificate_zip_once)
     monkeypatch.delenv("AWS_REGION", raising=False)
     _CLIENTS.clear()
     try:
