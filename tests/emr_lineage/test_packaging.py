@@ -23,10 +23,10 @@ from tests.paths import CDK_JSON, REPO_ROOT
 
 
 @pytest.fixture(scope="session")
-def installed(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+def installed(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
     """The wheel, built and installed once per test run (xdist workers share it: one build in the checkout)."""
     base = tmp_path_factory.getbasetemp()
-    root = (base if worker_id == "master" else base.parent) / "installed-wheel"
+    root = (base.parent if hasattr(request.config, "workerinput") else base) / "installed-wheel"
     root.mkdir(parents=True, exist_ok=True)
     wheels, target = root / "wheels", root / "site"
     with FileLock(root / "build.lock"):
