@@ -619,7 +619,7 @@ def test_blocks_of_a_file_and_of_a_stream_hold_the_same_whole_lines(tmp_path: Pa
     """A plain file's blocks are found by reading around their ends; gzip and standard input are
     read on; both give whole lines, in order, every byte once (lines longer than a block too)."""
     rng = random.Random(seed)
-    lines = [bytes(rng.choice(b"ab:{} ") for _ in range(rng.choice([0, 5, 300, 3000, 9000]))) for _ in range(200)]
+    lines = [bytes(rng.choices(b"ab:{} ", k=rng.choice([0, 5, 300, 3000, 9000]))) for _ in range(200)]
     content = (b"\xef\xbb\xbf" if seed % 2 else b"") + b"\n".join(lines) + (b"\n" if seed % 3 else b"")
     plain, packed = tmp_path / "e.jsonl", tmp_path / "e.jsonl.gz"
     plain.write_bytes(content)
