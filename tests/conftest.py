@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import itertools
 import os
 import sys
@@ -259,6 +260,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if "spark" in getattr(item, "fixturenames", ()):  # one worker starts the shared session's JVM, not each
             item.add_marker(pytest.mark.xdist_group("spark-session"))
     items.sort(key=rank)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """After each test, once its fixtures are gone: what is still alive is collected once, then frozen.
+
+    A test process holds a large heap that lives to its end (botocore's service models, moto's backends,
+    compiled schemas, imported modules), and CPython's full collection walks all of it whenever the objects
+    tests leave behind for a while have grown by a quarter of it: in the moto tests, 29 full collections,
+    a quarter of their CPU. Frozen objects (gc.freeze) are no longer walked, so a collection walks only
+    what the tests since made; what a test drops is freed as before.
+    """
+    try:
+        return (yield)
+    finally:
+        gc.collect()
+        gc.freeze()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
