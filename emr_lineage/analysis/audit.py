@@ -109,12 +109,3 @@ def audit(
 def _uri(lineage: Lineage, node_id: str) -> str:
     node = lineage.graph.nodes[node_id]
     return dataset_uri(node["namespace"], node["name"])
-
-
-def input_versions(run: RunRecord) -> list[str]:
-    """``<dataset>@<version>`` of every input the run read a known version of."""
-    return [
-        f"{dataset_uri(ns, name)}@{version}"
-        for (ns, name), versions in sorted(run.inputs.items())
-        for version in sorted(versions)
-    ]

@@ -20,7 +20,18 @@ from typing import Any
 
 from emr_lineage.analysis.sources import AnalysisError
 from emr_lineage.lineage.graph.assembly import STATE_RANK, pick_job
-from emr_lineage.lineage.graph.history import Dataset, RunHistory, Schema, merge_datasets, moment_order
+from emr_lineage.lineage.graph.history import (
+    COUNTS,
+    INPUT,
+    OUTPUT,
+    Dataset,
+    Property,
+    RunHistory,
+    Schema,
+    Statistics,
+    merge_datasets,
+    moment_order,
+)
 from emr_lineage.lineage.graph.model import LEVELS, check_level
 from emr_lineage.lineage.naming import UNKNOWN_NAMESPACE, UNNAMED_JOB, dataset_uri
 from emr_lineage.lineage.times import placed
@@ -47,6 +58,9 @@ class RunRecord:
     outputs: dict[Dataset, set[str]] = field(default_factory=dict)  # dataset -> versions written
     # (role, dataset) -> the schema reported last (its event's time, its fields): the run's and its actions'
     schemas: dict[tuple[str, Dataset], Schema] = field(default_factory=dict)
+    # (role, dataset) -> the statistics reported last; property name -> the value reported last
+    statistics: dict[tuple[str, Dataset], Statistics] = field(default_factory=dict)
+    properties: dict[str, Property] = field(default_factory=dict)
 
     @property
     def _latest(self) -> tuple[dt.datetime | None, str] | None:
@@ -74,10 +88,21 @@ class RunRecord:
     def duration(self) -> dt.timedelta | None:
         return self.end - self.start if self.end and self.start else None
 
+    def counts(self, role: str, dataset: Dataset) -> dict[str, int | None] | None:
+        """The statistics reported last for ``dataset`` in ``role`` (rowCount, size, fileCount), None without any."""
+        reported = self.statistics.get((role, dataset))
+        return dict(zip(COUNTS, reported[1], strict=True)) if reported else None
+
     def as_dict(self) -> dict[str, Any]:
-        def datasets(side: dict[Dataset, set[str]]) -> list[dict[str, Any]]:
+        def datasets(role: str, side: dict[Dataset, set[str]]) -> list[dict[str, Any]]:
             return [
-                {"dataset": dataset_uri(ns, name), "namespace": ns, "name": name, "versions": sorted(versions)}
+                {
+                    "dataset": dataset_uri(ns, name),
+                    "namespace": ns,
+                    "name": name,
+                    "versions": sorted(versions),
+                    "statistics": self.counts(role, (ns, name)),
+                }
                 for (ns, name), versions in sorted(side.items())
             ]
 
@@ -92,8 +117,9 @@ class RunRecord:
             "end": self.end.isoformat() if self.end else None,
             "durationSeconds": self.duration.total_seconds() if self.duration else None,
             "actions": sorted(self.actions),
-            "inputs": datasets(self.inputs),
-            "outputs": datasets(self.outputs),
+            "inputs": datasets(INPUT, self.inputs),
+            "outputs": datasets(OUTPUT, self.outputs),
+            "properties": {name: value for name, (_, value) in sorted(self.properties.items())},
         }
 
 
@@ -115,6 +141,8 @@ def _records(history: RunHistory) -> dict[str, RunRecord]:
             inputs={dataset: set(versions) for dataset, versions in run.inputs.items()},
             outputs={dataset: set(versions) for dataset, versions in run.outputs.items()},
             schemas=dict(run.schemas),
+            statistics=dict(run.statistics),
+            properties=dict(run.properties),
         )
     return runs
 
@@ -159,6 +187,23 @@ def select_runs(runs: Iterable[RunRecord], job: str | None = None, where: str = 
     close = difflib.get_close_matches(job.strip(), known, n=3, cutoff=0.5)
     hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else f"{len(known)} job name(s) known"
     raise AnalysisError(f"--job {job!r}: no run of this job in {where} ({hint})")
+
+
+def dataset_lines(run: RunRecord, role: str) -> list[str]:
+    """One line per dataset the run read (``role`` input) or wrote (output): ``<uri>@<version>`` (versions joined
+    by commas; the URI alone without one), then the rows (else bytes) reported: ``s3://b/t@82 (97 rows)``."""
+    side = run.inputs if role == INPUT else run.outputs
+    lines = []
+    for ns, name in sorted(side):
+        versions = ",".join(sorted(side[(ns, name)]))
+        line = dataset_uri(ns, name) + (f"@{versions}" if versions else "")
+        counts = run.counts(role, (ns, name)) or {}
+        if counts.get("rowCount") is not None:
+            line += f" ({counts['rowCount']:,} rows)"
+        elif counts.get("size") is not None:
+            line += f" ({counts['size']:,} bytes)"
+        lines.append(line)
+    return lines
 
 
 def format_duration(duration: dt.timedelta | None) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import click
 
-from emr_lineage.analysis.audit import Audit, audit, input_versions
-from emr_lineage.analysis.runs import RunRecord, collect_runs, format_duration, select_runs
+from emr_lineage.analysis.audit import Audit, audit
+from emr_lineage.analysis.runs import RunRecord, collect_runs, dataset_lines, format_duration, select_runs
 from emr_lineage.analysis.sources import dump
 from emr_lineage.cli.options import dataset_option, format_option, job_option, level_option
 from emr_lineage.cli.output import Command
@@ -22,16 +22,12 @@ from emr_lineage.cli.sources import (
     read_runs,
     source_options,
 )
-from emr_lineage.lineage.naming import dataset_uri
+from emr_lineage.lineage.graph.history import INPUT, OUTPUT
 
 
 def _time(run: RunRecord, which: str) -> str:
     moment = getattr(run, which)
     return moment.isoformat(timespec="seconds") if moment else ""
-
-
-def _datasets(side: dict) -> str:
-    return "\n".join(dataset_uri(ns, name) for ns, name in sorted(side))
 
 
 def _print_audit(report: Audit, fmt: str) -> None:
@@ -46,13 +42,15 @@ def _print_audit(report: Audit, fmt: str) -> None:
             a.run.state,
             a.access,
             ", ".join(a.versions_read + a.versions_written),
-            "\n".join(input_versions(a.run)),
+            "\n".join(dataset_lines(a.run, INPUT)),
+            "\n".join(dataset_lines(a.run, OUTPUT)),
         )
         for a in report.accesses
     ]
     if rows:
         title = f"Runs that read or wrote {report.dataset}"
-        print_table(title, ("start", "job", "run", "state", "access", "version", "input versions read"), rows)
+        columns = ("start", "job", "run", "state", "access", "version", "inputs read", "outputs written")
+        print_table(title, columns, rows)
     print_notes(report.notes)
     click.echo(f"{len(rows)} run(s) read or wrote {report.dataset} (from {report.source})")
 
@@ -68,7 +66,7 @@ def audit_command(
     fmt: str,
     source: SourceRequest,
 ) -> None:
-    """List the runs that read or wrote a dataset in a time window, with the input versions each read."""
+    """List the runs that read or wrote a dataset in a time window, with the versions each read and wrote."""
     recorded = read_runs(source)
     runs = collect_runs(recorded.history, level)
     report = audit(runs, recorded.lineage(), dataset, source=recorded.source, since=source.since, until=source.until)
@@ -86,7 +84,8 @@ def runs_command(
     fmt: str,
     source: SourceRequest,
 ) -> None:
-    """List runs: state (the final eventType), start, end, duration, inputs and outputs."""
+    """List runs: state (the final eventType), start, end, duration, and each input read and output written with its
+    version (an Iceberg table's snapshot id) and rows."""
     recorded = read_runs(source)
     since, until = source.since, source.until
     window = f" from {since or 'the start'} to {until or 'the end'}" if since or until else ""
@@ -102,8 +101,8 @@ def runs_command(
             r.job,
             r.run_id,
             r.state,
-            _datasets(r.inputs),
-            _datasets(r.outputs),
+            "\n".join(dataset_lines(r, INPUT)),
+            "\n".join(dataset_lines(r, OUTPUT)),
         )
         for r in runs
     ]

@@ -1,7 +1,8 @@
 """What the events say of each run, kept for the questions about runs (``runs``, ``audit``, ``drift``):
 its job names, parents, whether it is an application, the time and type of each of its events,
-the datasets it read and wrote with their versions (the ``version`` facet), and per dataset the
-schema it reported last.
+the datasets it read and wrote with their versions (the ``version`` facet: an Iceberg table's snapshot
+id), per dataset the schema and the statistics (``inputStatistics``, ``outputStatistics``: rows, bytes,
+files) it reported last, and the properties of its application it reported last (:data:`PROPERTY_FACETS`).
 
 Like the graph's own records, everything is a set or a choice by a fixed rule (the latest event
 time, then the larger value), so any order or repetition of the events gives the same history, and
@@ -29,6 +30,17 @@ Dataset = tuple[str, str]  # (namespace, name) as reported
 Fields = tuple[tuple[str, str], ...]  # (field, type) as reported, nested fields as ``parent.child``
 Schema = tuple[dt.datetime | None, Fields]  # a reported schema and the time of its event
 Moment = tuple[dt.datetime | None, str]  # (event time, eventType) of one event
+Counts = tuple[int | None, int | None, int | None]  # rowCount, size (bytes), fileCount as reported
+Statistics = tuple[dt.datetime | None, Counts]  # reported statistics and the time of their event
+Property = tuple[dt.datetime | None, str]  # a reported value and the time of its event
+STATISTICS = {INPUT: ("inputFacets", "inputStatistics"), OUTPUT: ("outputFacets", "outputStatistics")}
+COUNTS = ("rowCount", "size", "fileCount")
+# The facets whose string fields are a run's properties, named ``<facet>.<field>``; of spark_properties
+# (the Spark properties the listener captures) each property, ``spark_properties.<property>``.
+PROPERTY_FACETS = {
+    "run": ("processing_engine", "spark_applicationDetails", "spark_properties"),
+    "job": ("sourceCodeLocation",),
+}
 
 
 def _kept(value: str) -> str:
@@ -36,12 +48,28 @@ def _kept(value: str) -> str:
     return sys.intern(value)
 
 
-def later(first: Schema | None, second: Schema) -> Schema:
-    """The schema reported last: the later event time (:func:`~emr_lineage.lineage.times.placed`: an
-    event without one counts as the earliest), then the larger field list."""
+def later(first: Any, second: Any) -> Any:
+    """Of two reports (a :data:`Schema`, :data:`Statistics` or :data:`Property`), the one reported last: the
+    later event time (:func:`~emr_lineage.lineage.times.placed`: an event without one counts as the
+    earliest), then the larger value (a count not reported as the smallest)."""
     if first is None:
         return second
-    return first if (placed(first[0]), first[1]) >= (placed(second[0]), second[1]) else second
+    return first if _rank(first) >= _rank(second) else second
+
+
+def _rank(report: tuple[dt.datetime | None, Any]) -> tuple[dt.datetime, Any]:
+    value = report[1]
+    if type(value) is tuple and value and type(value[0]) is not tuple:  # Counts
+        value = tuple(-1 if count is None else count for count in value)
+    return placed(report[0]), value
+
+
+def counts(facet: Any) -> Counts | None:
+    """A statistics facet's (rowCount, size, fileCount), a field that is not a count as None; None without any."""
+    if type(facet) is not dict:
+        return None
+    found = tuple(v if type(v) is int and v >= 0 else None for v in (facet.get(name) for name in COUNTS))
+    return found if any(v is not None for v in found) else None  # type: ignore[return-value]
 
 
 def flatten(fields: Any, prefix: str = "") -> Fields:
@@ -67,6 +95,8 @@ class RunEvents:
     inputs: dict[Dataset, set[str]] = field(default_factory=dict)  # dataset -> versions read
     outputs: dict[Dataset, set[str]] = field(default_factory=dict)  # dataset -> versions written
     schemas: dict[tuple[str, Dataset], Schema] = field(default_factory=dict)  # (role, dataset) -> latest
+    statistics: dict[tuple[str, Dataset], Statistics] = field(default_factory=dict)  # (role, dataset) -> latest
+    properties: dict[str, Property] = field(default_factory=dict)  # name -> latest
 
     def merge(self, other: RunEvents) -> None:
         self.jobs |= other.jobs
@@ -77,20 +107,28 @@ class RunEvents:
 
 
 class WithDatasets(Protocol):
-    """A run's datasets: a :class:`RunEvents`, or a run of the analysis (``analysis.runs.RunRecord``)."""
+    """A run's datasets and properties: a :class:`RunEvents`, or a run of the analysis (``analysis.runs.RunRecord``)."""
 
     inputs: dict[Dataset, set[str]]
     outputs: dict[Dataset, set[str]]
     schemas: dict[tuple[str, Dataset], Schema]
+    statistics: dict[tuple[str, Dataset], Statistics]
+    properties: dict[str, Property]
 
 
 def merge_datasets(into: WithDatasets, other: WithDatasets) -> None:
-    """``other``'s datasets merged into ``into``'s: versions united, per (role, dataset) the later schema."""
+    """``other``'s datasets and properties merged into ``into``'s: versions united, per (role, dataset) the later
+    schema and statistics, per property the later value."""
     for mine, theirs in ((into.inputs, other.inputs), (into.outputs, other.outputs)):
         for dataset, versions in theirs.items():
             mine.setdefault(dataset, set()).update(versions)
-    for key, schema in other.schemas.items():
-        into.schemas[key] = later(into.schemas.get(key), schema)
+    for latest, reported in (
+        (into.schemas, other.schemas),
+        (into.statistics, other.statistics),
+        (into.properties, other.properties),
+    ):
+        for key, report in reported.items():
+            latest[key] = later(latest.get(key), report)
 
 
 class RunHistory:
@@ -154,6 +192,9 @@ class RunHistory:
         record.application = record.application or job_type.get("jobType") == "APPLICATION"
         time = event_time(event)
         record.moments.add((time, _kept(str(event.get("eventType") or "OTHER"))))
+        for facets, names in ((run.get("facets"), PROPERTY_FACETS["run"]), (job.get("facets"), PROPERTY_FACETS["job"])):
+            if facets and type(facets) is dict:
+                _add_properties(record.properties, facets, names, time)
         sides = ((INPUT, record.inputs, event.get("inputs")), (OUTPUT, record.outputs, event.get("outputs")))
         for role, side, datasets in sides:
             for dataset in datasets or ():
@@ -175,6 +216,12 @@ class RunHistory:
         versions = side.get(key)
         if versions is None:
             versions = side[key] = set()
+        where = (role, key)
+        side_facets = dataset.get(STATISTICS[role][0])
+        if side_facets and type(side_facets) is dict:
+            reported = counts(side_facets.get(STATISTICS[role][1]))
+            if reported is not None:
+                record.statistics[where] = later(record.statistics.get(where), (time, reported))
         facets = dataset.get("facets")
         if not facets or type(facets) is not dict:
             return
@@ -185,7 +232,6 @@ class RunHistory:
                 versions.add(str(value))
         schema = facets.get("schema")
         if type(schema) is dict:
-            where = (role, key)
             record.schemas[where] = later(record.schemas.get(where), (time, flatten(schema.get("fields"))))
 
     def export(self) -> dict[str, RunEvents]:
@@ -220,6 +266,20 @@ class RunHistory:
         return history
 
 
+def _add_properties(
+    properties: dict[str, Property], facets: dict[str, Any], names: tuple[str, ...], time: dt.datetime | None
+) -> None:
+    for name in names:
+        facet = facets.get(name)
+        if type(facet) is not dict:
+            continue
+        fields = facet.get("properties") if name == "spark_properties" else facet
+        for field_name, value in (fields if type(fields) is dict else _EMPTY).items():
+            if type(value) is str and not field_name.startswith("_"):  # not _producer, _schemaURL
+                key = _kept(f"{name}.{field_name}")
+                properties[key] = later(properties.get(key), (time, value))
+
+
 def _iso(time: dt.datetime | None) -> str | None:
     return time.isoformat() if time else None
 
@@ -237,9 +297,20 @@ def moment_order(moment: Moment) -> tuple[dt.datetime, str]:
     return placed(moment[0]), moment[1]
 
 
+def _statistics_dict(reported: Statistics) -> dict[str, Any]:
+    return {**dict(zip(COUNTS, reported[1], strict=True)), "eventTime": _iso(reported[0])}
+
+
 def _run_dict(run_id: str, run: RunEvents) -> dict[str, Any]:
-    def datasets(side: dict[Dataset, set[str]]) -> list[dict[str, Any]]:
-        return [{"namespace": ns, "name": n, "versions": sorted(side[(ns, n)])} for ns, n in sorted(side)]
+    def datasets(role: str, side: dict[Dataset, set[str]]) -> list[dict[str, Any]]:
+        listed = []
+        for ns, n in sorted(side):
+            entry: dict[str, Any] = {"namespace": ns, "name": n, "versions": sorted(side[(ns, n)])}
+            reported = run.statistics.get((role, (ns, n)))
+            if reported is not None:
+                entry["statistics"] = _statistics_dict(reported)
+            listed.append(entry)
+        return listed
 
     return {
         "runId": run_id,
@@ -249,8 +320,8 @@ def _run_dict(run_id: str, run: RunEvents) -> dict[str, Any]:
         "events": [
             {"eventTime": _iso(time), "eventType": kind} for time, kind in sorted(run.moments, key=moment_order)
         ],
-        "inputs": datasets(run.inputs),
-        "outputs": datasets(run.outputs),
+        "inputs": datasets(INPUT, run.inputs),
+        "outputs": datasets(OUTPUT, run.outputs),
         "schemas": [
             {
                 "role": role,
@@ -261,12 +332,31 @@ def _run_dict(run_id: str, run: RunEvents) -> dict[str, Any]:
             }
             for (role, (ns, name)), (time, fields) in sorted(run.schemas.items())
         ],
+        "properties": [
+            {"name": name, "value": value, "eventTime": _iso(time)}
+            for name, (time, value) in sorted(run.properties.items())
+        ],
     }
 
 
+def _counts_of_dict(statistics: Any) -> Counts:
+    found = tuple(statistics.get(name) for name in COUNTS)
+    if any(v is not None and (type(v) is not int or v < 0) for v in found):
+        raise ValueError(f"statistics {statistics!r} hold a count that is not a whole number")
+    return found  # type: ignore[return-value]
+
+
 def _run_of_dict(run: Mapping[str, Any]) -> RunEvents:
-    def datasets(side: Any) -> dict[Dataset, set[str]]:
-        return {(str(d["namespace"]), str(d["name"])): {str(v) for v in d["versions"]} for d in side}
+    statistics: dict[tuple[str, Dataset], Statistics] = {}
+
+    def datasets(role: str, side: Any) -> dict[Dataset, set[str]]:
+        found: dict[Dataset, set[str]] = {}
+        for d in side:
+            key = (str(d["namespace"]), str(d["name"]))
+            found[key] = {str(v) for v in d["versions"]}
+            if d.get("statistics") is not None:  # graph files written before statistics have none
+                statistics[(role, key)] = (_parsed(d["statistics"].get("eventTime")), _counts_of_dict(d["statistics"]))
+        return found
 
     schemas: dict[tuple[str, Dataset], Schema] = {}
     for schema in run["schemas"]:
@@ -282,7 +372,9 @@ def _run_of_dict(run: Mapping[str, Any]) -> RunEvents:
         parents={(str(p["runId"]), str(p["job"])) for p in run["parents"]},
         application=bool(run["application"]),
         moments={(_parsed(e["eventTime"]), str(e["eventType"])) for e in run["events"]},
-        inputs=datasets(run["inputs"]),
-        outputs=datasets(run["outputs"]),
+        inputs=datasets(INPUT, run["inputs"]),
+        outputs=datasets(OUTPUT, run["outputs"]),
         schemas=schemas,
+        statistics=statistics,
+        properties={str(p["name"]): (_parsed(p["eventTime"]), str(p["value"])) for p in run.get("properties", ())},
     )

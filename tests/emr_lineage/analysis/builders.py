@@ -13,8 +13,11 @@ from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, R
 from openlineage.client.facet_v2 import (
     column_lineage_dataset,
     dataset_version_dataset,
+    input_statistics_input_dataset,
     job_type_job,
+    output_statistics_output_dataset,
     parent_run,
+    processing_engine_run,
     schema_dataset,
 )
 from openlineage.client.serde import Serde
@@ -37,9 +40,11 @@ def dataset(
     version: str | None = None,
     columns: dict[str, list[tuple[str, str]]] | None = None,
     output: bool = False,
+    rows: int | None = None,
 ) -> InputDataset | OutputDataset:
-    """A dataset of ``uri`` with a schema (field -> type), a version and column lineage
-    (output field -> [(input uri, input field)]), each only when given."""
+    """A dataset of ``uri`` with a schema (field -> type), a version, column lineage
+    (output field -> [(input uri, input field)]) and statistics (``rows``, bytes 100 a row, one file),
+    each only when given."""
     facets: dict[str, Any] = {}
     if fields is not None:
         facets["schema"] = schema_dataset.SchemaDatasetFacet(
@@ -59,8 +64,21 @@ def dataset(
                 for out_field, sources in columns.items()
             }
         )
-    kind = OutputDataset if output else InputDataset
-    return kind(*dataset_identity(uri), facets=facets)
+    if output:
+        statistics = output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet
+        return OutputDataset(
+            *dataset_identity(uri),
+            facets=facets,
+            outputFacets={}
+            if rows is None
+            else {"outputStatistics": statistics(rowCount=rows, size=rows * 100, fileCount=1)},
+        )
+    read = input_statistics_input_dataset.InputStatisticsInputDatasetFacet
+    return InputDataset(
+        *dataset_identity(uri),
+        facets=facets,
+        inputFacets={} if rows is None else {"inputStatistics": read(rowCount=rows, size=rows * 100, fileCount=1)},
+    )
 
 
 def app_run(
@@ -72,10 +90,17 @@ def app_run(
     final: str = "COMPLETE",
     seconds: float = 60,
     run_id: str | None = None,
+    spark: str | None = None,
 ) -> list[dict[str, Any]]:
     """One Spark application: its START and final event, and one action (``<app>.write``) whose
-    START carries the inputs (with their versions) and whose final event carries the outputs."""
+    START carries the inputs (with their versions) and whose final event carries the outputs; the
+    action's events name Spark version ``spark`` (the processing_engine facet) when given."""
     app_run_id = run_id or str(uuid.uuid4())
+    engine = (
+        {"processing_engine": processing_engine_run.ProcessingEngineRunFacet(version=spark, name="spark")}
+        if spark
+        else {}
+    )
     app_job = Job(
         namespace=NAMESPACE,
         name=app,
@@ -88,7 +113,8 @@ def app_run(
         facets={
             "parent": parent_run.ParentRunFacet(
                 run=parent_run.Run(runId=app_run_id), job=parent_run.Job(namespace=NAMESPACE, name=app)
-            )
+            ),
+            **engine,
         },
     )
     action_job = Job(namespace=NAMESPACE, name=f"{app}.write")

@@ -1,15 +1,16 @@
 """runs and audit: runs with state and times, the runs that read or wrote a dataset, and the
-input versions (``version`` facet) each read."""
+versions (``version`` facet) and statistics of what each read and wrote."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 
-from emr_lineage.analysis.audit import MARQUEZ_VERSIONS_NOTE, Audit, audit, input_versions
+from emr_lineage.analysis.audit import MARQUEZ_VERSIONS_NOTE, Audit, audit
 from emr_lineage.analysis.impact import Lineage
-from emr_lineage.analysis.runs import RunRecord, format_duration, select_runs
+from emr_lineage.analysis.runs import RunRecord, dataset_lines, format_duration, select_runs
 from emr_lineage.analysis.runs import collect_runs as collect_history_runs
-from emr_lineage.lineage.graph.history import RunHistory
+from emr_lineage.lineage.graph.history import INPUT, OUTPUT, RunHistory
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.demo_run import DemoRun
 
@@ -27,12 +28,14 @@ def _audit(events: list[dict], dataset: str, source: str = "events") -> Audit:
 def _pipeline() -> list[dict]:
     """Two runs of ``load`` (Iceberg snapshots 1 then 2), a failed ``report`` reading snapshot 2."""
     return (
-        app_run("load", at(0), outputs=[dataset(f"{LAKE}/orders", version="1", output=True)], seconds=90)
-        + app_run("load", at(60), outputs=[dataset(f"{LAKE}/orders", version="2", output=True)])
+        app_run("load", at(0), outputs=[dataset(f"{LAKE}/orders", version="1", output=True, rows=40)], seconds=90)
+        + app_run(
+            "load", at(60), outputs=[dataset(f"{LAKE}/orders", version="2", output=True, rows=1200)], spark="3.5.6"
+        )
         + app_run(
             "report",
             at(70),
-            inputs=[dataset(f"{LAKE}/orders", version="2"), dataset(f"{LAKE}/fx", version="v7")],
+            inputs=[dataset(f"{LAKE}/orders", version="2", rows=1200), dataset(f"{LAKE}/fx", version="v7")],
             outputs=[dataset(f"{LAKE}/report", output=True)],
             final="FAIL",
         )
@@ -51,6 +54,28 @@ def test_runs_fold_actions_into_their_application() -> None:
     assert len(select_runs(collect_runs(_pipeline(), "action"), "load")) == 4  # the app runs and their actions
 
 
+def test_each_dataset_of_a_run_has_the_statistics_and_each_property_the_value_reported_last() -> None:
+    first, second, report = collect_runs(_pipeline())
+    orders = ("s3://lake", "orders")
+    assert first.counts(OUTPUT, orders) == {"rowCount": 40, "size": 4000, "fileCount": 1}
+    assert report.counts(INPUT, orders) == {"rowCount": 1200, "size": 120000, "fileCount": 1}
+    assert report.counts(INPUT, ("s3://lake", "fx")) is None and report.counts(OUTPUT, orders) is None
+    assert second.properties["processing_engine.version"][1] == "3.5.6" and first.properties == {}
+    as_json = second.as_dict()
+    assert as_json["outputs"][0]["statistics"] == {"rowCount": 1200, "size": 120000, "fileCount": 1}
+    assert as_json["properties"] == {"processing_engine.name": "spark", "processing_engine.version": "3.5.6"}
+
+
+def test_statistics_reported_twice_keep_the_later_event_s_whatever_the_order() -> None:
+    events = app_run("load", at(0), outputs=[dataset(f"{LAKE}/orders", output=True, rows=5)])
+    later_count = app_run("load", at(0), outputs=[dataset(f"{LAKE}/orders", output=True, rows=9)], seconds=120)
+    action, again = events[2]["run"], later_count[2]["run"]
+    again["runId"], again["facets"]["parent"] = action["runId"], action["facets"]["parent"]  # one action, twice
+    for ordered in (events + later_count[2:3], later_count[2:3] + events):
+        [run] = collect_runs(ordered)
+        assert run.counts(OUTPUT, ("s3://lake", "orders")) == {"rowCount": 9, "size": 900, "fileCount": 1}
+
+
 def test_a_run_still_going_has_no_end() -> None:
     events = app_run("slow", at(0))[:2]
     [run] = collect_runs(events)
@@ -64,7 +89,8 @@ def test_audit_lists_readers_and_writers_with_versions() -> None:
         ("load", "write", (), ("2",)),
         ("report", "read", ("2",), ()),
     ]
-    assert input_versions(report.accesses[2].run) == ["s3://lake/fx@v7", "s3://lake/orders@2"]
+    assert dataset_lines(report.accesses[2].run, INPUT) == ["s3://lake/fx@v7", "s3://lake/orders@2 (1,200 rows)"]
+    assert dataset_lines(report.accesses[1].run, OUTPUT) == ["s3://lake/orders@2 (1,200 rows)"]
     assert report.notes == []
     as_json = report.as_dict()["runs"][2]
     assert as_json["state"] == "FAIL" and as_json["versionsRead"] == ["2"]
@@ -91,6 +117,15 @@ def test_the_demo_runs(demo_run: DemoRun) -> None:
     (written,) = report.accesses[0].versions_written
     assert [a.versions_read for a in report.accesses[1:]] == [(written,), (written,), ()]
     assert report.notes == []
+    # the rows the listener reported writing are the rows of that snapshot, as the table's metadata records it
+    table = next(iter(report.accesses[0].run.outputs))
+    snapshots = {
+        str(snapshot["snapshot-id"]): snapshot["summary"]
+        for metadata in (demo_run.out / "lake" / "clean" / "orders_clean" / "metadata").glob("*.metadata.json")
+        for snapshot in json.loads(metadata.read_text())["snapshots"]
+    }
+    rows = report.accesses[0].run.counts(OUTPUT, table)["rowCount"]
+    assert rows > 0 and str(rows) == snapshots[written]["added-records"]
 
 
 def test_a_run_is_named_as_the_graph_names_its_job() -> None:

@@ -20,8 +20,8 @@ from tests.helpers import one_error_line
 def _events() -> list[dict]:
     return (
         app_run("load", at(0), outputs=[dataset("s3://lake/orders", version="41", output=True)])
-        + app_run("load", at(60), outputs=[dataset("s3://lake/orders", version="42", output=True)])
-        + app_run("report", at(70), inputs=[dataset("s3://lake/orders", version="42")], final="FAIL")
+        + app_run("load", at(60), outputs=[dataset("s3://lake/orders", version="42", output=True, rows=1500)])
+        + app_run("report", at(70), inputs=[dataset("s3://lake/orders", version="42", rows=1500)], final="FAIL")
     )
 
 
@@ -37,7 +37,7 @@ def _run(*args: str):
 def test_audit_in_a_window_with_versions(events: str) -> None:
     result = _run("audit", "--events", events, "--dataset", "s3://lake/orders", "--since", "2026-11-23T09:30Z")
     assert result.exit_code == 0, result.output
-    assert "s3://lake/orders@42" in result.stdout and "FAIL" in result.stdout
+    assert "s3://lake/orders@42 (1,500 rows)" in result.stdout and "FAIL" in result.stdout
     assert "2 run(s) read or wrote s3://lake/orders (from events)" in result.stdout
     as_json = json.loads(_run("audit", "--events", events, "--dataset", "s3://lake/orders", "--format", "json").stdout)
     assert [(r["job"], r["access"], r["versionsRead"], r["versionsWritten"]) for r in as_json["runs"]] == [
@@ -87,8 +87,18 @@ def test_runs_with_job_filter_and_levels(events: str) -> None:
     result = _run("runs", "--events", events, "--job", "load", "--format", "json")
     runs = json.loads(result.stdout)["runs"]
     assert [(r["job"], r["state"], r["durationSeconds"]) for r in runs] == [("load", "COMPLETE", 60.0)] * 2
+    assert runs[1]["outputs"] == [
+        {
+            "dataset": "s3://lake/orders",
+            "namespace": "s3://lake",
+            "name": "orders",
+            "versions": ["42"],
+            "statistics": {"rowCount": 1500, "size": 150000, "fileCount": 1},
+        }
+    ]
     table = _run("runs", "--events", events)
     assert table.exit_code == 0 and "3 run(s)" in table.stdout and "FAIL" in table.stdout
+    assert table.stdout.count("s3://lake/orders@42 (1,500 rows)") == 2 and "s3://lake/orders@41" in table.stdout
     assert "4 run(s) of job load" in _run("runs", "--events", events, "--level", "action", "--job", "load").stdout
 
 

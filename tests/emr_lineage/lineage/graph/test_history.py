@@ -21,8 +21,9 @@ def _events() -> list[dict]:
     """``clean`` twice (its schema changes, snapshots 1 and 2), ``report`` reading snapshot 2 and failing."""
 
     def clean(fields: dict[str, str], minutes: float, version: str) -> list[dict]:
-        out = dataset(f"{LAKE}/clean", fields, version=version, output=True)
-        return app_run("clean", at(minutes), inputs=[dataset(f"{LAKE}/raw", {"price": "double"})], outputs=[out])
+        out = dataset(f"{LAKE}/clean", fields, version=version, output=True, rows=10 * minutes)
+        raw = dataset(f"{LAKE}/raw", {"price": "double"}, rows=7)
+        return app_run("clean", at(minutes), inputs=[raw], outputs=[out], spark="3.5.6")
 
     reader = app_run("report", at(30), inputs=[dataset(f"{LAKE}/clean", version="2")], final="FAIL")
     return clean({"a": "int"}, 0, "1") + clean({"a": "bigint", "b": "string"}, 20, "2") + reader
@@ -37,6 +38,17 @@ def test_any_order_and_repetition_gives_the_same_history() -> None:
     assert len(expected) == 6  # three applications, one action each
     [report_action] = [run for run in expected if run["jobs"][0]["name"] == "report.write"]
     assert report_action["inputs"] == [{"namespace": LAKE, "name": "clean", "versions": ["2"]}]
+    [second_clean] = [run for run in expected if run["outputs"] and run["outputs"][0]["versions"] == ["2"]]
+    assert second_clean["outputs"][0]["statistics"] == {
+        "rowCount": 200,
+        "size": 20000,
+        "fileCount": 1,
+        "eventTime": at(20 + 59 / 60).isoformat(),  # the action's final event, a second before the application's
+    }
+    assert {p["name"]: p["value"] for p in second_clean["properties"]} == {
+        "processing_engine.name": "spark",
+        "processing_engine.version": "3.5.6",
+    }
     assert [e["eventType"] for e in report_action["events"]] == ["START", "FAIL"]
     assert report_action["parents"][0]["job"] == "report"
 
@@ -84,6 +96,17 @@ def test_the_json_form_reads_back_exactly() -> None:
     assert orjson.dumps(again.to_dict()) == orjson.dumps(graph.to_dict())
 
 
+def test_a_graph_file_written_without_statistics_and_properties_reads_with_none() -> None:
+    data = orjson.loads(orjson.dumps(build_graph(_events(), runs=True).to_dict()))
+    for run in data["runs"]:
+        del run["properties"]
+        for entry in run["inputs"] + run["outputs"]:
+            entry.pop("statistics", None)
+    history = LineageGraph.from_dict(data).history
+    assert history is not None and len(history.runs) == 6
+    assert all(not run.statistics and not run.properties for run in history.runs.values())
+
+
 @pytest.mark.parametrize(
     ("runs", "says"),
     [
@@ -100,6 +123,22 @@ def test_the_json_form_reads_back_exactly() -> None:
         (
             [{**RunHistory.of(_events()[:1]).to_dict()[0], "events": [{"eventTime": 5, "eventType": "START"}]}],
             r"runs\[0\] is malformed \(time 5 is not a string\)",
+        ),
+        (
+            [
+                {
+                    **RunHistory.of(_events()[2:3]).to_dict()[0],
+                    "outputs": [
+                        {
+                            "namespace": LAKE,
+                            "name": "clean",
+                            "versions": [],
+                            "statistics": {"rowCount": -1, "eventTime": None},
+                        }
+                    ],
+                }
+            ],
+            r"runs\[0\] is malformed \(statistics .* hold a count that is not a whole number\)",
         ),
     ],
 )
