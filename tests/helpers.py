@@ -42,15 +42,17 @@ def free_port() -> int:
 
 
 def command_contexts(*, groups: bool = False) -> dict[str, click.Context]:
-    """Each command of ``emr-lineage`` (with ``groups``, each group too, ``emr-lineage`` itself ``""``) by its
+    """Each command of ``emr-lineage`` (a group that runs, ``runs``, too; with ``groups``, each group, ``emr-lineage``
+    itself ``""``) by its
     command line after ``emr-lineage``, in the context its help is written in (imports them all)."""
     from emr_lineage.cli.app import main
+    from emr_lineage.cli.output import CommandGroup
 
     found: dict[str, click.Context] = {}
 
     def walk(command: click.Command, names: list[str], parent: click.Context | None) -> None:
         context = click.Context(command, info_name=names[-1] if names else "emr-lineage", parent=parent)
-        if not isinstance(command, click.Group) or groups:
+        if not isinstance(command, click.Group) or isinstance(command, CommandGroup) or groups:  # runs, too
             found[" ".join(names)] = context
         if isinstance(command, click.Group):
             for name in command.list_commands(context):

@@ -119,13 +119,19 @@ def schema_history(runs: Iterable[RunRecord], keys: set[tuple[str, str]], role: 
     return sorted(versions, key=lambda v: (v.time or far, v.run_id))
 
 
+def field_changes(
+    before: Mapping[str, str], after: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str], dict[str, tuple[str, str]]]:
+    """The fields (name -> type) ``after`` added, removed and retyped (name -> (old, new)) against ``before``."""
+    added = {n: t for n, t in after.items() if n not in before}
+    removed = {n: t for n, t in before.items() if n not in after}
+    retyped = {n: (before[n], t) for n, t in after.items() if n in before and before[n] != t}
+    return added, removed, retyped
+
+
 def _diff(before: SchemaVersion, after: SchemaVersion) -> SchemaChange:
     change = SchemaChange(after)
-    change.added = {n: t for n, t in after.fields.items() if n not in before.fields}
-    change.removed = {n: t for n, t in before.fields.items() if n not in after.fields}
-    change.retyped = {
-        n: (before.fields[n], t) for n, t in after.fields.items() if n in before.fields and before.fields[n] != t
-    }
+    change.added, change.removed, change.retyped = field_changes(before.fields, after.fields)
     return change
 
 

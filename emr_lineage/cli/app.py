@@ -100,7 +100,7 @@ LAZY_COMMANDS: dict[str, tuple[str, Target]] = {
     "impact": ("Lineage", "emr_lineage.cli.impact:impact_command"),
     "drift": ("Lineage", "emr_lineage.cli.drift:drift_command"),
     "audit": ("Lineage", "emr_lineage.cli.audit:audit_command"),
-    "runs": ("Lineage", "emr_lineage.cli.audit:runs_command"),
+    "runs": ("Lineage", "emr_lineage.cli.runs:runs_group"),
     "gateway": (
         "Gateway",
         lazy_group(

@@ -1,8 +1,7 @@
-"""``emr-lineage audit`` (who read or wrote a dataset, and which versions) and ``emr-lineage runs``
-(runs with state, times, inputs and outputs); docs/analysis.md.
+"""``emr-lineage audit``: who read or wrote a dataset, and which versions; docs/analysis.md.
 
-Exit status: 0 the report is printed; 2 it could not run (see ``emr-lineage impact``), an unknown
-``--dataset`` or a ``--job`` no run has (in the window); 130 interrupted.
+Exit status: 0 the report is printed; 2 it could not run (see ``emr-lineage impact``) or an unknown
+``--dataset``; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -10,9 +9,9 @@ from __future__ import annotations
 import click
 
 from emr_lineage.analysis.audit import Audit, audit
-from emr_lineage.analysis.runs import RunRecord, collect_runs, dataset_lines, format_duration, select_runs
+from emr_lineage.analysis.runs import RunRecord, collect_runs, dataset_lines
 from emr_lineage.analysis.sources import dump
-from emr_lineage.cli.options import dataset_option, format_option, job_option, level_option
+from emr_lineage.cli.options import dataset_option, format_option, level_option
 from emr_lineage.cli.output import Command
 from emr_lineage.cli.sources import (
     RUNS_GRAPH_HELP,
@@ -71,41 +70,3 @@ def audit_command(
     runs = collect_runs(recorded.history, level)
     report = audit(runs, recorded.lineage(), dataset, source=recorded.source, since=source.since, until=source.until)
     _print_audit(report, fmt)
-
-
-@click.command("runs", cls=Command)
-@job_option("Only the runs of this Spark job, by name (an application's name keeps its actions' runs too).")
-@level_option
-@format_option(("table", "json"), "table")
-@source_options(RUNS_GRAPH_HELP)
-def runs_command(
-    job: str | None,
-    level: str,
-    fmt: str,
-    source: SourceRequest,
-) -> None:
-    """List runs: state (the final eventType), start, end, duration, and each input read and output written with its
-    version (an Iceberg table's snapshot id) and rows."""
-    recorded = read_runs(source)
-    since, until = source.since, source.until
-    window = f" from {since or 'the start'} to {until or 'the end'}" if since or until else ""
-    runs = select_runs(collect_runs(recorded.history, level), job, where=f"{recorded.label}{window}")
-    if fmt == "json":
-        click.echo(dump({"source": recorded.source, "runs": [r.as_dict() for r in runs]}))
-        return
-    rows = [
-        (
-            _time(r, "start"),
-            _time(r, "end"),
-            format_duration(r.duration),
-            r.job,
-            r.run_id,
-            r.state,
-            "\n".join(dataset_lines(r, INPUT)),
-            "\n".join(dataset_lines(r, OUTPUT)),
-        )
-        for r in runs
-    ]
-    if rows:
-        print_table("Runs", ("start", "end", "duration", "job", "run", "state", "inputs", "outputs"), rows)
-    click.echo(f"{len(rows)} run(s)" + (f" of job {job}" if job else ""))

@@ -18,6 +18,7 @@ from emr_lineage.cli.output import Command
 from emr_lineage.cli.sources import (
     RUNS_GRAPH_HELP,
     SourceRequest,
+    fail_on_change_option,
     print_notes,
     print_table,
     read_runs,
@@ -57,7 +58,7 @@ def _print_drift(report: Drift, fmt: str) -> None:
 @click.command("drift", cls=Command)
 @dataset_option()
 @format_option(("table", "json"), "table")
-@click.option("--fail-on-change", is_flag=True, help="Exit 1 when the schema changed in the events read.")
+@fail_on_change_option("Exit 1 when the schema changed in the events read.")
 @source_options(RUNS_GRAPH_HELP)
 def drift_command(
     dataset: str,

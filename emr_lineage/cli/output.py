@@ -116,6 +116,35 @@ class Group(click.Group):
             signal.signal(signal.SIGTERM, previous)
 
 
+class CommandGroup(Group, Command):
+    """A command that also has commands (``runs`` lists runs, ``runs compare A B`` compares two): a first word
+    that names one of its commands runs that command with the rest of the line; anything else is the
+    group's own command line (options and arguments anywhere), run by its own callback."""
+
+    allow_interspersed_args = True
+    _SUBCOMMAND = "emr_lineage.cli.output.CommandGroup.subcommand"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("invoke_without_command", True)
+        kwargs.setdefault("no_args_is_help", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in self.list_commands(ctx):
+            ctx.meta[self._SUBCOMMAND] = args
+            args = []  # the group's own parameters take their defaults
+        return Command.parse_args(self, ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        subcommand = ctx.meta.pop(self._SUBCOMMAND, None)
+        if subcommand is None:
+            return Command.invoke(self, ctx)
+        name, command, args = self.resolve_command(ctx, subcommand)
+        ctx.invoked_subcommand = name
+        with command.make_context(name, args, parent=ctx) as sub_ctx:
+            return command.invoke(sub_ctx)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 

@@ -1,5 +1,6 @@
-"""Where the analysis commands (impact, drift, audit, runs) read their events, and how they print
-tables and notes: :func:`source_options` gives a command its source as one :class:`SourceRequest`."""
+"""Where the analysis commands (impact, drift, audit, runs) read their events, their CI gate
+(``--fail-on-change``), and how they print tables and notes: :func:`source_options` gives a command its
+source as one :class:`SourceRequest`."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from emr_lineage.cli.options import (
     events_option,
     graph_file_option,
     marquez_option,
+    shared_option,
     since_option,
     skip_invalid_option,
     source_account_option,
@@ -191,3 +193,10 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 def print_notes(notes: Sequence[str]) -> None:
     for note in notes:
         click.echo(f"note: {note}")
+
+
+def fail_on_change_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--fail-on-change``: a CI gate; ``help`` says which change."""
+    return shared_option(
+        "--fail-on-change", meaning="Exit 1 when the command finds a change (a CI gate).", help=help, is_flag=True
+    )

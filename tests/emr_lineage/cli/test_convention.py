@@ -40,6 +40,7 @@ COMMANDS = {
     "drift": ["--dataset", "s3://b/k", "--events", "EVENTS"],
     "audit": ["--dataset", "s3://b/k", "--events", "EVENTS"],
     "runs": ["--events", "EVENTS"],
+    "runs compare": ["RUN_A", "RUN_B", "--events", "EVENTS"],
 }
 SETTINGS_COMMANDS = (
     "gateway archive query",

@@ -1,0 +1,81 @@
+"""emr-lineage runs compare RUN_A RUN_B: the differences as a table or JSON, --fail-on-change as a CI gate,
+the same answer from a graph file with its runs, and bad input as one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from emr_lineage.cli.app import main
+from tests.emr_lineage.analysis.builders import app_run, at, dataset
+from tests.emr_lineage.conftest import write_jsonl
+from tests.helpers import one_error_line
+
+A, B, C, W = (f"00000000-0000-4000-8000-00000000000{n}" for n in "abc1")
+
+
+def _events() -> list[dict]:
+    def report(run_id: str, minutes: float, version: str, rows: int) -> list[dict]:
+        orders = dataset("s3://lake/orders", {"id": "int"}, version=version, rows=rows)
+        return app_run("report", at(minutes), run_id=run_id, inputs=[orders], spark="3.5.6")
+
+    return (
+        report(A, 0, "1", 40)
+        + app_run("load", at(5), run_id=W, outputs=[dataset("s3://lake/orders", version="2", output=True, rows=60)])
+        + report(B, 10, "2", 100)
+        + report(C, 20, "2", 100)
+    )
+
+
+@pytest.fixture
+def events(tmp_path: Path) -> str:
+    return str(write_jsonl(tmp_path / "events.jsonl", _events()))
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_the_table_shows_the_input_read_at_another_version_and_who_wrote_it_between(events: str) -> None:
+    result = _run("runs", "compare", A, B, "--events", events)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert f"run A: {A}  report  COMPLETE" in out and f"run B: {B}  report" in out
+    assert "1 (40 rows)" in out and "2 (100 rows)" in out and "other version" in out
+    assert f"written by load run {W} (2, 60 rows)" in out
+    assert "1 of 1 input(s) read at another version, 0 schema change(s), 0 property change(s) (from events)" in out
+
+
+def test_fail_on_change_exits_1_only_when_an_input_version_differs(events: str) -> None:
+    changed = _run("runs", "compare", A, B, "--events", events, "--fail-on-change", "--format", "json")
+    assert changed.exit_code == 1 and json.loads(changed.stdout)["inputsChanged"] is True
+    same = _run("runs", "compare", B, C, "--events", events, "--fail-on-change", "--format", "json")
+    assert same.exit_code == 0, same.output
+    [orders] = json.loads(same.stdout)["inputs"]
+    assert orders["changed"] is False and orders["runA"]["versions"] == orders["runB"]["versions"] == ["2"]
+
+
+def test_a_graph_file_with_its_runs_answers_as_its_events(events: str, tmp_path: Path) -> None:
+    graph = tmp_path / "graph.json"
+    built = _run("graph", "--events", events, "--format", "json", "--with-runs", "-o", str(graph))
+    assert built.exit_code == 0, built.output
+    from_graph = json.loads(_run("runs", "compare", A, B, "--graph", str(graph), "--format", "json").stdout)
+    from_events = json.loads(_run("runs", "compare", A, B, "--events", events, "--format", "json").stdout)
+    assert (from_graph.pop("source"), from_events.pop("source")) == ("graph", "events")
+    assert from_graph == from_events
+
+
+def test_runs_keeps_its_own_command_line_beside_compare(events: str) -> None:
+    listed = _run("runs", "--events", events, "--job", "report", "--format", "json")
+    assert [r["runId"] for r in json.loads(listed.stdout)["runs"]] == [A, B, C]
+    assert "compare" in _run("runs", "--help").stdout
+
+
+def test_bad_input_is_one_line(events: str) -> None:
+    one_error_line(_run("runs", "compare", A, "nope", "--events", events), "run nope: no run with this id in")
+    one_error_line(_run("runs", "compare", A, W, "--events", events), f"run {A} is of job report, run {W} of job load")
+    one_error_line(_run("runs", "compare", A, "--events", events), "Missing argument 'RUN_B'")
+    one_error_line(_run("runs", "compare", A, B, "--events", events, "--format", "yaml"), "--format")
