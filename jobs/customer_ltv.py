@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import as_of  # jobs/as_of.py, beside this file (--py-files on EMR)
 from pyspark.sql import DataFrame, SparkSession
 
 APP_NAME = "customer_ltv"
@@ -40,10 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="clean orders -> the customer_ltv table")
     parser.add_argument("--orders-table", required=True, help="the clean orders' table: catalog.database.table")
     parser.add_argument("--ltv-table", required=True, help="the customer LTV table: catalog.database.table")
+    as_of.add_options(parser)
     args = parser.parse_args(argv)
     spark = SparkSession.builder.appName(APP_NAME).getOrCreate()
     try:
-        build_customer_ltv(spark, spark.table(args.orders_table), args.ltv_table)
+        orders = as_of.read_table(spark, args.orders_table, as_of.pins(spark, args))
+        build_customer_ltv(spark, orders, args.ltv_table)
     finally:
         spark.stop()
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import as_of  # jobs/as_of.py, beside this file (--py-files on EMR)
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -33,10 +34,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="clean orders -> daily revenue")
     parser.add_argument("--orders-table", required=True, help="the clean orders' table: catalog.database.table")
     parser.add_argument("--revenue-table", required=True, help="the daily revenue's table: catalog.database.table")
+    as_of.add_options(parser)
     args = parser.parse_args(argv)
     spark = SparkSession.builder.appName(APP_NAME).getOrCreate()
     try:
-        orders = spark.table(args.orders_table)
+        orders = as_of.read_table(spark, args.orders_table, as_of.pins(spark, args))
         daily_revenue(orders).coalesce(1).write.mode("overwrite").saveAsTable(args.revenue_table)
     finally:
         spark.stop()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import as_of  # jobs/as_of.py, beside this file (--py-files on EMR)
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -35,10 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="daily revenue -> weekly revenue")
     parser.add_argument("--lake", required=True, help="lake base URI: s3://bucket on EMR, a local directory here")
     parser.add_argument("--revenue-table", required=True, help="the daily revenue's table: catalog.database.table")
+    as_of.add_options(parser)
     args = parser.parse_args(argv)
     spark = SparkSession.builder.appName(APP_NAME).getOrCreate()
     try:
-        daily = spark.table(args.revenue_table)
+        daily = as_of.read_table(spark, args.revenue_table, as_of.pins(spark, args))
         weekly_revenue(daily).coalesce(1).write.mode("overwrite").parquet(
             lake_path(args.lake, "curated/revenue_weekly")
         )

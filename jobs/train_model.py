@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import as_of  # jobs/as_of.py, beside this file (--py-files on EMR)
 from pyspark.ml import Pipeline, PipelineModel
 from pyspark.ml.feature import OneHotEncoder, SQLTransformer, StringIndexer, VectorAssembler
 from pyspark.ml.regression import LinearRegression
@@ -50,10 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="clean orders -> order value model")
     parser.add_argument("--lake", required=True, help="lake base URI: s3://bucket on EMR, a local directory here")
     parser.add_argument("--orders-table", required=True, help="the clean orders' table: catalog.database.table")
+    as_of.add_options(parser)
     args = parser.parse_args(argv)
     spark = SparkSession.builder.appName(APP_NAME).getOrCreate()
     try:
-        model = train(spark.table(args.orders_table))
+        model = train(as_of.read_table(spark, args.orders_table, as_of.pins(spark, args)))
         model.write().overwrite().save(lake_path(args.lake, "models/order_value_model"))
     finally:
         spark.stop()

@@ -17,7 +17,8 @@ from typing import Any
 
 from emr_lineage.analysis.impact import Affected, Lineage, column_reach, dataset_reach, find_datasets
 from emr_lineage.analysis.runs import RunRecord, collect_runs
-from emr_lineage.lineage.graph.history import INPUT, OUTPUT, RunHistory, later
+from emr_lineage.lineage.graph.facets import later
+from emr_lineage.lineage.graph.history import INPUT, OUTPUT, RunHistory
 from emr_lineage.lineage.naming import dataset_uri
 
 

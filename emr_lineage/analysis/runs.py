@@ -20,12 +20,11 @@ from typing import Any
 
 from emr_lineage.analysis.sources import AnalysisError
 from emr_lineage.lineage.graph.assembly import STATE_RANK, pick_job
+from emr_lineage.lineage.graph.facets import COUNTS, Property
 from emr_lineage.lineage.graph.history import (
-    COUNTS,
     INPUT,
     OUTPUT,
     Dataset,
-    Property,
     RunHistory,
     Schema,
     Statistics,
@@ -61,6 +60,7 @@ class RunRecord:
     # (role, dataset) -> the statistics reported last; property name -> the value reported last
     statistics: dict[tuple[str, Dataset], Statistics] = field(default_factory=dict)
     properties: dict[str, Property] = field(default_factory=dict)
+    tables: dict[Dataset, str] = field(default_factory=dict)  # dataset -> its catalog table name
 
     @property
     def _latest(self) -> tuple[dt.datetime | None, str] | None:
@@ -101,6 +101,7 @@ class RunRecord:
                     "namespace": ns,
                     "name": name,
                     "versions": sorted(versions),
+                    "table": self.tables.get((ns, name)),
                     "statistics": self.counts(role, (ns, name)),
                 }
                 for (ns, name), versions in sorted(side.items())
@@ -143,6 +144,7 @@ def _records(history: RunHistory) -> dict[str, RunRecord]:
             schemas=dict(run.schemas),
             statistics=dict(run.statistics),
             properties=dict(run.properties),
+            tables=dict(run.tables),
         )
     return runs
 

@@ -11,6 +11,8 @@ from tests.paths import JOBS_DIR
 
 
 def load_job(name: str):
+    if str(JOBS_DIR) not in sys.path:  # as spark-submit runs a job: its folder first, for jobs/as_of.py
+        sys.path.insert(0, str(JOBS_DIR))
     module_name = f"_pipeline_job_{name}"
     if module_name in sys.modules:
         return sys.modules[module_name]

@@ -2,7 +2,8 @@
 its job names, parents, whether it is an application, the time and type of each of its events,
 the datasets it read and wrote with their versions (the ``version`` facet: an Iceberg table's snapshot
 id), per dataset the schema and the statistics (``inputStatistics``, ``outputStatistics``: rows, bytes,
-files) it reported last, and the properties of its application it reported last (:data:`PROPERTY_FACETS`).
+files) it reported last, the catalog table name of each, and the properties of its application it reported
+last (read from the facets by :mod:`emr_lineage.lineage.graph.facets`).
 
 Like the graph's own records, everything is a set or a choice by a fixed rule (the latest event
 time, then the larger value), so any order or repetition of the events gives the same history, and
@@ -15,11 +16,23 @@ and ``runs`` then answer from the graph file as from the events it was built fro
 from __future__ import annotations
 
 import datetime as dt
-import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from emr_lineage.lineage.graph.facets import (
+    COUNTS,
+    PROPERTY_FACETS,
+    Counts,
+    Fields,
+    Property,
+    add_properties,
+    catalog_table,
+    counts,
+    flatten,
+    kept,
+    later,
+)
 from emr_lineage.lineage.naming import UNKNOWN_NAMESPACE, UNNAMED_JOB
 from emr_lineage.lineage.times import event_time, parse_time, placed
 
@@ -27,61 +40,10 @@ INPUT, OUTPUT = "input", "output"  # a dataset's role in a run
 _EMPTY: Mapping[str, Any] = {}
 
 Dataset = tuple[str, str]  # (namespace, name) as reported
-Fields = tuple[tuple[str, str], ...]  # (field, type) as reported, nested fields as ``parent.child``
 Schema = tuple[dt.datetime | None, Fields]  # a reported schema and the time of its event
 Moment = tuple[dt.datetime | None, str]  # (event time, eventType) of one event
-Counts = tuple[int | None, int | None, int | None]  # rowCount, size (bytes), fileCount as reported
 Statistics = tuple[dt.datetime | None, Counts]  # reported statistics and the time of their event
-Property = tuple[dt.datetime | None, str]  # a reported value and the time of its event
 STATISTICS = {INPUT: ("inputFacets", "inputStatistics"), OUTPUT: ("outputFacets", "outputStatistics")}
-COUNTS = ("rowCount", "size", "fileCount")
-# The facets whose string fields are a run's properties, named ``<facet>.<field>``; of spark_properties
-# (the Spark properties the listener captures) each property, ``spark_properties.<property>``.
-PROPERTY_FACETS = {
-    "run": ("processing_engine", "spark_applicationDetails", "spark_properties"),
-    "job": ("sourceCodeLocation",),
-}
-
-
-def _kept(value: str) -> str:
-    """One copy of a name that thousands of events repeat (see ``from_events._kept``)."""
-    return sys.intern(value)
-
-
-def later(first: Any, second: Any) -> Any:
-    """Of two reports (a :data:`Schema`, :data:`Statistics` or :data:`Property`), the one reported last: the
-    later event time (:func:`~emr_lineage.lineage.times.placed`: an event without one counts as the
-    earliest), then the larger value (a count not reported as the smallest)."""
-    if first is None:
-        return second
-    return first if _rank(first) >= _rank(second) else second
-
-
-def _rank(report: tuple[dt.datetime | None, Any]) -> tuple[dt.datetime, Any]:
-    value = report[1]
-    if type(value) is tuple and value and type(value[0]) is not tuple:  # Counts
-        value = tuple(-1 if count is None else count for count in value)
-    return placed(report[0]), value
-
-
-def counts(facet: Any) -> Counts | None:
-    """A statistics facet's (rowCount, size, fileCount), a field that is not a count as None; None without any."""
-    if type(facet) is not dict:
-        return None
-    found = tuple(v if type(v) is int and v >= 0 else None for v in (facet.get(name) for name in COUNTS))
-    return found if any(v is not None for v in found) else None  # type: ignore[return-value]
-
-
-def flatten(fields: Any, prefix: str = "") -> Fields:
-    """A ``schema`` facet's fields as (name, type), nested ones named ``parent.child``."""
-    flat: list[tuple[str, str]] = []
-    for column in fields or ():
-        if type(column) is not dict or not column.get("name"):
-            continue
-        name = f"{prefix}{column['name']}"
-        flat.append((_kept(name), _kept(str(column.get("type") or ""))))
-        flat.extend(flatten(column.get("fields"), f"{name}."))
-    return tuple(flat)
 
 
 @dataclass(slots=True)
@@ -97,6 +59,7 @@ class RunEvents:
     schemas: dict[tuple[str, Dataset], Schema] = field(default_factory=dict)  # (role, dataset) -> latest
     statistics: dict[tuple[str, Dataset], Statistics] = field(default_factory=dict)  # (role, dataset) -> latest
     properties: dict[str, Property] = field(default_factory=dict)  # name -> latest
+    tables: dict[Dataset, str] = field(default_factory=dict)  # dataset -> its catalog table name
 
     def merge(self, other: RunEvents) -> None:
         self.jobs |= other.jobs
@@ -114,6 +77,7 @@ class WithDatasets(Protocol):
     schemas: dict[tuple[str, Dataset], Schema]
     statistics: dict[tuple[str, Dataset], Statistics]
     properties: dict[str, Property]
+    tables: dict[Dataset, str]
 
 
 def merge_datasets(into: WithDatasets, other: WithDatasets) -> None:
@@ -129,6 +93,8 @@ def merge_datasets(into: WithDatasets, other: WithDatasets) -> None:
     ):
         for key, report in reported.items():
             latest[key] = later(latest.get(key), report)
+    for dataset, table in other.tables.items():
+        into.tables[dataset] = max(table, into.tables.get(dataset, table))  # one name in practice; any order
 
 
 class RunHistory:
@@ -169,11 +135,11 @@ class RunHistory:
         """One shared tuple of two interned names (a job's, a dataset's), as the graph builder keeps its keys.
         Only names that are strings are shared: ``1``, ``1.0`` and ``True`` are equal keys but three names."""
         if type(first) is not str or type(second) is not str:
-            return (_kept(str(first)), _kept(str(second)))
+            return (kept(str(first)), kept(str(second)))
         pair = (first, second)
         shared = self._pairs.get(pair)
         if shared is None:
-            shared = self._pairs[pair] = (_kept(first), _kept(second))
+            shared = self._pairs[pair] = (kept(first), kept(second))
         return shared
 
     def _add(self, event: dict[str, Any]) -> None:
@@ -191,10 +157,10 @@ class RunHistory:
         job_type = (job.get("facets") or _EMPTY).get("jobType") or _EMPTY
         record.application = record.application or job_type.get("jobType") == "APPLICATION"
         time = event_time(event)
-        record.moments.add((time, _kept(str(event.get("eventType") or "OTHER"))))
+        record.moments.add((time, kept(str(event.get("eventType") or "OTHER"))))
         for facets, names in ((run.get("facets"), PROPERTY_FACETS["run"]), (job.get("facets"), PROPERTY_FACETS["job"])):
             if facets and type(facets) is dict:
-                _add_properties(record.properties, facets, names, time)
+                add_properties(record.properties, facets, names, time)
         sides = ((INPUT, record.inputs, event.get("inputs")), (OUTPUT, record.outputs, event.get("outputs")))
         for role, side, datasets in sides:
             for dataset in datasets or ():
@@ -230,6 +196,9 @@ class RunHistory:
             value = version.get("datasetVersion")
             if value not in (None, ""):
                 versions.add(str(value))
+        table = catalog_table(facets)
+        if table:
+            record.tables[key] = max(table, record.tables.get(key, table))
         schema = facets.get("schema")
         if type(schema) is dict:
             record.schemas[where] = later(record.schemas.get(where), (time, flatten(schema.get("fields"))))
@@ -266,20 +235,6 @@ class RunHistory:
         return history
 
 
-def _add_properties(
-    properties: dict[str, Property], facets: dict[str, Any], names: tuple[str, ...], time: dt.datetime | None
-) -> None:
-    for name in names:
-        facet = facets.get(name)
-        if type(facet) is not dict:
-            continue
-        fields = facet.get("properties") if name == "spark_properties" else facet
-        for field_name, value in (fields if type(fields) is dict else _EMPTY).items():
-            if type(value) is str and not field_name.startswith("_"):  # not _producer, _schemaURL
-                key = _kept(f"{name}.{field_name}")
-                properties[key] = later(properties.get(key), (time, value))
-
-
 def _iso(time: dt.datetime | None) -> str | None:
     return time.isoformat() if time else None
 
@@ -306,6 +261,8 @@ def _run_dict(run_id: str, run: RunEvents) -> dict[str, Any]:
         listed = []
         for ns, n in sorted(side):
             entry: dict[str, Any] = {"namespace": ns, "name": n, "versions": sorted(side[(ns, n)])}
+            if (ns, n) in run.tables:
+                entry["table"] = run.tables[(ns, n)]
             reported = run.statistics.get((role, (ns, n)))
             if reported is not None:
                 entry["statistics"] = _statistics_dict(reported)
@@ -348,12 +305,15 @@ def _counts_of_dict(statistics: Any) -> Counts:
 
 def _run_of_dict(run: Mapping[str, Any]) -> RunEvents:
     statistics: dict[tuple[str, Dataset], Statistics] = {}
+    tables: dict[Dataset, str] = {}
 
     def datasets(role: str, side: Any) -> dict[Dataset, set[str]]:
         found: dict[Dataset, set[str]] = {}
         for d in side:
             key = (str(d["namespace"]), str(d["name"]))
             found[key] = {str(v) for v in d["versions"]}
+            if d.get("table") is not None:
+                tables[key] = str(d["table"])
             if d.get("statistics") is not None:  # graph files written before statistics have none
                 statistics[(role, key)] = (_parsed(d["statistics"].get("eventTime")), _counts_of_dict(d["statistics"]))
         return found
@@ -376,5 +336,6 @@ def _run_of_dict(run: Mapping[str, Any]) -> RunEvents:
         outputs=datasets(OUTPUT, run["outputs"]),
         schemas=schemas,
         statistics=statistics,
+        tables=tables,
         properties={str(p["name"]): (_parsed(p["eventTime"]), str(p["value"])) for p in run.get("properties", ())},
     )

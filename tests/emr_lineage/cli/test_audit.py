@@ -93,6 +93,7 @@ def test_runs_with_job_filter_and_levels(events: str) -> None:
             "namespace": "s3://lake",
             "name": "orders",
             "versions": ["42"],
+            "table": None,
             "statistics": {"rowCount": 1500, "size": 150000, "fileCount": 1},
         }
     ]
