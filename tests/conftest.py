@@ -118,10 +118,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[_PREFETCH_KEY] = prefetch.start(session.config)
 
 
-# Fixtures whose result one background process makes for the whole run (tests/prefetch.py): the two
-# Spark demos. Tests that need them run last, in this order, so that workers do the rest meanwhile
+# Fixtures whose result one background process makes for the whole run (tests/prefetch.py): the Spark
+# demos. Tests that need them run last, in this order, so that workers do the rest meanwhile
 # instead of waiting for a demo. (Trino, also started there, is ready long before its tests run.)
-_LATE_FIXTURES = ("demo_run", "schema_change_run")
+_LATE_FIXTURES = ("demo_run", "reproduce_run", "schema_change_run")
 
 
 # What a test needs beyond Python, as markers; each marked test is also HEAVY, which `make test-fast`
@@ -146,6 +146,7 @@ _NEEDS_BY_FIXTURE = {
     "spark": "spark",
     "demo_run": "spark",
     "schema_change_run": "spark",
+    "reproduce_run": "spark",
     "listener_lineage": "spark",
     "trino_endpoints": "trino",
 }

@@ -61,6 +61,7 @@ class RunRecord:
     statistics: dict[tuple[str, Dataset], Statistics] = field(default_factory=dict)
     properties: dict[str, Property] = field(default_factory=dict)
     tables: dict[Dataset, str] = field(default_factory=dict)  # dataset -> its catalog table name
+    scans: dict[Dataset, set[float]] = field(default_factory=dict)  # input -> the Iceberg snapshots scanned
 
     @property
     def _latest(self) -> tuple[dt.datetime | None, str] | None:
@@ -145,6 +146,7 @@ def _records(history: RunHistory) -> dict[str, RunRecord]:
             statistics=dict(run.statistics),
             properties=dict(run.properties),
             tables=dict(run.tables),
+            scans={dataset: set(scanned) for dataset, scanned in run.scans.items()},
         )
     return runs
 
@@ -156,10 +158,39 @@ def _folds_into(record: RunRecord, runs: Mapping[str, RunRecord]) -> bool:
     return parent_known or bool(record.parent_job and record.job.startswith(record.parent_job + "."))
 
 
+def _as_double(version: str) -> float | None:
+    try:
+        return float(version)
+    except ValueError:
+        return None
+
+
+def read_versions(record: RunRecord, known: Mapping[Dataset, set[str]]) -> None:
+    """Each Iceberg input's versions are the snapshots its scans read, not the ``version`` facet: the listener's
+    facet names the table's current snapshot even when the job read an older one (time travel, ``snapshot-id``).
+    A scan's id arrives as a double; it is the version (of this run, else of any run of these events: the
+    writer's) whose double it is, and unknown when none or several are."""
+    for dataset, scanned in record.scans.items():
+        resolved: set[str] = set()
+        for snapshot in scanned:
+            for candidates in (record.inputs.get(dataset, set()), known.get(dataset, set())):
+                matches = {v for v in candidates if _as_double(v) == snapshot}
+                if matches:
+                    break
+            if len(matches) == 1:
+                resolved |= matches
+        record.inputs[dataset] = resolved
+
+
 def collect_runs(history: RunHistory, level: str = "application") -> list[RunRecord]:
     """The runs of ``history`` at ``level`` (``application`` or ``action``), by start time then id."""
     check_level(level)
     runs = _records(history)
+    known: dict[Dataset, set[str]] = {}
+    for record in runs.values():
+        for side in (record.inputs, record.outputs):
+            for dataset, versions in side.items():
+                known.setdefault(dataset, set()).update(versions)
     if level == LEVELS[0]:
         for record in [r for r in runs.values() if _folds_into(r, runs)]:
             parent = runs.get(record.parent_run or "")
@@ -172,6 +203,8 @@ def collect_runs(history: RunHistory, level: str = "application") -> list[RunRec
             parent.actions.add(record.job)
             merge_datasets(parent, record)
             del runs[record.run_id]
+    for record in runs.values():
+        read_versions(record, known)
     far = dt.datetime.max.replace(tzinfo=dt.UTC)
     return sorted(runs.values(), key=lambda r: (r.start or far, r.run_id))
 

@@ -21,8 +21,15 @@ from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import Steps, stderr_console
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.listener.maven import local_jars
-from emr_lineage.pipeline.definition import DEFAULT_ROWS, MIN_ROWS, SCENARIOS, STANDARD, application_name
-from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, Lineage, run_demo
+from emr_lineage.pipeline.definition import (
+    DEFAULT_ROWS,
+    MIN_ROWS,
+    REPRODUCE,
+    SCENARIOS,
+    STANDARD,
+    application_name,
+)
+from emr_lineage.pipeline.demo import DemoError, DemoResult, JobRun, Lineage, run_demo, spark_properties
 from emr_lineage.settings.loader import load_settings
 
 
@@ -182,7 +189,51 @@ def demo_command(
     console.print(f"report: {result.report_path}", soft_wrap=True)  # a path is never folded
     if contract is not None and contract.ok:
         console.print(f"[green]lineage matches {Path(contract.contract).name}: {len(contract.matched)} edges[/green]")
-        return
-    for diff in contract.differences if contract else []:
-        console.print(f"[red]{diff.status}[/red] {diff.as_dict()}", soft_wrap=True)
-    sys.exit(EXIT_CHECK_FAILED)
+    else:
+        for diff in contract.differences if contract else []:
+            console.print(f"[red]{diff.status}[/red] {diff.as_dict()}", soft_wrap=True)
+        sys.exit(EXIT_CHECK_FAILED)
+    if scenario == REPRODUCE.name:
+        _reproduce(result, lineage, console, notes)
+
+
+def _last_run(events: Path, job: str) -> dict:
+    from emr_lineage.analysis.pins import last_run
+    from emr_lineage.lineage.events.reader import load_events
+    from emr_lineage.lineage.graph.history import RunHistory
+
+    return last_run(RunHistory.of(load_events([events]).events), job)
+
+
+def _reproduce(result: DemoResult, lineage: Lineage, console: Console, notes: Console) -> None:
+    """The reproduction after the pipeline (emr_lineage.pipeline.reproduce); exit 1 unless the rows are the same."""
+    from emr_lineage.pipeline.reproduce import JOB, STEPS, reproduce
+
+    with Steps("reproducing", len(STEPS), console=notes) as steps:
+        try:
+            done = reproduce(
+                result.out,
+                result.rows,
+                properties=spark_properties(result.out, lineage, lineage.iceberg_runtime),
+                check_properties=spark_properties(result.out, None, lineage.iceberg_runtime),
+                last_run=_last_run,
+                log=result.spark_log,
+                events=result.events_path,
+                step=lambda name: steps.advance(STEPS.index(name), what=name),
+            )
+        except DemoError as exc:
+            steps.stop()
+            fail(f"{exc} (Spark log: {result.spark_log})", EXIT_CHECK_FAILED)
+        steps.advance(steps.total)
+    first, changed, again = (run["runId"] for run in (done.first, done.changed, done.reproduced))
+    console.print(f"{JOB}: first run {first}; pins in {done.pins_file}", soft_wrap=True)
+    console.print(f"after orders_clean changed: run {changed}; as of the first run: run {again}", soft_wrap=True)
+    events = result.events_path
+    console.print(f"what changed: emr-lineage runs compare {first} {changed} --events {events}", soft_wrap=True)
+    rows, changed_rows = done.rows, done.changed_rows
+    differ = changed_rows["onlyInA"] + changed_rows["onlyInB"]
+    console.print(f"the rerun on the changed orders: {differ} rows of {JOB} differ from the first run's")
+    if not done.same_rows:
+        console.print(f"[red]the run as of {first} did not give its rows again: {rows}[/red]", soft_wrap=True)
+        sys.exit(EXIT_CHECK_FAILED)
+    console.print(f"[green]reproduced: run {again} wrote the {rows['rowsA']} rows run {first} wrote[/green]")

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import click
 
-from emr_lineage.analysis.compare import Comparison, DatasetDiff, compare
+from emr_lineage.analysis.compare import Comparison, DatasetDiff, compare, find_run
+from emr_lineage.analysis.pins import run_pins
 from emr_lineage.analysis.runs import RunRecord, collect_runs, dataset_lines, format_duration, select_runs
-from emr_lineage.analysis.sources import dump
+from emr_lineage.analysis.sources import AnalysisError, dump
 from emr_lineage.cli.options import format_option, job_option, level_option
 from emr_lineage.cli.output import Command, CommandGroup
 from emr_lineage.cli.sources import (
@@ -32,18 +33,33 @@ def _time(run: RunRecord, which: str) -> str:
     return moment.isoformat(timespec="seconds") if moment else ""
 
 
-@click.group("runs", cls=CommandGroup)
+@click.group("runs", cls=CommandGroup, subcommand_metavar="[RUN_ID] | compare RUN_A RUN_B")
+@click.argument("run_id", metavar="RUN_ID", required=False)
+@click.option(
+    "--pins",
+    is_flag=True,
+    help="With RUN_ID: print the run's pins (the snapshot of each Iceberg table it read) as JSON, for a job's "
+    "--as-of-run RUN_ID --pins FILE (jobs/as_of.py).",
+)
 @job_option("Only the runs of this Spark job, by name (an application's name keeps its actions' runs too).")
 @level_option
 @format_option(("table", "json"), "table")
 @source_options(RUNS_GRAPH_HELP)
-def runs_group(job: str | None, level: str, fmt: str, source: SourceRequest) -> None:
+def runs_group(run_id: str | None, pins: bool, job: str | None, level: str, fmt: str, source: SourceRequest) -> None:
     """List runs: state (the final eventType), start, end, duration, and each input read and output written with its
-    version (an Iceberg table's snapshot id) and rows. `runs compare RUN_A RUN_B`: what differs between two runs."""
+    version (an Iceberg table's snapshot id) and rows; RUN_ID: that run only. `runs compare RUN_A RUN_B`: what differs
+    between two runs of one job."""
+    if pins and run_id is None:
+        raise AnalysisError("--pins: give the RUN_ID whose pins to print (emr-lineage runs RUN_ID --pins ...)")
     recorded = read_runs(source)
     since, until = source.since, source.until
     window = f" from {since or 'the start'} to {until or 'the end'}" if since or until else ""
     runs = select_runs(collect_runs(recorded.history, level), job, where=f"{recorded.label}{window}")
+    if run_id is not None:
+        runs = [find_run(runs, recorded.history, run_id, f"{recorded.label}{window}")]
+        if pins:
+            click.echo(dump(run_pins(runs[0])))
+            return
     if fmt == "json":
         click.echo(dump({"source": recorded.source, "runs": [r.as_dict() for r in runs]}))
         return

@@ -83,4 +83,12 @@ SCHEMA_CHANGE = Scenario(
     (*PIPELINE, "revenue_daily_v2", "revenue_weekly"),
     JOBS_DIR / "lineage_contract_schema_change.yaml",
 )
-SCENARIOS = {scenario.name: scenario for scenario in (STANDARD, SCHEMA_CHANGE)}
+# After the five jobs, revenue_daily reproduced (emr_lineage.pipeline.reproduce): its lineage is the standard one.
+REPRODUCE = Scenario(
+    "reproduce",
+    "the five jobs, then orders_clean changes, revenue_daily runs again, then as of its first run "
+    "(--as-of-run): the first run's rows again",
+    PIPELINE,
+    CONTRACT,
+)
+SCENARIOS = {scenario.name: scenario for scenario in (STANDARD, SCHEMA_CHANGE, REPRODUCE)}

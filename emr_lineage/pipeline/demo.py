@@ -146,6 +146,35 @@ def python_error(log: Path, offset: int) -> str | None:
     return next((line.strip() for line in lines[starts[-1] + 1 :] if line and not line[0].isspace()), None)
 
 
+def run_job(
+    name: str,
+    args: Sequence[str],
+    properties: Mapping[str, str],
+    *,
+    log: Path,
+    events: Path | None = None,
+    class_archive: bool = True,
+) -> JobRun:
+    """Run ``jobs/<name>.py`` with ``args``, its output appended to ``log``; :class:`DemoError` when it fails.
+    ``events``: the listener's events file, whose new lines the job is credited with."""
+    before = _lines(events) if events else 0
+    began = time.perf_counter()
+    with log.open("ab") as output:
+        logged = output.tell()
+        status = run_script(
+            JOBS_DIR / f"{name}.py",
+            args,
+            {**properties, APP_NAME_PROPERTY: application_name(name)},
+            stdout=output,
+            stderr=output,
+            class_archive=class_archive,
+        )
+    if status != 0:
+        reason = python_error(log, logged)
+        raise DemoError(f"{name} failed: exit status {status}" + (f": {reason}" if reason else ""))
+    return JobRun(name, time.perf_counter() - began, (_lines(events) - before) if events else 0)
+
+
 def run_pipeline(
     lake: Path,
     properties: dict[str, str],
@@ -157,8 +186,7 @@ def run_pipeline(
     class_archive: bool = True,
     tables: Mapping[str, str] | None = None,
 ) -> list[JobRun]:
-    """Run the jobs in order, their output appended to ``log``; raises :class:`DemoError` at the first
-    failing job. ``events``: the listener's events file, whose new lines each job is credited with.
+    """Run the jobs in order (:func:`run_job`); raises :class:`DemoError` at the first failing job.
     ``class_archive``: see :func:`emr_lineage.spark.local.run_script`. ``tables``: the name of each table
     of the pipeline (default: the Iceberg catalog's, :func:`~emr_lineage.pipeline.definition.local_tables`)."""
     tables = local_tables() if tables is None else tables
@@ -166,22 +194,8 @@ def run_pipeline(
     for name in jobs:
         if on_job:
             on_job(name, None)
-        before = _lines(events) if events else 0
-        began = time.perf_counter()
-        with log.open("ab") as output:
-            logged = output.tell()
-            status = run_script(
-                JOBS_DIR / f"{name}.py",
-                job_arguments(name, str(lake), tables),
-                {**properties, APP_NAME_PROPERTY: application_name(name)},
-                stdout=output,
-                stderr=output,
-                class_archive=class_archive,
-            )
-        if status != 0:
-            reason = python_error(log, logged)
-            raise DemoError(f"{name} failed: exit status {status}" + (f": {reason}" if reason else ""))
-        run = JobRun(name, time.perf_counter() - began, (_lines(events) - before) if events else 0)
+        args = job_arguments(name, str(lake), tables)
+        run = run_job(name, args, properties, log=log, events=events, class_archive=class_archive)
         runs.append(run)
         if on_job:
             on_job(name, run)

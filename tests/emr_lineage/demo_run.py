@@ -1,13 +1,15 @@
-"""One real `emr-lineage demo` and one schema-change scenario per test run, shared by every pytest-xdist
-worker.
+"""One real `emr-lineage demo`, its reproduce scenario and its schema-change scenario per test run, shared by
+every pytest-xdist worker.
 
 The demo (five Spark applications, each a spark-submit run with the real listener) takes about a
 minute. It runs as a user would run it (`python -m emr_lineage demo` in its own process), under a
 file lock in the run's shared temporary directory: started ahead of the tests by
 ``tests/prefetch.py``, else by the first worker that needs it; the others wait for the lock and read
 the recorded result. The files its tests read (events, report, Spark log) are copied aside when it
-ends, because the schema-change scenario then continues it in the same directory
-(`demo --scenario schema-change --resume`: its two jobs only, on the same lake).
+ends, because the reproduce scenario then continues it in the same directory (`demo --scenario reproduce
+--resume`: revenue_daily's input changed, the job rerun, then run as of its first run), and the schema-change
+scenario after that (`demo --scenario schema-change --resume`: its two jobs only, on the same lake). An
+Iceberg table of the Hadoop catalog names its files by absolute path, so a copy of the lake is no copy.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ RECORDED_FILES = ("events.jsonl", "report.html", "spark.log")
 # Folders of the run's shared temporary directory that hold the shared runs.
 DEMO_FOLDER = "shared-demo"
 SCHEMA_CHANGE_FOLDER = "shared-schema-change"
+REPRODUCE_FOLDER = "shared-reproduce"
 
 
 @dataclass(frozen=True)
@@ -117,10 +120,17 @@ def shared_demo(root: Path) -> DemoRun:
     return _shared_run(root, root / "demo", [], columns=160, keep=True)
 
 
+def shared_reproduce(root: Path) -> DemoRun:
+    """``demo --scenario reproduce --resume`` recorded under ``root``: the standard demo of the run's shared
+    folder beside ``root``, continued in its directory (its files copied aside as it left them)."""
+    demo = shared_demo(root.parent / DEMO_FOLDER)
+    return _shared_run(root, demo.out, ["--scenario", "reproduce", "--resume"], columns=200, keep=True)
+
+
 def shared_schema_change(root: Path) -> DemoRun:
     """``demo --scenario schema-change --resume`` recorded under ``root``: the standard demo of the run's
-    shared folder beside ``root``, continued in its directory."""
-    demo = shared_demo(root.parent / DEMO_FOLDER)
+    shared folder beside ``root``, reproduced, then continued in its directory."""
+    demo = shared_reproduce(root.parent / REPRODUCE_FOLDER)
     options = ["--scenario", "schema-change", "--resume"]
     return _shared_run(root, demo.out, options, columns=200)
 
@@ -130,7 +140,11 @@ def shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
     return run_shared_dir(tmp_path_factory.getbasetemp()) / name
 
 
-SHARED_RUNS = {DEMO_FOLDER: shared_demo, SCHEMA_CHANGE_FOLDER: shared_schema_change}
+SHARED_RUNS = {
+    DEMO_FOLDER: shared_demo,
+    REPRODUCE_FOLDER: shared_reproduce,
+    SCHEMA_CHANGE_FOLDER: shared_schema_change,
+}
 
 
 if __name__ == "__main__":  # python -m tests.emr_lineage.demo_run FOLDER: one shared run, ahead of the tests

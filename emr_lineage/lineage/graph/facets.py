@@ -91,3 +91,12 @@ def add_properties(
             if type(value) is str and not field_name.startswith("_"):  # not _producer, _schemaURL
                 key = kept(f"{name}.{field_name}")
                 properties[key] = later(properties.get(key), (time, value))
+
+
+def scanned_snapshot(input_facets: dict[str, Any]) -> float | None:
+    """The snapshot an Iceberg scan read (``icebergScanReport.snapshotId``), as the listener sends it: a JSON
+    double, so an id above 2**53 arrives rounded (the ``version`` facet is exact but names the table's current
+    snapshot, also when the job read an older one: :func:`emr_lineage.analysis.runs.read_versions`)."""
+    report = input_facets.get("icebergScanReport")
+    value = report.get("snapshotId") if type(report) is dict else None
+    return float(value) if type(value) in (int, float) else None

@@ -32,6 +32,7 @@ from emr_lineage.lineage.graph.facets import (
     flatten,
     kept,
     later,
+    scanned_snapshot,
 )
 from emr_lineage.lineage.naming import UNKNOWN_NAMESPACE, UNNAMED_JOB
 from emr_lineage.lineage.times import event_time, parse_time, placed
@@ -60,6 +61,7 @@ class RunEvents:
     statistics: dict[tuple[str, Dataset], Statistics] = field(default_factory=dict)  # (role, dataset) -> latest
     properties: dict[str, Property] = field(default_factory=dict)  # name -> latest
     tables: dict[Dataset, str] = field(default_factory=dict)  # dataset -> its catalog table name
+    scans: dict[Dataset, set[float]] = field(default_factory=dict)  # input -> the Iceberg snapshots scanned
 
     def merge(self, other: RunEvents) -> None:
         self.jobs |= other.jobs
@@ -78,6 +80,7 @@ class WithDatasets(Protocol):
     statistics: dict[tuple[str, Dataset], Statistics]
     properties: dict[str, Property]
     tables: dict[Dataset, str]
+    scans: dict[Dataset, set[float]]
 
 
 def merge_datasets(into: WithDatasets, other: WithDatasets) -> None:
@@ -93,6 +96,8 @@ def merge_datasets(into: WithDatasets, other: WithDatasets) -> None:
     ):
         for key, report in reported.items():
             latest[key] = later(latest.get(key), report)
+    for dataset, scanned in other.scans.items():
+        into.scans.setdefault(dataset, set()).update(scanned)
     for dataset, table in other.tables.items():
         into.tables[dataset] = max(table, into.tables.get(dataset, table))  # one name in practice; any order
 
@@ -186,6 +191,9 @@ class RunHistory:
         side_facets = dataset.get(STATISTICS[role][0])
         if side_facets and type(side_facets) is dict:
             reported = counts(side_facets.get(STATISTICS[role][1]))
+            scanned = scanned_snapshot(side_facets) if role == INPUT else None
+            if scanned is not None:
+                record.scans.setdefault(key, set()).add(scanned)
             if reported is not None:
                 record.statistics[where] = later(record.statistics.get(where), (time, reported))
         facets = dataset.get("facets")
@@ -263,6 +271,8 @@ def _run_dict(run_id: str, run: RunEvents) -> dict[str, Any]:
             entry: dict[str, Any] = {"namespace": ns, "name": n, "versions": sorted(side[(ns, n)])}
             if (ns, n) in run.tables:
                 entry["table"] = run.tables[(ns, n)]
+            if role == INPUT and (ns, n) in run.scans:
+                entry["scannedSnapshots"] = sorted(run.scans[(ns, n)])
             reported = run.statistics.get((role, (ns, n)))
             if reported is not None:
                 entry["statistics"] = _statistics_dict(reported)
@@ -306,6 +316,7 @@ def _counts_of_dict(statistics: Any) -> Counts:
 def _run_of_dict(run: Mapping[str, Any]) -> RunEvents:
     statistics: dict[tuple[str, Dataset], Statistics] = {}
     tables: dict[Dataset, str] = {}
+    scans: dict[Dataset, set[float]] = {}
 
     def datasets(role: str, side: Any) -> dict[Dataset, set[str]]:
         found: dict[Dataset, set[str]] = {}
@@ -314,6 +325,8 @@ def _run_of_dict(run: Mapping[str, Any]) -> RunEvents:
             found[key] = {str(v) for v in d["versions"]}
             if d.get("table") is not None:
                 tables[key] = str(d["table"])
+            if d.get("scannedSnapshots"):
+                scans[key] = {float(v) for v in d["scannedSnapshots"]}
             if d.get("statistics") is not None:  # graph files written before statistics have none
                 statistics[(role, key)] = (_parsed(d["statistics"].get("eventTime")), _counts_of_dict(d["statistics"]))
         return found
@@ -337,5 +350,6 @@ def _run_of_dict(run: Mapping[str, Any]) -> RunEvents:
         schemas=schemas,
         statistics=statistics,
         tables=tables,
+        scans=scans,
         properties={str(p["name"]): (_parsed(p["eventTime"]), str(p["value"])) for p in run.get("properties", ())},
     )
