@@ -48,7 +48,9 @@ def pins(spark: Any, args: argparse.Namespace) -> dict[str, str]:
         document = json.loads(_read_text(spark, args.pins))
         run_id, tables = document["runId"], document["tables"]
     except Exception as exc:  # noqa: BLE001 - any unreadable file is one line, not a traceback
-        raise SystemExit(f"error: --pins {args.pins}: not a pins file ({type(exc).__name__}: {exc})") from None
+        java = getattr(exc, "java_exception", None)  # a Hadoop error through py4j: its own message, not the stack
+        why = str(java.toString()) if java is not None else f"{type(exc).__name__}: {exc}"
+        raise SystemExit(f"error: --pins {args.pins}: not a pins file ({why.splitlines()[0]})") from None
     if args.as_of_run and args.as_of_run != run_id:
         raise SystemExit(f"error: --pins {args.pins} pins run {run_id}, not --as-of-run {args.as_of_run}")
     return {str(table): str(snapshot) for table, snapshot in tables.items()}

@@ -38,7 +38,7 @@ def test_the_pins_file_gives_each_tables_snapshot_and_must_be_of_the_run_named(a
     pins.write_text("[]")
     with pytest.raises(SystemExit, match=r"not a pins file"):
         as_of.pins(spark, _args(as_of, "--pins", str(pins)))
-    with pytest.raises(SystemExit, match=r"not a pins file \(.*FileNotFoundException"):
+    with pytest.raises(SystemExit, match=r"not a pins file \(java.io.FileNotFoundException: File .* does not exist\)$"):
         as_of.pins(spark, _args(as_of, "--pins", str(tmp_path / "missing.json")))
 
 
