@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import shlex
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,11 @@ class JobRequest:
     script: Path
     args: tuple[str, ...] = ()
     deploy_mode: str = "client"
+    py_files: tuple[Path, ...] | None = None  # modules staged beside it (--py-files); None: local_modules(script)
+
+    def __post_init__(self) -> None:
+        if self.py_files is None:
+            object.__setattr__(self, "py_files", local_modules(self.script))
 
     @property
     def job_name(self) -> str:
@@ -50,6 +56,24 @@ class JobRequest:
             raise JobError(f"job file {self.script}: expected a PySpark script ending in .py")
         if self.deploy_mode not in DEPLOY_MODES:
             raise JobError(f"deploy mode {self.deploy_mode!r}: use one of {', '.join(DEPLOY_MODES)}")
+        for module in self.py_files or ():
+            if not module.is_file():
+                raise JobError(f"{self.script.name}: module {module} not found")
+
+
+def local_modules(script: Path) -> tuple[Path, ...]:
+    """The modules beside ``script`` that it imports (``import as_of`` and ``jobs/as_of.py``): on EMR they
+    must travel with it, as a local spark-submit finds them in the script's folder."""
+    try:
+        tree = ast.parse(script.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return ()  # check() names a missing script; Spark names a broken one
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    names |= {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module and not node.level
+    }
+    found = (script.with_name(f"{name}.py") for name in sorted(names) if "." not in name)
+    return tuple(module for module in found if module.is_file() and module != script)
 
 
 @dataclass(frozen=True)
@@ -59,6 +83,7 @@ class StagedJob:
     sha256: str
     uploaded: bool  # False: the object already held these bytes (or, planned, nothing was uploaded)
     planned: bool = False  # where it would be staged (a dry run): S3 was neither read nor written
+    py_files: tuple[str, ...] = ()  # where the request's py_files are staged
 
 
 def job_s3_key(script: Path, sha256: str) -> str:
@@ -80,16 +105,23 @@ def check_jobs(jobs: Sequence[JobRequest]) -> list[str]:
 
 
 def planned_stage(bucket: str, job: JobRequest) -> StagedJob:
-    """Where :func:`stage_job` would put ``job.script``, without uploading (dry runs)."""
+    """Where :func:`stage_job` would put ``job.script`` and its modules, without uploading (dry runs)."""
     sha256 = file_sha256(job.script)
-    return StagedJob(job, f"s3://{bucket}/{job_s3_key(job.script, sha256)}", sha256, uploaded=False, planned=True)
+    modules = tuple(f"s3://{bucket}/{job_s3_key(m, file_sha256(m))}" for m in job.py_files or ())
+    uri = f"s3://{bucket}/{job_s3_key(job.script, sha256)}"
+    return StagedJob(job, uri, sha256, uploaded=False, planned=True, py_files=modules)
 
 
 def stage_job(s3: Any, bucket: str, job: JobRequest) -> StagedJob:
-    """Upload ``job.script`` to ``s3://<bucket>/staged-jobs/<sha256[:16]>/<file name>`` unless it is there."""
+    """Upload ``job.script`` to ``s3://<bucket>/staged-jobs/<sha256[:16]>/<file name>`` unless it is there,
+    and each of its modules the same way."""
     sha256 = file_sha256(job.script)
     upload = upload_once(s3, job.script, bucket, job_s3_key(job.script, sha256), sha256=sha256)
-    return StagedJob(job, upload.uri, upload.sha256, uploaded=upload.uploaded)
+    modules = tuple(
+        upload_once(s3, module, bucket, job_s3_key(module, digest), sha256=digest).uri
+        for module, digest in ((m, file_sha256(m)) for m in job.py_files or ())
+    )
+    return StagedJob(job, upload.uri, upload.sha256, uploaded=upload.uploaded, py_files=modules)
 
 
 def build_step(
@@ -99,6 +131,8 @@ def build_step(
     job = staged.request
     args = ["spark-submit", "--deploy-mode", job.deploy_mode, "--name", job.job_name]
     args += spark_submit_conf_args(parent.spark_properties())
+    if staged.py_files:
+        args += ["--py-files", ",".join(staged.py_files)]
     args += [staged.uri, *job.args]
     return {
         "Name": job.job_name,

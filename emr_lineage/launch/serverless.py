@@ -153,6 +153,8 @@ def job_run_request(
         user_properties=user_properties,
         truststore=target.truststore,
     )
+    if staged.py_files:  # spark-submit reads --py-files from this property too (SparkSubmitArguments)
+        properties["spark.submit.pyFiles"] = ",".join(staged.py_files)
     spark_submit: dict[str, Any] = {"entryPoint": staged.uri}
     if job.args:
         spark_submit["entryPointArguments"] = list(job.args)

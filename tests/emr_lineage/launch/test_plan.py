@@ -193,6 +193,24 @@ def test_job_is_uploaded_once_at_a_content_addressed_key(launch_aws, job_file: P
     assert launch_aws.s3.head_object(Bucket=BUCKET, Key=key)["LastModified"] == head["LastModified"]
 
 
+def test_a_module_beside_the_job_that_it_imports_is_staged_and_given_to_spark_submit(launch_aws, tmp_path) -> None:
+    job_file, helper = tmp_path / "report.py", tmp_path / "helper.py"
+    job_file.write_text("import json\nimport helper\nfrom helper import x\nfrom . import y\nimport os.path\n")
+    helper.write_text("x = 1\n")
+    (tmp_path / "unused.py").write_text("z = 2\n")
+    job = launch_plan.JobRequest(job_file)
+    assert job.py_files == (helper,)  # imported and beside it: not json, os.path, a relative import, unused.py
+    staged_job = launch_plan.stage_job(launch_aws.s3, BUCKET, job)
+    key = f"staged-jobs/{launch_plan.file_sha256(helper)[:16]}/helper.py"
+    assert staged_job.py_files == (f"s3://{BUCKET}/{key}",) and launch_aws.s3.head_object(Bucket=BUCKET, Key=key)
+    assert launch_plan.planned_stage(BUCKET, job).py_files == staged_job.py_files
+    args = launch_plan.build_step(staged_job, ParentContext.new(namespace="n", job_name="p"))["HadoopJarStep"]["Args"]
+    assert args[-3:] == ["--py-files", f"s3://{BUCKET}/{key}", staged_job.uri]
+    helper.unlink()
+    with pytest.raises(launch_plan.JobError, match="report.py: module .*helper.py not found"):
+        launch_plan.JobRequest(job_file, py_files=(helper,)).check()
+
+
 def test_a_changed_job_gets_a_new_key_and_the_staged_one_stays(launch_aws, job_file: Path) -> None:
     # A pending step of an earlier launch keeps running the script it was planned with.
     job = launch_plan.JobRequest(job_file)

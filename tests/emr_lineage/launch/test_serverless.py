@@ -113,6 +113,19 @@ def test_the_request_and_what_may_be_shown_of_it(clients, app_id, job, tmp_path)
     assert plan.staged[0].uploaded
 
 
+def test_a_module_the_job_imports_travels_with_it(clients, app_id, tmp_path) -> None:
+    script, helper = tmp_path / "report.py", tmp_path / "as_of.py"
+    script.write_text("import as_of\n")
+    helper.write_text("x = 1\n")
+    settings = settings_for(tmp_path)
+    job = launch_plan.JobRequest(script=script)
+    plan = serverless.prepare_serverless(clients, settings, [job], listener=listener_of(settings), parent=None)
+    (request,) = plan.requests
+    (defaults,) = request["configurationOverrides"]["applicationConfiguration"]
+    assert defaults["properties"]["spark.submit.pyFiles"] == plan.staged[0].py_files[0]
+    assert plan.staged[0].py_files[0].endswith("/as_of.py")
+
+
 def test_the_start_job_run_sent_names_the_secret_and_never_holds_the_key(clients, app_id, job, tmp_path, sent) -> None:
     settings = settings_for(tmp_path)
     plan = serverless.prepare_serverless(clients, settings, [job], listener=listener_of(settings), parent=None)

@@ -218,7 +218,10 @@ def test_run_e2e_passes_and_terminates_the_cluster(
     assert "raw/orders/part-00000.csv" in e2e_aws.keys(LAKE_BUCKET, "raw/orders/")
     assert e2e_aws.keys(LAKE_BUCKET, "raw/orders_stream/")
     assert e2e_aws.keys(LAKE_BUCKET) == e2e_aws.keys(LAKE_BUCKET, "raw/")
-    assert e2e_aws.keys(ARTIFACTS, "staged-jobs/") == sorted(staged_key(n) for n in pipeline.PIPELINE)
+    # jobs/as_of.py, which four of the jobs import, travels with them (--py-files)
+    assert e2e_aws.keys(ARTIFACTS, "staged-jobs/") == sorted(staged_key(n) for n in (*pipeline.PIPELINE, "as_of"))
+    shipped = {s.name for s in cluster.steps if f"s3://{ARTIFACTS}/{staged_key('as_of')}" in s.args}
+    assert shipped == {"revenue_daily", "customer_ltv", "train_model"}
     assert result.graph_urls == [f"{MARQUEZ_WEB}{GRAPH_PAGE}"]
     assert any("terminating" in line for line in said)
 
