@@ -25,7 +25,7 @@ from tests.versions import DEV, LISTENER
 @pytest.fixture(scope="session")
 def real_jars(tmp_path_factory: pytest.TempPathFactory) -> list[FetchedJar]:
     """The real listener jar and Iceberg runtime of cdk.json, fetched with Maven (and checked against the
-    committed pins) into a directory of their own: one Maven run each per test run. The first xdist worker
+    committed pins) into a directory of their own: one Maven run for both per test run. The first xdist worker
     that asks runs them under a file lock in the run's shared temporary directory and records what it got;
     the others wait for the lock and take the same jars (the tests only read them)."""
     root = run_shared_dir(tmp_path_factory.getbasetemp()) / "shared-listener-jar"

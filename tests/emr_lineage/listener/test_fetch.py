@@ -5,9 +5,11 @@ too slow or interrupted, and ``emr-lineage listener fetch`` as one line and exit
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -25,7 +27,7 @@ from emr_lineage.listener.maven import (
     fetch_jar,
     listener_cache_dir,
     local_jar,
-    maven_candidate,
+    maven_candidates,
 )
 from emr_lineage.listener.mvn import MavenError, maven_copy, maven_problem
 from tests.emr_lineage.listener.maven import THROWAWAY_GROUP, VERSION, build_test_jar, fake_mvn, throwaway
@@ -40,6 +42,11 @@ COMMITTED_RUNTIME_PIN = "c562d482dcd16b666e808b755469fbc4b2604284b41622c9d87e2c0
 
 def fetch_cli(*args: str):
     return CliRunner().invoke(main, ["listener", "fetch", *args])
+
+
+def files_in(directory: Path) -> list[str]:
+    """The names of the files under ``directory``, at any depth."""
+    return sorted(path.name for path in directory.rglob("*") if path.is_file())
 
 
 # --- the real jar -------------------------------------------------------------------------------
@@ -138,10 +145,10 @@ def test_strict_checksums_refuse_an_artifact_whose_published_sha1_is_wrong(repos
     artifact = throwaway()
     repositories.publish(artifact, {"jar": build_test_jar()}, sha1={"jar": "0" * 40})
     with pytest.raises(MavenError) as raised:
-        maven_copy(artifact.coordinates, tmp_path / "out", settings=repositories.settings)
+        maven_copy([artifact.coordinates], tmp_path / "out", settings=repositories.settings)
     assert str(raised.value).startswith(f"cannot fetch {THROWAWAY_GROUP}:{artifact.name}:{VERSION} with Maven: ")
     assert f"Checksum validation failed, expected {'0' * 40} but is " in str(raised.value)
-    assert list((tmp_path / "out").iterdir()) == []
+    assert files_in(tmp_path / "out") == ["pom.xml"]  # Maven copied nothing
 
 
 @pytest.mark.maven
@@ -150,9 +157,24 @@ def test_pinning_refuses_a_local_copy_maven_kept_despite_a_wrong_sha1(repositori
     # file already in its local repository again, even with --strict-checksums; the pin's SHA-1 check does.
     artifact = throwaway()
     repositories.install_locally(artifact, {"jar": build_test_jar()}, sha1={"jar": "1" * 40})
-    with maven_candidate(artifact, tmp_path, maven_settings=repositories.settings) as candidate:
+    with maven_candidates([artifact], tmp_path, sha1=True, maven_settings=repositories.settings) as (candidate,):
         with pytest.raises(
             ChecksumMismatchError, match=f"SHA-1 [0-9a-f]{{40}}, but the repository published {'1' * 40}"
+        ):
+            candidate.check_published_sha1()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.maven
+def test_pinning_checks_a_local_copy_without_its_sha1_against_the_repository_s(repositories, tmp_path):
+    # A jar in the local repository that Maven did not download has no .sha1 beside it: the repository's is
+    # copied (Maven 3.8 asks a .sha1 for a checksum of its own under -C: then in a second run without -C).
+    artifact, published = throwaway(), build_test_jar()
+    repositories.publish(artifact, {"jar": published})
+    repositories.install_locally(artifact, {"jar": build_test_jar(created_by="another build")}, sha1={"jar": None})
+    with maven_candidates([artifact], tmp_path, sha1=True, maven_settings=repositories.settings) as (candidate,):
+        with pytest.raises(
+            ChecksumMismatchError, match=f"but the repository published {hashlib.sha1(published).hexdigest()}"
         ):
             candidate.check_published_sha1()
     assert list(tmp_path.iterdir()) == []
@@ -193,8 +215,8 @@ def test_the_listener_jar_is_not_the_iceberg_runtime(tmp_path):
 def test_mvn_missing_is_one_line_exit_2(cache_dir, monkeypatch):
     monkeypatch.setenv("PATH", str(cache_dir.parent / "no-such-bin"))
     line = one_error_line(fetch_cli(), stdout_empty=True)
-    assert line == (
-        f"error: cannot fetch {LISTENER.coordinates}: mvn not found; install Maven "
+    assert line == (  # one Maven run for both jars
+        f"error: cannot fetch {LISTENER.coordinates}, {ICEBERG_RUNTIME.coordinates}: mvn not found; install Maven "
         "(Debian: apt-get install maven; make setup does)"
     )
     assert not cache_dir.exists() or list(cache_dir.iterdir()) == []
@@ -249,7 +271,7 @@ def test_a_maven_run_past_its_deadline_is_stopped(tmp_path, monkeypatch):
     bin_dir = fake_mvn(tmp_path / "bin", f"echo $$ > {tmp_path}/pid; exec tail -f /dev/null")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(MavenError, match=r"cannot fetch g:a:1: mvn did not finish within 0\.5s"):
-        maven_copy("g:a:1", tmp_path / "out", timeout=0.5)
+        maven_copy(["g:a:1"], tmp_path / "out", timeout=0.5)
     with pytest.raises(ProcessLookupError):
         os.kill(int((tmp_path / "pid").read_text()), 0)
 
