@@ -70,9 +70,9 @@ def test_the_real_iceberg_runtime_is_fetched_beside_the_listener_and_matches_the
     check_jar(real_runtime.path, real_runtime.coordinates, type(ICEBERG_RUNTIME))  # its SparkCatalog class
 
 
-def test_a_verified_jar_in_place_is_used_without_maven(real_jar, no_mvn):
-    again = fetch_jar(LISTENER, directory=real_jar.path.parent)
-    assert not again.fetched and (again.path, again.sha256) == (real_jar.path, COMMITTED_PIN)
+def test_a_verified_jar_in_place_is_used_without_maven(pinned_jar, no_mvn):
+    again = fetch_jar(LISTENER, directory=pinned_jar.path.parent)
+    assert not again.fetched and (again.path, again.sha256) == (pinned_jar.path, COMMITTED_PIN)
 
 
 @pytest.mark.maven
@@ -108,14 +108,14 @@ def test_the_cache_is_the_user_cache_unless_the_environment_names_one(monkeypatc
     assert listener_cache_dir() == tmp_path
 
 
-def test_local_jar_is_the_verified_jar_of_the_cache(real_jar, monkeypatch, no_mvn):
-    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_jar.path.parent))
-    assert local_jar(LISTENER) == real_jar.path
+def test_local_jar_is_the_verified_jar_of_the_cache(pinned_jar, monkeypatch, no_mvn):
+    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(pinned_jar.path.parent))
+    assert local_jar(LISTENER) == pinned_jar.path
 
 
-def test_local_jar_of_the_runtime_is_the_verified_runtime_of_the_cache(real_runtime, monkeypatch, no_mvn):
-    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_runtime.path.parent))
-    assert local_jar(ICEBERG_RUNTIME) == real_runtime.path
+def test_local_jar_of_the_runtime_is_the_verified_runtime_of_the_cache(pinned_runtime, monkeypatch, no_mvn):
+    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(pinned_runtime.path.parent))
+    assert local_jar(ICEBERG_RUNTIME) == pinned_runtime.path
 
 
 def test_local_jar_not_fetched_yet(cache_dir):
@@ -297,19 +297,22 @@ def test_ctrl_c_or_sigterm_while_maven_copies_leaves_nothing_in_the_cache(tmp_pa
 # --- the command line ---------------------------------------------------------------------------
 
 
-def test_cli_fetch_reports_both_jars_and_a_second_run_does_not_run_maven(real_jar, real_runtime, monkeypatch, no_mvn):
-    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_jar.path.parent))
+def test_cli_fetch_reports_both_jars_and_a_second_run_does_not_run_maven(
+    pinned_jar, pinned_runtime, monkeypatch, no_mvn
+):
+    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(pinned_jar.path.parent))
     result = fetch_cli()
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        f"{real_jar.path}: already fetched, verified against the pin ({real_jar.size} bytes, sha256 {COMMITTED_PIN})",
-        f"{real_runtime.path}: already fetched, verified against the pin ({real_runtime.size} bytes, sha256 "
+        f"{pinned_jar.path}: already fetched, verified against the pin ({pinned_jar.size} bytes, sha256 "
+        f"{COMMITTED_PIN})",
+        f"{pinned_runtime.path}: already fetched, verified against the pin ({pinned_runtime.size} bytes, sha256 "
         f"{COMMITTED_RUNTIME_PIN})",
     ]
 
 
 def test_cli_class_archive_names_local_spark_s_archive_for_the_jars(
-    real_jar, real_runtime, monkeypatch, no_mvn, tmp_path
+    pinned_jar, pinned_runtime, monkeypatch, no_mvn, tmp_path
 ):
     """With --class-archive the archive of a classpath with the listener, then the Iceberg runtime, is made once
     (here it already is: a real one takes about 20 s, make setup makes it)."""
@@ -317,9 +320,9 @@ def test_cli_class_archive_names_local_spark_s_archive_for_the_jars(
     from emr_lineage.spark.conf import DRIVER_CLASSPATH
     from emr_lineage.spark.local import java_command, spark_home
 
-    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_jar.path.parent))
+    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(pinned_jar.path.parent))
     monkeypatch.setenv(class_archive.ARCHIVE_DIR_ENV_VAR, str(tmp_path))
-    classpath = f"{real_jar.path}{os.pathsep}{real_runtime.path}"
+    classpath = f"{pinned_jar.path}{os.pathsep}{pinned_runtime.path}"
     archive = class_archive.archive_path(java_command(), spark_home(), {DRIVER_CLASSPATH: classpath})
     archive.write_bytes(b"made before")
     result = fetch_cli("--class-archive")
