@@ -45,9 +45,9 @@ def fetch_command(
     with Maven into the user cache and verify them.
 
     Each jar must have the SHA-256 pinned in cdk.json; a jar already in the cache with it is used
-    without running Maven. Nothing is kept when it does not match. With --pin, the jars are verified
-    through Maven instead and their SHA-256 written into cdk.json (docs/listener.md). The cache is
-    the user cache directory, or the one EMR_LINEAGE_LISTENER_DIR names.
+    without running Maven, the others come from one Maven run. Nothing is kept when one does not match.
+    With --pin, the jars are verified through Maven instead and their SHA-256 written into cdk.json
+    (docs/listener.md). The cache is the user cache directory, or the one EMR_LINEAGE_LISTENER_DIR names.
     """
     _check_pin_options(pin, pgp_key, replace_pin)
     settings = load_settings(env, cdk_json)

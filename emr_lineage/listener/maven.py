@@ -3,15 +3,16 @@
 Two jars: the OpenLineage Spark listener (``io.openlineage:openlineage-spark_<scala>:<version>``) and the
 Iceberg Spark runtime (``org.apache.iceberg:iceberg-spark-runtime-<spark>_<scala>:<version>``), each a
 :class:`~emr_lineage.settings.versions.MavenJar` of cdk.json's ``versions``, and each fetched the same way.
-:func:`fetch_jar` has Maven copy the jar (:mod:`emr_lineage.listener.mvn`; Maven checks the repository's
-``.sha1`` with ``--strict-checksums``) into a temporary directory beside :func:`listener_cache_dir`, checks
-that it is the jar it should be (its marker class) and that its SHA-256 is the one pinned in cdk.json, and
-only then moves it into place (a rename: the cache never holds half a file or an unverified one). A jar
-already in place with the pinned SHA-256 is used as it is, without running Maven. :func:`local_jar` is the
-cheap check before a local Spark run: the cached jar, verified, or one line saying how to get it.
+:func:`fetch_jars` has Maven copy the jars not already in place, both in one run (:mod:`emr_lineage.listener.mvn`;
+Maven checks the repository's ``.sha1`` with ``--strict-checksums``), into a temporary directory beside
+:func:`listener_cache_dir`, checks that each is the jar it should be (its marker class) and that its SHA-256
+is the one pinned in cdk.json, and only then moves them into place (a rename: the cache never holds half a
+file or an unverified one). A jar already in place with the pinned SHA-256 is used as it is, without running
+Maven. :func:`local_jar` is the cheap check before a local Spark run: the cached jar, verified, or one line
+saying how to get it.
 
 ``pin=True`` (``emr-lineage listener fetch --pin``) fetches without a pin: the jar's SHA-1 is
-checked against the ``.sha1`` the repository published (copied through Maven too), and the
+checked against the ``.sha1`` the repository published (copied in the same Maven run), and the
 caller records the SHA-256 (:mod:`emr_lineage.listener.pin`). See docs/listener.md.
 """
 
@@ -21,7 +22,7 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -64,19 +65,8 @@ def fetch_jar(artifact: MavenJar, *, directory: Path | None = None, pin: bool = 
     when there is none, :class:`ChecksumMismatchError` when it differs: then nothing is kept).
     With ``pin`` Maven is always run, and the jar is kept once it matches the repository's SHA-1.
     """
-    directory = listener_cache_dir() if directory is None else directory
-    if not pin:
-        if artifact.sha256 is None:
-            raise not_pinned(artifact)
-        in_place = _verified_in_place(artifact, directory)
-        if in_place is not None:
-            return in_place
-    with maven_candidate(artifact, directory) as candidate:
-        if pin:
-            candidate.check_published_sha1()
-        else:
-            _check_pin(candidate.jar, artifact, directory)
-        return candidate.keep()
+    (jar,) = _fetch([artifact], directory, pin=pin)
+    return jar
 
 
 def local_jar(artifact: MavenJar) -> Path:
@@ -113,32 +103,45 @@ def local_jars(versions: Versions) -> LocalJars:
 
 
 def fetch_jars(versions: Versions, *, directory: Path | None = None) -> list[FetchedJar]:
-    """:func:`fetch_jar` of the listener, then of the Iceberg runtime."""
-    artifacts: list[MavenJar] = [versions.openlineage_spark, versions.iceberg_spark_runtime]
-    return [fetch_jar(artifact, directory=directory) for artifact in artifacts]
+    """:func:`fetch_jar` of the listener and of the Iceberg runtime: one Maven run for those not in place, and
+    none is kept unless all match their pins."""
+    return _fetch([versions.openlineage_spark, versions.iceberg_spark_runtime], directory, pin=False)
+
+
+def _fetch(artifacts: Sequence[MavenJar], directory: Path | None, *, pin: bool) -> list[FetchedJar]:
+    directory = listener_cache_dir() if directory is None else directory
+    jars: dict[int, FetchedJar] = {}
+    if not pin:
+        for artifact in artifacts:
+            if artifact.sha256 is None:
+                raise not_pinned(artifact)
+        in_place = (_verified_in_place(artifact, directory) for artifact in artifacts)
+        jars = {index: jar for index, jar in enumerate(in_place) if jar is not None}
+    missing = [index for index in range(len(artifacts)) if index not in jars]
+    if missing:
+        with maven_candidates([artifacts[index] for index in missing], directory, sha1=pin) as candidates:
+            for candidate in candidates:
+                if pin:
+                    candidate.check_published_sha1()
+                else:
+                    _check_pin(candidate.jar, candidate.artifact, directory)
+            jars.update(zip(missing, [candidate.keep() for candidate in candidates], strict=True))
+    return [jars[index] for index in range(len(artifacts))]
 
 
 class Candidate:
-    """A jar Maven copied into a temporary directory beside its destination: the jar it should be, hashed,
-    not in place until :meth:`keep`."""
+    """A jar Maven copied into a temporary directory beside its destination, with the files published beside it
+    that were asked for: the jar it should be, hashed, not in place until :meth:`keep`."""
 
-    def __init__(
-        self, artifact: MavenJar, jar: FetchedJar, work: Path, target: Path, maven_settings: Path | None
-    ) -> None:
+    def __init__(self, artifact: MavenJar, jar: FetchedJar, target: Path, companions: dict[str, Path]) -> None:
         self.artifact = artifact
         self.jar = jar
-        self.work = work
         self.target = target
-        self.maven_settings = maven_settings
+        self.companions = companions  # extension (jar.sha1, jar.asc) -> the file Maven copied
 
     def companion(self, extension: str) -> Path:
-        """A file published beside the jar (``jar.asc``, ``jar.sha1``), copied through Maven into the work
-        directory. Without ``--strict-checksums``: nothing vouches for a signature or a checksum file but
-        what it is checked against, and Maven 3.8 takes no checksum for a ``.asc`` (under ``-C`` the
-        listener's fails: "Checksum validation failed, no checksums available"); a broken one is
-        refused by that check."""
-        coordinates = f"{self.artifact.coordinates}:{extension}"
-        return maven_copy(coordinates, self.work / extension, settings=self.maven_settings, strict=False)
+        """A file published beside the jar (``jar.asc``, ``jar.sha1``), copied in the same Maven run."""
+        return self.companions[extension]
 
     def check_published_sha1(self) -> str:
         """The repository's SHA-1 of the jar, checked against the jar Maven copied.
@@ -164,19 +167,38 @@ class Candidate:
 
 
 @contextmanager
-def maven_candidate(artifact: MavenJar, directory: Path, *, maven_settings: Path | None = None) -> Iterator[Candidate]:
-    """Copy the jar with Maven into a temporary directory in ``directory`` and check it is ``artifact``'s
-    jar; the temporary directory, and whatever is still in it, goes on exit (Ctrl-C included).
+def maven_candidates(
+    artifacts: Sequence[MavenJar],
+    directory: Path,
+    *,
+    sha1: bool = False,
+    signed: MavenJar | None = None,
+    maven_settings: Path | None = None,
+) -> Iterator[list[Candidate]]:
+    """Copy the jars of ``artifacts`` with one Maven run (:func:`~emr_lineage.listener.mvn.maven_copy`) into
+    a temporary directory in ``directory`` and check each is its artifact's jar; the temporary directory,
+    and whatever is still in it, goes on exit (Ctrl-C included).
 
+    ``sha1``: each jar's ``.sha1`` too; ``signed``: one of ``artifacts`` whose ``.asc`` is copied too.
     ``maven_settings``: a settings.xml for Maven instead of the user's (tests)."""
+    wanted = [(index, "jar") for index in range(len(artifacts))]
+    wanted += [(index, "jar.sha1") for index in range(len(artifacts)) if sha1]
+    wanted += [(index, "jar.asc") for index, artifact in enumerate(artifacts) if artifact is signed]
+    coordinates = [artifacts[index].coordinates + ("" if kind == "jar" else f":{kind}") for index, kind in wanted]
     directory.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".fetch-", dir=directory) as tmp:
-        work = Path(tmp)
-        path = maven_copy(artifact.coordinates, work / "jar", settings=maven_settings)
-        check_jar(path, artifact.coordinates, type(artifact))
-        sha256, size = file_sha256(path)
-        jar = FetchedJar(path, artifact.coordinates, sha256, size)
-        yield Candidate(artifact, jar, work, directory / artifact.file_name, maven_settings)
+        files = maven_copy(coordinates, Path(tmp) / "maven", settings=maven_settings)
+        copied: list[dict[str, Path]] = [{} for _ in artifacts]
+        for (index, kind), path in zip(wanted, files, strict=True):
+            copied[index][kind] = path
+        candidates = []
+        for artifact, files_of in zip(artifacts, copied, strict=True):
+            path = files_of.pop("jar")
+            check_jar(path, artifact.coordinates, type(artifact))
+            sha256, size = file_sha256(path)
+            jar = FetchedJar(path, artifact.coordinates, sha256, size)
+            candidates.append(Candidate(artifact, jar, directory / artifact.file_name, files_of))
+        yield candidates
 
 
 def _verified_in_place(artifact: MavenJar, directory: Path) -> FetchedJar | None:

@@ -1,13 +1,13 @@
 """``listener fetch --pin``: fetch the listener jar (and the Iceberg runtime) with Maven, verify each, pin their
 SHA-256 in cdk.json.
 
-Maven copies the jar (and its ``.sha1``) with ``--strict-checksums``: the jar must match the SHA-1
-the repository published. When cdk.json names the release key's fingerprint, the ``.asc`` (also
-through Maven) must be a good signature by that key (the key from a file the user names, see
-:mod:`emr_lineage.listener.signature`). Only then is the jar moved into the cache and its SHA-256
-written into cdk.json (:mod:`emr_lineage.settings.pin`). What can be checked before Maven runs
-(the options, the key file, whether cdk.json can take the pin) is checked first; any failure
-leaves the cache and cdk.json as they were.
+One Maven run copies the jars and their ``.sha1`` with ``--strict-checksums``: each jar must match the SHA-1
+the repository published. When cdk.json names the release key's fingerprint, the listener's ``.asc`` (asked
+in the same run; Maven 3.8 copies it in a second one, see :func:`~emr_lineage.listener.mvn.maven_copy`) must
+be a good signature by that key (the key from a file the user names, see :mod:`emr_lineage.listener.signature`).
+Only then are the jars moved into the cache and their SHA-256 written into cdk.json
+(:mod:`emr_lineage.settings.pin`). What can be checked before Maven runs (the options, the key file, whether
+cdk.json can take the pin) is checked first; any failure leaves the cache and cdk.json as they were.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from emr_lineage.listener.jar import FetchedJar, ListenerError
-from emr_lineage.listener.maven import Candidate, listener_cache_dir, maven_candidate
+from emr_lineage.listener.maven import Candidate, listener_cache_dir, maven_candidates
 from emr_lineage.listener.signature import GoodSignature, Keyring
 from emr_lineage.settings.pin import PinSlot, locate_pin, write_pin
 from emr_lineage.settings.versions import ListenerArtifact, MavenJar
@@ -76,8 +76,8 @@ def pin_jars(
     maven_settings: Path | None = None,
 ) -> list[PinResult]:
     """:func:`pin_listener` for the listener and ``others`` (the Iceberg runtime) at once: every jar is fetched
-    and verified (the signature: the listener's) before any is kept or pinned, so a refusal of one keeps
-    nothing and leaves cdk.json as it was."""
+    (in one Maven run) and verified (the signature: the listener's) before any is kept or pinned, so a refusal
+    of one keeps nothing and leaves cdk.json as it was."""
     fingerprint = _key_options(listener, pgp_key)
     artifacts: list[MavenJar] = [listener, *others]
     for artifact in artifacts:
@@ -85,11 +85,14 @@ def pin_jars(
     with ExitStack() as stack:
         keyring = stack.enter_context(Keyring(pgp_key, fingerprint)) if pgp_key and fingerprint else None
         directory = listener_cache_dir() if directory is None else directory
+        signed = listener if keyring else None
+        candidates = stack.enter_context(
+            maven_candidates(artifacts, directory, sha1=True, signed=signed, maven_settings=maven_settings)
+        )
         verified = []
-        for artifact in artifacts:
-            candidate = stack.enter_context(maven_candidate(artifact, directory, maven_settings=maven_settings))
+        for artifact, candidate in zip(artifacts, candidates, strict=True):
             sha1 = candidate.check_published_sha1()
-            good = _verify_signature(candidate, keyring) if keyring and artifact is listener else None
+            good = _verify_signature(candidate, keyring) if keyring and artifact is signed else None
             slot = locate_pin(cdk_json, artifact.pin_path)
             if slot.current not in (None, candidate.jar.sha256) and not replace:
                 raise _conflict(slot, candidate.jar)

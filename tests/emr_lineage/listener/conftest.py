@@ -1,5 +1,6 @@
-"""Fixtures of the listener tests: the real jar fetched once per test run with the real ``mvn``, a throwaway
-Maven repository, the test jar, moto S3, PGP keys, copies of cdk.json."""
+"""Fixtures of the listener tests: the real jars fetched once per test run with the real ``mvn`` (make setup's
+verified copies for the tests that only read them), a throwaway Maven repository, the test jar, moto S3, PGP
+keys, copies of cdk.json."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,8 +16,8 @@ import boto3
 import pytest
 from filelock import FileLock
 
-from emr_lineage.listener.jar import FetchedJar
-from emr_lineage.listener.maven import LISTENER_DIR_ENV_VAR, fetch_jars
+from emr_lineage.listener.jar import FetchedJar, ListenerError
+from emr_lineage.listener.maven import LISTENER_DIR_ENV_VAR, fetch_jars, local_jars
 from tests.emr_lineage.listener.maven import BUCKET, REGION, MavenRepositories, TestKey, build_test_jar, fake_mvn
 from tests.helpers import fake_aws_credentials
 from tests.paths import run_shared_dir
@@ -25,7 +27,7 @@ from tests.versions import DEV, LISTENER
 @pytest.fixture(scope="session")
 def real_jars(tmp_path_factory: pytest.TempPathFactory) -> list[FetchedJar]:
     """The real listener jar and Iceberg runtime of cdk.json, fetched with Maven (and checked against the
-    committed pins) into a directory of their own: one Maven run each per test run. The first xdist worker
+    committed pins) into a directory of their own: one Maven run for both per test run. The first xdist worker
     that asks runs them under a file lock in the run's shared temporary directory and records what it got;
     the others wait for the lock and take the same jars (the tests only read them)."""
     root = run_shared_dir(tmp_path_factory.getbasetemp()) / "shared-listener-jar"
@@ -49,6 +51,36 @@ def real_jar(real_jars: list[FetchedJar]) -> FetchedJar:
 def real_runtime(real_jars: list[FetchedJar]) -> FetchedJar:
     """The real Iceberg Spark runtime, beside the listener jar (:func:`real_jars`)."""
     return real_jars[1]
+
+
+@pytest.fixture(scope="session")
+def pinned_jars(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> list[FetchedJar]:
+    """The real listener jar and Iceberg runtime, verified against the pins, alone in a directory of their own,
+    for the tests that only read them: make setup's (linked in, no Maven run), else the ones :func:`real_jars`
+    fetches with Maven."""
+    try:
+        setup = local_jars(DEV.versions)
+    except ListenerError:  # not fetched yet, or not the pinned ones
+        return request.getfixturevalue("real_jars")
+    directory = tmp_path_factory.mktemp("pinned-jars")
+    for path in (setup.listener, setup.iceberg_runtime):
+        try:
+            os.link(path, directory / path.name)
+        except OSError:  # another file system
+            shutil.copyfile(path, directory / path.name)
+    return fetch_jars(DEV.versions, directory=directory)  # verified in place: Maven does not run
+
+
+@pytest.fixture(scope="session")
+def pinned_jar(pinned_jars: list[FetchedJar]) -> FetchedJar:
+    """The real listener jar (:func:`pinned_jars`)."""
+    return pinned_jars[0]
+
+
+@pytest.fixture(scope="session")
+def pinned_runtime(pinned_jars: list[FetchedJar]) -> FetchedJar:
+    """The real Iceberg Spark runtime, beside the listener jar (:func:`pinned_jars`)."""
+    return pinned_jars[1]
 
 
 @pytest.fixture

@@ -79,16 +79,21 @@ class MavenRepositories:
         )
         self.names: list[str] = []
 
-    def publish(self, artifact: ThrowawayArtifact, files: dict[str, bytes], *, sha1: dict[str, str] | None = None):
+    def publish(
+        self, artifact: ThrowawayArtifact, files: dict[str, bytes], *, sha1: dict[str, str | None] | None = None
+    ):
         """Publish ``files`` (extension -> content, e.g. ``{"jar": ..., "jar.asc": ...}``) with a pom and a
         ``.sha1`` for each: the right digest unless ``sha1`` gives another one."""
         self._write(self.remote, artifact, files, sha1 or {})
 
-    def install_locally(self, artifact: ThrowawayArtifact, files: dict[str, bytes], *, sha1: dict[str, str]):
-        """Put ``files`` and their ``.sha1`` files (``sha1`` overrides) into the local repository directly."""
+    def install_locally(self, artifact: ThrowawayArtifact, files: dict[str, bytes], *, sha1: dict[str, str | None]):
+        """Put ``files`` and their ``.sha1`` files (``sha1`` overrides; None: no ``.sha1``) into the local
+        repository directly."""
         self._write(self.local, artifact, files, sha1)
 
-    def _write(self, repository: Path, artifact: ThrowawayArtifact, files: dict[str, bytes], sha1: dict[str, str]):
+    def _write(
+        self, repository: Path, artifact: ThrowawayArtifact, files: dict[str, bytes], sha1: dict[str, str | None]
+    ):
         self.names.append(artifact.name)
         folder = repository / THROWAWAY_GROUP.replace(".", "/") / artifact.name / VERSION
         folder.mkdir(parents=True)
@@ -101,7 +106,8 @@ class MavenRepositories:
             path = folder / f"{artifact.name}-{VERSION}.{extension}"
             path.write_bytes(content)
             digest = sha1.get(extension, hashlib.sha1(content).hexdigest())
-            path.with_name(path.name + ".sha1").write_text(digest)
+            if digest is not None:
+                path.with_name(path.name + ".sha1").write_text(digest)
 
     def _sweep(self) -> None:
         """Remove throwaway artifacts a run that could not clean up (killed) left over an hour ago."""
@@ -123,12 +129,13 @@ class MavenRepositories:
 
 
 def fake_mvn(directory: Path, body: str) -> Path:
-    """A directory holding an executable ``mvn`` that runs the shell ``body`` (``$out``: its -DoutputDirectory)."""
+    """A directory holding an executable ``mvn`` that runs the shell ``body`` (``$out``: the folder of the pom.xml
+    it was given, where the artifacts' folders are)."""
     directory.mkdir(parents=True, exist_ok=True)
     script = directory / "mvn"
     script.write_text(
         "#!/bin/sh\n"
-        'for arg; do case "$arg" in -DoutputDirectory=*) out="${arg#-DoutputDirectory=}";; esac; done\n'
+        'previous=; for arg; do [ "$previous" = --file ] && out=$(dirname "$arg"); previous=$arg; done\n'
         f"{body}\n"
     )
     script.chmod(0o755)

@@ -5,9 +5,11 @@ too slow or interrupted, and ``emr-lineage listener fetch`` as one line and exit
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -25,7 +27,7 @@ from emr_lineage.listener.maven import (
     fetch_jar,
     listener_cache_dir,
     local_jar,
-    maven_candidate,
+    maven_candidates,
 )
 from emr_lineage.listener.mvn import MavenError, maven_copy, maven_problem
 from tests.emr_lineage.listener.maven import THROWAWAY_GROUP, VERSION, build_test_jar, fake_mvn, throwaway
@@ -40,6 +42,11 @@ COMMITTED_RUNTIME_PIN = "c562d482dcd16b666e808b755469fbc4b2604284b41622c9d87e2c0
 
 def fetch_cli(*args: str):
     return CliRunner().invoke(main, ["listener", "fetch", *args])
+
+
+def files_in(directory: Path) -> list[str]:
+    """The names of the files under ``directory``, at any depth."""
+    return sorted(path.name for path in directory.rglob("*") if path.is_file())
 
 
 # --- the real jar -------------------------------------------------------------------------------
@@ -63,9 +70,9 @@ def test_the_real_iceberg_runtime_is_fetched_beside_the_listener_and_matches_the
     check_jar(real_runtime.path, real_runtime.coordinates, type(ICEBERG_RUNTIME))  # its SparkCatalog class
 
 
-def test_a_verified_jar_in_place_is_used_without_maven(real_jar, no_mvn):
-    again = fetch_jar(LISTENER, directory=real_jar.path.parent)
-    assert not again.fetched and (again.path, again.sha256) == (real_jar.path, COMMITTED_PIN)
+def test_a_verified_jar_in_place_is_used_without_maven(pinned_jar, no_mvn):
+    again = fetch_jar(LISTENER, directory=pinned_jar.path.parent)
+    assert not again.fetched and (again.path, again.sha256) == (pinned_jar.path, COMMITTED_PIN)
 
 
 @pytest.mark.maven
@@ -101,14 +108,14 @@ def test_the_cache_is_the_user_cache_unless_the_environment_names_one(monkeypatc
     assert listener_cache_dir() == tmp_path
 
 
-def test_local_jar_is_the_verified_jar_of_the_cache(real_jar, monkeypatch, no_mvn):
-    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_jar.path.parent))
-    assert local_jar(LISTENER) == real_jar.path
+def test_local_jar_is_the_verified_jar_of_the_cache(pinned_jar, monkeypatch, no_mvn):
+    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(pinned_jar.path.parent))
+    assert local_jar(LISTENER) == pinned_jar.path
 
 
-def test_local_jar_of_the_runtime_is_the_verified_runtime_of_the_cache(real_runtime, monkeypatch, no_mvn):
-    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_runtime.path.parent))
-    assert local_jar(ICEBERG_RUNTIME) == real_runtime.path
+def test_local_jar_of_the_runtime_is_the_verified_runtime_of_the_cache(pinned_runtime, monkeypatch, no_mvn):
+    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(pinned_runtime.path.parent))
+    assert local_jar(ICEBERG_RUNTIME) == pinned_runtime.path
 
 
 def test_local_jar_not_fetched_yet(cache_dir):
@@ -138,10 +145,10 @@ def test_strict_checksums_refuse_an_artifact_whose_published_sha1_is_wrong(repos
     artifact = throwaway()
     repositories.publish(artifact, {"jar": build_test_jar()}, sha1={"jar": "0" * 40})
     with pytest.raises(MavenError) as raised:
-        maven_copy(artifact.coordinates, tmp_path / "out", settings=repositories.settings)
+        maven_copy([artifact.coordinates], tmp_path / "out", settings=repositories.settings)
     assert str(raised.value).startswith(f"cannot fetch {THROWAWAY_GROUP}:{artifact.name}:{VERSION} with Maven: ")
     assert f"Checksum validation failed, expected {'0' * 40} but is " in str(raised.value)
-    assert list((tmp_path / "out").iterdir()) == []
+    assert files_in(tmp_path / "out") == ["pom.xml"]  # Maven copied nothing
 
 
 @pytest.mark.maven
@@ -150,9 +157,24 @@ def test_pinning_refuses_a_local_copy_maven_kept_despite_a_wrong_sha1(repositori
     # file already in its local repository again, even with --strict-checksums; the pin's SHA-1 check does.
     artifact = throwaway()
     repositories.install_locally(artifact, {"jar": build_test_jar()}, sha1={"jar": "1" * 40})
-    with maven_candidate(artifact, tmp_path, maven_settings=repositories.settings) as candidate:
+    with maven_candidates([artifact], tmp_path, sha1=True, maven_settings=repositories.settings) as (candidate,):
         with pytest.raises(
             ChecksumMismatchError, match=f"SHA-1 [0-9a-f]{{40}}, but the repository published {'1' * 40}"
+        ):
+            candidate.check_published_sha1()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.maven
+def test_pinning_checks_a_local_copy_without_its_sha1_against_the_repository_s(repositories, tmp_path):
+    # A jar in the local repository that Maven did not download has no .sha1 beside it: the repository's is
+    # copied (Maven 3.8 asks a .sha1 for a checksum of its own under -C: then in a second run without -C).
+    artifact, published = throwaway(), build_test_jar()
+    repositories.publish(artifact, {"jar": published})
+    repositories.install_locally(artifact, {"jar": build_test_jar(created_by="another build")}, sha1={"jar": None})
+    with maven_candidates([artifact], tmp_path, sha1=True, maven_settings=repositories.settings) as (candidate,):
+        with pytest.raises(
+            ChecksumMismatchError, match=f"but the repository published {hashlib.sha1(published).hexdigest()}"
         ):
             candidate.check_published_sha1()
     assert list(tmp_path.iterdir()) == []
@@ -193,8 +215,8 @@ def test_the_listener_jar_is_not_the_iceberg_runtime(tmp_path):
 def test_mvn_missing_is_one_line_exit_2(cache_dir, monkeypatch):
     monkeypatch.setenv("PATH", str(cache_dir.parent / "no-such-bin"))
     line = one_error_line(fetch_cli(), stdout_empty=True)
-    assert line == (
-        f"error: cannot fetch {LISTENER.coordinates}: mvn not found; install Maven "
+    assert line == (  # one Maven run for both jars
+        f"error: cannot fetch {LISTENER.coordinates}, {ICEBERG_RUNTIME.coordinates}: mvn not found; install Maven "
         "(Debian: apt-get install maven; make setup does)"
     )
     assert not cache_dir.exists() or list(cache_dir.iterdir()) == []
@@ -249,7 +271,7 @@ def test_a_maven_run_past_its_deadline_is_stopped(tmp_path, monkeypatch):
     bin_dir = fake_mvn(tmp_path / "bin", f"echo $$ > {tmp_path}/pid; exec tail -f /dev/null")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(MavenError, match=r"cannot fetch g:a:1: mvn did not finish within 0\.5s"):
-        maven_copy("g:a:1", tmp_path / "out", timeout=0.5)
+        maven_copy(["g:a:1"], tmp_path / "out", timeout=0.5)
     with pytest.raises(ProcessLookupError):
         os.kill(int((tmp_path / "pid").read_text()), 0)
 
@@ -275,19 +297,22 @@ def test_ctrl_c_or_sigterm_while_maven_copies_leaves_nothing_in_the_cache(tmp_pa
 # --- the command line ---------------------------------------------------------------------------
 
 
-def test_cli_fetch_reports_both_jars_and_a_second_run_does_not_run_maven(real_jar, real_runtime, monkeypatch, no_mvn):
-    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_jar.path.parent))
+def test_cli_fetch_reports_both_jars_and_a_second_run_does_not_run_maven(
+    pinned_jar, pinned_runtime, monkeypatch, no_mvn
+):
+    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(pinned_jar.path.parent))
     result = fetch_cli()
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        f"{real_jar.path}: already fetched, verified against the pin ({real_jar.size} bytes, sha256 {COMMITTED_PIN})",
-        f"{real_runtime.path}: already fetched, verified against the pin ({real_runtime.size} bytes, sha256 "
+        f"{pinned_jar.path}: already fetched, verified against the pin ({pinned_jar.size} bytes, sha256 "
+        f"{COMMITTED_PIN})",
+        f"{pinned_runtime.path}: already fetched, verified against the pin ({pinned_runtime.size} bytes, sha256 "
         f"{COMMITTED_RUNTIME_PIN})",
     ]
 
 
 def test_cli_class_archive_names_local_spark_s_archive_for_the_jars(
-    real_jar, real_runtime, monkeypatch, no_mvn, tmp_path
+    pinned_jar, pinned_runtime, monkeypatch, no_mvn, tmp_path
 ):
     """With --class-archive the archive of a classpath with the listener, then the Iceberg runtime, is made once
     (here it already is: a real one takes about 20 s, make setup makes it)."""
@@ -295,9 +320,9 @@ def test_cli_class_archive_names_local_spark_s_archive_for_the_jars(
     from emr_lineage.spark.conf import DRIVER_CLASSPATH
     from emr_lineage.spark.local import java_command, spark_home
 
-    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(real_jar.path.parent))
+    monkeypatch.setenv(LISTENER_DIR_ENV_VAR, str(pinned_jar.path.parent))
     monkeypatch.setenv(class_archive.ARCHIVE_DIR_ENV_VAR, str(tmp_path))
-    classpath = f"{real_jar.path}{os.pathsep}{real_runtime.path}"
+    classpath = f"{pinned_jar.path}{os.pathsep}{pinned_runtime.path}"
     archive = class_archive.archive_path(java_command(), spark_home(), {DRIVER_CLASSPATH: classpath})
     archive.write_bytes(b"made before")
     result = fetch_cli("--class-archive")
