@@ -241,6 +241,11 @@ def dataset_lines(run: RunRecord, role: str) -> list[str]:
     return lines
 
 
+def format_time(moment: dt.datetime | None) -> str:
+    """A run's start or end as the tables show it (ISO 8601 to the second), empty when unknown."""
+    return moment.isoformat(timespec="seconds") if moment else ""
+
+
 def format_duration(duration: dt.timedelta | None) -> str:
     if duration is None:
         return ""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from emr_lineage.analysis.audit import Audit, audit
-from emr_lineage.analysis.runs import RunRecord, collect_runs, dataset_lines
+from emr_lineage.analysis.runs import collect_runs, dataset_lines, format_time
 from emr_lineage.analysis.sources import dump
 from emr_lineage.cli.options import dataset_option, format_option, level_option
 from emr_lineage.cli.output import Command
@@ -24,18 +24,13 @@ from emr_lineage.cli.sources import (
 from emr_lineage.lineage.graph.history import INPUT, OUTPUT
 
 
-def _time(run: RunRecord, which: str) -> str:
-    moment = getattr(run, which)
-    return moment.isoformat(timespec="seconds") if moment else ""
-
-
 def _print_audit(report: Audit, fmt: str) -> None:
     if fmt == "json":
         click.echo(dump(report.as_dict()))
         return
     rows = [
         (
-            _time(a.run, "start"),
+            format_time(a.run.start),
             a.run.job,
             a.run.run_id,
             a.run.state,

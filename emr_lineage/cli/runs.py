@@ -12,7 +12,7 @@ import click
 
 from emr_lineage.analysis.compare import Comparison, DatasetDiff, compare, find_run
 from emr_lineage.analysis.pins import run_pins
-from emr_lineage.analysis.runs import RunRecord, collect_runs, dataset_lines, format_duration, select_runs
+from emr_lineage.analysis.runs import collect_runs, dataset_lines, format_duration, format_time, select_runs
 from emr_lineage.analysis.sources import AnalysisError, dump
 from emr_lineage.cli.options import format_option, job_option, level_option
 from emr_lineage.cli.output import Command, CommandGroup
@@ -26,11 +26,6 @@ from emr_lineage.cli.sources import (
 )
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.lineage.graph.history import INPUT, OUTPUT
-
-
-def _time(run: RunRecord, which: str) -> str:
-    moment = getattr(run, which)
-    return moment.isoformat(timespec="seconds") if moment else ""
 
 
 @click.group("runs", cls=CommandGroup, subcommand_metavar="[RUN_ID] | compare RUN_A RUN_B")
@@ -65,8 +60,8 @@ def runs_group(run_id: str | None, pins: bool, job: str | None, level: str, fmt:
         return
     rows = [
         (
-            _time(r, "start"),
-            _time(r, "end"),
+            format_time(r.start),
+            format_time(r.end),
             format_duration(r.duration),
             r.job,
             r.run_id,
@@ -132,7 +127,7 @@ def _between(diff: DatasetDiff) -> str:
 def _print_comparison(result: Comparison) -> None:
     first, second = result.runs
     for label, run in (("A", first), ("B", second)):
-        click.echo(f"run {label}: {run.run_id}  {run.job}  {run.state}  started {_time(run, 'start') or '?'}")
+        click.echo(f"run {label}: {run.run_id}  {run.job}  {run.state}  started {format_time(run.start) or '?'}")
     if result.inputs:
         rows = [(d.uri, _side(d, 0), _side(d, 1), _between(d)) for d in result.inputs]
         print_table("Inputs", ("dataset", "run A", "run B", "what changed"), rows)
