@@ -24,6 +24,7 @@ import argparse
 import sys
 from collections.abc import Mapping
 
+import as_of  # jobs/as_of.py, beside this file (--py-files on EMR)
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -67,13 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="clean orders -> daily revenue (schema version 2)")
     parser.add_argument("--orders-table", required=True, help="the clean orders' table: catalog.database.table")
     parser.add_argument("--revenue-table", required=True, help="the daily revenue's table: catalog.database.table")
+    as_of.add_options(parser)
     args = parser.parse_args(argv)
     spark = SparkSession.builder.appName(APP_NAME).getOrCreate()
     try:
+        pinned = as_of.pins(spark, args)  # before any change: a bad pins file leaves the table as it is
         columns = {f.name: f.dataType.simpleString() for f in spark.table(args.revenue_table).schema.fields}
         for statement in evolution(args.revenue_table, columns):
             spark.sql(statement)
-        revenue = daily_revenue_v2(spark.table(args.orders_table)).coalesce(1)
+        revenue = daily_revenue_v2(as_of.read_table(spark, args.orders_table, pinned)).coalesce(1)
         # Overwrite the evolved table's rows (a new snapshot); saveAsTable would replace the table, schema and all.
         revenue.writeTo(args.revenue_table).overwrite(F.lit(True))
     finally:
