@@ -1,8 +1,8 @@
 """revenue_weekly: the table ``revenue_daily`` -> ``<lake>/curated/revenue_weekly`` (weekly revenue, Parquet).
 
 A reader downstream of ``revenue_daily``: the demo's ``schema-change`` scenario runs it after
-``revenue_daily_v2`` changed that table's schema. It uses only the columns both versions have
-(``order_date``, ``revenue``, ``orders``), so it runs on either.
+``revenue_daily_v2`` evolved that table's schema. It uses only the columns both versions have
+(``order_date``, ``revenue``, ``orders``: an int in version 1, a bigint in version 2), so it runs on either.
 
     spark-submit revenue_weekly.py --lake s3://my-lake-bucket --revenue-table lakehouse.curated.revenue_daily
 """

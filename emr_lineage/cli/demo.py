@@ -158,8 +158,9 @@ def demo_command(
 
     \b
     --scenario schema-change shows a schema drift end to end: after the pipeline,
-    revenue_daily_v2 (a new version of revenue_daily) rewrites curated/revenue_daily with
-    another schema, then revenue_weekly reads it; then try
+    revenue_daily_v2 (a new version of revenue_daily) evolves the Iceberg table
+    curated/revenue_daily in place (ALTER TABLE) and overwrites its rows, then
+    revenue_weekly reads it; then try
       emr-lineage drift --dataset DIR/lake/curated/revenue_daily --events DIR/events.jsonl
     (details: docs/pipeline.md). After a standard demo,
       emr-lineage demo --scenario schema-change --resume --out-dir DIR --rows N

@@ -3,8 +3,9 @@ are and the contract their lineage must match.
 
 A :class:`Scenario` is what ``emr-lineage demo --scenario NAME`` runs: the job files of ``jobs/``
 in order and the contract of their lineage. ``standard`` is the pipeline itself; ``schema-change``
-runs it, then a new version of ``revenue_daily`` that rewrites ``curated/revenue_daily`` with
-another schema, then a job that reads it (docs/pipeline.md).
+runs it, then a new version of ``revenue_daily`` that evolves the schema of the table
+``curated/revenue_daily`` in place (Iceberg's DDL) and writes it again, then a job that reads it
+(docs/pipeline.md).
 """
 
 from __future__ import annotations
@@ -73,13 +74,13 @@ class Scenario:
 
 
 STANDARD = Scenario("standard", "the five sample jobs", PIPELINE, CONTRACT)
-# The dataset the schema-change scenario rewrites with another schema: the table revenue_daily's location
-# (relative to the lake).
+# The dataset whose schema the schema-change scenario evolves: the table revenue_daily's location (relative to
+# the lake).
 CHANGED_DATASET = "curated/revenue_daily"
 SCHEMA_CHANGE = Scenario(
     "schema-change",
-    f"the five jobs, then revenue_daily_v2 rewrites {CHANGED_DATASET} (adds average_order_value, "
-    "removes customers, revenue double -> decimal(18,2)), then revenue_weekly reads it",
+    f"the five jobs, then revenue_daily_v2 evolves the table {CHANGED_DATASET} in place (adds "
+    "average_order_value, drops customers, widens orders int -> bigint) and writes it, then revenue_weekly reads it",
     (*PIPELINE, "revenue_daily_v2", "revenue_weekly"),
     JOBS_DIR / "lineage_contract_schema_change.yaml",
 )

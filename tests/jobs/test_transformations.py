@@ -43,11 +43,44 @@ def test_ingest_types_dedupes_and_drops_bad_rows(clean):
 
 
 def test_revenue_daily_sums_completed_orders_per_day(clean, job):
-    result = [r.asDict() for r in job("revenue_daily").daily_revenue(clean).collect()]
-    assert result == [
+    daily = job("revenue_daily").daily_revenue(clean)
+    assert [r.asDict() for r in daily.collect()] == [
         {"order_date": dt.date(2026, 8, 1), "revenue": 43.5, "orders": 2, "customers": 2},
         {"order_date": dt.date(2026, 8, 2), "revenue": 60.0, "orders": 1, "customers": 1},
     ]
+    assert dict(daily.dtypes)["orders"] == "int"  # version 2 widens it to bigint
+
+
+def test_revenue_daily_v2_has_the_evolved_columns(clean, job):
+    daily = job("revenue_daily_v2").daily_revenue_v2(clean)
+    assert [r.asDict() for r in daily.collect()] == [
+        {"order_date": dt.date(2026, 8, 1), "revenue": 43.5, "orders": 2, "average_order_value": 21.75},
+        {"order_date": dt.date(2026, 8, 2), "revenue": 60.0, "orders": 1, "average_order_value": 60.0},
+    ]
+    assert daily.dtypes == [
+        ("order_date", "date"),
+        ("revenue", "double"),
+        ("orders", "bigint"),
+        ("average_order_value", "double"),
+    ]
+
+
+def test_revenue_daily_v2_evolves_only_what_the_table_still_needs(job):
+    evolution = job("revenue_daily_v2").evolution
+    table = "lakehouse.curated.revenue_daily"
+    version_1 = {"order_date": "date", "revenue": "double", "orders": "int", "customers": "bigint"}
+    assert evolution(table, version_1) == [
+        f"ALTER TABLE {table} ADD COLUMN average_order_value double",
+        f"ALTER TABLE {table} DROP COLUMN customers",
+        f"ALTER TABLE {table} ALTER COLUMN orders TYPE bigint",
+    ]
+    added = {**version_1, "average_order_value": "double"}  # a run that stopped after its first ALTER
+    assert evolution(table, added) == [
+        f"ALTER TABLE {table} DROP COLUMN customers",
+        f"ALTER TABLE {table} ALTER COLUMN orders TYPE bigint",
+    ]
+    version_2 = {"order_date": "date", "revenue": "double", "orders": "bigint", "average_order_value": "double"}
+    assert evolution(table, version_2) == []
 
 
 def test_customer_ltv_writes_the_table_it_is_given(spark, clean, job):

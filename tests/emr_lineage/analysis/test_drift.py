@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from emr_lineage.analysis.drift import Drift, drift
 from emr_lineage.analysis.impact import Lineage
 from emr_lineage.analysis.runs import collect_runs
@@ -57,6 +59,36 @@ def test_added_removed_and_retyped_fields_per_run_in_time_order() -> None:
     assert [(c.label, c.field) for c in reach["amount"].columns] == [("s3://lake/report", "total")]
     assert [j.name for j in reach["amount"].jobs] == ["report"]
     assert reach["note"].columns == []
+
+
+def _evolves(schemas: list[dict[str, str]], minutes: float) -> list[dict]:
+    """One run of ``clean`` as the listener reports an Iceberg table's evolution: an action per ALTER TABLE, each
+    with the schema after it (all but the last of ``schemas``), then the write with the last."""
+    run_id = str(uuid.uuid4())
+    *altered, written = schemas
+    events = app_run("clean", at(minutes), outputs=[dataset(f"{LAKE}/clean", written, output=True)], run_id=run_id)
+    for step, fields in enumerate(altered):
+        outputs = [dataset(f"{LAKE}/clean", fields, output=True)]
+        # Done in the run's first seconds, before the write's action ends (a minute after the run starts).
+        alter = app_run("clean", at(minutes + step / 60), outputs=outputs, run_id=run_id, seconds=3)[2]
+        alter["job"]["name"] = "clean.alter_table"
+        events.insert(0, alter)  # arrival order does not matter: event time does
+    return events
+
+
+def test_an_evolution_in_place_is_one_version_of_its_run() -> None:
+    """A run that alters the table (add, drop, widen) and then writes it: one version, the schema it wrote, and
+    one change from the run before it; the intermediate schemas of its ALTERs fold into it."""
+    v1 = {"id": "string", "n": "integer", "note": "string"}
+    added = {**v1, "country": "string"}
+    dropped = {"id": "string", "n": "integer", "country": "string"}
+    v2 = {"id": "string", "n": "long", "country": "string"}
+    events = _writes(v1, 0) + _evolves([added, dropped, v2, v2], 10) + _reader()
+    report = _drift(events, f"{LAKE}/clean")
+    assert [v.fields for v in report.versions] == [v1, v2]
+    [change] = report.changes
+    assert change.summary == "+country string, -note string, ~n integer->long"
+    assert [job.name for job in change.readers] == ["report"]
 
 
 def test_a_dataset_nobody_writes_is_followed_as_an_input() -> None:
