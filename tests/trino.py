@@ -149,6 +149,12 @@ def _command(server: Path, java: Path, directory: Path) -> list[str]:
         str(java / "bin" / "java"),
         "-Xmx1G",
         *_JVM_OPTIONS,
+        # Room for all the code C1 compiles and the classes Trino loads: no full collection to unload code
+        # or grow the metaspace (the defaults of a C1-only JVM made five or six of them).
+        "-XX:ReservedCodeCacheSize=256m",
+        "-XX:MetaspaceSize=128m",
+        # JOL (Trino's object sizes) would start JVMs to attach the Serviceability Agent, which this Java has not
+        "-Djol.skipHotspotSAAttach=true",
         "-XX:+AutoCreateSharedArchive",  # Trino's archive is written again when it does not fit this Java
         f"-XX:SharedArchiveFile={base}:{top}",
         "-XX:+EnableDynamicAgentLoading",
