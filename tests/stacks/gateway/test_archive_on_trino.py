@@ -162,7 +162,8 @@ def _archive(trino_endpoints: dict[str, str], synth) -> dict:
 
 def _recorded(endpoints: dict[str, str], database: str, name: str) -> tuple[list[list], list[str]]:
     """The rows of query ``name`` and the S3 prefixes Trino lists to answer it (moto_server's recorder:
-    made here, before any test runs a query, so that no other query's calls are recorded)."""
+    made here, before any test runs a query, so that no other query's calls are recorded and no prefix
+    is in Trino's cache of listings yet)."""
 
     def recorder(action: str) -> bytes:
         url = f"{endpoints['moto']}/moto-api/recorder/{action}"
