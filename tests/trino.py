@@ -6,8 +6,9 @@ its Hive connector reading the Glue catalog and S3 of a moto_server, as Athena r
 libraries and the Hive plugin (the only one the tests load) into the user cache; again, it checks a
 marker and is done. ``python -m tests.trino serve DIR PID`` starts moto_server and Trino for one test run
 and writes ``DIR/endpoints.json`` once both answer (``DIR/error`` if they cannot), then waits until it
-is stopped or the run's pytest (process PID) has ended; its children end with it (one process group,
-which the test's fixture starts when it is first asked for).
+is stopped, the run's pytest (process PID) has ended or the run's last test that uses it has
+(:func:`count_finished`); its children end with it (one process group, which tests/prefetch.py starts
+ahead of a whole run's tests, else the test's fixture when it is first asked for).
 
 The server is set up for a few queries over a handful of objects, beside a test run that keeps the
 machine busy: a short-lived JVM (C1 only, serial GC, class archives, room for its code and classes
@@ -46,6 +47,7 @@ REGION = "us-east-1"
 CREDENTIALS = ("testing", "testing")  # moto's fake keys
 START_SECONDS = 240  # Trino starts in about 10 s alone, longer beside the suite's other work
 ENDPOINTS, ERROR, STARTED = "endpoints.json", "error", "started"
+FINISHED, DONE = "tests-finished", "done"  # how many of the run's tests that use it have ended; all have
 FOLDER = "trino"  # in the test run's shared directory (tests/paths.run_shared_dir)
 
 
@@ -273,8 +275,9 @@ def _answers(url: str, check: str = "") -> bool:
 
 
 def serve(directory: Path, owner: int) -> None:
-    """moto_server and Trino for one test run, until this process is stopped or process ``owner`` (the
-    run's pytest) has ended; then its process group, moto_server and Trino with it."""
+    """moto_server and Trino for one test run, until this process is stopped, process ``owner`` (the
+    run's pytest) has ended or the run's last test that uses them has (:func:`count_finished`); then its
+    process group, moto_server and Trino with it."""
     from tests.helpers import free_port
 
     directory.mkdir(parents=True, exist_ok=True)
@@ -296,9 +299,24 @@ def serve(directory: Path, owner: int) -> None:
         _write(directory / ERROR, str(exc))
         raise
     _write(directory / ENDPOINTS, json.dumps({"trino": trino, "moto": moto}))
-    while _alive(owner):
+    while _alive(owner) and not (directory / DONE).exists():
         time.sleep(1)
     os.killpg(os.getpgid(0), signal.SIGTERM)
+
+
+def count_finished(directory: Path, total: int) -> None:
+    """One more of the run's ``total`` tests that use Trino has ended, in whichever xdist worker ran it:
+    after the last, :func:`serve` stops moto_server and Trino (idle, they would still take CPU and memory
+    until the run ends)."""
+    from filelock import FileLock
+
+    directory.mkdir(parents=True, exist_ok=True)
+    counter = directory / FINISHED
+    with FileLock(f"{counter}.lock"):
+        finished = int(counter.read_text()) + 1 if counter.is_file() else 1
+        counter.write_text(str(finished))
+    if finished >= total:
+        _write(directory / DONE, str(finished))
 
 
 def _write(path: Path, text: str) -> None:
