@@ -3,11 +3,12 @@
 The CDK synths (``tests/stacks/synth_cache.py``), checkov's scan of their templates right after them
 (``tests/stacks/checkov_scan.py``, the same process) and the two real Spark demos
 (``tests/emr_lineage/demo_run.py``) take most of two minutes of CPU. Trino (``tests/trino.py``) starts
-here too (about 8 s of CPU to start, then about 1 s every 30 s idle): started by its first test instead, both xdist
-workers waited for it, and the run took longer. Each is made under a file lock by
-whoever asks first, and the others wait for it: a worker that reaches a test needing one while
-another worker makes it sits idle. Started by the controller before the workers are (one process
-each), they are usually done, or under way, when the first test asks, and the two cores stay busy.
+here too (about 10 s of CPU to start, then about 1.5 s a minute idle, until its last test has ended and
+it stops): started by its first test instead, both xdist workers waited for it, and the run took longer.
+Each is made under a file lock by whoever asks first, and the others wait for it: a worker that reaches
+a test needing one while another worker makes it sits idle. Started by the controller before the workers
+are (one process each), they are usually done, or under way, when the first test asks, and the two cores
+stay busy.
 Only for a run of the whole suite: a chosen subset (``-k``, paths) makes what it needs itself, and
 ``--collect-only`` runs nothing.
 

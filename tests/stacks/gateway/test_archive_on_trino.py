@@ -25,6 +25,8 @@ import os
 import pickle
 import urllib.request
 from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import boto3
@@ -49,11 +51,17 @@ HUB, SPOKE = "123456789012", "210987654321"
 KEYS = {"hub-key": HUB, "spoke-key": SPOKE}  # the ingest's: key -> the account whose events it brings
 
 
+def _served(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's folder of Trino and its moto_server (tests/trino.py ``serve``), shared by the xdist workers."""
+    return run_shared_dir(tmp_path_factory.getbasetemp()) / trino_server.FOLDER
+
+
 @pytest.fixture(scope="session")
 def trino_endpoints(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Trino and its moto_server: the run's (tests/prefetch.py starts them), else started here; both
-    stop when this run's pytest ends (the controller of the xdist workers)."""
-    directory = run_shared_dir(tmp_path_factory.getbasetemp()) / trino_server.FOLDER
+    stop once the run's last test that uses them has ended (:func:`_counted`), or with this run's pytest
+    (the controller of the xdist workers)."""
+    directory = _served(tmp_path_factory)
     directory.parent.mkdir(parents=True, exist_ok=True)
     started = None
     with FileLock(f"{directory}.lock"):
@@ -61,6 +69,16 @@ def trino_endpoints(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             owner = os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
             started = trino_server.start_serving(directory, owner)
     return trino_server.endpoints(directory, started)
+
+
+@pytest.fixture(autouse=True)
+def _counted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Each test here, once ended, counted among the run's tests that use Trino (every xdist worker collects
+    them all): after the last, Trino and its moto_server stop instead of idling to the run's end."""
+    yield
+    if "trino_endpoints" in request.fixturenames:
+        total = sum("trino_endpoints" in getattr(item, "fixturenames", ()) for item in request.session.items)
+        trino_server.count_finished(_served(tmp_path_factory), total)
 
 
 def _resolved(value, bucket_id: str):
@@ -110,7 +128,7 @@ def _sent_with(run: str) -> str | None:
 def archive(trino_endpoints: dict[str, str], request: pytest.FixtureRequest, tmp_path_factory) -> dict:
     """The stack's catalog and the archived events in moto_server, made once for the run (by the first
     xdist worker that asks; the others read what it made), and what the Python side expects."""
-    made = run_shared_dir(tmp_path_factory.getbasetemp()) / trino_server.FOLDER / "archive.pickle"
+    made = _served(tmp_path_factory) / "archive.pickle"
     with FileLock(f"{made}.lock"):
         if not made.exists():
             made.write_bytes(pickle.dumps(_archive(trino_endpoints, request.getfixturevalue("synths")["dev"])))
@@ -162,7 +180,8 @@ def _archive(trino_endpoints: dict[str, str], synth) -> dict:
 
 def _recorded(endpoints: dict[str, str], database: str, name: str) -> tuple[list[list], list[str]]:
     """The rows of query ``name`` and the S3 prefixes Trino lists to answer it (moto_server's recorder:
-    made here, before any test runs a query, so that no other query's calls are recorded)."""
+    made here, before any test runs a query, so that no other query's calls are recorded and no prefix
+    is in Trino's cache of listings yet)."""
 
     def recorder(action: str) -> bytes:
         url = f"{endpoints['moto']}/moto-api/recorder/{action}"
