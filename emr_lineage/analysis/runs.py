@@ -232,13 +232,18 @@ def dataset_lines(run: RunRecord, role: str) -> list[str]:
     for ns, name in sorted(side):
         versions = ",".join(sorted(side[(ns, name)]))
         line = dataset_uri(ns, name) + (f"@{versions}" if versions else "")
-        counts = run.counts(role, (ns, name)) or {}
-        if counts.get("rowCount") is not None:
-            line += f" ({counts['rowCount']:,} rows)"
-        elif counts.get("size") is not None:
-            line += f" ({counts['size']:,} bytes)"
-        lines.append(line)
+        lines.append(line + counts_suffix(run.counts(role, (ns, name))))
     return lines
+
+
+def counts_suffix(counts: dict[str, int | None] | None) -> str:
+    """`` (97 rows)`` of reported statistics, else `` (5,016 bytes)``, else nothing."""
+    counts = counts or {}
+    if counts.get("rowCount") is not None:
+        return f" ({counts['rowCount']:,} rows)"
+    if counts.get("size") is not None:
+        return f" ({counts['size']:,} bytes)"
+    return ""
 
 
 def format_time(moment: dt.datetime | None) -> str:

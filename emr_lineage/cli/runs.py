@@ -12,7 +12,14 @@ import click
 
 from emr_lineage.analysis.compare import Comparison, DatasetDiff, compare, find_run
 from emr_lineage.analysis.pins import run_pins
-from emr_lineage.analysis.runs import collect_runs, dataset_lines, format_duration, format_time, select_runs
+from emr_lineage.analysis.runs import (
+    collect_runs,
+    counts_suffix,
+    dataset_lines,
+    format_duration,
+    format_time,
+    select_runs,
+)
 from emr_lineage.analysis.sources import AnalysisError, dump
 from emr_lineage.cli.options import format_option, job_option, level_option
 from emr_lineage.cli.output import Command, CommandGroup
@@ -99,9 +106,7 @@ def compare_command(run_a: str, run_b: str, fail_on_change: bool, level: str, fm
 def _side(diff: DatasetDiff, index: int) -> str:
     if not diff.present[index]:
         return "(not read)" if diff.role == INPUT else "(not written)"
-    counts = diff.counts[index] or {}
-    rows = f" ({counts['rowCount']:,} rows)" if counts.get("rowCount") is not None else ""
-    return (",".join(diff.versions[index]) or "(no version)") + rows
+    return (",".join(diff.versions[index]) or "(no version)") + counts_suffix(diff.counts[index])
 
 
 def _between(diff: DatasetDiff) -> str:

@@ -122,9 +122,10 @@ def spark_properties(out: Path, lineage: Lineage | None, iceberg_runtime: Path) 
     return props
 
 
-def generate_data(lake: Path, rows: int) -> dict[str, int]:
+def generate_data(lake: Path, rows: int, *, seed: int | None = None) -> dict[str, int]:
+    """The raw orders of ``jobs/generate_orders.py`` (its own seed unless ``seed``)."""
     generator = runpy.run_path(str(JOBS_DIR / "generate_orders.py"), run_name="generate_orders")
-    return generator["generate"](lake, rows)
+    return generator["generate"](lake, rows, **({} if seed is None else {"seed": seed}))
 
 
 def _lines(path: Path) -> int:

@@ -13,14 +13,13 @@ output versions) is the caller's ``last_run`` (the analysis layer), as the demo'
 from __future__ import annotations
 
 import json
-import runpy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from emr_lineage.pipeline.definition import JOBS_DIR, job_arguments, local_tables
-from emr_lineage.pipeline.demo import DemoError, JobRun, run_job
+from emr_lineage.pipeline.definition import job_arguments, local_tables
+from emr_lineage.pipeline.demo import DemoError, JobRun, generate_data, run_job
 from emr_lineage.spark.local import run_script
 
 JOB = "revenue_daily"  # the job reproduced
@@ -83,8 +82,7 @@ def reproduce(
         )
 
     step("change the input")
-    generator = runpy.run_path(str(JOBS_DIR / "generate_orders.py"), run_name="generate_orders")
-    generator["generate"](lake, rows + max(1, rows // 10), seed=CHANGE_SEED)
+    generate_data(lake, rows + max(1, rows // 10), seed=CHANGE_SEED)
     job("ingest_orders")
     step("rerun")
     job(JOB)
