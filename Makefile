@@ -128,7 +128,7 @@ test: ## ruff (lint + format check), then all tests in parallel (CDK synth, cdk-
 
 # The same target with the tests marked heavy left out (tests/conftest.py).
 test-fast: PYTEST_ARGS := -m "not heavy" $(PYTEST_ARGS)
-test-fast: test ## ruff, then the tests that need no Spark, Trino, browser, CDK synth, Maven or bootstrap sandbox (marker heavy: tests/conftest.py)
+test-fast: test ## ruff, then the tests that need no Spark, Trino, browser, CDK synth, Maven, bootstrap sandbox or other JVM (marker heavy: tests/conftest.py)
 
 format: ## Format the code and apply ruff's safe fixes
 	$(BIN)/ruff format .

@@ -134,6 +134,7 @@ NEEDS = {
     "synth": "synthesizes CDK apps (with cdk-nag, cfn-lint or checkov)",
     "maven": "runs Maven",
     "sandbox": "runs the bootstrap script in a sandboxed node",
+    "jvm": "starts a JVM of its own (java, keytool)",
 }
 HEAVY = "heavy"
 _NEEDS_BY_FOLDER = {
@@ -149,6 +150,7 @@ _NEEDS_BY_FIXTURE = {
     "reproduce_run": "spark",
     "listener_lineage": "spark",
     "trino_endpoints": "trino",
+    "shown": "browser",  # tests/emr_lineage/lineage/report/test_html_layout.py: the page as Chromium drew it
 }
 
 

@@ -114,7 +114,7 @@ def test_runs_of_the_demo(demo_run: DemoRun) -> None:
     ]
 
 
-def test_bad_input_is_one_line(events: str, closed_port_url: str) -> None:
+def test_bad_input_is_one_line(events: str, closed_port_url: str, retry_waits: list[float]) -> None:
     one_error_line(
         _run("audit", "--events", events, "--dataset", "s3://lake/ordres"), "did you mean 's3://lake/orders'"
     )

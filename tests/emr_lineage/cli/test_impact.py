@@ -88,7 +88,7 @@ def test_bad_input_is_one_line(events: str, args: list[str], fragment: str) -> N
     one_error_line(_run("impact", "--events", events, *args), fragment, stdout_empty=True)
 
 
-def test_sources_one_and_only_one(events: str, closed_port_url: str) -> None:
+def test_sources_one_and_only_one(events: str, closed_port_url: str, retry_waits: list[float]) -> None:
     one_error_line(_run("impact", "--dataset", "s3://lake/raw"), "give one source")
     one_error_line(
         _run("impact", "--dataset", "x", "--events", events, "--marquez", closed_port_url), "give one source"

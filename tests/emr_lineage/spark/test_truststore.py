@@ -85,6 +85,7 @@ def test_a_truststore_of_the_callers_own_wins() -> None:
     assert truststore_properties(SHIPPED, theirs) == {}
 
 
+@pytest.mark.jvm
 def test_java_reads_the_store_with_the_ca_and_the_public_roots(bundle, estate, tmp_path) -> None:
     store = tmp_path / "truststore.p12"
     store.write_bytes(java_truststore(bundle))
@@ -148,6 +149,7 @@ def estate_load_balancer(estate, tmp_path) -> Iterator[int]:
         yield port
 
 
+@pytest.mark.jvm
 def test_a_cluster_mode_drivers_jvm_trusts_the_ca_through_java_tool_options(
     bundle, estate_load_balancer, tmp_path
 ) -> None:

@@ -14,10 +14,12 @@ from pathlib import Path
 import numpy as np
 
 CHROMIUM = "/usr/bin/chromium"
+allowed = False  # whether the running test is marked browser (set by this folder's conftest.py)
 
 
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     """Run headless Chromium once (own profile folder under ``tmp_path``)."""
+    assert allowed, "a test that starts Chromium is marked browser (or uses a fixture tests/conftest.py maps to it)"
     assert Path(CHROMIUM).exists() or shutil.which("chromium"), "chromium is installed by make setup"
     profile = tmp_path / f"profile-{len(list(tmp_path.iterdir()))}"
     command = [

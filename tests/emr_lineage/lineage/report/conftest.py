@@ -10,6 +10,13 @@ from emr_lineage.lineage.contracts.check import validate
 from emr_lineage.lineage.contracts.model import parse_contract
 from emr_lineage.lineage.graph.from_events import build_graph
 from emr_lineage.lineage.report.html import write_html
+from tests.emr_lineage.lineage.report import browser
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the test's fixtures: whether it may start Chromium (only a test marked ``browser``, so that
+    ``make test-fast`` never starts one)."""
+    browser.allowed = item.get_closest_marker("browser") is not None
 
 
 @pytest.fixture(scope="session")

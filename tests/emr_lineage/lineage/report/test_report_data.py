@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
+import pytest
+
 from emr_lineage.lineage.graph.from_events import build_graph
 from emr_lineage.lineage.report.html import report_data, write_html
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
@@ -103,6 +105,7 @@ def test_parts_written_by_different_jobs_are_not_one_save() -> None:
     assert labels == ["order_value_model/data", "order_value_model/metadata"]
 
 
+@pytest.mark.browser
 def test_the_panel_of_the_model_lists_its_parts(tmp_path: Path) -> None:
     """In Chromium: the model's node opened by its link, its parts listed in the panel, no script error."""
     graph = build_graph(_pipeline())
