@@ -122,6 +122,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 # demos. Tests that need them run last, in this order, so that workers do the rest meanwhile
 # instead of waiting for a demo. (Trino, also started there, is ready long before its tests run.)
 _LATE_FIXTURES = ("demo_run", "reproduce_run", "schema_change_run")
+# Tests that need these run first: Trino, started with the run, stops after its last test, not idle till the end.
+_EARLY_FIXTURES = ("trino_endpoints",)
 
 
 # What a test needs beyond Python, as markers; each marked test is also HEAVY, which `make test-fast`
@@ -256,6 +258,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
         names = getattr(item, "fixturenames", ())
+        if any(name in names for name in _EARLY_FIXTURES):
+            return -1
         return max((i + 1 for i, name in enumerate(_LATE_FIXTURES) if name in names), default=0)
 
     for item in items:
