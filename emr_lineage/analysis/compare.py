@@ -4,8 +4,8 @@ application reported (Spark's and the listener's versions, captured Spark proper
 
 An input whose versions differ is "read different data": ``runs compare --fail-on-change`` gates on it. What
 changed in the table between the two versions comes from the events (the runs of these events that wrote
-it in between, with the rows they reported) and, for a table on the local file system, from the table's own
-Iceberg metadata (:mod:`emr_lineage.analysis.table_history`).
+it in between, with the rows they reported) and, for a table on the local file system or on S3, from the
+table's own Iceberg metadata (:mod:`emr_lineage.analysis.table_history`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from emr_lineage.analysis.drift import field_changes
 from emr_lineage.analysis.runs import RunRecord, collect_runs
 from emr_lineage.analysis.sources import AnalysisError
-from emr_lineage.analysis.table_history import Snapshot, local_snapshots, snapshots_between
+from emr_lineage.analysis.table_history import Snapshot, TableSnapshots, snapshots_between
 from emr_lineage.lineage.graph.history import INPUT, OUTPUT, Dataset, RunHistory
 from emr_lineage.lineage.naming import dataset_uri
 from emr_lineage.lineage.times import placed
@@ -116,6 +116,9 @@ def find_run(runs: list[RunRecord], history: RunHistory, run_id: str, where: str
     raise AnalysisError(f"run {run_id}: no run with this id in {where} ({hint})")
 
 
+Snapshots = Callable[[str, str], dict[str, Snapshot] | None]  # (namespace, name) -> the table's snapshots by id
+
+
 def compare(
     history: RunHistory,
     first_id: str,
@@ -124,7 +127,7 @@ def compare(
     where: str,
     source: str,
     level: str = "application",
-    table_snapshots: Callable[[str, str], dict[str, Snapshot] | None] = local_snapshots,
+    table_snapshots: Snapshots | None = None,
 ) -> Comparison:
     """Compare run ``first_id`` (A) with ``second_id`` (B) of ``history``; two runs of different jobs, or a
     run not there, is an :class:`AnalysisError`."""
@@ -140,7 +143,7 @@ def compare(
     for diff in inputs:
         if diff.changed:
             diff.writes = _writes_between(runs, pair, diff.dataset)
-            diff.snapshots = _table_snapshots(diff, table_snapshots)
+            diff.snapshots = _table_snapshots(diff, table_snapshots or TableSnapshots())
     outputs = [_dataset_diff(pair, OUTPUT, key) for key in sorted(first.outputs.keys() | second.outputs.keys())]
     return Comparison(pair, source, inputs, outputs, _schema_diffs(pair), _property_diffs(pair))
 
@@ -171,9 +174,6 @@ def _writes_between(runs: list[RunRecord], pair: tuple[RunRecord, RunRecord], ke
         for run in runs
         if key in run.outputs and run not in pair and low <= placed(run.start) <= high
     ]
-
-
-Snapshots = Callable[[str, str], dict[str, Snapshot] | None]  # (namespace, name) -> the table's snapshots by id
 
 
 def _table_snapshots(diff: DatasetDiff, read: Snapshots) -> list[Snapshot] | None:

@@ -5,19 +5,28 @@ under the table's location; the table spec, https://iceberg.apache.org/spec/#tab
 its parent, its time and a summary whose ``operation``, ``added-records`` and ``deleted-records`` say
 what it changed. The snapshots after one up to another are the second's ancestors back to the first.
 
-Only a table on the local file system (a dataset of namespace ``file``, as local Spark reports
-it) is read here; of a table elsewhere (S3), what changed comes from the events alone.
+A table on the local file system (namespace ``file``, as local Spark reports it) is read from its folder,
+a table on S3 (namespace ``s3://BUCKET``, as EMR reports it) with ``ListObjectsV2`` and ``GetObject`` on its
+``metadata/`` prefix. The latest metadata file is the one of the highest version: ``v<N>.metadata.json``
+(a Hadoop catalog) or ``<N>-<uuid>.metadata.json`` (Glue, Hive). Of a table elsewhere, or one that cannot
+be read, what changed comes from the events alone.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
+from emr_lineage.aws.clients import AwsError, aws_client, aws_message
+
 _METADATA = re.compile(r"^(?:v)?(\d+)(?:-[^.]*)?\.metadata\.json$")
+S3_SCHEMES = ("s3", "s3a", "s3n")
 
 
 @dataclass(frozen=True)
@@ -44,21 +53,16 @@ def _count(summary: dict[str, Any], key: str) -> int | None:
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
-def local_snapshots(namespace: str, name: str) -> dict[str, Snapshot] | None:
-    """The snapshots of the Iceberg table at ``name`` (namespace ``file``) by id, from its latest metadata
-    file; None when it is not a local Iceberg table or its metadata cannot be read."""
-    if namespace != "file":
-        return None
-    metadata = Path(name) / "metadata"
-    try:
-        files = [(int(m.group(1)), f) for f in metadata.iterdir() if (m := _METADATA.match(f.name))]
-        if not files:
-            return None
-        table = json.loads(max(files)[1].read_text())
-    except (OSError, ValueError):
-        return None
+def latest_metadata(names: Iterable[str]) -> str | None:
+    """Of the file names (or keys) ``names``, the metadata file of the highest version; None when there is none."""
+    versions = [(int(m.group(1)), name) for name in names if (m := _METADATA.match(name.rsplit("/", 1)[-1]))]
+    return max(versions)[1] if versions else None
+
+
+def parse_snapshots(table: Any) -> dict[str, Snapshot]:
+    """The snapshots of a table's metadata (the decoded JSON of its metadata file) by id."""
     snapshots = {}
-    for entry in table.get("snapshots") or ():
+    for entry in (table.get("snapshots") if isinstance(table, dict) else None) or ():
         if not isinstance(entry, dict) or "snapshot-id" not in entry:
             continue
         summary = entry.get("summary") if isinstance(entry.get("summary"), dict) else {}
@@ -73,6 +77,60 @@ def local_snapshots(namespace: str, name: str) -> dict[str, Snapshot] | None:
         )
         snapshots[snapshot.snapshot_id] = snapshot
     return snapshots
+
+
+def local_snapshots(namespace: str, name: str) -> dict[str, Snapshot] | None:
+    """The snapshots of the Iceberg table at ``name`` (namespace ``file``) by id, from its latest metadata
+    file; None when it is not a local Iceberg table or its metadata cannot be read."""
+    if namespace != "file":
+        return None
+    metadata = Path(name) / "metadata"
+    try:
+        latest = latest_metadata(path.name for path in metadata.iterdir())
+        return None if latest is None else parse_snapshots(json.loads((metadata / latest).read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def s3_snapshots(s3: Any, bucket: str, table_path: str) -> dict[str, Snapshot] | None:
+    """The snapshots of the Iceberg table at ``s3://bucket/table_path`` by id, from its latest metadata file;
+    None when it has none. AWS's refusals and unreadable JSON are raised (``ClientError``, ``ValueError``)."""
+    prefix = table_path.strip("/") + "/metadata/"
+    keys = (
+        item["Key"]
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        for item in page.get("Contents", ())
+        if "/" not in item["Key"][len(prefix) :]  # the metadata folder itself, not below it
+    )
+    latest = latest_metadata(keys)
+    if latest is None:
+        return None
+    return parse_snapshots(json.loads(s3.get_object(Bucket=bucket, Key=latest)["Body"].read()))
+
+
+@dataclass
+class TableSnapshots:
+    """Reads tables' snapshots, local or on S3 (an S3 client made at the first S3 table, by ``make_s3``); what
+    could not be read is in ``problems``, one line each, so that a command can say why it shows less."""
+
+    make_s3: Callable[[], Any] = lambda: aws_client("s3")
+    problems: list[str] = field(default_factory=list)
+    _s3: Any = None
+
+    def __call__(self, namespace: str, name: str) -> dict[str, Snapshot] | None:
+        scheme, _, bucket = namespace.partition("://")
+        if scheme not in S3_SCHEMES or not bucket:
+            return local_snapshots(namespace, name)
+        where = f"{namespace}/{name.strip('/')}/metadata/"
+        try:
+            self._s3 = self._s3 or self.make_s3()
+            return s3_snapshots(self._s3, bucket.strip("/"), name)
+        except (AwsError, BotoCoreError, ClientError) as exc:
+            reason = str(exc) if isinstance(exc, AwsError) else aws_message(exc)
+            self.problems.append(f"cannot read the Iceberg metadata in {where}: {reason}")
+        except ValueError as exc:
+            self.problems.append(f"cannot read the Iceberg metadata in {where}: not JSON ({exc})")
+        return None
 
 
 def snapshots_between(snapshots: dict[str, Snapshot], first: str, second: str) -> list[Snapshot] | None:

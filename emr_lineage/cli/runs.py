@@ -21,8 +21,9 @@ from emr_lineage.analysis.runs import (
     select_runs,
 )
 from emr_lineage.analysis.sources import AnalysisError, dump
+from emr_lineage.analysis.table_history import TableSnapshots
 from emr_lineage.cli.options import format_option, job_option, level_option
-from emr_lineage.cli.output import Command, CommandGroup
+from emr_lineage.cli.output import Command, CommandGroup, warn
 from emr_lineage.cli.sources import (
     RUNS_GRAPH_HELP,
     SourceRequest,
@@ -94,7 +95,18 @@ def compare_command(run_a: str, run_b: str, fail_on_change: bool, level: str, fm
     """Show what differs between two runs of one job: each input's version (and what changed in the table between
     them), output versions and rows, input and output schemas, and the properties the listener reported."""
     recorded = read_runs(source)
-    result = compare(recorded.history, run_a, run_b, where=recorded.label, source=recorded.source, level=level)
+    tables = TableSnapshots()
+    result = compare(
+        recorded.history,
+        run_a,
+        run_b,
+        where=recorded.label,
+        source=recorded.source,
+        level=level,
+        table_snapshots=tables,
+    )
+    for problem in tables.problems:
+        warn(f"{problem}; what changed there is from the events alone")
     if fmt == "json":
         click.echo(dump(result.as_dict()))
     else:

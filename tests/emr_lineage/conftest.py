@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.emr_lineage.analysis.iceberg_metadata import lake_s3  # noqa: F401 - a fixture
 from tests.emr_lineage.demo_run import DEMO_FOLDER, DemoRun, shared_demo, shared_folder
 from tests.emr_lineage.e2e_support import (  # noqa: F401 - fixtures
     e2e_aws,

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
+from tests.emr_lineage.analysis.iceberg_metadata import put_metadata, snapshot_entry
 from tests.emr_lineage.conftest import write_jsonl
 from tests.helpers import one_error_line
 
@@ -30,6 +31,12 @@ def _events() -> list[dict]:
     )
 
 
+@pytest.fixture(autouse=True)
+def _s3(lake_s3):
+    """The tables of these events are on S3 (``s3://lake``): moto's, never an account's."""
+    return lake_s3
+
+
 @pytest.fixture
 def events(tmp_path: Path) -> str:
     return str(write_jsonl(tmp_path / "events.jsonl", _events()))
@@ -47,6 +54,31 @@ def test_the_table_shows_the_input_read_at_another_version_and_who_wrote_it_betw
     assert "1 (40 rows)" in out and "2 (100 rows)" in out and "other version" in out
     assert f"written by load run {W} (2, 60 rows)" in out
     assert "1 of 1 input(s) read at another version, 0 schema change(s), 0 property change(s) (from events)" in out
+
+
+def test_a_table_on_s3_says_what_its_snapshots_between_the_two_versions_did(events: str, lake_s3) -> None:
+    put_metadata(lake_s3, "orders", "v2.metadata.json", [snapshot_entry(1, None, "append", "40")])
+    put_metadata(
+        lake_s3,
+        "orders",
+        "v3.metadata.json",
+        [snapshot_entry(1, None, "append", "40"), snapshot_entry(2, 1, "append", "60")],
+    )
+    result = _run("runs", "compare", A, B, "--events", events)
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    assert "table: 1 snapshot(s) between (append), +60 -0 rows" in result.stdout
+    [orders] = json.loads(_run("runs", "compare", A, B, "--events", events, "--format", "json").stdout)["inputs"]
+    assert [s["snapshotId"] for s in orders["snapshotsBetween"]] == ["2"]
+
+
+def test_a_table_that_cannot_be_read_is_one_warning_and_the_events_still_answer(events: str, lake_s3) -> None:
+    lake_s3.delete_bucket(Bucket="lake")
+    result = _run("runs", "compare", A, B, "--events", events)
+    assert result.exit_code == 0 and f"written by load run {W} (2, 60 rows)" in result.stdout
+    assert result.stderr == (
+        "warning: cannot read the Iceberg metadata in s3://lake/orders/metadata/: NoSuchBucket: The specified bucket "
+        "does not exist; what changed there is from the events alone\n"
+    )
 
 
 def test_fail_on_change_exits_1_only_when_an_input_version_differs(events: str) -> None:
