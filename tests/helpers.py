@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -19,6 +21,21 @@ def fake_aws_credentials(monkeypatch: pytest.MonkeyPatch, region: str) -> None:
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+@contextlib.contextmanager
+def moto_s3(monkeypatch: pytest.MonkeyPatch, region: str, bucket: str) -> Iterator[Any]:
+    """moto's S3 in this process (every client the test makes, the code's too) with ``bucket`` in ``region``;
+    yields a client."""
+    import boto3
+    from moto import mock_aws
+
+    fake_aws_credentials(monkeypatch, region)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        client = boto3.client("s3", region_name=region)
+        client.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": region})
+        yield client
 
 
 def one_error_line(result: Any, fragment: str = "", *, stdout_empty: bool = False) -> str:

@@ -7,11 +7,9 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import boto3
 import pytest
-from moto import mock_aws
 
-from tests.helpers import fake_aws_credentials
+from tests.helpers import moto_s3
 
 REGION = "eu-west-1"
 BUCKET = "lake"
@@ -40,11 +38,7 @@ def local_table(folder: Path, *versions: list[dict]) -> Path:
 @pytest.fixture
 def lake_s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     """moto's S3 in this process with the bucket ``lake``: every S3 client of the test (the command's too)."""
-    fake_aws_credentials(monkeypatch, REGION)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        client = boto3.client("s3", region_name=REGION)
-        client.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+    with moto_s3(monkeypatch, REGION, BUCKET) as client:
         yield client
 
 

@@ -9,13 +9,12 @@ import uuid
 import boto3
 import pytest
 from cryptography.hazmat.primitives import hashes
-from moto import mock_aws
 
 from emr_lineage.aws.clients import AwsError
 from emr_lineage.aws.trusted_ca import TrustedCaError, ca_bundle, read_trusted_ca
 from emr_lineage.settings.trusted_ca import PrivateCa, S3CaBundle
 from tests import pki
-from tests.helpers import fake_aws_credentials
+from tests.helpers import moto_s3
 
 REGION = "eu-west-1"
 CA_REGION = "eu-central-1"  # a central PKI's region, not the environment's
@@ -24,11 +23,7 @@ BUCKET = "estate-pki"
 
 @pytest.fixture
 def s3(monkeypatch):
-    fake_aws_credentials(monkeypatch, REGION)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        client = boto3.client("s3", region_name=REGION)
-        client.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+    with moto_s3(monkeypatch, REGION, BUCKET) as client:
         yield client
 
 
