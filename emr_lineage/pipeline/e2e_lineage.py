@@ -76,7 +76,7 @@ def graph_urls(
 ) -> list[str]:
     """The Marquez web page of the pipeline's graph, via SSM's web URL (``marquez_web``) and, with
     ``--marquez`` (``marquez_url``), via the same host (the ALB serves the UI at / beside /api): the lineage
-    of the contract's first output Marquez names (:func:`_first_output`; the first job's), a dataset, where
+    of the contract's first output Marquez names (:func:`_first_output`), a dataset, where
     Marquez's UI shows the Spark actions that hold the pipeline's edges (an application's own page shows
     none: docs/graph.md, "Marquez's own lineage view"). None when no output names one (then the CLI gives
     the ``graph`` command instead)."""

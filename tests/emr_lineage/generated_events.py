@@ -166,13 +166,22 @@ def application_events(
 def sample_pipeline_events(
     lake: str, namespace: str = "emr-lineage-dev", table: tuple[str, str, str] | None = None
 ) -> list[dict[str, Any]]:
-    """Events of the sample order pipeline (5 applications) with datasets under ``lake``."""
+    """Events of the sample order pipeline (5 applications) with datasets under ``lake``. orders_clean and
+    revenue_daily are written with a symlink naming their table, as the listener reports Iceberg tables: in the
+    catalog of ``table`` (a Glue catalog: ``table/<zone>/<name>``), else the local Hadoop catalog in the lake
+    (``<zone>.<name>``) or, on S3, a Hive metastore's."""
     lake = lake.rstrip("/")
     glue_or_local = table or (
         f"file:{lake}/warehouse" if lake.startswith("/") else "hive://metastore",
         "default.customer_ltv",
         "TABLE",
     )
+
+    def catalog_table(zone: str, name: str) -> tuple[str, str, str]:
+        if table:
+            return table[0], f"table/{zone}/{name}", "TABLE"
+        return (f"file:{lake}" if lake.startswith("/") else "hive://metastore"), f"{zone}.{name}", "TABLE"
+
     return (
         application_events(
             "ingest_orders",
@@ -182,6 +191,7 @@ def sample_pipeline_events(
                     "execute_insert_into_hadoop_fs_relation_command.clean_orders_clean",
                     [f"{lake}/raw/orders/"],
                     [f"{lake}/clean/orders_clean"],
+                    table=catalog_table("clean", "orders_clean"),
                     columns={
                         "order_id": [(f"{lake}/raw/orders", "order_id")],
                         "amount": [(f"{lake}/raw/orders", "amount")],
@@ -197,6 +207,7 @@ def sample_pipeline_events(
                     "execute_insert_into_hadoop_fs_relation_command.curated_revenue_daily",
                     [f"{lake}/clean/orders_clean"],
                     [f"{lake}/curated/revenue_daily"],
+                    table=catalog_table("curated", "revenue_daily"),
                     columns={"revenue": [(f"{lake}/clean/orders_clean", "amount")]},
                 ),
             ],

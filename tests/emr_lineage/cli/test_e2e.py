@@ -32,7 +32,7 @@ from tests.emr_lineage.lineage.rule_events import run_event
 
 # The Marquez UI page the e2e points at: the lineage of the first job's first output dataset (Marquez's UI
 # shows no edges on a Spark application's own job).
-GRAPH_PAGE = f"lineage/dataset/{quote(f's3://{LAKE_BUCKET}', safe='')}/{quote('clean/orders_clean', safe='')}"
+GRAPH_PAGE = f"lineage/dataset/{quote(f's3://{LAKE_BUCKET}', safe='')}/{quote('curated/order_scores', safe='')}"
 
 FAST = ["--rows", "100", "--poll-interval", "1", "--lineage-interval", "15", "--lineage-timeout", "60"]
 
