@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import boto3
 import pytest
@@ -47,6 +48,8 @@ ARTIFACTS = "emr-lineage-dev-artifacts-123456789012"
 LAKE_BUCKET = "emr-lineage-dev-data-lake-123456789012-eu-west-1"
 LOGS = "s3://emr-lineage-dev-logs-123456789012/emr/"
 MARQUEZ_WEB = "http://internal-emr-lineage-dev-123.eu-west-1.elb.amazonaws.com/"
+# The Marquez page e2e links to: the first output the sample contract names by location (tables go by name)
+GRAPH_PAGE = f"lineage/dataset/{quote(f's3://{LAKE_BUCKET}', safe='')}/{quote('curated/order_scores', safe='')}"
 NAMESPACE = "emr-lineage-dev"
 PARENT_JOB = "emr_lineage_e2e"
 

@@ -8,7 +8,6 @@ import os
 import re
 import signal
 from datetime import UTC, datetime
-from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
@@ -19,6 +18,7 @@ from emr_lineage.cli.app import main
 from emr_lineage.pipeline import definition as pipeline
 from tests.emr_lineage.e2e_support import (
     FAILURE,
+    GRAPH_PAGE,
     LAKE_BUCKET,
     MARQUEZ_WEB,
     NAMESPACE,
@@ -32,7 +32,6 @@ from tests.emr_lineage.lineage.rule_events import run_event
 
 # The Marquez UI page the e2e points at: the lineage of the first job's first output dataset (Marquez's UI
 # shows no edges on a Spark application's own job).
-GRAPH_PAGE = f"lineage/dataset/{quote(f's3://{LAKE_BUCKET}', safe='')}/{quote('curated/order_scores', safe='')}"
 
 FAST = ["--rows", "100", "--poll-interval", "1", "--lineage-interval", "15", "--lineage-timeout", "60"]
 

@@ -3,15 +3,13 @@ between polls), the e2e's local Marquez receives generated pipeline events under
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import pytest
 from click.testing import CliRunner
 
 from emr_lineage.aws import emr_serverless
 from emr_lineage.cli.app import main
 from emr_lineage.pipeline import definition as pipeline
-from tests.emr_lineage.e2e_support import ARTIFACTS, LAKE_BUCKET, MARQUEZ_WEB, NAMESPACE, REGION, fresh
+from tests.emr_lineage.e2e_support import ARTIFACTS, GRAPH_PAGE, LAKE_BUCKET, MARQUEZ_WEB, NAMESPACE, REGION, fresh
 from tests.emr_lineage.generated_events import sample_pipeline_events
 from tests.emr_lineage.serverless_support import (
     API_KEY,
@@ -24,7 +22,6 @@ from tests.emr_lineage.serverless_support import (
 )
 
 # The Marquez UI page the e2e points at: the lineage of the first job's first output dataset.
-GRAPH_PAGE = f"lineage/dataset/{quote(f's3://{LAKE_BUCKET}', safe='')}/{quote('curated/order_scores', safe='')}"
 FAST = ["--rows", "100", "--poll-interval", "1", "--lineage-interval", "15", "--lineage-timeout", "60"]
 
 

@@ -8,7 +8,6 @@ import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 
@@ -27,6 +26,7 @@ from tests.emr_lineage.e2e_support import (
     ARTIFACTS,
     E2E_PARENT,
     FAILURE,
+    GRAPH_PAGE,
     LAKE_BUCKET,
     MARQUEZ_WEB,
     NAMESPACE,
@@ -44,7 +44,6 @@ from tests.stacks.variants import as_spoke
 
 LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
 # The first job's first output: where the e2e's graph URL points (Marquez's UI shows no edges on an application).
-GRAPH_PAGE = f"lineage/dataset/{quote(f's3://{LAKE_BUCKET}', safe='')}/{quote('clean/orders_clean', safe='')}"
 
 
 def staged_key(job: str) -> str:
@@ -357,7 +356,7 @@ def test_the_graph_url_is_that_of_the_first_output_marquez_names() -> None:
 
     lake = f"s3://{LAKE_BUCKET}"
     page = f"{MARQUEZ_WEB}{GRAPH_PAGE}"
-    assert urls("table:customer_ltv", f"{lake}/models/**", f"{lake}/clean/orders_clean") == [page]
+    assert urls("table:customer_ltv", f"{lake}/models/**", f"{lake}/curated/order_scores") == [page]
     assert urls("table:db.customer_ltv", f"{lake}/models/**") == []
 
 
