@@ -128,8 +128,12 @@ class TableSnapshots:
         except (AwsError, BotoCoreError, ClientError) as exc:
             reason = str(exc) if isinstance(exc, AwsError) else aws_message(exc)
             self.problems.append(f"cannot read the Iceberg metadata in {where}: {reason}")
-        except ValueError as exc:
-            self.problems.append(f"cannot read the Iceberg metadata in {where}: not JSON ({exc})")
+        except json.JSONDecodeError as exc:
+            self.problems.append(
+                f"cannot read the Iceberg metadata in {where}: not JSON ({exc.msg}, line {exc.lineno})"
+            )
+        except ValueError:  # e.g. a snapshot's timestamp that is not a number
+            self.problems.append(f"cannot read the Iceberg metadata in {where}: a snapshot's fields are not Iceberg's")
         return None
 
 

@@ -58,12 +58,15 @@ def test_a_table_on_s3_is_read_from_its_latest_metadata_file(lake_s3) -> None:
 
 def test_what_cannot_be_read_on_s3_is_a_problem_line_and_no_snapshots(lake_s3) -> None:
     put_metadata(lake_s3, "broken", "v3.metadata.json", b"{not json")
+    put_metadata(lake_s3, "odd", "v1.metadata.json", [{"snapshot-id": 1, "timestamp-ms": "soon"}])
     tables = TableSnapshots()
     assert tables("s3://lake", "broken") is None
+    assert tables("s3://lake", "odd") is None
     assert tables("s3://no-such-bucket", "orders") is None
     assert tables.problems == [
         "cannot read the Iceberg metadata in s3://lake/broken/metadata/: not JSON "
-        "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
+        "(Expecting property name enclosed in double quotes, line 1)",
+        "cannot read the Iceberg metadata in s3://lake/odd/metadata/: a snapshot's fields are not Iceberg's",
         "cannot read the Iceberg metadata in s3://no-such-bucket/orders/metadata/: NoSuchBucket: "
         "The specified bucket does not exist",
     ]
