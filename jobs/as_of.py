@@ -6,7 +6,7 @@
     pins = as_of.pins(spark, args)                 # {} without --pins: every table as it is now
     orders = as_of.read_table(spark, "lakehouse.clean.orders_clean", pins)
 
-FILE is what ``emr-lineage runs RUN_ID --pins -o FILE`` writes from the lineage: that run's id and the
+FILE is what ``emr-lineage runs RUN_ID --pins > FILE`` writes from the lineage: that run's id and the
 snapshot id of each Iceberg table it read, by catalog table name. ``--as-of-run`` names the run the
 pins must be of (a guard against the wrong file). A local path or any URI Hadoop reads (``s3://`` on
 EMR); it is read through Hadoop's file system, not a Spark job, so the pins file is no input in the
@@ -24,7 +24,7 @@ from typing import Any
 def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--as-of-run", metavar="RUN_ID", help="read each input as this run read it (needs --pins)")
     parser.add_argument(
-        "--pins", metavar="FILE", help="the pins of --as-of-run: emr-lineage runs RUN_ID --pins -o FILE"
+        "--pins", metavar="FILE", help="the pins of --as-of-run: emr-lineage runs RUN_ID --pins > FILE"
     )
 
 

@@ -83,8 +83,8 @@ class Comparison:
 
     def as_dict(self) -> dict[str, Any]:
         first, second = (
-            {key: run.as_dict()[key] for key in ("runId", "namespace", "job", "state", "start", "end")}
-            for run in self.runs
+            {key: whole[key] for key in ("runId", "namespace", "job", "state", "start", "end")}
+            for whole in (run.as_dict() for run in self.runs)
         )
         return {
             "source": self.source,
@@ -140,10 +140,11 @@ def compare(
         )
     pair = (first, second)
     inputs = [_dataset_diff(pair, INPUT, key) for key in sorted(first.inputs.keys() | second.inputs.keys())]
+    read = table_snapshots or TableSnapshots()
     for diff in inputs:
         if diff.changed:
             diff.writes = _writes_between(runs, pair, diff.dataset)
-            diff.snapshots = _table_snapshots(diff, table_snapshots or TableSnapshots())
+            diff.snapshots = _table_snapshots(diff, read)
     outputs = [_dataset_diff(pair, OUTPUT, key) for key in sorted(first.outputs.keys() | second.outputs.keys())]
     return Comparison(pair, source, inputs, outputs, _schema_diffs(pair), _property_diffs(pair))
 

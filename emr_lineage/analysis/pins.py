@@ -29,7 +29,7 @@ def run_pins(run: RunRecord) -> dict[str, Any]:
             why = f"read at {len(versions)} versions: {', '.join(sorted(versions))}"
         elif table is None:
             why = "the events name no catalog table for it"
-        if why is None and table is not None:
+        if why is None:
             tables[table] = next(iter(versions))
         else:
             unpinned.append({"dataset": dataset_uri(*key), "why": why})

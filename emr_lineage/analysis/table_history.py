@@ -24,9 +24,9 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.clients import AwsError, aws_client, aws_message
+from emr_lineage.lineage.naming import canonical_namespace
 
 _METADATA = re.compile(r"^(?:v)?(\d+)(?:-[^.]*)?\.metadata\.json$")
-S3_SCHEMES = ("s3", "s3a", "s3n")
 
 
 @dataclass(frozen=True)
@@ -118,13 +118,13 @@ class TableSnapshots:
     _s3: Any = None
 
     def __call__(self, namespace: str, name: str) -> dict[str, Snapshot] | None:
-        scheme, _, bucket = namespace.partition("://")
-        if scheme not in S3_SCHEMES or not bucket:
+        canonical = canonical_namespace(namespace)  # s3a:// and s3n:// are S3 too
+        if not canonical.startswith("s3://"):
             return local_snapshots(namespace, name)
-        where = f"{namespace}/{name.strip('/')}/metadata/"
+        where = f"{canonical}/{name.strip('/')}/metadata/"
         try:
             self._s3 = self._s3 or self.make_s3()
-            return s3_snapshots(self._s3, bucket.strip("/"), name)
+            return s3_snapshots(self._s3, canonical.removeprefix("s3://"), name)
         except (AwsError, BotoCoreError, ClientError) as exc:
             reason = str(exc) if isinstance(exc, AwsError) else aws_message(exc)
             self.problems.append(f"cannot read the Iceberg metadata in {where}: {reason}")

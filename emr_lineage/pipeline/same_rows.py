@@ -21,12 +21,13 @@ def main(argv: list[str]) -> int:
     spark = SparkSession.builder.appName("same_rows").getOrCreate()
     try:
         a = spark.read.option("snapshot-id", first).table(table)
+        rows_a = a.count()
         counts = []
         for other in others:
             b = spark.read.option("snapshot-id", other).table(table)
             counts.append(
                 {
-                    "rowsA": a.count(),
+                    "rowsA": rows_a,
                     "rowsB": b.count(),
                     "onlyInA": a.exceptAll(b).count(),
                     "onlyInB": b.exceptAll(a).count(),
