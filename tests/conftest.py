@@ -147,11 +147,9 @@ _NEEDS_BY_FOLDER = {
 }
 _NEEDS_BY_FIXTURE = {
     "spark": "spark",
-    "demo_run": "spark",
-    "schema_change_run": "spark",
-    "reproduce_run": "spark",
+    **dict.fromkeys(_LATE_FIXTURES, "spark"),  # the demos
     "listener_lineage": "spark",
-    "trino_endpoints": "trino",
+    **dict.fromkeys(_EARLY_FIXTURES, "trino"),
     "shown": "browser",  # tests/emr_lineage/lineage/report/test_html_layout.py: the page as Chromium drew it
 }
 

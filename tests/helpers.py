@@ -34,7 +34,9 @@ def moto_s3(monkeypatch: pytest.MonkeyPatch, region: str, bucket: str) -> Iterat
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     with mock_aws():
         client = boto3.client("s3", region_name=region)
-        client.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": region})
+        # us-east-1 takes no location constraint (S3 refuses it, and so does moto)
+        where = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
+        client.create_bucket(Bucket=bucket, **where)
         yield client
 
 

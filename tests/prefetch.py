@@ -1,10 +1,11 @@
 """Start the test run's expensive shared results ahead of the tests, in the background.
 
 The CDK synths (``tests/stacks/synth_cache.py``), checkov's scan of their templates right after them
-(``tests/stacks/checkov_scan.py``, the same process) and the two real Spark demos
-(``tests/emr_lineage/demo_run.py``) take most of two minutes of CPU. Trino (``tests/trino.py``) starts
-here too (about 10 s of CPU to start, then about 1.5 s a minute idle, until its last test has ended and
-it stops): started by its first test instead, both xdist workers waited for it, and the run took longer.
+(``tests/stacks/checkov_scan.py``, the same process) and the real Spark demo with its two scenarios after it
+(``tests/emr_lineage/demo_run.py``, one process for the chain) take most of two minutes of CPU. Trino
+(``tests/trino.py``) starts here too (about 10 s of CPU to start, then about 1.5 s a minute idle, until its
+last test has ended and it stops): started by its first test instead, both xdist workers waited for it, and
+the run took longer.
 Each is made under a file lock by whoever asks first, and the others wait for it: a worker that reaches
 a test needing one while another worker makes it sits idle. Started by the controller before the workers
 are (one process each), they are usually done, or under way, when the first test asks, and the two cores
@@ -29,7 +30,7 @@ import pytest
 from filelock import FileLock
 
 from tests import trino
-from tests.emr_lineage.demo_run import SHARED_RUNS
+from tests.emr_lineage.demo_run import LAST_SHARED_RUN, SHARED_RUNS
 from tests.paths import REPO_ROOT, SYNTH_FOLDER, run_shared_dir
 
 
@@ -48,7 +49,7 @@ def start(config: pytest.Config) -> list[subprocess.Popen]:
     if hasattr(config, "workerinput") or not _whole_suite(config):
         return []
     root = run_shared_dir(config._tmp_path_factory.getbasetemp())
-    modules = {SYNTH_FOLDER: "tests.stacks.checkov_scan", **dict.fromkeys(SHARED_RUNS, "tests.prefetch")}
+    modules = {SYNTH_FOLDER: "tests.stacks.checkov_scan", LAST_SHARED_RUN: "tests.prefetch"}
     return [trino.start_serving(root / trino.FOLDER, os.getpid())] + [
         subprocess.Popen(
             [sys.executable, "-m", module, str(root / folder)],

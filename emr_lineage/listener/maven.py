@@ -11,9 +11,9 @@ file or an unverified one). A jar already in place with the pinned SHA-256 is us
 Maven. :func:`local_jar` is the cheap check before a local Spark run: the cached jar, verified, or one line
 saying how to get it.
 
-``pin=True`` (``emr-lineage listener fetch --pin``) fetches without a pin: the jar's SHA-1 is
-checked against the ``.sha1`` the repository published (copied in the same Maven run), and the
-caller records the SHA-256 (:mod:`emr_lineage.listener.pin`). See docs/listener.md.
+``emr-lineage listener fetch --pin`` fetches without a pin through :func:`maven_candidates` instead: the
+jar's SHA-1 is checked against the ``.sha1`` the repository published (copied in the same Maven run), and
+:mod:`emr_lineage.listener.pin` records the SHA-256. See docs/listener.md.
 """
 
 from __future__ import annotations
@@ -57,15 +57,11 @@ def listener_cache_dir() -> Path:
     return Path(user_cache_dir("emr-lineage")) / "listener"
 
 
-def fetch_jar(artifact: MavenJar, *, directory: Path | None = None, pin: bool = False) -> FetchedJar:
+def fetch_jar(artifact: MavenJar, *, directory: Path | None = None) -> FetchedJar:
     """The verified jar of ``artifact`` in ``directory`` (default :func:`listener_cache_dir`), fetched with Maven
-    unless it is already there.
-
-    Without ``pin`` the jar must have the SHA-256 cdk.json pins (:class:`ListenerNotPinnedError`
-    when there is none, :class:`ChecksumMismatchError` when it differs: then nothing is kept).
-    With ``pin`` Maven is always run, and the jar is kept once it matches the repository's SHA-1.
-    """
-    (jar,) = _fetch([artifact], directory, pin=pin)
+    unless it is already there. The jar must have the SHA-256 cdk.json pins (:class:`ListenerNotPinnedError`
+    when there is none, :class:`ChecksumMismatchError` when it differs: then nothing is kept)."""
+    (jar,) = _fetch([artifact], directory)
     return jar
 
 
@@ -105,28 +101,23 @@ def local_jars(versions: Versions) -> LocalJars:
 def fetch_jars(versions: Versions, *, directory: Path | None = None) -> list[FetchedJar]:
     """:func:`fetch_jar` of the listener and of the Iceberg runtime: one Maven run for those not in place, and
     none is kept unless all match their pins."""
-    return _fetch([versions.openlineage_spark, versions.iceberg_spark_runtime], directory, pin=False)
+    return _fetch([versions.openlineage_spark, versions.iceberg_spark_runtime], directory)
 
 
-def _fetch(artifacts: Sequence[MavenJar], directory: Path | None, *, pin: bool) -> list[FetchedJar]:
+def _fetch(artifacts: Sequence[MavenJar], directory: Path | None) -> list[FetchedJar]:
     directory = listener_cache_dir() if directory is None else directory
-    jars: dict[int, FetchedJar] = {}
-    if not pin:
-        for artifact in artifacts:
-            if artifact.sha256 is None:
-                raise not_pinned(artifact)
-        in_place = (_verified_in_place(artifact, directory) for artifact in artifacts)
-        jars = {index: jar for index, jar in enumerate(in_place) if jar is not None}
-    missing = [index for index in range(len(artifacts)) if index not in jars]
-    if missing:
-        with maven_candidates([artifacts[index] for index in missing], directory, sha1=pin) as candidates:
-            for candidate in candidates:
-                if pin:
-                    candidate.check_published_sha1()
-                else:
-                    _check_pin(candidate.jar, candidate.artifact, directory)
-            jars.update(zip(missing, [candidate.keep() for candidate in candidates], strict=True))
-    return [jars[index] for index in range(len(artifacts))]
+    for artifact in artifacts:
+        if artifact.sha256 is None:
+            raise not_pinned(artifact)
+    jars = [_verified_in_place(artifact, directory) for artifact in artifacts]
+    missing = [artifact for artifact, jar in zip(artifacts, jars, strict=True) if jar is None]
+    if not missing:
+        return [jar for jar in jars if jar is not None]
+    with maven_candidates(missing, directory) as candidates:
+        for candidate in candidates:
+            _check_pin(candidate.jar, candidate.artifact, directory)
+        fetched = iter([candidate.keep() for candidate in candidates])
+    return [jar or next(fetched) for jar in jars]
 
 
 class Candidate:

@@ -145,6 +145,7 @@ SHARED_RUNS = {
     REPRODUCE_FOLDER: shared_reproduce,
     SCHEMA_CHANGE_FOLDER: shared_schema_change,
 }
+LAST_SHARED_RUN = SCHEMA_CHANGE_FOLDER  # each shared run continues the one before: making the last makes them all
 
 
 if __name__ == "__main__":  # python -m tests.emr_lineage.demo_run FOLDER: one shared run, ahead of the tests

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
-from tests.emr_lineage.analysis.iceberg_metadata import put_metadata, snapshot_entry
+from tests.emr_lineage.analysis.iceberg_metadata import BUCKET, put_metadata, snapshot_entry
 from tests.emr_lineage.conftest import write_jsonl
 from tests.helpers import one_error_line
 
@@ -72,7 +72,7 @@ def test_a_table_on_s3_says_what_its_snapshots_between_the_two_versions_did(even
 
 
 def test_a_table_that_cannot_be_read_is_one_warning_and_the_events_still_answer(events: str, lake_s3) -> None:
-    lake_s3.delete_bucket(Bucket="lake")
+    lake_s3.delete_bucket(Bucket=BUCKET)
     result = _run("runs", "compare", A, B, "--events", events)
     assert result.exit_code == 0 and f"written by load run {W} (2, 60 rows)" in result.stdout
     assert result.stderr == (

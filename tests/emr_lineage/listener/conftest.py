@@ -12,14 +12,13 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-import boto3
 import pytest
 from filelock import FileLock
 
 from emr_lineage.listener.jar import FetchedJar, ListenerError
 from emr_lineage.listener.maven import LISTENER_DIR_ENV_VAR, fetch_jars, local_jars
 from tests.emr_lineage.listener.maven import BUCKET, REGION, MavenRepositories, TestKey, build_test_jar, fake_mvn
-from tests.helpers import fake_aws_credentials
+from tests.helpers import moto_s3
 from tests.paths import run_shared_dir
 from tests.versions import DEV, LISTENER
 
@@ -143,13 +142,7 @@ def make_cdk_json(tmp_path: Path, repo_root: Path):
 
 @pytest.fixture
 def s3(monkeypatch: pytest.MonkeyPatch):
-    from moto import mock_aws  # imported by the tests that use moto, not when the conftest loads
-
-    fake_aws_credentials(monkeypatch, REGION)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        client = boto3.client("s3", region_name=REGION)
-        client.create_bucket(Bucket=BUCKET)
+    with moto_s3(monkeypatch, REGION, BUCKET) as client:
         yield client
 
 
