@@ -23,9 +23,7 @@ from typing import Any
 
 def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--as-of-run", metavar="RUN_ID", help="read each input as this run read it (needs --pins)")
-    parser.add_argument(
-        "--pins", metavar="FILE", help="the pins of --as-of-run: emr-lineage runs RUN_ID --pins > FILE"
-    )
+    parser.add_argument("--pins", metavar="FILE", help="the pins of --as-of-run: emr-lineage runs RUN_ID --pins > FILE")
 
 
 def _read_text(spark: Any, uri: str) -> str:
