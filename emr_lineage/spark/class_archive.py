@@ -14,6 +14,10 @@ hash; a run whose classpath has none runs as before. :func:`emr_lineage.spark.lo
 makes one (``emr-lineage listener fetch`` does, for the listener's classpath, so ``make setup`` does).
 The JVM's own messages about the archive are turned off: an archive it cannot use is not the user's
 problem.
+
+An archive is 150-200 MB and no run can use one again once a file it was made from has changed or gone (a
+deleted virtualenv, a jar fetched again), so each archive has a record of what it was made for beside it
+(``NAME.json``), and preparing one removes the archives whose files changed, and those without a record.
 """
 
 from __future__ import annotations
@@ -43,11 +47,45 @@ def archive_dir() -> Path:
 def archive_path(java: str, spark_home: Path, properties: Mapping[str, str]) -> Path:
     """The archive of a run with ``properties``: one per java binary, Spark and driver classpath, as their
     files are now (the jars' sizes and modification times, which the JVM checks before it maps one)."""
-    binary = os.path.realpath(java)
-    classpath = properties.get(DRIVER_CLASSPATH, "")
+    return archive_dir() / _name(os.path.realpath(java), spark_home, properties.get(DRIVER_CLASSPATH, ""))
+
+
+def _name(binary: str, spark_home: Path, classpath: str) -> str:
     jars = [entry for entry in classpath.split(os.pathsep) if entry] + sorted(map(str, spark_home.glob("jars/*.jar")))
     key = [binary, os.stat(binary).st_mtime_ns, str(spark_home), classpath, [[jar, _identity(jar)] for jar in jars]]
-    return archive_dir() / f"{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:20]}.jsa"
+    return f"{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:20]}.jsa"
+
+
+def record(archive: Path, java: str, spark_home: Path, properties: Mapping[str, str]) -> None:
+    """Write what ``archive`` is made for beside it, before the archive is in place (:func:`prune` removes an
+    archive without one)."""
+    made_for = {"java": os.path.realpath(java), "spark_home": str(spark_home)}
+    made_for["classpath"] = properties.get(DRIVER_CLASSPATH, "")
+    _record_path(archive).write_text(json.dumps(made_for), encoding="utf-8")
+
+
+def prune(keep: Path) -> list[Path]:
+    """Remove the archives beside ``keep`` that no run can use any more (a file they were made from has changed
+    or is gone: their name is not the one a run would look for now) or that have no record; return them."""
+    removed = []
+    for archive in sorted(keep.parent.glob("*.jsa")):
+        if archive != keep and not _usable(archive):
+            archive.unlink(missing_ok=True)
+            _record_path(archive).unlink(missing_ok=True)
+            removed.append(archive)
+    return removed
+
+
+def _usable(archive: Path) -> bool:
+    try:
+        made_for = json.loads(_record_path(archive).read_text(encoding="utf-8"))
+        return _name(made_for["java"], Path(made_for["spark_home"]), made_for["classpath"]) == archive.name
+    except (OSError, ValueError, KeyError, TypeError):  # no record (or not one of ours), or java is gone
+        return False
+
+
+def _record_path(archive: Path) -> Path:
+    return archive.with_suffix(".json")
 
 
 def _identity(path: str) -> tuple[int, int] | None:

@@ -177,11 +177,20 @@ spark.stop()
 def prepare_class_archive(properties: Mapping[str, str]) -> tuple[Path, bool]:
     """Make the class archive of runs with ``properties`` (their driver classpath, with the Iceberg runtime
     on it) unless it exists: (its path, whether it was made now). One small application runs with the
-    archive written at its exit (about 20 s here); the file appears whole or not at all."""
-    archive = class_archives.archive_path(java_command(), spark_home(), properties)
-    if archive.is_file():
-        return archive, False
+    archive written at its exit (about 20 s here); the file appears whole or not at all. Either way, the
+    archives no run can use any more are removed (:func:`emr_lineage.spark.class_archive.prune`)."""
+    java, home = java_command(), spark_home()
+    archive = class_archives.archive_path(java, home, properties)
+    made = not archive.is_file()
     archive.parent.mkdir(parents=True, exist_ok=True)
+    class_archives.record(archive, java, home, properties)  # before the archive is in place; older ones have none
+    if made:
+        _make_class_archive(archive, properties)
+    class_archives.prune(archive)
+    return archive, made
+
+
+def _make_class_archive(archive: Path, properties: Mapping[str, str]) -> None:
     with tempfile.TemporaryDirectory(prefix=".making-", dir=archive.parent) as work:
         script, made = Path(work) / "warm_up.py", Path(work) / archive.name
         script.write_text(_WARM_UP, encoding="utf-8")
@@ -197,4 +206,3 @@ def prepare_class_archive(properties: Mapping[str, str]) -> tuple[Path, bool]:
             tail = (Path(work) / "spark.log").read_text(errors="replace").strip().splitlines()[-1:]
             raise LocalSparkError(f"could not make the class archive for local Spark: {tail[0] if tail else status}")
         made.replace(archive)
-    return archive, True

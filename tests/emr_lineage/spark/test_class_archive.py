@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -61,3 +62,63 @@ def test_an_archive_already_made_is_not_made_again(archives: Path) -> None:
     properties = {DRIVER_CLASSPATH: "/cache/listener.jar"}
     _archive(properties).write_bytes(b"an archive")
     assert prepare_class_archive(properties) == (_archive(properties), False)
+
+
+def _jar(folder: Path, name: str) -> str:
+    jar = folder / name
+    jar.write_bytes(name.encode())
+    return str(jar)
+
+
+def _archived(properties: dict[str, str], *, recorded: bool = True) -> Path:
+    """An archive of ``properties`` in the archive folder (its content does not matter here)."""
+    archive = _archive(properties)
+    archive.write_bytes(b"an archive")
+    if recorded:
+        class_archive.record(archive, java_command(), spark_home(), properties)
+    return archive
+
+
+def test_preparing_removes_the_archives_no_run_can_use_and_keeps_the_others(archives: Path, tmp_path: Path) -> None:
+    jars = tmp_path / "jars"
+    jars.mkdir()
+    current = {DRIVER_CLASSPATH: _jar(jars, "listener.jar")}
+    other = _archived({DRIVER_CLASSPATH: _jar(jars, "other.jar")})  # another classpath, still as it was
+    refetched = {DRIVER_CLASSPATH: _jar(jars, "refetched.jar")}
+    stale = _archived(refetched)
+    Path(refetched[DRIVER_CLASSPATH]).write_bytes(b"the jar fetched again")
+    gone = _archived({DRIVER_CLASSPATH: _jar(jars, "deleted.jar")})
+    Path(jars / "deleted.jar").unlink()
+    unrecorded = _archived({DRIVER_CLASSPATH: _jar(jars, "older.jar")}, recorded=False)
+    archive = _archived(current, recorded=False)  # made before archives had records: adopted, not made again
+
+    assert prepare_class_archive(current) == (archive, False)
+    assert sorted(archives.glob("*.jsa")) == sorted([archive, other])
+    assert sorted(archives.glob("*.json")) == sorted([archive.with_suffix(".json"), other.with_suffix(".json")])
+    assert not any(path.exists() for path in (stale, gone, unrecorded, stale.with_suffix(".json")))
+    assert prepare_class_archive(current) == (archive, False)  # and again: nothing else to remove
+    assert sorted(archives.glob("*.jsa")) == sorted([archive, other])
+
+
+def test_an_archive_made_now_has_its_record_and_the_stale_ones_go(
+    archives: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def run_script(script, args, properties, *, stdout, stderr, env):  # the JVM writing the archive at its exit
+        (path,) = (
+            option.split("=", 1)[1] for option in env["SPARK_SUBMIT_OPTS"].split() if "ArchiveClassesAtExit" in option
+        )
+        Path(path).write_bytes(b"classes")
+        return 0
+
+    monkeypatch.setattr("emr_lineage.spark.local.run_script", run_script)
+    unrecorded = _archived({DRIVER_CLASSPATH: "/old/listener.jar"}, recorded=False)
+    (tmp_path / "jars").mkdir()
+    properties = {DRIVER_CLASSPATH: _jar(tmp_path / "jars", "listener.jar")}
+    archive, made = prepare_class_archive(properties)
+    assert (archive, made) == (_archive(properties), True) and archive.read_bytes() == b"classes"
+    assert json.loads(archive.with_suffix(".json").read_text()) == {
+        "java": os.path.realpath(java_command()),
+        "spark_home": str(spark_home()),
+        "classpath": properties[DRIVER_CLASSPATH],
+    }
+    assert not unrecorded.exists() and sorted(archives.glob("*.js*")) == [archive, archive.with_suffix(".json")]
