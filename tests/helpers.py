@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -51,6 +52,12 @@ def one_error_line(result: Any, fragment: str = "", *, stdout_empty: bool = Fals
     if stdout_empty:
         assert result.stdout == "", result.stdout
     return lines[0]
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """``preexec_fn`` of a child a test interrupts with SIGINT: a test run started as a background job inherits
+    SIGINT ignored (POSIX), and Python then turns it into no KeyboardInterrupt; a terminal's Ctrl-C would."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def free_port() -> int:

@@ -31,7 +31,7 @@ from emr_lineage.listener.maven import (
 )
 from emr_lineage.listener.mvn import MavenError, maven_copy, maven_problem
 from tests.emr_lineage.listener.maven import THROWAWAY_GROUP, VERSION, build_test_jar, fake_mvn, throwaway
-from tests.helpers import one_error_line
+from tests.helpers import ctrl_c_as_in_a_terminal, one_error_line
 from tests.versions import ICEBERG_RUNTIME, LISTENER, LISTENER_JAR, RUNTIME_JAR
 
 # The pin committed in cdk.json: the SHA-256 of Maven Central's openlineage-spark_2.12-1.53.0.jar.
@@ -286,8 +286,9 @@ def test_ctrl_c_or_sigterm_while_maven_copies_leaves_nothing_in_the_cache(tmp_pa
     )
     cache = tmp_path / "cache"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", LISTENER_DIR_ENV_VAR: str(cache)}
+    command = [sys.executable, "-m", "emr_lineage", "listener", "fetch"]
     done = subprocess.run(
-        [sys.executable, "-m", "emr_lineage", "listener", "fetch"], env=env, capture_output=True, text=True, timeout=60
+        command, env=env, capture_output=True, text=True, timeout=60, preexec_fn=ctrl_c_as_in_a_terminal
     )
     assert done.returncode == code, done.stderr
     assert done.stderr.strip() == "error: interrupted"

@@ -23,6 +23,7 @@ from emr_lineage.lineage.schemas.checks import check_event
 from emr_lineage.pipeline.definition import PIPELINE
 from emr_lineage.pipeline.demo import DemoError, run_pipeline, spark_properties
 from tests.emr_lineage.demo_run import MODEL, MODEL_PARTS, DemoRun
+from tests.helpers import ctrl_c_as_in_a_terminal
 
 BIN = Path(sys.executable).parent
 # Application -> (inputs, outputs) relative to the lake: the Iceberg tables by their locations (the lake is the
@@ -195,8 +196,7 @@ def test_an_interrupted_demo_exits_130_saying_so(tmp_path, how):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        # Ctrl-C as in a terminal: a test run started as a background job inherits SIGINT ignored (POSIX)
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )
     events = out / "events.jsonl"
     deadline = time.monotonic() + 120
