@@ -284,6 +284,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         gc.freeze()
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest removes the run's temporary directory, which they write to
 def pytest_sessionfinish(session: pytest.Session) -> None:
     prefetch.stop(session.config.stash.get(_PREFETCH_KEY, []))
 
