@@ -22,9 +22,13 @@ deleted virtualenv, a jar fetched again), so each archive has a record of what i
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
+import shutil
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -33,6 +37,12 @@ from emr_lineage.spark.conf import DRIVER_CLASSPATH
 ARCHIVE_DIR_ENV_VAR = "EMR_LINEAGE_SPARK_ARCHIVE_DIR"
 JVM_OPTIONS_ENV_VAR = "SPARK_SUBMIT_OPTS"  # spark-submit passes these to the driver's JVM
 _QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+# An archive's file name and its record's: a hash and the suffix (prune touches no other file).
+_NAME = re.compile(r"[0-9a-f]{20}\.(?:jsa|json)")
+# Where an archive (or a record) is written, beside the others, until it is whole; a making folder older than
+# this was left by a process that was killed (making one takes about 20 s).
+MAKING_PREFIX = ".making-"
+_MAKING_ABANDONED_SECONDS = 3600
 
 
 def archive_dir() -> Path:
@@ -57,31 +67,65 @@ def _name(binary: str, spark_home: Path, classpath: str) -> str:
 
 
 def record(archive: Path, java: str, spark_home: Path, properties: Mapping[str, str]) -> None:
-    """Write what ``archive`` is made for beside it, before the archive is in place (:func:`prune` removes an
-    archive without one)."""
+    """Write what ``archive`` is made for beside it (whole or not at all), before anything else is done with it:
+    :func:`prune` removes an archive without one. A cache folder it cannot write to gets none."""
     made_for = {"java": os.path.realpath(java), "spark_home": str(spark_home)}
     made_for["classpath"] = properties.get(DRIVER_CLASSPATH, "")
-    _record_path(archive).write_text(json.dumps(made_for), encoding="utf-8")
+    path = _record_path(archive)
+    written = path.with_name(f"{MAKING_PREFIX}{os.getpid()}-{path.name}")
+    try:
+        written.write_text(json.dumps(made_for), encoding="utf-8")
+        written.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            written.unlink(missing_ok=True)
 
 
 def prune(keep: Path) -> list[Path]:
-    """Remove the archives beside ``keep`` that no run can use any more (a file they were made from has changed
-    or is gone: their name is not the one a run would look for now) or that have no record; return them."""
+    """Remove, beside ``keep``, the archives no run can use any more (a file they were made from has changed or
+    is gone: their name is not the one a run would look for now) or that have no record, the records of
+    such archives, and what a killed process left while making one; return the archives removed. Only
+    files named as this module names them are touched, and one that cannot be removed stays."""
     removed = []
-    for archive in sorted(keep.parent.glob("*.jsa")):
-        if archive != keep and not _usable(archive):
-            archive.unlink(missing_ok=True)
-            _record_path(archive).unlink(missing_ok=True)
-            removed.append(archive)
+    for path in sorted(keep.parent.iterdir()):
+        if path.name.startswith(MAKING_PREFIX) and _older_than(path, _MAKING_ABANDONED_SECONDS):
+            _remove(path)
+        elif not _NAME.fullmatch(path.name) or path.is_symlink() or not path.is_file():
+            continue
+        elif path.suffix == ".jsa" and path != keep and not _usable(path):
+            _remove(path)
+            _remove(_record_path(path))
+            removed.append(path)
+        elif path.suffix == ".json" and not path.with_suffix(".jsa").exists() and not _usable(path):
+            _remove(path)  # the record of an archive gone, or never made, for files that have changed since
     return removed
 
 
-def _usable(archive: Path) -> bool:
+def _usable(path: Path) -> bool:
+    """Whether the record of archive ``path`` (or the record ``path``) names it: its files are as they were."""
     try:
-        made_for = json.loads(_record_path(archive).read_text(encoding="utf-8"))
-        return _name(made_for["java"], Path(made_for["spark_home"]), made_for["classpath"]) == archive.name
-    except (OSError, ValueError, KeyError, TypeError):  # no record (or not one of ours), or java is gone
+        made_for = json.loads(_record_path(path).read_text(encoding="utf-8"))
+        java, home, classpath = (made_for[key] for key in ("java", "spark_home", "classpath"))
+        if not all(isinstance(value, str) for value in (java, home, classpath)):
+            return False
+        return _name(java, Path(home), classpath) == path.with_suffix(".jsa").name
+    except (OSError, ValueError, LookupError, TypeError, RecursionError):  # none, not one of ours, java gone
         return False
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - path.lstat().st_mtime > seconds
+    except OSError:
+        return False
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def _record_path(archive: Path) -> Path:

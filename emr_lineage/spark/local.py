@@ -181,9 +181,9 @@ def prepare_class_archive(properties: Mapping[str, str]) -> tuple[Path, bool]:
     archives no run can use any more are removed (:func:`emr_lineage.spark.class_archive.prune`)."""
     java, home = java_command(), spark_home()
     archive = class_archives.archive_path(java, home, properties)
-    made = not archive.is_file()
     archive.parent.mkdir(parents=True, exist_ok=True)
-    class_archives.record(archive, java, home, properties)  # before the archive is in place; older ones have none
+    class_archives.record(archive, java, home, properties)  # first: a prune elsewhere keeps it from then on
+    made = not archive.is_file()
     if made:
         _make_class_archive(archive, properties)
     class_archives.prune(archive)
@@ -191,7 +191,7 @@ def prepare_class_archive(properties: Mapping[str, str]) -> tuple[Path, bool]:
 
 
 def _make_class_archive(archive: Path, properties: Mapping[str, str]) -> None:
-    with tempfile.TemporaryDirectory(prefix=".making-", dir=archive.parent) as work:
+    with tempfile.TemporaryDirectory(prefix=class_archives.MAKING_PREFIX, dir=archive.parent) as work:
         script, made = Path(work) / "warm_up.py", Path(work) / archive.name
         script.write_text(_WARM_UP, encoding="utf-8")
         data = Path(work) / "data"

@@ -122,3 +122,46 @@ def test_an_archive_made_now_has_its_record_and_the_stale_ones_go(
         "classpath": properties[DRIVER_CLASSPATH],
     }
     assert not unrecorded.exists() and sorted(archives.glob("*.js*")) == [archive, archive.with_suffix(".json")]
+
+
+def test_pruning_survives_records_not_of_its_making_and_touches_only_its_own_files(
+    archives: Path, tmp_path: Path
+) -> None:
+    jars = tmp_path / "jars"
+    jars.mkdir()
+    current = {DRIVER_CLASSPATH: _jar(jars, "listener.jar")}
+    archive = _archived(current)
+    bad_records = ['{"java": "/usr/bin/java", "spark_home": "/x", "classpath": 1}', "[1, 2]", "not json", '"text"']
+    malformed = []
+    for number, text in enumerate(bad_records):
+        made = archives / f"{number:020x}.jsa"
+        made.write_bytes(b"an archive")
+        made.with_suffix(".json").write_text(text)
+        malformed.append(made)
+    foreign = [archives / "notes.jsa", archives / "settings.json", archives / "0123456789abcdef0123.JSA"]
+    for path in foreign:
+        path.write_text("the user's")
+    folder = archives / "0123456789abcdef0123.jsa"
+    folder.mkdir()
+    refetched = {DRIVER_CLASSPATH: _jar(jars, "refetched.jar")}
+    orphan = _archive(refetched).with_suffix(".json")  # an archive that was never made, for a jar since fetched again
+    class_archive.record(_archive(refetched), java_command(), spark_home(), refetched)
+    Path(refetched[DRIVER_CLASSPATH]).write_bytes(b"the jar fetched again")
+    pending = {DRIVER_CLASSPATH: _jar(jars, "pending.jar")}  # an archive being made now: its record goes first
+    class_archive.record(_archive(pending), java_command(), spark_home(), pending)
+    abandoned, fresh = archives / ".making-killed", archives / ".making-now"
+    for making in (abandoned, fresh):
+        making.mkdir()
+        (making / "half.jsa").write_bytes(b"half")
+    os.utime(abandoned, (0, 0))
+
+    assert prepare_class_archive(current) == (archive, False)
+    assert not any(path.exists() for path in [*malformed, orphan, abandoned])
+    assert all(path.exists() for path in [*foreign, folder, fresh, _archive(pending).with_suffix(".json")])
+    assert archive.exists() and archive.with_suffix(".json").exists()
+
+
+def test_a_record_that_cannot_be_written_is_no_error(tmp_path: Path) -> None:
+    archive = tmp_path / "no-such-folder" / "0123456789abcdef0123.jsa"
+    class_archive.record(archive, java_command(), spark_home(), {})
+    assert not archive.parent.exists()
