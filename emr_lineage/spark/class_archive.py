@@ -17,7 +17,8 @@ problem.
 
 An archive is 150-200 MB and no run can use one again once a file it was made from has changed or gone (a
 deleted virtualenv, a jar fetched again), so each archive has a record of what it was made for beside it
-(``NAME.json``), and preparing one removes the archives whose files changed, and those without a record.
+(``NAME.json``), and preparing one removes the archives whose files changed, those without a record, and
+what a killed run left (:func:`prune`).
 """
 
 from __future__ import annotations
