@@ -115,7 +115,7 @@ class TableSnapshots:
 
     make_s3: Callable[[], Any] = lambda: aws_client("s3")
     problems: list[str] = field(default_factory=list)
-    _s3: Any = None
+    _s3: Any = field(default=None, init=False, repr=False)
 
     def __call__(self, namespace: str, name: str) -> dict[str, Snapshot] | None:
         canonical = canonical_namespace(namespace)  # s3a:// and s3n:// are S3 too

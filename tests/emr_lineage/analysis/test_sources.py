@@ -6,9 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from emr_lineage.analysis.sources import (
     AnalysisError,
@@ -25,7 +23,7 @@ from emr_lineage.marquez.client import MarquezClient, MarquezError
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.conftest import write_jsonl
 from tests.emr_lineage.fake_marquez import FakeMarquez
-from tests.helpers import fake_aws_credentials
+from tests.helpers import moto_s3
 
 BUCKET = "lineage-archive"
 
@@ -94,10 +92,7 @@ def archive(monkeypatch: pytest.MonkeyPatch):
     """The events archived at their own time under the layout of gateway.ingest, some with the account
     whose key sent them and some from before accounts were recorded, the first one twice (resent an hour
     later, with another account's key), and one body that is not JSON."""
-    fake_aws_credentials(monkeypatch, "us-east-1")
-    with mock_aws():
-        s3 = boto3.client("s3")
-        s3.create_bucket(Bucket=BUCKET)
+    with moto_s3(monkeypatch, "us-east-1", BUCKET) as s3:
 
         def put(
             root: str, event: dict, received: dt.datetime, body: bytes | None = None, account: str | None = None

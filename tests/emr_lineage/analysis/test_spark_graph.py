@@ -13,9 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from emr_lineage.analysis.sources import read_archive
 from emr_lineage.analysis.spark_graph import BuildOptions, archive_globs, archive_line, merge_parts
@@ -28,7 +26,7 @@ from emr_lineage.lineage.graph.model import LineageGraph
 from emr_lineage.lineage.times import Window
 from tests.emr_lineage.analysis.builders import app_run, at, dataset
 from tests.emr_lineage.conftest import write_jsonl
-from tests.helpers import fake_aws_credentials
+from tests.helpers import moto_s3
 
 BUCKET = "lineage-archive"
 
@@ -87,10 +85,7 @@ def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         path = tmp_path / "archive" / key
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(body)
-    fake_aws_credentials(monkeypatch, "us-east-1")
-    with mock_aws():
-        s3 = boto3.client("s3")
-        s3.create_bucket(Bucket=BUCKET)
+    with moto_s3(monkeypatch, "us-east-1", BUCKET) as s3:
         for key, body in objects.items():
             s3.put_object(Bucket=BUCKET, Key=key, Body=body)
         yield tmp_path / "archive", s3

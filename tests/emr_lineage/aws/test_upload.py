@@ -6,28 +6,22 @@ import hashlib
 import inspect
 from pathlib import Path
 
-import boto3
 import pytest
 from boto3.exceptions import S3UploadFailedError
 from botocore.exceptions import ClientError
-from moto import mock_aws
 
 from emr_lineage.aws import upload
 from emr_lineage.aws.clients import AwsError
 from emr_lineage.launch import plan
 from emr_lineage.listener import stage
-from tests.helpers import fake_aws_credentials
+from tests.helpers import moto_s3
 
 BUCKET = "emr-lineage-upload-test"
 
 
 @pytest.fixture
 def s3(monkeypatch):
-    fake_aws_credentials(monkeypatch, "us-east-1")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        client = boto3.client("s3", region_name="us-east-1")
-        client.create_bucket(Bucket=BUCKET)
+    with moto_s3(monkeypatch, "us-east-1", BUCKET) as client:
         yield client
 
 
