@@ -79,8 +79,12 @@ def launch(
     run); arguments after -- go to the job.
 
     \b
-    emr-lineage launch --env dev --job jobs/revenue_daily.py -- --date YYYY-MM-DD
-    emr-lineage launch --env prod --serverless --job jobs/revenue_daily.py -- --date YYYY-MM-DD
+    emr-lineage launch --env dev --job jobs/revenue_daily.py -- \\
+      --orders-table lakehouse.emr_lineage_dev_clean.orders_clean \\
+      --revenue-table lakehouse.emr_lineage_dev_curated.revenue_daily
+    emr-lineage launch --env prod --serverless --job jobs/revenue_daily.py -- \\
+      --orders-table lakehouse.emr_lineage_prod_clean.orders_clean \\
+      --revenue-table lakehouse.emr_lineage_prod_curated.revenue_daily
     """
     _check_exclusive(ctx, serverless)
     console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
