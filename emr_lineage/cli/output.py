@@ -116,6 +116,13 @@ class Group(click.Group):
             signal.signal(signal.SIGTERM, previous)
 
 
+class GroupArgument(click.Argument):
+    """An argument of a :class:`CommandGroup`'s own command line: its commands' usage lines do not name it."""
+
+    def get_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return []
+
+
 class CommandGroup(Group, Command):
     """A command that also has commands (``runs`` lists runs, ``runs compare A B`` compares two): a first word
     that names one of its commands runs that command with the rest of the line; anything else is the
@@ -128,6 +135,13 @@ class CommandGroup(Group, Command):
         kwargs.setdefault("invoke_without_command", True)
         kwargs.setdefault("no_args_is_help", False)
         super().__init__(*args, **kwargs)
+        plain = [p.name for p in self.params if isinstance(p, click.Argument) and not isinstance(p, GroupArgument)]
+        if plain:
+            raise TypeError(f"{self.name}: the arguments {plain} are not GroupArgument (cls=GroupArgument)")
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        # Its subcommand_metavar spells both command lines, its own arguments too.
+        return [self.options_metavar or "", self.subcommand_metavar or ""]
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] in self.list_commands(ctx):

@@ -23,7 +23,7 @@ from emr_lineage.analysis.runs import (
 from emr_lineage.analysis.sources import AnalysisError, dump
 from emr_lineage.analysis.table_history import TableSnapshots
 from emr_lineage.cli.options import format_option, job_option, level_option
-from emr_lineage.cli.output import Command, CommandGroup, warn
+from emr_lineage.cli.output import Command, CommandGroup, GroupArgument, warn
 from emr_lineage.cli.sources import (
     RUNS_GRAPH_HELP,
     SourceRequest,
@@ -37,7 +37,7 @@ from emr_lineage.lineage.graph.history import INPUT, OUTPUT
 
 
 @click.group("runs", cls=CommandGroup, subcommand_metavar="[RUN_ID] | compare RUN_A RUN_B")
-@click.argument("run_id", metavar="RUN_ID", required=False)
+@click.argument("run_id", cls=GroupArgument, metavar="RUN_ID", required=False)
 @click.option(
     "--pins",
     is_flag=True,

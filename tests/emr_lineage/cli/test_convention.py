@@ -131,6 +131,15 @@ def test_help_exits_0(command: str) -> None:
     assert code == 0 and "Usage:" in out
 
 
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_usage_line_names_the_command_as_typed_and_each_argument_once(command: str) -> None:
+    _, out, _ = _run([*command.split(), "--help"])
+    usage = out.splitlines()[0]
+    assert usage.startswith(f"Usage: emr-lineage {command} [OPTIONS]"), usage
+    words = [word.strip("[]|.") for word in usage.split()[2:] if word.strip("[]|.").isupper()]
+    assert len(words) == len(set(words)), usage
+
+
 @pytest.mark.parametrize("command", SETTINGS_COMMANDS)
 @pytest.mark.parametrize(
     "content, expected",
@@ -230,3 +239,12 @@ def test_a_settings_problem_names_the_file_given(
     line = _one_error_line(err)
     assert code == 2 and expected in line and f"{mine}" in line, line
     assert "cdk.json" not in line.replace("--cdk-json", ""), line
+
+
+def test_a_command_group_refuses_an_argument_its_commands_usage_would_name() -> None:
+    import click
+
+    from emr_lineage.cli.output import CommandGroup
+
+    with pytest.raises(TypeError, match="GroupArgument"):
+        click.group("g", cls=CommandGroup)(click.argument("item")(lambda item: None))
