@@ -144,7 +144,8 @@ class GatewaySettings(Strict):
     archive_readers: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")]] = Field(
         default=[],
         description="IAM role ARNs (the platform team's) granted the archive's Athena tables by Lake Formation: "
-        "DESCRIBE on the database, SELECT and DESCRIBE on `events` and `events_raw`, DATA_LOCATION_ACCESS on the "
+        "DESCRIBE on the database, SELECT and DESCRIBE on the tables `events` and `events_raw` and the view "
+        "`events_with_account`, DATA_LOCATION_ACCESS on the "
         "archive's `raw/`; their IAM permissions for Athena, Glue, the results prefix and the gateway key are "
         "theirs to attach.",
     )
