@@ -16,6 +16,7 @@ EXIT_OK = 0
 EXIT_CHECK_FAILED = 1  # the command ran its check and found a problem
 EXIT_CANNOT_RUN = 2  # it could not do its job: bad option, config, input, server, credentials
 EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM, after cleanup
+EXIT_OUTPUT_CLOSED = 141  # what stdout was piped to stopped reading (head, a pager): a shell's status for SIGPIPE
 
 
 class EmrLineageError(Exception):

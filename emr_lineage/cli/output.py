@@ -8,7 +8,9 @@ stderr with its exit code, and Ctrl-C or SIGTERM into ``interrupted`` and 130. `
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
 import shutil
 import signal
 import sys
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from emr_lineage.errors import EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EmrLineageError
+from emr_lineage.errors import EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EXIT_OUTPUT_CLOSED, EmrLineageError
 
 if TYPE_CHECKING:  # only a type here: the graph commands must not pay for importing AWS and settings
     from emr_lineage.lineage.contracts.check import EdgeDiff
@@ -68,6 +70,8 @@ class Command(click.Command):
         except KeyboardInterrupt:
             fail("interrupted", EXIT_INTERRUPTED)
         except OSError as exc:
+            if isinstance(exc, BrokenPipeError) and _stdout_closed():
+                _end_quietly()
             if debugging():
                 raise
             fail(_os_error(exc))
@@ -75,6 +79,23 @@ class Command(click.Command):
             if debugging():
                 raise
             fail(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+
+
+def _stdout_closed() -> bool:
+    """Whether nothing reads stdout any more (a pipe whose reader ended), not some other broken pipe (a socket)."""
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (OSError, ValueError):  # no stdout, or not a file descriptor
+        return False
+
+
+def _end_quietly() -> NoReturn:
+    """End as Unix tools do when what reads their output stops (``| head``): no message, status 141."""
+    with contextlib.suppress(OSError, ValueError):  # the interpreter's last flush must not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(EXIT_OUTPUT_CLOSED)
 
 
 def _one_line_usage_errors(ctx: click.Context, parse: Any) -> Any:

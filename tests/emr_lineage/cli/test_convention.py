@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -203,6 +204,31 @@ def test_ctrl_c_exits_130_with_one_line(
     code, _, err = _run([*_args(command, inputs), *(["--cdk-json", str(CDK_JSON)] if command == "demo" else [])])
     assert code == 130
     assert "interrupted" in _one_error_line(err)
+
+
+def test_output_piped_to_a_reader_that_stops_ends_quietly_with_141() -> None:
+    """As ``emr-lineage config | head -1``: the reader is gone before the command writes."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "emr_lineage", "config", "--cdk-json", str(CDK_JSON)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_broken_pipe_that_is_not_stdout_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("emr_lineage.cli.config.load_settings", broken)
+    code, _, err = _run(["config", "--cdk-json", str(CDK_JSON)])
+    assert code == 2 and "Broken pipe" in _one_error_line(err)
 
 
 def test_a_surprise_is_one_line_and_debug_shows_the_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
