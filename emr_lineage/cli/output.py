@@ -146,10 +146,12 @@ class GroupArgument(click.Argument):
 
 class CommandGroup(Group, Command):
     """A command that also has commands (``runs`` lists runs, ``runs compare A B`` compares two): a first word
-    that names one of its commands runs that command with the rest of the line; anything else is the
-    group's own command line (options and arguments anywhere), run by its own callback."""
+    that names one of its commands runs that command with the rest of the line (a command's name later in
+    the line is refused, with where it goes); anything else is the group's own command line (options and
+    arguments anywhere), run by its own callback."""
 
     allow_interspersed_args = True
+    allow_extra_args = False  # a word its own line does not take is an error, not dropped
     _SUBCOMMAND = "emr_lineage.cli.output.CommandGroup.subcommand"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -165,10 +167,20 @@ class CommandGroup(Group, Command):
         return [self.options_metavar or "", self.subcommand_metavar or ""]
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] in self.list_commands(ctx):
+        commands = self.list_commands(ctx)
+        if args and args[0] in commands:
             ctx.meta[self._SUBCOMMAND] = args
             args = []  # the group's own parameters take their defaults
+        elif misplaced := self._command_after_options(args, commands):
+            line = f"{ctx.command_path} {misplaced}"
+            fail(f"{misplaced} comes first: {line} ... (see: {line} --help)")
         return Command.parse_args(self, ctx, args)
+
+    def _command_after_options(self, args: list[str], commands: list[str]) -> str | None:
+        """A command's name among ``args`` where it is no option's value (``runs --events E compare A B``)."""
+        valued = {o for p in self.params if isinstance(p, click.Option) and not p.is_flag for o in p.opts}
+        pairs = zip(args, args[1:], strict=False)
+        return next((word for before, word in pairs if word in commands and before not in valued), None)
 
     def invoke(self, ctx: click.Context) -> Any:
         subcommand = ctx.meta.pop(self._SUBCOMMAND, None)

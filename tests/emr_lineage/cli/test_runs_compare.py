@@ -111,3 +111,13 @@ def test_bad_input_is_one_line(events: str) -> None:
     one_error_line(_run("runs", "compare", A, W, "--events", events), f"run {A} is of job report, run {W} of job load")
     one_error_line(_run("runs", "compare", A, "--events", events), "Missing argument 'RUN_B'")
     one_error_line(_run("runs", "compare", A, B, "--events", events, "--format", "yaml"), "--format")
+
+
+def test_compare_after_options_says_it_comes_first(events: str) -> None:
+    one_error_line(_run("runs", "--events", events, "compare", A, B), "compare comes first: emr-lineage runs compare")
+    listed = _run("runs", "--job", "compare", "--events", events)  # an option's value, not the command
+    one_error_line(listed, "--job 'compare': no run of this job")
+
+
+def test_a_word_runs_does_not_take_is_an_error_not_dropped(events: str) -> None:
+    one_error_line(_run("runs", A, "extra", "--events", events), "unexpected extra argument (extra)")
