@@ -32,6 +32,8 @@ class ConfigError(EmrLineageError):
 # Fields of EnvironmentSettings that are no key of an environment's object: the loader sets them.
 NOT_ENVIRONMENT_KEYS = ("name", "versions")
 _ENV_NAME = re.compile(r"^[a-z][a-z0-9-]{1,15}$")
+# pydantic's error types for a section that is not an object (its messages name the model's class).
+_NOT_AN_OBJECT = ("model_type", "dict_type", "model_attributes_type")
 
 
 def _format_validation_error(
@@ -46,8 +48,10 @@ def _format_validation_error(
         if err["type"] == "extra_forbidden":
             hint = _did_you_mean(loc, model)
             message = "unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
-        elif err["type"] == "missing":
+        elif err["type"] == "missing" or (loc == ["versions"] and err["input"] is None):
             message = "missing required key"
+        elif err["type"] in _NOT_AN_OBJECT:
+            message = f"expected an object ({{...}}), not a JSON {json_type(err['input'])}"
         lines.append(f"{CONTEXT_KEY}.{where}: {message}")
     return f"invalid configuration in {source or 'cdk.json context'}:\n  " + "\n  ".join(lines)
 

@@ -174,6 +174,8 @@ def test_unknown_environment_names_the_known_ones(block):
         ("openlineage.listener_source", "maven", r"openlineage\.listener_source: Input should be 'bundle' or 'emr'"),
         ("gateway.enabled", "true", r"environments\.dev\.gateway\.enabled: Input should be a valid boolean"),
         ("gateway.enabled", ..., r"environments\.dev\.gateway\.enabled: missing required key"),
+        ("emr", "x", r"environments\.dev\.emr: expected an object \(\{\.\.\.\}\), not a JSON string$"),
+        ("gateway", [1], r"environments\.dev\.gateway: expected an object \(\{\.\.\.\}\), not a JSON array$"),
         (
             "gateway.max_event_byte",
             1024,
@@ -268,6 +270,18 @@ def test_versions_are_shared_and_validated(block):
     data["versions"]["marquez"] = "latest"
     with pytest.raises(ConfigError, match=r"emr-lineage\.versions\.marquez: String should match pattern"):
         settings_from_context(data, "prod")
+
+
+def test_versions_missing_or_not_an_object_is_said_so(block):
+    data = copy.deepcopy(block)
+    del data["versions"]
+    with pytest.raises(ConfigError, match=r"emr-lineage\.versions: missing required key$"):
+        settings_from_context(data, "dev")
+    data["versions"] = 3
+    with pytest.raises(
+        ConfigError, match=r"emr-lineage\.versions: expected an object \(\{\.\.\.\}\), not a JSON number$"
+    ):
+        settings_from_context(data, "dev")
 
 
 def test_unreadable_cdk_json_is_a_config_error(tmp_path):
