@@ -71,7 +71,8 @@ _KINDS = ", ".join(EVENT_SUFFIXES)
 
 
 def event_sources(paths: Iterable[str | os.PathLike[str]]) -> list[Source]:
-    """The sources named by ``paths``, in argument order (directories expanded recursively, sorted).
+    """The sources named by ``paths``, in argument order (directories expanded recursively, sorted, without
+    their hidden files and folders, ``.name``).
 
     Raises :class:`EventsError` for an empty path (not the current directory), a path that does
     not exist, a file of another type, a directory without event files, or ``-`` given twice.
@@ -87,7 +88,7 @@ def event_sources(paths: Iterable[str | os.PathLike[str]]) -> list[Source]:
             continue
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if is_event_file_name(p.name) and p.is_file())
+            found = sorted(p for p in path.rglob("*") if is_event_file_name(p.name) and p.is_file() and _shown(p, path))
             if not found:
                 raise EventsError(f"{path}: no event files ({_KINDS}, or .gz of them) in this directory")
             sources.extend(Source(p) for p in found)
@@ -100,6 +101,11 @@ def event_sources(paths: Iterable[str | os.PathLike[str]]) -> list[Source]:
         else:
             raise EventsError(f"{path}: no such file or directory")
     return sources
+
+
+def _shown(path: Path, top: Path) -> bool:
+    """Whether no part of ``path`` below ``top`` is hidden (``.name``: a tool's own state, such as the demo's)."""
+    return not any(part.startswith(".") for part in path.relative_to(top).parts)
 
 
 def _binary(source: Source) -> IO[bytes]:

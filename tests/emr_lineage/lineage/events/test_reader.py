@@ -82,6 +82,19 @@ def test_a_directory_mixing_formats_is_read_recursively_in_path_order(tmp_path: 
     assert [Path(f).name for f in loaded.files] == ["a.json.gz", "a.jsonl.gz", "c.ndjson", "d.jsonl"]
 
 
+def test_a_directory_s_hidden_files_and_folders_are_not_read(tmp_path: Path) -> None:
+    """As the demo's folder: its own state is a hidden .json beside events.jsonl."""
+    (tmp_path / ".emr-lineage-demo.json").write_text('{"rows": 1500}')
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / ".cache" / "old.jsonl").write_bytes(b"not events")
+    (tmp_path / "events.jsonl").write_bytes(_jsonl("1", "2"))
+    loaded = load_events([tmp_path])
+    assert (_names(loaded), [Path(f).name for f in loaded.files]) == (["1", "2"], ["events.jsonl"])
+    hidden = tmp_path / ".emr-lineage-demo.json"
+    with pytest.raises(EventsError, match="event has no 'job' object"):  # named, it is read
+        load_events([hidden])
+
+
 @pytest.mark.parametrize(
     ("content", "fragment"),
     [
