@@ -77,12 +77,12 @@ def _load(
     (``column_lineage=False``: without column edges, which a contract check does not read; ``runs``:
     with the runs' history)."""
     events = stream_events(paths, skip_invalid=skip_invalid, strict=strict, schema_directory=schema_dir)
-    if events.schema_note:
-        click.echo(f"warning: {events.schema_note}", err=True)
     graph = build_graph_streamed(events, level, column_lineage, runs)
     if not events.count:
         skipped = f" ({events.skipped} invalid skipped; first: {events.skipped_details[0]})" if events.skipped else ""
         raise EventsError(f"{', '.join(paths)}: no events to build a graph from{skipped}")
+    if events.schema_note:  # once the events are read: a refused input is its one error line only
+        click.echo(f"warning: {events.schema_note}", err=True)
     _report_skipped(events)
     return graph
 

@@ -689,6 +689,15 @@ def test_graph_without_schemas_warns_once_and_runs_structural_checks(runner, loc
     assert json.loads(result.stdout)["nodes"]
 
 
+@pytest.mark.parametrize("content", ["{not json\n", ""])
+def test_bad_events_without_schemas_are_the_error_line_only(runner, tmp_path: Path, content: str) -> None:
+    events = tmp_path / "events.jsonl"
+    events.write_text(content)
+    result = runner.invoke(main, ["graph", "--events", str(events), "--schema-dir", str(tmp_path / "no-schemas")])
+    assert result.exit_code == 2
+    assert [line.split(":")[0] for line in result.stderr.splitlines()] == ["error"]
+
+
 def test_graph_with_schemas_says_nothing_about_them(runner, local_run) -> None:
     events, _ = local_run
     result = runner.invoke(main, ["graph", "--events", str(events)])
