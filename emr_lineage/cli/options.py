@@ -141,8 +141,22 @@ def dry_run_option(help: str) -> Decorator:
     return shared_option("--dry-run", meaning="Show what would be done, and do nothing.", help=help, is_flag=True)
 
 
+def _bucket_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from emr_lineage.settings.data_lake import bucket_name_problem  # only when given: graph commands skip it
+
+    if value is not None and value.startswith("s3://"):
+        raise click.BadParameter(f"{value!r}: give the bucket's name alone, {value[5:].split('/')[0]!r}")
+    if value is not None and (problem := bucket_name_problem(value)):
+        raise click.BadParameter(f"{value!r} is not an S3 bucket name: {problem}")
+    return value
+
+
 artifacts_bucket_option = click.option(
-    "--bucket", default=None, metavar="NAME", help="The artifacts bucket's name (default: from SSM)."
+    "--bucket",
+    default=None,
+    metavar="NAME",
+    help="The artifacts bucket's name (default: from SSM).",
+    callback=_bucket_name,
 )
 
 

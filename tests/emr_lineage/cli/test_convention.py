@@ -206,6 +206,19 @@ def test_ctrl_c_exits_130_with_one_line(
     assert "interrupted" in _one_error_line(err)
 
 
+@pytest.mark.parametrize("command", ["tls", "listener stage"])
+@pytest.mark.parametrize(
+    ("bucket", "expected"),
+    [
+        ("s3://my-artifacts/x", "give the bucket's name alone, 'my-artifacts'"),
+        ("My_Bucket", "is not an S3 bucket name: use lowercase letters"),
+    ],
+)
+def test_a_bucket_option_takes_a_bucket_name_only(command: str, bucket: str, expected: str) -> None:
+    code, _, err = _run([*command.split(), "--bucket", bucket, "--cdk-json", str(CDK_JSON)])
+    assert code == 2 and expected in _one_error_line(err)
+
+
 def test_output_piped_to_a_reader_that_stops_ends_quietly_with_141() -> None:
     """As ``emr-lineage config | head -1``: the reader is gone before the command writes."""
     read_end, write_end = os.pipe()
