@@ -21,8 +21,9 @@ from rich.console import Console
 from emr_lineage.aws import emr as emr_steps
 from emr_lineage.aws import reconfigure
 from emr_lineage.aws.clients import AwsClients, AwsError
+from emr_lineage.cli.emr_options import cluster_id_option, poll_interval_option
 from emr_lineage.cli.launch_serverless import listener_of
-from emr_lineage.cli.options import cluster_id_option, dry_run_option, poll_interval_option, settings_options
+from emr_lineage.cli.options import dry_run_option, settings_options
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import Steps
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED

@@ -17,14 +17,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from emr_lineage.cli.emr_options import poll_interval_option, serverless_option
 from emr_lineage.cli.launch_serverless import listener_of
-from emr_lineage.cli.options import (
-    marquez_option,
-    poll_interval_option,
-    rows_option,
-    serverless_option,
-    settings_options,
-)
+from emr_lineage.cli.options import marquez_option, rows_option, settings_options
 from emr_lineage.cli.output import Command, fail, print_contract_rows
 from emr_lineage.cli.progress import Steps, cluster_poll_printer, elapsed, job_run_poll_printer
 from emr_lineage.errors import EXIT_INTERRUPTED

@@ -16,15 +16,9 @@ from rich.console import Console
 
 from emr_lineage.aws import clients as aws_clients
 from emr_lineage.aws import emr as emr_cluster
+from emr_lineage.cli.emr_options import conf_option, poll_interval_option, serverless_option
 from emr_lineage.cli.launch_serverless import launch_serverless, lineage_lines, report_plan
-from emr_lineage.cli.options import (
-    conf_option,
-    dry_run_option,
-    job_option,
-    poll_interval_option,
-    serverless_option,
-    settings_options,
-)
+from emr_lineage.cli.options import dry_run_option, job_option, settings_options
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import Steps, cluster_poll_printer
 from emr_lineage.errors import EXIT_CHECK_FAILED, EXIT_INTERRUPTED

@@ -19,7 +19,8 @@ from typing import Any
 
 import click
 
-from emr_lineage.cli.options import artifacts_bucket_option, pin_options, settings_options
+from emr_lineage.cli.emr_options import artifacts_bucket_option, pin_options
+from emr_lineage.cli.options import settings_options
 from emr_lineage.cli.output import Command
 from emr_lineage.listener.jar import FetchedJar
 from emr_lineage.listener.maven import LocalJars, fetch_jar, fetch_jars

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import click
 
+from emr_lineage.cli.emr_options import conf_option
 from emr_lineage.cli.gateway import api_key_from_env
-from emr_lineage.cli.options import conf_option, output_option, settings_options, url_option
+from emr_lineage.cli.options import output_option, settings_options, url_option
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.output_paths import refuse_appending_to_other_files, refuse_output_over
 from emr_lineage.errors import EXIT_CHECK_FAILED

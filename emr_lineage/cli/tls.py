@@ -15,7 +15,8 @@ import click
 
 from emr_lineage.aws import parameters
 from emr_lineage.aws.clients import AwsClients, AwsError, read_parameter
-from emr_lineage.cli.options import artifacts_bucket_option, force_option, output_option, settings_options
+from emr_lineage.cli.emr_options import artifacts_bucket_option
+from emr_lineage.cli.options import force_option, output_option, settings_options
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.operations import tls
