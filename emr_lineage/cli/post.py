@@ -12,7 +12,7 @@ import time
 import click
 
 from emr_lineage.cli.gateway import API_KEY_ENV_VAR
-from emr_lineage.cli.options import events_option, marquez_option, timeout_option
+from emr_lineage.cli.options import events_option, http_base_url, marquez_option, timeout_option
 from emr_lineage.cli.output import Command, fail
 from emr_lineage.cli.progress import Steps
 from emr_lineage.errors import EXIT_CHECK_FAILED
@@ -24,7 +24,7 @@ clock = time.monotonic  # the progress lines' clock (tests replace it)
 
 @click.command("post", cls=Command)
 @events_option(required=True)
-@marquez_option("Send the events to this Marquez or lineage gateway", required=True)
+@marquez_option("Send the events to this Marquez or lineage gateway", required=True, callback=http_base_url)
 @click.option(
     "--api-key",
     envvar=API_KEY_ENV_VAR,

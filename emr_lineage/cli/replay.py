@@ -21,6 +21,7 @@ from emr_lineage.cli.options import (
     ARCHIVE_FORM,
     archive_option,
     dry_run_option,
+    http_base_url,
     marquez_option,
     since_option,
     timeout_option,
@@ -49,7 +50,9 @@ def _window_text(since: str | None, until: str | None, arrived_since: str | None
 
 @click.command("replay", cls=Command)
 @archive_option(required=True, help=f"The lineage gateway's archive to re-post from: {ARCHIVE_FORM}.")
-@marquez_option("Re-post to this Marquez itself (the lineage gateway's URL is refused)", required=True)
+@marquez_option(
+    "Re-post to this Marquez itself (the lineage gateway's URL is refused)", required=True, callback=http_base_url
+)
 @since_option()
 @until_option()
 @click.option(

@@ -17,6 +17,7 @@ from emr_lineage.lineage.schemas.store import (
     SPEC_VERSION,
     fetch,
     install_from_dir,
+    mirror_base,
     schema_dir,
     store_is_complete,
 )
@@ -59,6 +60,8 @@ def fetch_command(directory: str | None, from_dir: str | None, base_url: str, ti
     """
     if from_dir is not None and base_url != CANONICAL_BASE_URL:
         fail("give either --from-dir DIR or --base-url URL, not both")
+    if from_dir is None:
+        mirror_base(base_url)  # a bad URL is refused even when --if-missing then has nothing to fetch
     target = schema_dir(directory)
     if if_missing and store_is_complete(target):
         click.echo(f"OpenLineage {SPEC_VERSION} schemas already in {target}")

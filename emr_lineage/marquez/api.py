@@ -25,17 +25,23 @@ EARLIEST_EVENT_TIME = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 LATEST_EVENT_TIME = dt.datetime(9999, 12, 31, tzinfo=dt.UTC)  # exclusive
 
 
-def base_url(url: str) -> str:
-    """Marquez's base URL, without a trailing slash or ``/api/v1`` (both are commonly pasted);
-    ValueError, saying what is wrong, when ``url`` is not an http(s) URL with a host."""
+def http_url(url: str, example: str = "http://localhost:5000") -> str:
+    """``url`` without surrounding blanks; ValueError, saying what is wrong and giving ``example``, when it is
+    not an http(s) URL with a host, or has a query or fragment (a base URL: callers add paths to it)."""
     text = url.strip()
     try:
         parts = urlsplit(text)
         parts.port  # noqa: B018 - parses the port: ValueError when it is not a number
-    except ValueError as exc:
-        raise ValueError(f"{url!r} is not a URL ({exc})") from None
+    except ValueError:  # urllib's own words ("Invalid IPv6 URL") would not tell the user what to type
+        raise ValueError(f"{url!r} is not a URL: its host or port cannot be read, e.g. {example}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{url!r} is not an http(s) URL with a host, e.g. http://localhost:5000")
+        raise ValueError(f"{url!r} is not an http(s) URL with a host, e.g. {example}")
     if parts.query or parts.fragment:
-        raise ValueError(f"{url!r} has a query or fragment; give Marquez's base URL")
-    return text.rstrip("/").removesuffix(API_ROOT).rstrip("/")
+        raise ValueError(f"{url!r} has a query or fragment; give the base URL, e.g. {example}")
+    return text
+
+
+def base_url(url: str) -> str:
+    """Marquez's base URL, without a trailing slash or ``/api/v1`` (both are commonly pasted);
+    ValueError, saying what is wrong, when ``url`` is not an http(s) URL with a host (:func:`http_url`)."""
+    return http_url(url).rstrip("/").removesuffix(API_ROOT).rstrip("/")

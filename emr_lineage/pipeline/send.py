@@ -36,7 +36,7 @@ from emr_lineage.errors import EmrLineageError
 from emr_lineage.http import DEFAULT_TIMEOUT, HttpClient, HttpError, Reply, is_redirect
 from emr_lineage.lineage.events.reader import load_events
 from emr_lineage.lineage.times import by_event_time, event_time
-from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT, base_url
 
 KEY_REFUSED = (401, 403)
 
@@ -125,10 +125,14 @@ def in_run_order(events: Sequence[PendingEvent]) -> list[PendingEvent]:
 
 
 def lineage_url(url: str) -> str:
-    """``url`` + ``/api/v1/lineage``; ``http://host:5000`` and ``http://host:5000/api/v1`` both work."""
-    if not url.startswith(("http://", "https://")):
-        raise PostError(f"--marquez must start with http:// or https://, got {url!r}")
-    return url.rstrip("/").removesuffix(API_ROOT.rstrip("/")) + LINEAGE_ENDPOINT
+    """The lineage endpoint under ``url``, a Marquez's or a gateway's base URL: ``http://host:5000``, with or
+    without a pasted ``/api/v1`` or ``/api/v1/lineage`` (as ``run-local --url``); PostError when it is not
+    an http(s) URL with a host (:func:`~emr_lineage.marquez.api.base_url`'s check)."""
+    try:
+        base = base_url(url)
+    except ValueError as exc:
+        raise PostError(f"--marquez {exc}") from None
+    return base.removesuffix(LINEAGE_ENDPOINT) + LINEAGE_ENDPOINT
 
 
 def post_events(

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 
 from emr_lineage.errors import EmrLineageError, json_type
+from emr_lineage.marquez.api import http_url
 
 if TYPE_CHECKING:  # the HTTP stack (requests) is imported only to fetch: readers of events start without it
     from emr_lineage.http import HttpClient
@@ -254,6 +255,16 @@ def _download(client: HttpClient, url: str) -> bytes:
     return reply.body
 
 
+def mirror_base(base_url: str) -> str:
+    """``base_url`` ending in ``/``, the schemas' relative URLs go after it; SchemaStoreError naming
+    ``--base-url`` when it is not an http(s) URL with a host (the Marquez URLs' check)."""
+    try:
+        base = http_url(base_url, example=CANONICAL_BASE_URL)
+    except ValueError as exc:
+        raise SchemaStoreError(f"--base-url {exc}") from None
+    return base if base.endswith("/") else base + "/"
+
+
 def fetch(
     directory: Path,
     base_url: str = CANONICAL_BASE_URL,
@@ -264,11 +275,9 @@ def fetch(
 
     Every document is checked (:func:`check_document`) before anything is written.
     """
-    if not base_url.startswith(("http://", "https://")):
-        raise SchemaStoreError(f"--base-url {base_url!r}: must start with http:// or https://")
+    base = mirror_base(base_url)
     from emr_lineage.http import HttpClient
 
-    base = base_url if base_url.endswith("/") else base_url + "/"
     contents = {}
     with HttpClient(timeout=timeout, max_bytes=MAX_SCHEMA_BYTES, headers={"Accept": "application/json"}) as client:
         for pinned in PINNED_SCHEMAS:

@@ -160,7 +160,7 @@ def test_what_cannot_run_is_one_line_and_exit_2(
     one_error_line(_post("--events", "", "--marquez", marquez.url), "empty path")
     (tmp_path / "bad.jsonl").write_text('{"eventType": "START"}\n')
     one_error_line(_post("--events", str(tmp_path / "bad.jsonl"), "--marquez", marquez.url), "bad.jsonl:1")
-    one_error_line(_post("--events", events, "--marquez", "localhost:5000"), "must start with http://")
+    one_error_line(_post("--events", events, "--marquez", "localhost:5000"), "is not an http(s) URL with a host")
     line = one_error_line(_post("--events", events, "--marquez", closed_port_url, "--timeout", "2"), "unreachable")
     assert "at " + events + " event 1; 0 event(s) posted before it" in line
     assert retry_waits == [0, 1.0]  # the retries' backoff within the 2 s deadline (recorded, not slept)
@@ -168,6 +168,28 @@ def test_what_cannot_run_is_one_line_and_exit_2(
     line = one_error_line(_post("--events", events, "--marquez", marquez.url), "HTTP 404")
     assert "a Marquez API or a lineage gateway?" in line
     assert marquez.posted == []
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://", "http://:5000", "localhost:5000", "http://h:5000/?x=1"])
+def test_a_marquez_url_without_a_host_is_refused_before_the_events_are_read(
+    url: str, marquez: FakeMarquez, tmp_path: Path
+) -> None:
+    # The events path does not exist: the URL is checked first, so the error is the URL's.
+    result = _post("--events", str(tmp_path / "none.jsonl"), "--marquez", url)
+    line = one_error_line(result, f"--marquez {url!r}", stdout_empty=True)
+    assert "http" in line and "Error" not in line and "Invalid" not in line and "No host supplied" not in line
+    assert marquez.requests == []
+
+
+def test_a_pasted_lineage_endpoint_is_dropped_as_run_local_drops_it(
+    marquez: FakeMarquez, two_runs: list[dict], tmp_path: Path
+) -> None:
+    # The listener's transport URL (…/api/v1/lineage) pasted as --marquez: the events still reach Marquez.
+    events = _write(tmp_path / "events.jsonl", two_runs)
+    result = _post("--events", str(events), "--marquez", marquez.url + LINEAGE_ENDPOINT + "/")
+    assert result.exit_code == 0, result.output
+    assert marquez.requests == [ROUTE] * 4 and len(marquez.posted) == 4
+    assert lineage_url("http://h:5000/api/v1/lineage") == "http://h:5000/api/v1/lineage"
 
 
 def test_no_events_is_a_usage_error_as_in_graph(marquez: FakeMarquez, tmp_path: Path) -> None:

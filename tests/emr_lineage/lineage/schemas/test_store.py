@@ -266,7 +266,10 @@ def test_fetch_writes_to_the_environment_dir_else_the_user_cache(runner, mirror,
     ("args", "fragment"),
     [
         (["--from-dir", "x", "--base-url", "http://127.0.0.1:9/"], "give either --from-dir DIR or --base-url URL"),
-        (["--base-url", "ftp://mirror/spec/"], "--base-url 'ftp://mirror/spec/': must start with http://"),
+        (["--base-url", "ftp://mirror/spec/"], "--base-url 'ftp://mirror/spec/' is not an http(s) URL with a host"),
+        (["--base-url", "http://"], "--base-url 'http://' is not an http(s) URL with a host, e.g. https://"),
+        (["--base-url", "http://[::1"], "--base-url 'http://[::1' is not a URL: its host or port cannot be read"),
+        (["--base-url", "http://mirror/spec/?v=2"], "--base-url 'http://mirror/spec/?v=2' has a query"),
         (["--schema-dir", ""], "--schema-dir: empty path"),
         (["--from-dir", ""], "--from-dir: empty path"),
         (["--timeout", "0"], "Invalid value for '--timeout'"),
@@ -274,6 +277,15 @@ def test_fetch_writes_to_the_environment_dir_else_the_user_cache(runner, mirror,
 )
 def test_bad_options_are_one_error_line(runner, tmp_path: Path, args: list[str], fragment: str) -> None:
     one_error_line(runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(tmp_path / "s"), *args]), fragment)
+
+
+def test_a_bad_base_url_is_refused_even_when_the_schemas_are_there(runner, tmp_path: Path, reference_dir: Path) -> None:
+    target = tmp_path / "schemas"
+    spec = reference_dir / "openlineage" / "spec"
+    installed = runner.invoke(main, ["schemas", "fetch", "--schema-dir", str(target), "--from-dir", str(spec)])
+    assert installed.exit_code == 0, installed.output
+    args = ["schemas", "fetch", "--schema-dir", str(target), "--base-url", "http://", "--if-missing"]
+    one_error_line(runner.invoke(main, args), "--base-url 'http://'", stdout_empty=True)
 
 
 def test_unwritable_schema_dir_is_one_error_line(runner, tmp_path: Path, reference_dir: Path) -> None:
