@@ -46,6 +46,8 @@ def check_request(
     master: str | None, on_emr: bool, job: GraphJob, fmt: str, marquez_url: str | None, settings_given: bool
 ) -> None:
     """The option mixes the graph on Spark refuses (each a usage error, exit 2)."""
+    if (job.since or job.until) and not job.archive and not master and not on_emr:
+        fail("--since/--until select events by time from --marquez or --archive: event files are read whole")
     if not master and not on_emr:
         fail(
             "--archive builds the graph on Spark: add --spark MASTER or --on-emr "
@@ -65,8 +67,6 @@ def check_request(
         fail("--on-emr reads the archive: give --archive s3://bucket[/prefix] (event files: --spark MASTER)")
     if (job.since or job.until) and not job.archive:
         fail("--since/--until select archived events by their time: they go with --archive")
-    if settings_given and not on_emr:
-        fail("--env and --cdk-json name the environment of --on-emr")
 
 
 def spark_graph(master: str | None, on_emr: bool, job: GraphJob, env: str | None, cdk_json: Path | None) -> bytes:

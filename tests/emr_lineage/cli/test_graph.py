@@ -689,6 +689,22 @@ def test_graph_without_schemas_warns_once_and_runs_structural_checks(runner, loc
     assert json.loads(result.stdout)["nodes"]
 
 
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--since", "2026-01-01"], "--since/--until select events by time from --marquez or --archive"),
+        (["--depth", "3"], "--depth N follows lineage from --node ID: give --node too"),
+        (["--title", "Mine"], "--title names the HTML report: --format html"),
+        (["--env", "dev"], "--env and --cdk-json name the environment of --on-emr"),
+    ],
+)
+def test_an_option_that_would_change_nothing_is_refused(runner, tmp_path: Path, args: list[str], expected: str) -> None:
+    events = tmp_path / "events.jsonl"
+    events.write_text("")
+    result = runner.invoke(main, ["graph", "--events", str(events), *args])
+    one_error_line(result, expected)
+
+
 @pytest.mark.parametrize("content", ["{not json\n", ""])
 def test_bad_events_without_schemas_are_the_error_line_only(runner, tmp_path: Path, content: str) -> None:
     events = tmp_path / "events.jsonl"
