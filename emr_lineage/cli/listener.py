@@ -36,7 +36,7 @@ from emr_lineage.settings.versions import ListenerArtifact, MavenJar
 @click.option(
     "--class-archive",
     is_flag=True,
-    help="Also make local Spark's class archive for a classpath with the jars, once (about 20 s): local runs "
+    help="Also make local Spark's class archive for a classpath with the jars, once: local runs "
     "(demo, run-local) then start seconds faster. make setup passes it.",
 )
 def fetch_command(

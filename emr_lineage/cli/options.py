@@ -47,24 +47,30 @@ def apply_options(function: Any, options: Sequence[Decorator]) -> Any:
 
 
 _ENV_HELP = "Environment name in cdk.json."
+_CDK_JSON_HELP = "The cdk.json that holds the emr-lineage settings."
 
 
 def settings_options(function: Any, light: bool = False) -> Any:
-    """``--env NAME``, ``--cdk-json PATH``; ``light``: None unless given (graph starts without the settings)."""
+    """``--env NAME``, ``--cdk-json PATH``; ``light``: None unless given, and only for ``--on-emr`` (graph starts
+    without the settings)."""
     defaults: tuple[str | None, str | None] = (None, None)
     if not light:
         from emr_lineage.settings.loader import DEFAULT_CDK_JSON, DEFAULT_ENV
 
         defaults = (DEFAULT_ENV, str(DEFAULT_CDK_JSON))
-    env = click.option("--env", default=defaults[0], show_default=not light, metavar="NAME", help=_ENV_HELP)
-    cdk_json = click.option(
+    only = "With --on-emr: " if light else ""  # graph: only its Spark job on EMR reads them
+    env = shared_option(
+        "--env", meaning=_ENV_HELP, help=only + _ENV_HELP, default=defaults[0], show_default=not light, metavar="NAME"
+    )
+    cdk_json = shared_option(
         "--cdk-json",
         "cdk_json",
+        meaning=_CDK_JSON_HELP,
+        help=only + _CDK_JSON_HELP,
         default=defaults[1],
         show_default=not light,
         type=click.Path(path_type=Path),
         metavar="PATH",
-        help="The cdk.json that holds the emr-lineage settings.",
     )
     return apply_options(function, [env, cdk_json])
 
@@ -135,7 +141,7 @@ def timeout_option(default: float = DEFAULT_TIMEOUT) -> Decorator:
         default=default,
         show_default=True,
         metavar="SECONDS",
-        help="Deadline of each request (HTTP or AWS), its retries included.",
+        help="Deadline of each request, its retries included.",
     )
 
 
