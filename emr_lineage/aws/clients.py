@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
 from emr_lineage.aws.session import RETRY_POLICY, boto_session, new_client
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.settings.model import EnvironmentSettings
+
+ENDPOINT_ENV_VAR = "AWS_ENDPOINT_URL"
+CREDENTIALS_FIX = (
+    "set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run aws configure or aws sso login"
+)
+REGION_FIX = "set AWS_REGION or AWS_DEFAULT_REGION, or a region in the profile that AWS_PROFILE names"
+# botocore refuses an endpoint URL it cannot use (no scheme) with a plain ValueError of this text.
+_INVALID_ENDPOINT = "Invalid endpoint: "
 
 
 class AwsError(EmrLineageError):
@@ -20,14 +29,36 @@ class AwsError(EmrLineageError):
     call, a malformed launch spec): the command cannot do its job (exit 2)."""
 
 
-def aws_client(service: str) -> Any:
-    """A client of ``service`` from the environment (``AWS_REGION``/``AWS_DEFAULT_REGION``,
-    ``AWS_ENDPOINT_URL``, the profile) with the tools' retry policy: for commands that need no
-    environment of cdk.json (the archive's readers). A setup failure is an :class:`AwsError`."""
+def aws_client(service: str, session: boto3.session.Session | None = None) -> Any:
+    """A client of ``service`` from ``session``, by default from the environment (``AWS_REGION``/
+    ``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL``, the profile), with the tools' retry policy: for
+    commands that need no environment of cdk.json (the archive's readers, the local gateway). A setup
+    failure is an :class:`AwsError`."""
+    return _made(lambda: new_client(service, session=session))
+
+
+def _made(make: Callable[[], Any], no_region: str | None = None) -> Any:
+    """What ``make`` returns; a client it cannot set up (no region, a bad endpoint or profile) is an
+    :class:`AwsError` saying why and the fix (``no_region``: this caller's words for a missing region)."""
     try:
-        return new_client(service)
+        return make()
+    except NoRegionError as exc:
+        raise AwsError(no_region or aws_message(exc)) from None
     except BotoCoreError as exc:
         raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
+    except ValueError as exc:
+        if not str(exc).startswith(_INVALID_ENDPOINT):
+            raise
+        raise AwsError(_invalid_endpoint(str(exc).removeprefix(_INVALID_ENDPOINT))) from None
+
+
+def _invalid_endpoint(url: str) -> str:
+    """Why the endpoint URL ``url`` is refused, naming the variable (or the config file) that gives it, and the fix."""
+    # AWS_ENDPOINT_URL, or a service's own AWS_ENDPOINT_URL_<SERVICE>; else the profile's endpoint_url
+    names = sorted(name for name, value in os.environ.items() if name.startswith(ENDPOINT_ENV_VAR) and value == url)
+    where = f"{names[0]}={url}" if names else f"endpoint_url = {url} in the AWS config file"
+    example = f"http://{url}" if url and "://" not in url else "http://127.0.0.1:5000"
+    return f"{where} is not an endpoint URL: give it with its scheme and host, e.g. {example}"
 
 
 def aws_session(settings: EnvironmentSettings) -> boto3.session.Session:
@@ -77,12 +108,9 @@ def client_maker(settings: EnvironmentSettings, config: Config = RETRY_POLICY) -
     session = aws_session(settings)
 
     def make(service: str) -> Any:
-        try:
-            return new_client(service, session=session, config=config)
-        except NoRegionError:  # a region the session accepted but botocore cannot resolve
-            raise AwsError(f"no AWS region for {settings.name}: set AWS_REGION") from None
-        except BotoCoreError as exc:
-            raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
+        # NoRegionError: a region the session accepted but botocore cannot resolve
+        no_region = f"no AWS region for {settings.name}: set AWS_REGION"
+        return _made(lambda: new_client(service, session=session, config=config), no_region)
 
     return make
 
@@ -95,18 +123,21 @@ def regional_client_maker(
     session = aws_session(settings)
 
     def make(region: str) -> Any:
-        try:
-            return new_client(service, session=session, config=config.merge(Config(region_name=region)))
-        except BotoCoreError as exc:
-            raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
+        return _made(lambda: new_client(service, session=session, config=config.merge(Config(region_name=region))))
 
     return make
 
 
 def aws_message(exc: Exception) -> str:
+    """An AWS failure on one line, in AWS's words (``Code: Message``); no credentials or no region
+    with the fix, as every command says them."""
     if isinstance(exc, ClientError):
         err = exc.response.get("Error", {})
         return f"{err.get('Code', 'error')}: {err.get('Message', exc)}"
+    if isinstance(exc, NoCredentialsError):
+        return f"no AWS credentials: {CREDENTIALS_FIX}"
+    if isinstance(exc, NoRegionError):
+        return f"no AWS region: {REGION_FIX}"
     return str(exc)
 
 
@@ -122,4 +153,4 @@ def read_parameter(ssm: Any, name: str, *, env: str, published_by: str) -> str:
             ) from None
         raise AwsError(f"cannot read SSM parameter {name} ({aws_message(exc)})") from None
     except BotoCoreError as exc:
-        raise AwsError(f"cannot read SSM parameter {name} ({exc})") from None
+        raise AwsError(f"cannot read SSM parameter {name} ({aws_message(exc)})") from None

@@ -37,7 +37,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 
-from emr_lineage.aws.session import new_client
+from emr_lineage.aws.clients import ENDPOINT_ENV_VAR, aws_client, aws_message
 from emr_lineage.errors import EmrLineageError, network_reason
 from emr_lineage.gateway.config import DEFAULT_FORWARD_TIMEOUT_SECONDS, MAX_BATCH_BYTES
 from emr_lineage.gateway.forward import (
@@ -91,12 +91,7 @@ class LocalGatewaySettings:
 
 
 def _aws(step: str, exc: BotoCoreError | ClientError) -> LocalGatewayError:
-    if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
-        detail = f"{error.get('Code', 'error')}: {error.get('Message', exc)}"
-    else:
-        detail = str(exc)
-    return LocalGatewayError(f"{step}: {' '.join(detail.split())}")
+    return LocalGatewayError(f"{step}: {' '.join(aws_message(exc).split())}")
 
 
 def prepare(s3: Any, sqs: Any, settings: LocalGatewaySettings, *, create: bool) -> str:
@@ -122,17 +117,16 @@ def prepare(s3: Any, sqs: Any, settings: LocalGatewaySettings, *, create: bool) 
 
 # What S3 and SQS answer for a bucket or queue that is not there (HeadBucket has no body: its status).
 _MISSING = {"404", "NoSuchBucket", "NotFound", "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"}
-ENDPOINT_ENV_VAR = "AWS_ENDPOINT_URL"
 
 
 def _not_prepared(settings: LocalGatewaySettings, create: bool, exc: BotoCoreError | ClientError) -> LocalGatewayError:
     """Why the bucket and queue cannot be used, with the fix: credentials, the endpoint, or --create."""
     what = f"bucket {settings.bucket!r} / queue {settings.queue_name!r}"
     endpoint = os.environ.get(ENDPOINT_ENV_VAR)
-    if isinstance(exc, NoCredentialsError):
+    if isinstance(exc, NoCredentialsError):  # every command's fix, then local mode's
         return LocalGatewayError(
-            f"{what}: no AWS credentials; for AWS set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), "
-            f"for a local S3 and SQS (moto_server) set {ENDPOINT_ENV_VAR} and test credentials (docs/gateway.md)"
+            f"{what}: {aws_message(exc)}; or, for a local S3 and SQS (moto_server), "
+            f"set {ENDPOINT_ENV_VAR} and test credentials (docs/gateway.md)"
         )
     if isinstance(exc, EndpointConnectionError):
         where = f"{ENDPOINT_ENV_VAR}={endpoint}" if endpoint else "AWS"
@@ -179,7 +173,7 @@ class LocalGateway:
         idle_seconds: int = IDLE_SECONDS,
     ) -> None:
         self.settings = settings
-        self.s3, self.sqs = new_client("s3", session=session), new_client("sqs", session=session)
+        self.s3, self.sqs = aws_client("s3", session=session), aws_client("sqs", session=session)
         self.queue_url = prepare(self.s3, self.sqs, settings, create=create)
         self.ingestor = Ingestor(
             self.s3,

@@ -27,6 +27,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from emr_lineage.aws.archive import ArchiveLocation, archive_prefixes, event_time_prefixes, group_of
+from emr_lineage.aws.clients import aws_message
 from emr_lineage.errors import EmrLineageError
 from emr_lineage.lineage.door.one_event import check_archived
 from emr_lineage.lineage.door.verdict import Rejected
@@ -67,7 +68,9 @@ def _keys(s3: Any, location: ArchiveLocation, prefix: str) -> Iterator[str]:
             for item in page.get("Contents", ()):
                 yield item["Key"]
     except (BotoCoreError, ClientError) as exc:
-        raise ReplayError(f"cannot list s3://{location.bucket}/{prefix}: {' '.join(str(exc).split())}") from None
+        raise ReplayError(
+            f"cannot list s3://{location.bucket}/{prefix}: {' '.join(aws_message(exc).split())}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,9 @@ def replay(
             try:
                 body = s3.get_object(Bucket=location.bucket, Key=key)["Body"].read()
             except (BotoCoreError, ClientError) as exc:
-                raise ReplayError(f"cannot read s3://{location.bucket}/{key}: {' '.join(str(exc).split())}") from None
+                raise ReplayError(
+                    f"cannot read s3://{location.bucket}/{key}: {' '.join(aws_message(exc).split())}"
+                ) from None
             checked = check_archived(body)
             if isinstance(checked, Rejected):
                 result.skipped.append(f"{key}: {checked.reason}")

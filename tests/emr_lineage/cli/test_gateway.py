@@ -55,3 +55,10 @@ def test_an_endpoint_that_does_not_answer_is_not_a_missing_queue(
     monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
     line = one_error_line(CliRunner().invoke(main, [*SERVE, "--marquez", "http://127.0.0.1:9"]), "AWS_ENDPOINT_URL")
     assert "--create" not in line
+
+
+def test_no_region_is_one_line_saying_where_to_set_one(no_aws_credentials, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_DEFAULT_REGION", "AWS_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    line = one_error_line(CliRunner().invoke(main, [*SERVE, "--marquez", "http://127.0.0.1:9"]), "no AWS region")
+    assert "AWS_DEFAULT_REGION" in line and "NoRegionError" not in line

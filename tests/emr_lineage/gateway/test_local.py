@@ -25,11 +25,12 @@ import boto3
 import pytest
 
 from emr_lineage.cli.gateway import API_KEY_ENV_VAR
+from emr_lineage.errors import EmrLineageError
 from emr_lineage.gateway.forward import STATUS_ATTRIBUTE
 from emr_lineage.gateway.local import LocalGateway, LocalGatewayError, LocalGatewaySettings
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez, serve
-from tests.helpers import free_port
+from tests.helpers import fake_aws_credentials, free_port
 from tests.paths import CDK_JSON
 
 REGION = "us-east-1"
@@ -237,6 +238,15 @@ def test_health_auth_and_bad_events(aws, marquez: FakeMarquez) -> None:
 def test_a_missing_queue_without_create_is_one_clear_error(aws, marquez: FakeMarquez) -> None:
     with pytest.raises(LocalGatewayError, match="pass --create"):
         LocalGateway(_settings(marquez, "absent"))
+
+
+def test_an_endpoint_without_its_scheme_is_refused_with_the_fix(
+    monkeypatch: pytest.MonkeyPatch, marquez: FakeMarquez
+) -> None:
+    fake_aws_credentials(monkeypatch, REGION)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "127.0.0.1:5000")
+    with pytest.raises(EmrLineageError, match="AWS_ENDPOINT_URL=127.0.0.1:5000 .*http://127.0.0.1:5000"):
+        LocalGateway(_settings(marquez, "endpoint"))
 
 
 def _serve(moto: str, marquez: FakeMarquez, port: int, *extra: str, key: str | None = None) -> subprocess.Popen:

@@ -8,16 +8,20 @@ import json
 import uuid
 
 import boto3
+import botocore.session
 import pytest
+from botocore.credentials import CredentialResolver
+from botocore.exceptions import NoCredentialsError
 from click.testing import CliRunner
 from moto import mock_aws
 
 from emr_lineage.aws.archive import ArchiveLocation
+from emr_lineage.aws.clients import aws_message
 from emr_lineage.cli import replay as replay_command
 from emr_lineage.cli.app import main
 from emr_lineage.gateway.ingest import Ingestor
 from emr_lineage.gateway.local import LocalGateway, LocalGatewaySettings
-from emr_lineage.gateway.replay import ReplayWindow, plan_replay
+from emr_lineage.gateway.replay import ReplayError, ReplayWindow, plan_replay
 from emr_lineage.marquez.api import LINEAGE_ENDPOINT
 from tests.emr_lineage.fake_marquez import Answer, FakeMarquez
 from tests.helpers import fake_aws_credentials, one_error_line
@@ -283,3 +287,13 @@ def test_replay_posts_to_marquez_itself_not_to_the_gateway(archive, marquez: Fak
     assert marquez.posted == []
     help_text = " ".join(CliRunner().invoke(main, ["gateway", "replay", "--help"]).stdout.split())
     assert "Re-post to this Marquez itself (the lineage gateway's URL is refused)" in help_text
+
+
+def test_no_credentials_is_one_line_saying_how_to_give_them() -> None:
+    core = botocore.session.get_session()
+    core.register_component("credential_provider", CredentialResolver(providers=[]))  # none found, whatever the machine
+    s3 = boto3.session.Session(botocore_session=core, region_name=REGION).client("s3")
+    with pytest.raises(ReplayError) as caught:
+        plan_replay(s3, ArchiveLocation(BUCKET), ReplayWindow(), now=lambda: NOW)
+    assert str(caught.value) == f"cannot list s3://{BUCKET}/raw/: {aws_message(NoCredentialsError())}"
+    assert "AWS_PROFILE" in str(caught.value)  # the fix, as every command words missing credentials
