@@ -83,7 +83,7 @@ def serve_command(
 
     Events are forwarded to --marquez and archived in --archive, which is s3://bucket: the gateway
     writes its archive at the bucket's root. With EMR_LINEAGE_API_KEY set, requests need
-    ``Authorization: Bearer <key>``.
+    "Authorization: Bearer <key>".
     """
     try:
         marquez_url = base_url(marquez_url)

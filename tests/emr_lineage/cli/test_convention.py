@@ -219,6 +219,14 @@ def test_a_bucket_option_takes_a_bucket_name_only(command: str, bucket: str, exp
     assert code == 2 and expected in _one_error_line(err)
 
 
+def test_no_help_shows_source_markup() -> None:
+    """--help is read in a terminal: no reST literals or roles from the docstrings it is made of."""
+    from tests.helpers import command_contexts
+
+    shown = {name: c.command.get_help(c) for name, c in command_contexts(groups=True).items()}
+    assert {name: text for name, text in shown.items() if "``" in text or ":func:" in text or ":mod:" in text} == {}
+
+
 def test_output_piped_to_a_reader_that_stops_ends_quietly_with_141() -> None:
     """As ``emr-lineage config | head -1``: the reader is gone before the command writes."""
     read_end, write_end = os.pipe()
