@@ -232,7 +232,8 @@ def _credentials(
                 "AWS credentials and region",
                 Status.FAIL,
                 checks.error_of(exc),
-                "set AWS_REGION (or region in cdk.json) and credentials (AWS_PROFILE, aws configure)",
+                "set what the problem names: a region (AWS_REGION, or region in cdk.json), credentials "
+                "(AWS_PROFILE, aws configure), an endpoint URL with its scheme",
             )
         )
         return None, None

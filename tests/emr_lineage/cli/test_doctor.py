@@ -47,6 +47,18 @@ def test_an_empty_account_exits_1_with_each_fix_in_the_table(aws, tmp_path: Path
     assert "check(s) failed" in result.stdout and result.stderr == ""
 
 
+def test_an_endpoint_url_without_its_scheme_fails_the_first_row_with_its_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "127.0.0.1:5000")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    result = doctor(cdk_json_copy(tmp_path), "--format", "json")
+    assert result.exit_code == 1, result.output
+    (row,) = [c for c in json.loads(result.stdout)["checks"] if c["check"] == "credentials"]
+    assert row["status"] == "fail" and "AWS_ENDPOINT_URL=127.0.0.1:5000 is not an endpoint URL" in row["detail"]
+    assert "an endpoint URL with its scheme" in row["fix"]
+
+
 def test_a_prepared_account_exits_0_and_json_lists_every_check(aws, tmp_path: Path, marquez: FakeMarquez) -> None:
     marquez.routes[f"POST {LINEAGE_ENDPOINT}"] = lambda state, request: Answer(401, {"error": "no key"})
     cdk_json = cdk_json_copy(tmp_path)
