@@ -6,6 +6,7 @@ import contextlib
 import signal
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import click
@@ -22,6 +23,30 @@ def fake_aws_credentials(monkeypatch: pytest.MonkeyPatch, region: str) -> None:
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+_CREDENTIAL_SOURCES = (
+    *(
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_REGION",
+        "AWS_ENDPOINT_URL",
+    ),
+    *("AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"),
+)
+
+
+def without_aws_credentials(monkeypatch: pytest.MonkeyPatch, nowhere: Path, region: str) -> None:
+    """No credentials anywhere botocore looks (``nowhere``: a path with no file; no instance or container
+    metadata either: no network wait), and ``region``."""
+    for name in _CREDENTIAL_SOURCES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", region)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(nowhere))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(nowhere))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
 @contextlib.contextmanager

@@ -95,7 +95,7 @@ def describe_cluster(emr: Any, cluster_id: str) -> Cluster:
             ) from None
         raise AwsError(f"cannot read cluster {cluster_id} ({aws_message(exc)})") from None
     except BotoCoreError as exc:
-        raise AwsError(f"cannot read cluster {cluster_id} ({exc})") from None
+        raise AwsError(f"cannot read cluster {cluster_id} ({aws_message(exc)})") from None
     return Cluster(
         cluster_id=cluster_id,
         name=found.get("Name", ""),

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
 from emr_lineage.cli.gateway import API_KEY_ENV_VAR
-from tests.helpers import free_port, one_error_line
+from tests.helpers import free_port, one_error_line, without_aws_credentials
 
 SERVE = ["gateway", "serve", "--archive", "s3://b", "--queue", "q", "--port", "0"]
 
@@ -32,12 +32,7 @@ def test_an_empty_key_is_refused_not_taken_for_no_key(monkeypatch: pytest.Monkey
 
 @pytest.fixture
 def no_aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    without_aws_credentials(monkeypatch, tmp_path / "none", "eu-west-1")
 
 
 def test_no_aws_credentials_says_how_to_give_them_not_create(no_aws_credentials) -> None:

@@ -34,6 +34,7 @@ from tests.emr_lineage.operations.prepared_account import (
     moto_account,
     prepare_account,
 )
+from tests.helpers import without_aws_credentials
 
 
 @pytest.fixture
@@ -209,16 +210,7 @@ def test_an_old_bootstrap_and_a_wrong_account_fail(aws, tmp_path: Path) -> None:
 
 @pytest.fixture
 def no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No credentials anywhere botocore looks (no instance metadata either: no network wait)."""
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", raising=False)
-    monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", raising=False)
-    monkeypatch.delenv("AWS_WEB_IDENTITY_TOKEN_FILE", raising=False)
+    without_aws_credentials(monkeypatch, tmp_path / "none", REGION)
 
 
 def test_without_credentials_every_aws_check_is_skipped(no_credentials, tmp_path: Path, marquez: FakeMarquez) -> None:
