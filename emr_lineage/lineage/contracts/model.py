@@ -194,7 +194,7 @@ def parse_contract(text: str, path: str = "<contract>") -> Contract:
         raise fail("'description' must be a string", description, document.line)
 
     variables = _parse_variables(document.get("variables", {}), fail, document.line)
-    default_namespace = document.get("namespace", "${namespace}")
+    default_namespace = document.get("namespace", _DEFAULT_NAMESPACE)
     if not isinstance(default_namespace, str) or not default_namespace:
         raise fail("'namespace' must be a non-empty string", default_namespace, document.line)
 
@@ -238,6 +238,13 @@ def _parse_variables(raw: Any, fail: Any, line: int) -> dict[str, Variable]:
             name=name, default=None if default is None else str(default), description=str(description)
         )
     return variables
+
+
+_DEFAULT_NAMESPACE = "${namespace}"
+_NO_NAMESPACE = (
+    f"the jobs' namespace is {_DEFAULT_NAMESPACE} and no variable 'namespace' is declared: "
+    "set 'namespace:' (at the top or in the job) or declare the variable"
+)
 
 
 def _parse_job(raw: Any, default_namespace: str, fail: Any, line: int) -> JobSpec:
@@ -288,6 +295,8 @@ def _check_placeholders(contract: Contract, fail: Any) -> None:
     def check(text: str, line: int) -> None:
         for match in _PLACEHOLDER_RE.finditer(text):
             if match.group(1) not in contract.variables:
+                if text == _DEFAULT_NAMESPACE:  # maybe never written: the namespace a contract has by default
+                    raise fail(_NO_NAMESPACE, None, line)
                 raise fail(f"placeholder ${{{match.group(1)}}} is not a declared variable", None, line)
         if "${" in _PLACEHOLDER_RE.sub("", text):
             raise fail(f"unterminated placeholder in {text!r}", None, line)

@@ -254,6 +254,11 @@ def test_variable_errors(overrides, fragment: str) -> None:
             "placeholder ${lake} is not a declared variable",
         ),
         (
+            "version: 1\njobs:\n  - name: a\n    inputs: [x]\n",
+            3,
+            "the jobs' namespace is ${namespace} and no variable 'namespace' is declared: set 'namespace:'",
+        ),
+        (
             "version: 1\nnamespace: n\nvariables: {lake: x}\njobs:\n  - name: a\n    inputs: ['${lake/x']\n",
             6,
             "unterminated placeholder",
