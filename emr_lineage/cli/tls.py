@@ -18,6 +18,7 @@ from emr_lineage.aws.clients import AwsClients, AwsError, read_parameter
 from emr_lineage.cli.emr_options import artifacts_bucket_option
 from emr_lineage.cli.options import force_option, output_option, settings_options
 from emr_lineage.cli.output import Command, fail
+from emr_lineage.cli.output_paths import refuse_missing_directory
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.operations import tls
 from emr_lineage.settings.loader import load_settings
@@ -60,6 +61,8 @@ def tls_command(
         return
     if output is not None and output.exists():
         fail(f"--output {output} exists; choose a new file name (the zip is never overwritten)")
+    if output is not None:
+        refuse_missing_directory("--output", str(output))  # before the certificate is made and staged
 
     clients = AwsClients.for_settings(settings)
     region = clients.s3.meta.region_name

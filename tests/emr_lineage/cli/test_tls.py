@@ -75,6 +75,13 @@ def test_out_keeps_a_copy_and_is_never_overwritten(aws, tmp_path: Path) -> None:
     assert staged() == before  # refused before anything was made or uploaded
 
 
+def test_an_output_in_a_missing_folder_is_refused_before_anything_is_staged(aws, tmp_path: Path) -> None:
+    deploy_emr_stack_outputs()
+    out = tmp_path / "nodir" / "tls.zip"
+    one_error_line(tls(cdk_json_copy(tmp_path), "--output", str(out)), "does not exist; create it first (mkdir -p")
+    assert staged() is None and not out.parent.exists()
+
+
 def test_the_bucket_option_skips_ssm_and_a_missing_bucket_is_one_line(aws, tmp_path: Path) -> None:
     one_error_line(tls(cdk_json_copy(tmp_path)), "or pass --bucket")
     one_error_line(tls(cdk_json_copy(tmp_path), "--bucket", "no-such-bucket"), "no-such-bucket")
