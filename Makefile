@@ -19,6 +19,7 @@ STAMPS := .make
 CDK_OUT := cdk.out/$(ENV)
 # Extra arguments for pytest, e.g. make test PYTEST_ARGS="-k network"
 PYTEST_ARGS ?=
+TEST_SELECTION ?=
 # Third-party reference data (tests; the offline source of the OpenLineage schemas): never committed here.
 REFERENCE ?= $(or $(EMR_LINEAGE_REFERENCE),$(abspath $(CURDIR)/../shared/reference))
 # pytest-xdist workers: one per core (the suite is CPU-bound: synth, Spark, bootstrap sandboxes).
@@ -124,10 +125,11 @@ test: export PYTHONDONTWRITEBYTECODE :=
 test: ## ruff (lint + format check), then all tests in parallel (CDK synth, cdk-nag, cfn-lint, tools, Spark, bootstrap)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(TEST_SELECTION) $(PYTEST_ARGS)
 
-# The same target with the tests marked heavy left out (tests/conftest.py).
-test-fast: PYTEST_ARGS := -m "not heavy" $(PYTEST_ARGS)
+# The same target with the tests marked heavy left out (tests/conftest.py); a variable of its own, so that
+# PYTEST_ARGS given on make's command line (which overrides the makefile's own) adds to it.
+test-fast: TEST_SELECTION := -m "not heavy"
 test-fast: test ## ruff, then the tests that need no Spark, Trino, browser, CDK synth, Maven, bootstrap sandbox or other JVM (marker heavy: tests/conftest.py)
 
 format: ## Format the code and apply ruff's safe fixes
