@@ -36,9 +36,9 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 CDK_FLAGS := --no-notices -c env=$(ENV)
 
-# Debian packages installed when missing: headless Chromium (HTML report test), a JRE (Spark),
-# Maven (the OpenLineage listener jar), GnuPG (its signature), curl (the reference data) and
-# python3-venv (Debian ships venv support separately).
+# Debian packages installed when missing: headless Chromium (HTML report test), Debian's default JRE (Spark:
+# 17 on Debian 12, 21 on Debian 13), Maven (the OpenLineage listener jar), GnuPG (its signature), curl (the
+# reference data) and python3-venv (Debian ships venv support separately).
 
 .PHONY: help setup reference schemas gateway-packages listener trino test test-fast format synth lint diff deploy destroy lock clean stage-listener e2e demo
 
@@ -54,7 +54,7 @@ $(STAMPS)/apt: Makefile
 	@mkdir -p $(STAMPS)
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
-	command -v java >/dev/null || missing="$$missing openjdk-17-jre-headless"; \
+	command -v java >/dev/null || missing="$$missing default-jre-headless"; \
 	command -v gpg >/dev/null || missing="$$missing gnupg"; \
 	command -v curl >/dev/null || missing="$$missing curl"; \
 	command -v mvn >/dev/null || missing="$$missing maven"; \
