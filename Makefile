@@ -122,7 +122,7 @@ lock: ## Re-resolve pyproject.toml's dependencies (with the spark extra) and req
 # Some machines set PYTHONDONTWRITEBYTECODE: then every worker and every CLI process the tests start
 # compiles this repository's modules (and pytest rewrites each test module) again, about 10 s each.
 test: export PYTHONDONTWRITEBYTECODE :=
-test: ## ruff (lint + format check), then all tests in parallel (CDK synth, cdk-nag, cfn-lint, tools, Spark, bootstrap)
+test: ## ruff (lint + format check), then all tests in parallel (CDK synth, cdk-nag, cfn-lint, checkov, the tools, Spark, Trino, Chromium, bootstrap)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(TEST_SELECTION) $(PYTEST_ARGS)

@@ -36,13 +36,13 @@ from emr_lineage.analysis.spark_graph import (
     lines_part,
     merge_parts,
 )
+from emr_lineage.errors import EXIT_CANNOT_RUN, EXIT_OK
 from emr_lineage.lineage.events.sources import event_sources
 from emr_lineage.lineage.graph.model import LEVELS, LineageGraph
 from emr_lineage.lineage.report.render import json_bytes
 from emr_lineage.lineage.times import Window, parse_instant
 
 APP_NAME = "emr_lineage_graph"
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
 
 def _is_uri(path: str) -> bool:
@@ -206,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         spark.stop()
     if report["error"]:
         print(f"error: {report['error']}", file=sys.stderr)
-    return EXIT_BAD_INPUT if report["error"] else EXIT_OK
+    return EXIT_CANNOT_RUN if report["error"] else EXIT_OK
 
 
 if __name__ == "__main__":
