@@ -90,7 +90,9 @@ def event_sources(paths: Iterable[str | os.PathLike[str]]) -> list[Source]:
         if path.is_dir():
             found = sorted(p for p in path.rglob("*") if is_event_file_name(p.name) and p.is_file() and _shown(p, path))
             if not found:
-                raise EventsError(f"{path}: no event files ({_KINDS}, or .gz of them) in this directory")
+                raise EventsError(
+                    f"{path}: no event files ({_KINDS}, or .gz of them) in this directory (hidden ones are not read)"
+                )
             sources.extend(Source(p) for p in found)
         elif path.is_file():
             if not is_event_file_name(path.name):

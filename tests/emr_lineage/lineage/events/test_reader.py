@@ -93,6 +93,10 @@ def test_a_directory_s_hidden_files_and_folders_are_not_read(tmp_path: Path) -> 
     hidden = tmp_path / ".emr-lineage-demo.json"
     with pytest.raises(EventsError, match="event has no 'job' object"):  # named, it is read
         load_events([hidden])
+    (tmp_path / "events.jsonl").unlink()
+    with pytest.raises(EventsError, match=r"no event files .* in this directory \(hidden ones are not read\)"):
+        load_events([tmp_path])
+    assert load_events([tmp_path / ".cache"], skip_invalid=True).skipped == 1  # a hidden folder named is read
 
 
 @pytest.mark.parametrize(
