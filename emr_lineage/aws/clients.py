@@ -54,6 +54,9 @@ def _made(make: Callable[[], Any], no_region: str | None = None) -> Any:
 
 def _invalid_endpoint(url: str) -> str:
     """Why the endpoint URL ``url`` is refused, naming the variable (or the config file) that gives it, and the fix."""
+    empty = [name for name in ("AWS_REGION", "AWS_DEFAULT_REGION") if os.environ.get(name) == ""]
+    if empty:  # botocore then makes AWS's own endpoint without a region (https://s3..amazonaws.com)
+        return f"{empty[0]} is set but empty: {REGION_FIX}, or unset it"
     # AWS_ENDPOINT_URL, or a service's own AWS_ENDPOINT_URL_<SERVICE>; else the profile's endpoint_url
     names = sorted(name for name, value in os.environ.items() if name.startswith(ENDPOINT_ENV_VAR) and value == url)
     where = f"{names[0]}={url}" if names else f"endpoint_url = {url} in the AWS config file"
@@ -75,8 +78,7 @@ def aws_session(settings: EnvironmentSettings) -> boto3.session.Session:
         raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
     if not region:
         raise AwsError(
-            "no AWS region: set AWS_REGION or AWS_DEFAULT_REGION, "
-            f"or region in cdk.json (emr-lineage.environments.{settings.name}.region)"
+            f"no AWS region: {REGION_FIX}, or region in cdk.json (emr-lineage.environments.{settings.name}.region)"
         )
     return session
 
@@ -109,7 +111,7 @@ def client_maker(settings: EnvironmentSettings, config: Config = RETRY_POLICY) -
 
     def make(service: str) -> Any:
         # NoRegionError: a region the session accepted but botocore cannot resolve
-        no_region = f"no AWS region for {settings.name}: set AWS_REGION"
+        no_region = f"no AWS region for {settings.name}: {REGION_FIX}"
         return _made(lambda: new_client(service, session=session, config=config), no_region)
 
     return make

@@ -17,7 +17,7 @@ from rich.table import Table
 from emr_lineage.analysis.drift import schema_changes
 from emr_lineage.cli.gateway import api_key_from_env
 from emr_lineage.cli.options import force_option, out_dir_option, rows_option, settings_options, url_option
-from emr_lineage.cli.output import Command, fail
+from emr_lineage.cli.output import Command, fail, stdout_console
 from emr_lineage.cli.progress import Steps, stderr_console
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.listener.maven import local_jars
@@ -180,7 +180,7 @@ def demo_command(
         url=url,
         api_key=api_key_from_env(),
     )
-    console = Console()  # the summary, a report for a person: stdout
+    console = stdout_console(tables=False)  # the summary, a report for a person: stdout
     notes = stderr_console()  # the progress on the way to it: stderr (docs/cli.md)
     result = _run(out_dir, rows, lineage, force=force, resume=resume, scenario=scenario, notes=notes)
     console.print(_summary(result))

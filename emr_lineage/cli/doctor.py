@@ -8,14 +8,13 @@ Exit codes: 0 every check passed (or was not needed); 1 a check failed; 2 doctor
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import click
 
 from emr_lineage.cli.options import format_option, http_base_url, marquez_option, settings_options, timeout_option
-from emr_lineage.cli.output import Command
+from emr_lineage.cli.output import Command, stdout_console
 from emr_lineage.errors import EXIT_CHECK_FAILED
 from emr_lineage.http import DEFAULT_TIMEOUT
 from emr_lineage.operations.checks import Status
@@ -23,8 +22,6 @@ from emr_lineage.operations.doctor import DoctorOptions, Report, run_doctor
 from emr_lineage.settings.loader import load_settings
 
 STATUS_STYLES = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "red", Status.SKIP: "dim"}
-# Off a terminal (CI logs, pipes, tests) the table is not folded: fixes stay whole and copyable.
-_UNFOLDED_WIDTH = 400
 
 
 @click.command("doctor", cls=Command)
@@ -67,14 +64,10 @@ def doctor_command(
 
 
 def _print_table(report: Report) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    width = shutil.get_terminal_size((160, 40)).columns if sys.stdout.isatty() else _UNFOLDED_WIDTH
     # Rows are plain text: a secret's ARN has ":secret:" (an emoji code to rich) and a fix may have "[...]".
-    console = Console(
-        file=sys.stdout, width=max(width, 100), highlight=False, soft_wrap=False, markup=False, emoji=False
-    )
+    console = stdout_console(markup=False, emoji=False)
     table = Table(title=f"emr-lineage doctor --env {report.env}")
     for column in ("check", "status", "detail", "fix"):
         table.add_column(column, overflow="fold")

@@ -9,6 +9,7 @@ stderr with its exit code, and Ctrl-C or SIGTERM into ``interrupted`` and 130. `
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import shutil
@@ -129,6 +130,15 @@ class Group(click.Group):
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         return _one_line_usage_errors(ctx, lambda: super(Group, self).resolve_command(ctx, args))
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # rich (its tables) and click (--help) end a run whose output was closed with status 1 themselves.
+        try:
+            return super().main(*args, **kwargs)
+        except SystemExit as exc:
+            if exc.code not in (0, None) and _stdout_closed():
+                _end_quietly()
+            raise
+
     def invoke(self, ctx: click.Context) -> Any:
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
@@ -171,7 +181,7 @@ class CommandGroup(Group, Command):
         if args and args[0] in commands:
             ctx.meta[self._SUBCOMMAND] = args
             args = []  # the group's own parameters take their defaults
-        elif misplaced := self._command_after_options(args, commands):
+        elif not ctx.resilient_parsing and (misplaced := self._command_after_options(args, commands)):
             line = f"{ctx.command_path} {misplaced}"
             fail(f"{misplaced} comes first: {line} ... (see: {line} --help)")
         return Command.parse_args(self, ctx, args)
@@ -179,7 +189,8 @@ class CommandGroup(Group, Command):
     def _command_after_options(self, args: list[str], commands: list[str]) -> str | None:
         """A command's name among ``args`` where it is no option's value (``runs --events E compare A B``)."""
         valued = {o for p in self.params if isinstance(p, click.Option) and not p.is_flag for o in p.opts}
-        pairs = zip(args, args[1:], strict=False)
+        options = args[: args.index("--")] if "--" in args else args  # after --, a word is an argument
+        pairs = zip(options, options[1:], strict=False)
         return next((word for before, word in pairs if word in commands and before not in valued), None)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -202,13 +213,31 @@ CONTRACT_STYLES = {"matched": "green", "missing": "red", "unexpected": "yellow",
 _UNFOLDED_WIDTH = 400
 
 
+@functools.cache
+def _stdout_console_class() -> type:
+    from rich.console import Console
+
+    class StdoutConsole(Console):
+        def on_broken_pipe(self) -> None:  # rich's own ends with status 1, a failed check's
+            _end_quietly()
+
+    return StdoutConsole
+
+
+def stdout_console(*, tables: bool = True, **options: Any) -> Any:
+    """A rich console on stdout whose reader stopping ends the command as it ends every command (141);
+    ``tables``: folded to the terminal, else whole (no style guessed from the text)."""
+    if tables:
+        width = shutil.get_terminal_size((160, 40)).columns if sys.stdout.isatty() else _UNFOLDED_WIDTH
+        options = {"width": max(width, 100), "highlight": False, "soft_wrap": False, **options}
+    return _stdout_console_class()(file=sys.stdout, **options)
+
+
 def print_contract_rows(title: str, rows: Sequence[EdgeDiff]) -> None:
     """The edges of a contract result as one table on stdout (folded to the terminal, else whole)."""
-    from rich.console import Console
     from rich.table import Table
 
-    width = shutil.get_terminal_size((160, 40)).columns if sys.stdout.isatty() else _UNFOLDED_WIDTH
-    console = Console(file=sys.stdout, width=max(width, 100), highlight=False, soft_wrap=False)
+    console = stdout_console()
     table = Table(title=title)
     for column in ("status", "job", "direction", "dataset", "hint"):
         table.add_column(column, overflow="fold")

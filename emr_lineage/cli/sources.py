@@ -5,8 +5,6 @@ source as one :class:`SourceRequest`."""
 from __future__ import annotations
 
 import functools
-import shutil
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -38,13 +36,10 @@ from emr_lineage.cli.options import (
     timeout_option,
     until_option,
 )
-from emr_lineage.cli.output import fail
+from emr_lineage.cli.output import fail, stdout_console
 from emr_lineage.lineage.graph.history import RunHistory
 from emr_lineage.lineage.times import Window
 from emr_lineage.marquez.client import MarquezClient
-
-# Off a terminal (CI logs, pipes, tests) tables are not folded: identifiers stay whole and greppable.
-_UNFOLDED_WIDTH = 400
 
 
 @dataclass(frozen=True)
@@ -177,11 +172,9 @@ def read_runs(request: SourceRequest) -> Recorded:
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """One table on stdout (folded to the terminal, else whole)."""
-    from rich.console import Console
     from rich.table import Table
 
-    width = shutil.get_terminal_size((160, 40)).columns if sys.stdout.isatty() else _UNFOLDED_WIDTH
-    console = Console(file=sys.stdout, width=max(width, 100), highlight=False, soft_wrap=False)
+    console = stdout_console()
     table = Table(title=title)
     for column in columns:
         table.add_column(column, overflow="fold")

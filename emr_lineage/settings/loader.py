@@ -36,6 +36,11 @@ _ENV_NAME = re.compile(r"^[a-z][a-z0-9-]{1,15}$")
 _NOT_AN_OBJECT = ("model_type", "dict_type", "model_attributes_type")
 
 
+def _not_an_object(value: Any) -> str:
+    """What a settings section that is not an object is, in one wording."""
+    return f"expected an object ({{...}}), not a JSON {json_type(value)}"
+
+
 def _format_validation_error(
     exc: ValidationError, env: str, raw: dict[str, Any], model: type[BaseModel], source: str | None
 ) -> str:
@@ -51,7 +56,7 @@ def _format_validation_error(
         elif err["type"] == "missing" or (loc == ["versions"] and err["input"] is None):
             message = "missing required key"
         elif err["type"] in _NOT_AN_OBJECT:
-            message = f"expected an object ({{...}}), not a JSON {json_type(err['input'])}"
+            message = _not_an_object(err["input"])
         lines.append(f"{CONTEXT_KEY}.{where}: {message}")
     return f"invalid configuration in {source or 'cdk.json context'}:\n  " + "\n  ".join(lines)
 
@@ -110,9 +115,7 @@ def settings_from_context(block: Any, env: str | None, source: str | None = None
         )
     raw_env = environments[env]
     if not isinstance(raw_env, dict):
-        raise ConfigError(
-            f"{where}{CONTEXT_KEY}.environments.{env}: expected an object, got a JSON {json_type(raw_env)}"
-        )
+        raise ConfigError(f"{where}{CONTEXT_KEY}.environments.{env}: {_not_an_object(raw_env)}")
     if set(NOT_ENVIRONMENT_KEYS) & set(raw_env):
         raise ConfigError(
             f"{where}{CONTEXT_KEY}.environments.{env}: 'versions' and 'name' are not per-environment keys"

@@ -60,7 +60,7 @@ def test_a_schema_that_is_not_an_object() -> None:
 def test_an_environment_that_is_not_an_object() -> None:
     with pytest.raises(ConfigError) as caught:
         settings_from_context({"environments": {"dev": []}}, "dev")
-    assert "got a JSON array" in _plain(str(caught.value))
+    assert "not a JSON array" in _plain(str(caught.value))
 
 
 @pytest.mark.parametrize(

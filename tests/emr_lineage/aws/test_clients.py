@@ -88,6 +88,15 @@ def test_an_endpoint_without_its_scheme_names_the_variable_and_the_fix(
     assert "ValueError" not in message and "Invalid endpoint" not in message
 
 
+def test_a_region_variable_set_but_empty_is_named_not_the_endpoint_it_makes(
+    no_region, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "")
+    with pytest.raises(AwsError) as caught:
+        aws_client("s3")
+    assert str(caught.value).startswith("AWS_DEFAULT_REGION is set but empty: set AWS_REGION")
+
+
 def test_no_region_for_a_regional_service_says_where_to_set_one(no_region) -> None:
     with pytest.raises(AwsError) as caught:
         aws_client("sqs")

@@ -227,16 +227,23 @@ def test_no_help_shows_source_markup() -> None:
     assert {name: text for name, text in shown.items() if "``" in text or ":func:" in text or ":mod:" in text} == {}
 
 
-def test_output_piped_to_a_reader_that_stops_ends_quietly_with_141() -> None:
-    """As ``emr-lineage config | head -1``: the reader is gone before the command writes."""
+@pytest.mark.parametrize("printed_by", ["click.echo", "rich", "click's help"])
+def test_output_piped_to_a_reader_that_stops_ends_quietly_with_141(printed_by: str, tmp_path: Path) -> None:
+    """As ``emr-lineage runs ... | head -1``: the reader is gone before the command writes."""
+    from tests.emr_lineage.analysis.builders import app_run, at
+    from tests.emr_lineage.conftest import write_jsonl
+
+    events = write_jsonl(tmp_path / "events.jsonl", app_run("report", at(0)))
+    args = {
+        "click.echo": ["config", "--cdk-json", str(CDK_JSON)],
+        "rich": ["runs", "--events", str(events)],  # its table
+        "click's help": ["--help"],
+    }[printed_by]
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "emr_lineage", "config", "--cdk-json", str(CDK_JSON)],
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            text=True,
+            [sys.executable, "-m", "emr_lineage", *args], stdout=write_end, stderr=subprocess.PIPE, text=True
         )
     finally:
         os.close(write_end)
@@ -271,7 +278,7 @@ def test_a_surprise_is_one_line_and_debug_shows_the_traceback(monkeypatch: pytes
         (None, ["--env", "nope"], "unknown environment 'nope'"),
         (lambda block: block["environments"]["dev"]["openlineage"].update(namespace=5), [], "namespace"),
         (lambda block: block["environments"].clear(), [], "emr-lineage.environments: missing or empty"),
-        (lambda block: block["environments"].update(dev=[]), [], "got a JSON array"),
+        (lambda block: block["environments"].update(dev=[]), [], "expected an object ({...}), not a JSON array"),
     ],
 )
 def test_a_settings_problem_names_the_file_given(

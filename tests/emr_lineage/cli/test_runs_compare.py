@@ -121,3 +121,12 @@ def test_compare_after_options_says_it_comes_first(events: str) -> None:
 
 def test_a_word_runs_does_not_take_is_an_error_not_dropped(events: str) -> None:
     one_error_line(_run("runs", A, "extra", "--events", events), "unexpected extra argument (extra)")
+
+
+def test_completing_after_compare_lists_options_and_a_word_after_dashes_is_an_argument(events: str) -> None:
+    from click.shell_completion import ShellComplete
+
+    completion = ShellComplete(main, {}, "emr-lineage", "_EMR_LINEAGE_COMPLETE")
+    offered = {item.value for item in completion.get_completions(["runs", "--events", events, "compare", A], "--")}
+    assert "--events" in offered
+    one_error_line(_run("runs", "--events", events, "--", "compare"), "run compare: no run with this id")
