@@ -36,9 +36,10 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 CDK_FLAGS := --no-notices -c env=$(ENV)
 
-# Debian packages installed when missing: headless Chromium (HTML report test), Debian's default JRE (Spark:
-# 17 on Debian 12, 21 on Debian 13), Maven (the OpenLineage listener jar), GnuPG (its signature), curl (the
-# reference data) and python3-venv (Debian ships venv support separately).
+# Debian packages installed when missing: headless Chromium (HTML report test), Debian's default JRE (Spark
+# 3.5 supports 17, Debian 12's; Debian 13 has 21, which Spark 3.5 supports as a preview: the demo runs on it),
+# Maven (the OpenLineage listener jar), GnuPG (its signature), curl (the reference data) and python3-venv
+# (Debian ships venv support separately).
 
 .PHONY: help setup reference schemas gateway-packages listener trino test test-fast format synth lint diff deploy destroy lock clean stage-listener e2e demo
 

@@ -55,7 +55,8 @@ def java_command() -> str:
     if not java or not os.access(java, os.X_OK):
         where = f"JAVA_HOME={home} has no bin/java" if home else "no java on PATH"
         raise LocalSparkError(
-            f"Java not found ({where}): install a Java 17 or 21 runtime (Debian: default-jre-headless; make setup does)"
+            f"Java not found ({where}): install a Java 17 runtime, Spark 3.5's "
+            "(Debian 12: default-jre-headless; make setup does)"
         )
     return java
 
