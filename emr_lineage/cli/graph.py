@@ -212,10 +212,11 @@ def graph_command(
 
     if with_runs and fmt != "json":
         fail("--with-runs writes the runs into the JSON form: --format json")
-    _refuse_options_that_do_nothing(node_id, fmt, on_emr, settings_given=env is not None or cdk_json is not None)
-    if spark_master or on_emr or archive or ((since or until) and not marquez_url):
+    on_spark = bool(spark_master or on_emr or archive or ((since or until) and not marquez_url))
+    settings_given = env is not None or cdk_json is not None
+    _refuse_options_that_do_nothing(node_id, fmt, on_emr, settings_given, on_spark=on_spark, marquez=marquez_url)
+    if on_spark:
         job = GraphJob(events, archive, since, until, level, strict, skip_invalid, schema_dir, with_runs)
-        settings_given = env is not None or cdk_json is not None
         if node_id:
             fail("--node takes the part of a graph built here (--events or --marquez), not on Spark")
         _graph_on_spark(spark_master, on_emr, job, fmt, marquez_url, settings_given, env, cdk_json, output)
@@ -245,15 +246,21 @@ def graph_command(
     sys.exit(EXIT_OK)
 
 
-def _refuse_options_that_do_nothing(node_id: str | None, fmt: str, on_emr: bool, settings_given: bool) -> None:
+def _refuse_options_that_do_nothing(
+    node_id: str | None, fmt: str, on_emr: bool, settings_given: bool, *, on_spark: bool, marquez: str | None
+) -> None:
     """An option that would change nothing in this command line is refused, not ignored (each exit 2)."""
     context = click.get_current_context()
 
     def given(name: str) -> bool:
         return context.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
 
+    if given("depth") and on_spark:
+        fail("--depth and --node take the part of a graph built here (--events or --marquez), not on Spark")
     if given("depth") and not node_id:
         fail("--depth N follows lineage from --node ID: give --node too")
+    if given("timeout") and not marquez:
+        fail("--timeout bounds each request to --marquez: event files and the graph on Spark make none")
     if given("title") and fmt != "html":
         fail("--title names the HTML report: --format html")
     if settings_given and not on_emr:

@@ -696,6 +696,8 @@ def test_graph_without_schemas_warns_once_and_runs_structural_checks(runner, loc
         (["--depth", "3"], "--depth N follows lineage from --node ID: give --node too"),
         (["--title", "Mine"], "--title names the HTML report: --format html"),
         (["--env", "dev"], "--env and --cdk-json name the environment of --on-emr"),
+        (["--timeout", "5"], "--timeout bounds each request to --marquez"),
+        (["--spark", "local[1]", "--depth", "2"], "--depth and --node take the part of a graph built here"),
     ],
 )
 def test_an_option_that_would_change_nothing_is_refused(runner, tmp_path: Path, args: list[str], expected: str) -> None:
