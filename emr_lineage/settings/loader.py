@@ -53,7 +53,7 @@ def _format_validation_error(
         if err["type"] == "extra_forbidden":
             hint = _did_you_mean(loc, model)
             message = "unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
-        elif err["type"] == "missing" or (loc == ["versions"] and err["input"] is None):
+        elif err["type"] == "missing":
             message = "missing required key"
         elif err["type"] in _NOT_AN_OBJECT:
             message = _not_an_object(err["input"])
@@ -125,7 +125,7 @@ def settings_from_context(block: Any, env: str | None, source: str | None = None
         raise ConfigError(
             f"{where}{CONTEXT_KEY}.{unknown_top[0]}: unknown key (expected 'versions' and 'environments')"
         )
-    data = {**raw_env, "name": env, "versions": block.get("versions")}
+    data = {**raw_env, "name": env, **({"versions": block["versions"]} if "versions" in block else {})}
     try:
         settings = EnvironmentSettings.model_validate(data)
     except ValidationError as exc:

@@ -277,11 +277,12 @@ def test_versions_missing_or_not_an_object_is_said_so(block):
     del data["versions"]
     with pytest.raises(ConfigError, match=r"emr-lineage\.versions: missing required key$"):
         settings_from_context(data, "dev")
-    data["versions"] = 3
-    with pytest.raises(
-        ConfigError, match=r"emr-lineage\.versions: expected an object \(\{\.\.\.\}\), not a JSON number$"
-    ):
-        settings_from_context(data, "dev")
+    for value, kind in ((3, "number"), (None, "null")):
+        data["versions"] = value
+        with pytest.raises(
+            ConfigError, match=rf"emr-lineage\.versions: expected an object \(\{{\.\.\.\}}\), not a JSON {kind}$"
+        ):
+            settings_from_context(data, "dev")
 
 
 def test_unreadable_cdk_json_is_a_config_error(tmp_path):
