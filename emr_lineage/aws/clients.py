@@ -37,13 +37,13 @@ def aws_client(service: str, session: boto3.session.Session | None = None) -> An
     return _made(lambda: new_client(service, session=session))
 
 
-def _made(make: Callable[[], Any], no_region: str | None = None) -> Any:
+def _made(make: Callable[[], Any]) -> Any:
     """What ``make`` returns; a client it cannot set up (no region, a bad endpoint or profile) is an
-    :class:`AwsError` saying why and the fix (``no_region``: this caller's words for a missing region)."""
+    :class:`AwsError` saying why and the fix."""
     try:
         return make()
     except NoRegionError as exc:
-        raise AwsError(no_region or aws_message(exc)) from None
+        raise AwsError(aws_message(exc)) from None
     except BotoCoreError as exc:
         raise AwsError(f"AWS client setup failed: {aws_message(exc)}") from None
     except ValueError as exc:
@@ -110,9 +110,7 @@ def client_maker(settings: EnvironmentSettings, config: Config = RETRY_POLICY) -
     session = aws_session(settings)
 
     def make(service: str) -> Any:
-        # NoRegionError: a region the session accepted but botocore cannot resolve
-        no_region = f"no AWS region for {settings.name}: {REGION_FIX}"
-        return _made(lambda: new_client(service, session=session, config=config), no_region)
+        return _made(lambda: new_client(service, session=session, config=config))
 
     return make
 
@@ -135,12 +133,14 @@ def aws_message(exc: Exception) -> str:
     with the fix, as every command says them."""
     if isinstance(exc, ClientError):
         err = exc.response.get("Error", {})
-        return f"{err.get('Code', 'error')}: {err.get('Message', exc)}"
-    if isinstance(exc, NoCredentialsError):
-        return f"no AWS credentials: {CREDENTIALS_FIX}"
-    if isinstance(exc, NoRegionError):
-        return f"no AWS region: {REGION_FIX}"
-    return str(exc)
+        text = f"{err.get('Code', 'error')}: {err.get('Message', exc)}"
+    elif isinstance(exc, NoCredentialsError):
+        text = f"no AWS credentials: {CREDENTIALS_FIX}"
+    elif isinstance(exc, NoRegionError):
+        text = f"no AWS region: {REGION_FIX}"
+    else:
+        text = str(exc)
+    return " ".join(text.split())
 
 
 def read_parameter(ssm: Any, name: str, *, env: str, published_by: str) -> str:

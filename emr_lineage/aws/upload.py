@@ -101,5 +101,5 @@ def _problem(exc: BaseException, bucket: str) -> str:
             return f"bucket {bucket!r} does not exist"
         if code in ("AccessDenied", "403"):
             return f"access denied to bucket {bucket!r} ({aws_message(cause)})"
-        return " ".join(aws_message(cause).split())
-    return " ".join(aws_message(exc if isinstance(exc, Exception) else Exception(exc)).split())
+        return aws_message(cause)
+    return aws_message(exc if isinstance(exc, Exception) else Exception(exc))

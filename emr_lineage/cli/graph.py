@@ -219,7 +219,7 @@ def graph_command(
         job = GraphJob(events, archive, since, until, level, strict, skip_invalid, schema_dir, with_runs)
         if node_id:
             fail("--node takes the part of a graph built here (--events or --marquez), not on Spark")
-        _graph_on_spark(spark_master, on_emr, job, fmt, marquez_url, settings_given, env, cdk_json, output)
+        _graph_on_spark(spark_master, on_emr, job, fmt, marquez_url, env, cdk_json, output)
     if bool(events) == bool(marquez_url):
         fail("give either --events PATH... or --marquez URL")
     _check_events_paths(events)
@@ -273,13 +273,12 @@ def _graph_on_spark(
     job: GraphJob,
     fmt: str,
     marquez: str | None,
-    settings_given: bool,
     env: str | None,
     cdk_json: Path | None,
     output: str | None,
 ) -> None:
     """``graph --spark MASTER`` / ``graph --on-emr``: the Spark job's graph (:mod:`emr_lineage.cli.graph_spark`)."""
-    check_request(master, on_emr, job, fmt, marquez, settings_given)
+    check_request(master, on_emr, job, fmt, marquez)
     _check_events_paths(job.events)
     if output is not None:
         refuse_overwriting_inputs("--output", output, job.events)

@@ -42,9 +42,7 @@ def graph_on_spark(master: str, job: GraphJob) -> bytes:
         return output.read_bytes()
 
 
-def check_request(
-    master: str | None, on_emr: bool, job: GraphJob, fmt: str, marquez_url: str | None, settings_given: bool
-) -> None:
+def check_request(master: str | None, on_emr: bool, job: GraphJob, fmt: str, marquez_url: str | None) -> None:
     """The option mixes the graph on Spark refuses (each a usage error, exit 2)."""
     if (job.since or job.until) and not job.archive and not master and not on_emr:
         fail("--since/--until select events by time from --marquez or --archive: event files are read whole")

@@ -91,7 +91,7 @@ class LocalGatewaySettings:
 
 
 def _aws(step: str, exc: BotoCoreError | ClientError) -> LocalGatewayError:
-    return LocalGatewayError(f"{step}: {' '.join(aws_message(exc).split())}")
+    return LocalGatewayError(f"{step}: {aws_message(exc)}")
 
 
 def prepare(s3: Any, sqs: Any, settings: LocalGatewaySettings, *, create: bool) -> str:

@@ -68,9 +68,7 @@ def _keys(s3: Any, location: ArchiveLocation, prefix: str) -> Iterator[str]:
             for item in page.get("Contents", ()):
                 yield item["Key"]
     except (BotoCoreError, ClientError) as exc:
-        raise ReplayError(
-            f"cannot list s3://{location.bucket}/{prefix}: {' '.join(aws_message(exc).split())}"
-        ) from None
+        raise ReplayError(f"cannot list s3://{location.bucket}/{prefix}: {aws_message(exc)}") from None
 
 
 @dataclass(frozen=True)
@@ -154,9 +152,7 @@ def replay(
             try:
                 body = s3.get_object(Bucket=location.bucket, Key=key)["Body"].read()
             except (BotoCoreError, ClientError) as exc:
-                raise ReplayError(
-                    f"cannot read s3://{location.bucket}/{key}: {' '.join(aws_message(exc).split())}"
-                ) from None
+                raise ReplayError(f"cannot read s3://{location.bucket}/{key}: {aws_message(exc)}") from None
             checked = check_archived(body)
             if isinstance(checked, Rejected):
                 result.skipped.append(f"{key}: {checked.reason}")

@@ -41,7 +41,13 @@ def http_url(url: str, example: str = "http://localhost:5000") -> str:
     return text
 
 
+def without_api_path(url: str) -> str:
+    """``url`` (or a URL's path) without a trailing slash and a pasted ``/api/v1`` or ``/api/v1/lineage``."""
+    return url.rstrip("/").removesuffix(LINEAGE_ENDPOINT).removesuffix(API_ROOT).rstrip("/")
+
+
 def base_url(url: str) -> str:
-    """Marquez's base URL, without a trailing slash or ``/api/v1`` (both are commonly pasted);
-    ValueError, saying what is wrong, when ``url`` is not an http(s) URL with a host (:func:`http_url`)."""
-    return http_url(url).rstrip("/").removesuffix(API_ROOT).rstrip("/")
+    """A Marquez's (or the lineage gateway's) base URL, without a trailing slash, ``/api/v1`` or
+    ``/api/v1/lineage`` (all commonly pasted); ValueError, saying what is wrong, when ``url`` is not an
+    http(s) URL with a host (:func:`http_url`)."""
+    return without_api_path(http_url(url))

@@ -121,7 +121,7 @@ def aws_call(call: Callable[[], Any]) -> tuple[Any, str | None]:
     try:
         return call(), None
     except (ClientError, BotoCoreError) as exc:
-        return None, " ".join(aws_message(exc).split())
+        return None, aws_message(exc)
 
 
 # --- account -----------------------------------------------------------------------------------

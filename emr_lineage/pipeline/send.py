@@ -129,10 +129,9 @@ def lineage_url(url: str) -> str:
     without a pasted ``/api/v1`` or ``/api/v1/lineage`` (as ``run-local --url``); PostError when it is not
     an http(s) URL with a host (:func:`~emr_lineage.marquez.api.base_url`'s check)."""
     try:
-        base = base_url(url)
+        return base_url(url) + LINEAGE_ENDPOINT
     except ValueError as exc:
         raise PostError(f"--marquez {exc}") from None
-    return base.removesuffix(LINEAGE_ENDPOINT) + LINEAGE_ENDPOINT
 
 
 def post_events(

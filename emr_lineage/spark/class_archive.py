@@ -70,8 +70,11 @@ def _name(binary: str, spark_home: Path, classpath: str) -> str:
 def record(archive: Path, java: str, spark_home: Path, properties: Mapping[str, str]) -> None:
     """Write what ``archive`` is made for beside it (whole or not at all), before anything else is done with it:
     :func:`prune` removes an archive without one. A cache folder it cannot write to gets none."""
-    made_for = {"java": os.path.realpath(java), "spark_home": str(spark_home)}
-    made_for["classpath"] = properties.get(DRIVER_CLASSPATH, "")
+    made_for = {
+        "java": os.path.realpath(java),
+        "spark_home": str(spark_home),
+        "classpath": properties.get(DRIVER_CLASSPATH, ""),
+    }
     path = _record_path(archive)
     written = path.with_name(f"{MAKING_PREFIX}{os.getpid()}-{path.name}")
     try:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from emr_lineage.errors import EmrLineageError
-from emr_lineage.marquez.api import API_ROOT, LINEAGE_ENDPOINT
+from emr_lineage.marquez.api import LINEAGE_ENDPOINT, without_api_path
 from emr_lineage.settings.model import OpenLineageSettings
 from emr_lineage.spark import iceberg
 from emr_lineage.spark.catalogs import (
@@ -150,7 +150,7 @@ def transport_url(api_url: str) -> tuple[str, str]:
     authority, _, path = rest.partition("/")
     if not separator or not path.strip("/"):
         return api_url.rstrip("/"), LINEAGE_ENDPOINT
-    path = ("/" + path).rstrip("/").removesuffix(LINEAGE_ENDPOINT).removesuffix(API_ROOT).rstrip("/")
+    path = without_api_path("/" + path)
     return f"{scheme}://{authority}", path + LINEAGE_ENDPOINT
 
 
