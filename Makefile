@@ -8,7 +8,9 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 ENV ?= dev
-PYTHON ?= python3.11
+# The Python of the virtualenvs: requirements.lock is resolved for 3.11 (its header), the only one tested.
+PYTHON_VERSION := 3.11
+PYTHON ?= python$(PYTHON_VERSION)
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 # checkov pins libraries requirements.lock cannot share (boto3, networkx, packaging): its own virtualenv.
@@ -41,6 +43,18 @@ CDK_FLAGS := --no-notices -c env=$(ENV)
 # Maven (the OpenLineage listener jar), GnuPG (its signature), curl (the reference data) and python3-venv
 # (Debian ships venv support separately).
 
+# Before anything is installed with $(PYTHON): one line and exit 2 unless it is there and is $(PYTHON_VERSION).
+define CHECK_PYTHON
+found=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || found=""; \
+if [ "$$found" != "$(PYTHON_VERSION)" ]; then \
+  is=$$([ -n "$$found" ] && echo "is Python $$found" || echo "is not found"); \
+  echo "error: make setup needs Python $(PYTHON_VERSION) and PYTHON=$(PYTHON) $$is: install Python $(PYTHON_VERSION)" \
+    "(Debian 12: apt-get install python3.11-venv; Debian 13 has no package of it: uv python install 3.11, or pyenv)," \
+    "then run make setup PYTHON=/path/to/python$(PYTHON_VERSION)" >&2; \
+  exit 2; \
+fi
+endef
+
 .PHONY: help setup reference schemas gateway-packages listener trino test test-fast format synth lint diff deploy destroy lock clean stage-listener e2e demo
 
 help: ## List the targets
@@ -52,6 +66,7 @@ setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/
 	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
 
 $(STAMPS)/apt: Makefile
+	@test -x $(BIN)/python || { $(CHECK_PYTHON); }
 	@mkdir -p $(STAMPS)
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
@@ -59,7 +74,7 @@ $(STAMPS)/apt: Makefile
 	command -v gpg >/dev/null || missing="$$missing gnupg"; \
 	command -v curl >/dev/null || missing="$$missing curl"; \
 	command -v mvn >/dev/null || missing="$$missing maven"; \
-	$(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	test -x $(BIN)/python || $(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
@@ -69,14 +84,13 @@ $(STAMPS)/apt: Makefile
 	@touch $@
 
 $(VENV)/.installed: requirements.lock pyproject.toml
-	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "emr-lineage needs Python 3.11+"'
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(BIN)/python || { $(CHECK_PYTHON); $(PYTHON) -m venv $(VENV); }
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
 
 $(CHECKOV_VENV)/.installed: requirements-checkov.lock
-	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	@test -x $(CHECKOV_VENV)/bin/python || { $(CHECK_PYTHON); $(PYTHON) -m venv $(CHECKOV_VENV); }
 	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-checkov.lock
 	@touch $@
 
@@ -85,8 +99,8 @@ node_modules/.installed: package.json package-lock.json
 	@touch $@
 
 # Idempotent by itself: files already there with their pinned SHA-256 are kept.
-reference: $(STAMPS)/apt ## Fetch the tests' third-party reference data (OpenLineage schemas and fixtures, Marquez replies) at pinned commits into REFERENCE (default ../shared/reference), unless every file is there
-	@EMR_LINEAGE_REFERENCE="$(REFERENCE)" PYTHON=$(PYTHON) .github/fetch-reference.sh
+reference: $(STAMPS)/apt $(VENV)/.installed ## Fetch the tests' third-party reference data (OpenLineage schemas and fixtures, Marquez replies) at pinned commits into REFERENCE (default ../shared/reference), unless every file is there
+	@EMR_LINEAGE_REFERENCE="$(REFERENCE)" PYTHON=$(BIN)/python .github/fetch-reference.sh
 
 schemas: reference $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the user cache (openlineage.io, else the reference copy)
 	@mkdir -p $(STAMPS)
