@@ -204,6 +204,6 @@ def _make_class_archive(archive: Path, properties: Mapping[str, str]) -> None:
             table = iceberg.table_name("warm_up", "t")
             status = run_script(script, [str(data), table], properties, stdout=log, stderr=log, env=env)
         if status != 0 or not made.is_file():
-            tail = (Path(work) / "spark.log").read_text(errors="replace").strip().splitlines()[-1:]
-            raise LocalSparkError(f"could not make the class archive for local Spark: {tail[0] if tail else status}")
+            reason = failure_reason((Path(work) / "spark.log").read_text(errors="replace"))
+            raise LocalSparkError(f"could not make the class archive for local Spark: {reason}")
         made.replace(archive)

@@ -10,7 +10,7 @@ import pytest
 
 from emr_lineage.spark import class_archive
 from emr_lineage.spark.conf import DRIVER_CLASSPATH
-from emr_lineage.spark.local import java_command, prepare_class_archive, spark_home, submit_environment
+from emr_lineage.spark.local import LocalSparkError, java_command, prepare_class_archive, spark_home, submit_environment
 
 
 @pytest.fixture
@@ -122,6 +122,28 @@ def test_an_archive_made_now_has_its_record_and_the_stale_ones_go(
         "classpath": properties[DRIVER_CLASSPATH],
     }
     assert not unrecorded.exists() and sorted(archives.glob("*.js*")) == [archive, archive.with_suffix(".json")]
+
+
+def test_a_warm_up_that_fails_names_the_cause_spark_gave(
+    archives: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def run_script(script, args, properties, *, stdout, stderr, env):  # a JVM that cannot resolve its host name
+        stderr.write(
+            b'Exception in thread "main" java.lang.ExceptionInInitializerError\n'
+            b"\tat org.apache.spark.SparkConf.<init>(SparkConf.scala:71)\n"
+            b"Caused by: java.net.UnknownHostException: vm: vm: Name or service not known\n"
+            b"\tat java.base/java.net.InetAddress.getLocalHost(InetAddress.java:1913)\n"
+            b"\t... 18 more\n"
+        )
+        return 1
+
+    monkeypatch.setattr("emr_lineage.spark.local.run_script", run_script)
+    (tmp_path / "jars").mkdir()
+    properties = {DRIVER_CLASSPATH: _jar(tmp_path / "jars", "listener.jar")}
+    with pytest.raises(LocalSparkError) as refused:
+        prepare_class_archive(properties)
+    assert str(refused.value) == "could not make the class archive for local Spark: vm: vm: Name or service not known"
+    assert not _archive(properties).exists()
 
 
 def test_pruning_survives_records_not_of_its_making_and_touches_only_its_own_files(
