@@ -45,6 +45,7 @@ _BOILERPLATE = (
 _WRAPPERS = (
     re.compile(r"^Failed to execute goal \S+ \([^)]*\) on project [^:]+: "),
     re.compile(r"^Unable to find/resolve artifact\.\s*"),
+    re.compile(r"^The following artifacts could not be resolved: (?:\S+ \([^)]*\)(?:, )?)+: "),  # Maven 3.9's resolver
     re.compile(r"\s*-> \[Help \d+\]$"),
 )
 

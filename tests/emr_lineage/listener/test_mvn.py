@@ -11,7 +11,14 @@ import pytest
 from click.testing import CliRunner
 
 from emr_lineage.cli.app import main
-from emr_lineage.listener.mvn import DEPENDENCY_PLUGIN, NO_CHECKSUMS, MavenError, maven_copy, named_artifact
+from emr_lineage.listener.mvn import (
+    DEPENDENCY_PLUGIN,
+    NO_CHECKSUMS,
+    MavenError,
+    maven_copy,
+    maven_problem,
+    named_artifact,
+)
 from tests.emr_lineage.listener.maven import fake_mvn
 from tests.helpers import one_error_line
 from tests.versions import ICEBERG_RUNTIME, LISTENER
@@ -74,6 +81,20 @@ def test_a_failure_of_the_runtime_s_jar_names_the_runtime(cache_dir, monkeypatch
     line = one_error_line(CliRunner().invoke(main, ["listener", "fetch"]), stdout_empty=True)
     assert line == f"error: cannot fetch {ICEBERG_RUNTIME.coordinates} with Maven: {missing}"
     assert list(cache_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "resolver",
+    [
+        "",  # Maven 3.8 (Debian 12's)
+        "The following artifacts could not be resolved: g:a:jar:1 (absent), g:b:jar:1 (absent): ",  # Maven 3.9
+    ],
+    ids=["maven-3.8", "maven-3.9"],
+)
+def test_the_problem_is_maven_s_reason_whatever_maven_wraps_around_it(resolver):
+    reason = "Could not find artifact g:a:jar:1 in central (https://repo.maven.apache.org/maven2)"
+    output = f"{FAILED} artifact. {resolver}{reason} -> [Help 1]\n[ERROR] \n[ERROR] Re-run Maven using -X\n"
+    assert maven_problem(output, 1) == reason
 
 
 @pytest.mark.parametrize(
