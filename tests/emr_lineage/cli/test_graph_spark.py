@@ -91,12 +91,18 @@ def _with_requirements(names: set[str]) -> set[str]:
 def test_the_job_finds_its_dependencies_in_the_bootstrap_list() -> None:
     """Every module the job imports outside the standard library comes from a distribution the
     bootstrap action installs on EMR (or is emr_lineage, shipped with --py-files)."""
-    code = (
-        f"import sys, {JOB_MODULE}\n"
-        "files = {n.split('.')[0] for n, m in list(sys.modules.items()) if getattr(m, '__file__', None)}\n"
-        "print(' '.join(sorted(files - set(sys.stdlib_module_names))))"
-    )
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+
+    def imported(module: str) -> set[str]:
+        code = (
+            f"import sys, {module}\n"
+            "files = {n.split('.')[0] for n, m in list(sys.modules.items()) if getattr(m, '__file__', None)}\n"
+            "print(' '.join(sorted(files - set(sys.stdlib_module_names))))"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        return set(done.stdout.split())
+
+    # Less what the interpreter loads before any import (Debian's python3.11 loads a sitecustomize).
+    loaded = sorted(imported(JOB_MODULE) - imported("sys"))
     installed, owners = _with_requirements(set(JOB_DISTRIBUTIONS)), packages_distributions()
     missing = [
         module
