@@ -85,7 +85,8 @@ $(STAMPS)/apt: Makefile
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	@test -x $(BIN)/python || { $(CHECK_PYTHON); $(PYTHON) -m venv $(VENV); }
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+# --use-pep517: Debian 12's pip (23.0) builds pyspark's sdist the deprecated way otherwise, and warns
+	$(BIN)/pip install --quiet --disable-pip-version-check --use-pep517 -r requirements.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
 
