@@ -43,19 +43,20 @@ CDK_FLAGS := --no-notices -c env=$(ENV)
 # Maven (the OpenLineage listener jar), GnuPG (its signature), curl (the reference data) and python3-venv
 # (Debian ships venv support separately).
 
-# Before anything is installed with $(PYTHON): one line and exit 2 unless it is there and is $(PYTHON_VERSION).
-define CHECK_PYTHON
-found=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || found=""; \
-if [ "$$found" != "$(PYTHON_VERSION)" ]; then \
-  is=$$([ -n "$$found" ] && echo "is Python $$found" || echo "is not found"); \
-  echo "error: make setup needs Python $(PYTHON_VERSION) and PYTHON=$(PYTHON) $$is: install Python $(PYTHON_VERSION)" \
-    "(Debian 12: apt-get install python3.11-venv; Debian 13 has no package of it: uv python install 3.11, or pyenv)," \
-    "then run make setup PYTHON=/path/to/python$(PYTHON_VERSION)" >&2; \
-  exit 2; \
-fi
-endef
+# $(call check_python,INTERPRETER,NAME,FIX): one error line naming NAME and the variable FIX, and exit 2, unless
+# INTERPRETER runs and is $(PYTHON_VERSION) (requirements.lock is resolved for it).
+check_python = found=$$("$(1)" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || found=""; \
+  if [ "$$found" != "$(PYTHON_VERSION)" ]; then \
+    is=$$([ -n "$$found" ] && echo "is Python $$found" || echo "is not found"); \
+    echo "error: make setup needs Python $(PYTHON_VERSION) and $(2) $$is: $($(3))" >&2; \
+    exit 2; \
+  fi
+INSTALL_PYTHON := install Python $(PYTHON_VERSION) (Debian 12: apt-get install python3.11-venv; Debian 13 has no package \
+  of it: uv python install 3.11, or pyenv), then run make setup PYTHON=/path/to/python$(PYTHON_VERSION)
+REMAKE_VENV := remove it, then run make setup again (PYTHON=/path/to/python$(PYTHON_VERSION) unless python$(PYTHON_VERSION) \
+  is on PATH)
 
-.PHONY: help setup reference schemas gateway-packages listener trino test test-fast format synth lint diff deploy destroy lock clean stage-listener e2e demo
+.PHONY: help python-check setup reference schemas gateway-packages listener trino test test-fast format synth lint diff deploy destroy lock clean stage-listener e2e demo
 
 help: ## List the targets
 	@echo "emr-lineage make targets (ENV=$(ENV); choose with ENV=dev|prod):"
@@ -65,8 +66,16 @@ help: ## List the targets
 setup: $(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed node_modules/.installed reference schemas gateway-packages listener trino ## Install venv, pinned Python deps (checkov in its own venv), pinned CDK CLI, apt packages, the tests' reference data, the gateway Lambda's packages, the pinned listener jar and Iceberg runtime, and the tests' Trino (idempotent)
 	@echo "setup complete: $$($(BIN)/python --version), cdk $$($(CDK) --version | cut -d' ' -f1)"
 
+# Every make setup, before anything is installed: the virtualenvs there are, and the Python that makes the others.
+python-check:
+	@for venv in $(VENV) $(CHECKOV_VENV); do \
+	  if [ -x "$$venv/bin/python" ]; then $(call check_python,$$venv/bin/python,$$venv,REMAKE_VENV); \
+	  else $(call check_python,$(PYTHON),PYTHON=$(PYTHON),INSTALL_PYTHON); fi; \
+	done
+
+$(STAMPS)/apt $(VENV)/.installed $(CHECKOV_VENV)/.installed: | python-check
+
 $(STAMPS)/apt: Makefile
-	@test -x $(BIN)/python || { $(CHECK_PYTHON); }
 	@mkdir -p $(STAMPS)
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
@@ -74,7 +83,7 @@ $(STAMPS)/apt: Makefile
 	command -v gpg >/dev/null || missing="$$missing gnupg"; \
 	command -v curl >/dev/null || missing="$$missing curl"; \
 	command -v mvn >/dev/null || missing="$$missing maven"; \
-	test -x $(BIN)/python || $(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	test -x $(BIN)/python || "$(PYTHON)" -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
@@ -84,14 +93,14 @@ $(STAMPS)/apt: Makefile
 	@touch $@
 
 $(VENV)/.installed: requirements.lock pyproject.toml
-	@test -x $(BIN)/python || { $(CHECK_PYTHON); $(PYTHON) -m venv $(VENV); }
+	@test -x $(BIN)/python || "$(PYTHON)" -m venv $(VENV)
 # --use-pep517: Debian 12's pip (23.0) builds pyspark's sdist the deprecated way otherwise, and warns
 	$(BIN)/pip install --quiet --disable-pip-version-check --use-pep517 -r requirements.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
 
 $(CHECKOV_VENV)/.installed: requirements-checkov.lock
-	@test -x $(CHECKOV_VENV)/bin/python || { $(CHECK_PYTHON); $(PYTHON) -m venv $(CHECKOV_VENV); }
+	@test -x $(CHECKOV_VENV)/bin/python || "$(PYTHON)" -m venv $(CHECKOV_VENV)
 	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-checkov.lock
 	@touch $@
 
@@ -100,8 +109,9 @@ node_modules/.installed: package.json package-lock.json
 	@touch $@
 
 # Idempotent by itself: files already there with their pinned SHA-256 are kept.
-reference: $(STAMPS)/apt $(VENV)/.installed ## Fetch the tests' third-party reference data (OpenLineage schemas and fixtures, Marquez replies) at pinned commits into REFERENCE (default ../shared/reference), unless every file is there
-	@EMR_LINEAGE_REFERENCE="$(REFERENCE)" PYTHON=$(BIN)/python .github/fetch-reference.sh
+reference: $(STAMPS)/apt ## Fetch the tests' third-party reference data (OpenLineage schemas and fixtures, Marquez replies) at pinned commits into REFERENCE (default ../shared/reference), unless every file is there
+	@EMR_LINEAGE_REFERENCE="$(REFERENCE)" PYTHON=$$(test -x $(BIN)/python && echo $(BIN)/python || echo python3) \
+	  .github/fetch-reference.sh
 
 schemas: reference $(VENV)/.installed ## Put the pinned OpenLineage JSON schemas in the user cache (openlineage.io, else the reference copy)
 	@mkdir -p $(STAMPS)
