@@ -51,8 +51,8 @@ check_python = found=$$("$(1)" -c 'import sys; print("%d.%d" % sys.version_info[
     echo "error: make setup needs Python $(PYTHON_VERSION) and $(2) $$is: $($(3))" >&2; \
     exit 2; \
   fi
-INSTALL_PYTHON := install Python $(PYTHON_VERSION) (Debian 12: apt-get install python3.11-venv; Debian 13 has no package \
-  of it: uv python install 3.11, or pyenv), then run make setup PYTHON=/path/to/python$(PYTHON_VERSION)
+INSTALL_PYTHON := install Python $(PYTHON_VERSION) (Debian 12: apt-get install python$(PYTHON_VERSION)-venv; Debian 13 has \
+  no package of it: uv python install $(PYTHON_VERSION), or pyenv), then run make setup PYTHON=/path/to/python$(PYTHON_VERSION)
 REMAKE_VENV := remove it, then run make setup again (PYTHON=/path/to/python$(PYTHON_VERSION) unless python$(PYTHON_VERSION) \
   is on PATH)
 

@@ -217,8 +217,6 @@ def graph_command(
     _refuse_options_that_do_nothing(node_id, fmt, on_emr, settings_given, on_spark=on_spark, marquez=marquez_url)
     if on_spark:
         job = GraphJob(events, archive, since, until, level, strict, skip_invalid, schema_dir, with_runs)
-        if node_id:
-            fail("--node takes the part of a graph built here (--events or --marquez), not on Spark")
         _graph_on_spark(spark_master, on_emr, job, fmt, marquez_url, env, cdk_json, output)
     if bool(events) == bool(marquez_url):
         fail("give either --events PATH... or --marquez URL")
@@ -255,8 +253,9 @@ def _refuse_options_that_do_nothing(
     def given(name: str) -> bool:
         return context.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
 
-    if given("depth") and on_spark:
-        fail("--depth and --node take the part of a graph built here (--events or --marquez), not on Spark")
+    if on_spark and (node_id or given("depth")):
+        named = "--depth and --node take" if given("depth") else "--node takes"
+        fail(f"{named} the part of a graph built here (--events or --marquez), not on Spark")
     if given("depth") and not node_id:
         fail("--depth N follows lineage from --node ID: give --node too")
     if given("timeout") and not marquez:
